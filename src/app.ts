@@ -1,0 +1,75 @@
+import express, { type ErrorRequestHandler, type Express } from 'express';
+import { dirname, join } from 'node:path';
+import { Accounts, type AccountRecord } from './accounts/accounts.js';
+import { ProductImages } from './catalog/images.js';
+import { Offers } from './catalog/offers.js';
+import { Products } from './catalog/products.js';
+import { systemClock } from './clock.js';
+import type { Config } from './config.js';
+import { createHandlers } from './http/handlers.js';
+import { createRouter, sendError } from './http/router.js';
+import type { Logger } from './log.js';
+import { FileObjectStorage, MemoryObjectStorage } from './objects/object-storage.js';
+import { AccountReset } from './sandbox/reset.js';
+import { loadOpenApi } from './spec/openapi.js';
+import { Store } from './store/store.js';
+
+export interface Sandbox {
+  app: Express;
+  store: Store;
+  defaultAccount: AccountRecord;
+  /** Flushes and closes the store; the HTTP server is the caller's to stop first. */
+  close(): Promise<void>;
+}
+
+/** Wires the store, the domain services and the spec-driven router into one express app. */
+export async function createSandbox(config: Config, logger: Logger): Promise<Sandbox> {
+  const [document, store] = await Promise.all([
+    loadOpenApi(),
+    Store.open({ file: config.inMemory ? undefined : config.dataFile, logger }),
+  ]);
+  const commit = () => store.commit();
+  const accounts = new Accounts(store, systemClock);
+  const products = new Products(store, systemClock);
+  const offers = new Offers(store, systemClock, products);
+  const objects = config.inMemory
+    ? new MemoryObjectStorage()
+    : new FileObjectStorage(join(dirname(config.dataFile), 'objects'));
+  const images = new ProductImages(products, objects, config.publicUrl, commit);
+  const reset = new AccountReset(products, offers, images, commit);
+  const defaultAccount = accounts.ensureDefault(config.secretKey);
+  await store.commit();
+
+  const router = await createRouter({
+    document,
+    handlers: createHandlers({ config, accounts, products, offers, images, objects, reset }),
+    accounts,
+    adminToken: config.adminToken,
+    commit,
+    logger,
+  });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(express.json({ limit: config.jsonLimitBytes, type: ['application/json', 'application/*+json'] }));
+  app.use(router);
+  app.use(bodyErrors(logger));
+
+  return { app, store, defaultAccount, close: () => store.close() };
+}
+
+/** body-parser's failures (bad JSON, too large, bad charset) in the endpoint's error shape. */
+function bodyErrors(logger: Logger): ErrorRequestHandler {
+  return (error: { type?: string; status?: number; message?: string }, req, res, _next) => {
+    const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500;
+    if (status === 500) logger.error({ err: error, path: req.path }, 'request failed');
+    const message =
+      error.type === 'entity.parse.failed'
+        ? `request body is not valid JSON: ${error.message ?? ''}`.trim()
+        : error.type === 'entity.too.large'
+          ? 'request body is larger than the limit'
+          : (error.message ?? 'bad request');
+    sendError(res, req.path, status, message);
+  };
+}

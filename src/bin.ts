@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { resolveConfig, DEFAULTS, type Config } from './config.js';
+import { createLogger } from './log.js';
+import { startServer } from './server.js';
+import { VERSION } from './version.js';
+
+function integer(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a non-negative integer');
+  return n;
+}
+
+const program = new Command('payments-sandbox')
+  .description('Local sandbox of the payments and catalog API')
+  .version(VERSION);
+
+program
+  .command('start', { isDefault: true })
+  .description('start the sandbox server')
+  .addOption(new Option('--port <port>', 'port to listen on').env('PORT').argParser(integer).default(DEFAULTS.port))
+  .addOption(new Option('--host <host>', 'address to bind (default 127.0.0.1, 0.0.0.0 in Docker)').env('HOST'))
+  .addOption(new Option('--data <file>', `lowdb data file (default ${DEFAULTS.dataFile}, /data/sandbox.json in Docker)`).env('SANDBOX_DATA'))
+  .addOption(new Option('--in-memory', 'keep nothing on disk').env('SANDBOX_IN_MEMORY'))
+  .addOption(new Option('--secret-key <key>', "default account's secret key").env('SANDBOX_SECRET_KEY').default(DEFAULTS.secretKey))
+  .addOption(new Option('--public-url <url>', 'base of the absolute URLs it emits (default http://localhost:<port>)').env('SANDBOX_PUBLIC_URL'))
+  .addOption(new Option('--instruction-delay <ms>', 'delay before payment instructions are filled').env('SANDBOX_INSTRUCTION_DELAY_MS').argParser(integer).default(DEFAULTS.instructionDelayMs))
+  .addOption(new Option('--admin-token <token>', 'token guarding /_sandbox/accounts and reset').env('SANDBOX_ADMIN_TOKEN'))
+  .addOption(new Option('--log-level <level>', 'pino log level').env('LOG_LEVEL').default(DEFAULTS.logLevel))
+  .action(async (opts: StartOptions) => {
+    const config = resolveConfig(toConfig(opts));
+    const logger = createLogger(config.logLevel);
+    const running = await startServer(config, logger);
+    const auth = Buffer.from(`secret:${config.secretKey}`).toString('base64');
+    logger.info(
+      { url: running.url, dataFile: config.inMemory ? null : config.dataFile, secretKey: config.secretKey },
+      'payments-sandbox ready',
+    );
+    process.stdout.write(
+      `\npayments-sandbox ${VERSION} listening on ${running.url}\n` +
+        `  store:         ${config.inMemory ? 'in memory (nothing kept on disk)' : config.dataFile}\n` +
+        `  secret key:    ${config.secretKey}\n` +
+        `  Authorization: Basic ${auth}\n\n`,
+    );
+    const shutdown = (signal: string): void => {
+      logger.info({ signal }, 'shutting down');
+      running.stop().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+  });
+
+interface StartOptions {
+  port: number;
+  host?: string;
+  data?: string;
+  inMemory?: boolean | string;
+  secretKey: string;
+  publicUrl?: string;
+  instructionDelay: number;
+  adminToken?: string;
+  logLevel: string;
+}
+
+function toConfig(opts: StartOptions): Partial<Config> {
+  return {
+    port: opts.port,
+    host: opts.host,
+    dataFile: opts.data,
+    // The env var form is SANDBOX_IN_MEMORY=1; "0" or "false" mean off.
+    inMemory: opts.inMemory === true || (typeof opts.inMemory === 'string' && !['0', 'false', ''].includes(opts.inMemory)),
+    secretKey: opts.secretKey,
+    publicUrl: opts.publicUrl,
+    instructionDelayMs: opts.instructionDelay,
+    adminToken: opts.adminToken,
+    logLevel: opts.logLevel,
+  };
+}
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  process.stderr.write(`payments-sandbox: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,51 @@
+import busboy from 'busboy';
+import type { IncomingMessage } from 'node:http';
+import { HttpError, badRequest } from '../http/errors.js';
+
+const FIELD = 'image';
+
+/**
+ * Reads the one file field `image` of a multipart body into memory, refusing as soon as
+ * it passes the limit so a huge upload is never buffered whole.
+ */
+export function readImageField(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, limits: { fileSize: limitBytes, files: 1, fields: 20, parts: 21 } });
+    } catch {
+      reject(new HttpError(415, `Content-Type must be multipart/form-data with a file field "${FIELD}"`));
+      return;
+    }
+    let image: Buffer | undefined;
+    let failure: HttpError | undefined;
+    const fail = (error: HttpError): void => {
+      failure ??= error;
+      req.unpipe(parser);
+      req.resume();
+      reject(failure);
+    };
+    parser.on('file', (name, stream) => {
+      if (name !== FIELD) {
+        stream.resume();
+        fail(badRequest(`unexpected file field "${name}"; the image goes in the field "${FIELD}"`));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('limit', () => fail(new HttpError(413, `image is larger than the limit of ${limitBytes} bytes`)));
+      stream.on('close', () => {
+        if (!failure) image = Buffer.concat(chunks);
+      });
+    });
+    parser.on('filesLimit', () => fail(badRequest(`only one file is accepted, in the field "${FIELD}"`)));
+    parser.on('partsLimit', () => fail(badRequest('too many multipart parts')));
+    parser.on('error', (error: Error) => fail(badRequest(`malformed multipart body: ${error.message}`)));
+    parser.on('close', () => {
+      if (failure) return;
+      if (!image || image.length === 0) reject(badRequest(`image is required: send the file in the multipart field "${FIELD}"`));
+      else resolve(image);
+    });
+    req.pipe(parser);
+  });
+}

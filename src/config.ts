@@ -1,0 +1,48 @@
+/** Settings of a sandbox instance; bin.ts fills them from flags and env vars. */
+export interface Config {
+  port: number;
+  host: string;
+  /** lowdb snapshot path; the journal and object storage live beside it. */
+  dataFile: string;
+  inMemory: boolean;
+  secretKey: string;
+  /** Base of every absolute URL the sandbox emits (imageUrl, redirectUrl, boletoUrl). */
+  publicUrl: string;
+  instructionDelayMs: number;
+  adminToken: string | undefined;
+  logLevel: string;
+  /** Largest JSON body accepted, in bytes. */
+  jsonLimitBytes: number;
+  /** Largest product image accepted, in bytes. */
+  imageLimitBytes: number;
+}
+
+export const DEFAULTS = {
+  port: 4010,
+  dataFile: './data/sandbox.json',
+  secretKey: 'sk_test_sandbox',
+  instructionDelayMs: 2000,
+  logLevel: 'info',
+  jsonLimitBytes: 1024 * 1024,
+  imageLimitBytes: 5 * 1024 * 1024,
+} as const;
+
+/** Docker images set this so the defaults match the container (bind all, data in /data). */
+const inDocker = (): boolean => process.env.SANDBOX_DOCKER === '1';
+
+export function resolveConfig(input: Partial<Config>): Config {
+  const port = input.port ?? DEFAULTS.port;
+  return {
+    port,
+    host: input.host ?? (inDocker() ? '0.0.0.0' : '127.0.0.1'),
+    dataFile: input.dataFile ?? (inDocker() ? '/data/sandbox.json' : DEFAULTS.dataFile),
+    inMemory: input.inMemory ?? false,
+    secretKey: input.secretKey ?? DEFAULTS.secretKey,
+    publicUrl: (input.publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    instructionDelayMs: input.instructionDelayMs ?? DEFAULTS.instructionDelayMs,
+    adminToken: input.adminToken || undefined,
+    logLevel: input.logLevel ?? DEFAULTS.logLevel,
+    jsonLimitBytes: input.jsonLimitBytes ?? DEFAULTS.jsonLimitBytes,
+    imageLimitBytes: input.imageLimitBytes ?? DEFAULTS.imageLimitBytes,
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * The two error shapes of the real service, chosen by endpoint family: product endpoints
+ * answer `{status, error}`, transaction endpoints `{statusCode, message, error}`. The
+ * control API follows the transaction shape because its richer form carries the message.
+ */
+export type ErrorFamily = 'product' | 'transaction';
+
+export interface ProductErrorBody {
+  status: number;
+  error: string;
+}
+
+export interface TransactionErrorBody {
+  statusCode: number;
+  message: string;
+  error?: string;
+}
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  503: 'Service Unavailable',
+};
+
+/** Thrown by any layer; the router turns it into the endpoint family's error body. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string): HttpError => new HttpError(400, message);
+export const notFound = (message: string): HttpError => new HttpError(404, message);
+
+export function familyOf(path: string): ErrorFamily {
+  return path.startsWith('/v2/') || path === '/v2' ? 'product' : 'transaction';
+}
+
+export function errorBody(family: ErrorFamily, status: number, message: string): ProductErrorBody | TransactionErrorBody {
+  if (family === 'product') return { status, error: message };
+  // The spec shows 401/403 of the transaction endpoints without `error`.
+  if (status === 401 || status === 403) return { statusCode: status, message };
+  return { statusCode: status, message, error: REASONS[status] ?? 'Error' };
+}

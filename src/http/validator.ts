@@ -1,0 +1,72 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ErrorObject, Options } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+
+// ajv-formats is CommonJS with a default export that NodeNext sees as the module object.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+/**
+ * openapi-backend's own Ajv speaks draft-07 and validates no formats; 3.1 documents need
+ * the 2020-12 dialect, and without formats bad e-mails and dates would pass silently.
+ * `verbose` keeps the failing schema so its `x-message` can phrase the error.
+ */
+export function createAjv(options: Options): Ajv2020 {
+  const ajv = new Ajv2020({ ...options, strict: false, verbose: true, allErrors: false });
+  addFormats(ajv);
+  // Multipart file fields are checked by the upload handler, not by JSON Schema.
+  ajv.addFormat('binary', true);
+  return ajv;
+}
+
+/** The request part a validation path points into, as openapi-backend builds it. */
+const PART = /^\/(requestBody|query|path|header|cookie)(\/|$)/;
+
+function fieldOf(instancePath: string): string {
+  const inner = instancePath.replace(PART, '');
+  return inner
+    .split('/')
+    .filter(Boolean)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s, i) => (/^\d+$/.test(s) ? `[${s}]` : i === 0 ? s : `.${s}`))
+    .join('');
+}
+
+function xMessage(err: ErrorObject): string | undefined {
+  const schema = err.parentSchema as { 'x-message'?: unknown } | undefined;
+  return typeof schema?.['x-message'] === 'string' ? schema['x-message'] : undefined;
+}
+
+function join(field: string, text: string): string {
+  return field ? `${field} ${text}` : text;
+}
+
+/**
+ * One readable sentence naming the field and the rule. Ajv lists the errors of every
+ * oneOf branch before the oneOf itself: the schema's own `x-message`, where the spec
+ * gives one, says it better than any single branch.
+ */
+export function describeValidationErrors(errors: ErrorObject[]): string {
+  const first = errors[0];
+  if (!first) return 'request is invalid';
+  if (first.keyword === 'parse') return `request body is not valid JSON: ${first.message ?? ''}`.trim();
+  const sameField = errors.filter((e) => e.instancePath === first.instancePath);
+  const phrased = [...sameField].reverse().find((e) => xMessage(e) !== undefined) ?? first;
+  const field = fieldOf(phrased.instancePath);
+  const params = phrased.params as Record<string, unknown>;
+
+  if (phrased.keyword === 'required') {
+    const missing = String(params.missingProperty);
+    if (missing === 'requestBody' && phrased.instancePath === '') return 'request body is required (JSON)';
+    return `${join(field, '')}${field ? '.' : ''}${missing} is required`.replace(/^\./, '');
+  }
+  if (phrased.keyword === 'additionalProperties') {
+    const extra = String(params.additionalProperty);
+    const name = field ? `${field}.${extra}` : extra;
+    return `${name} ${xMessage(phrased) ?? 'is not an allowed field'}`;
+  }
+  if (phrased.keyword === 'minProperties') return `${field || 'body'} must contain at least one field`;
+  if (phrased.keyword === 'type' && params.type === 'object') return `${field || 'body'} must be a JSON object`;
+  const custom = xMessage(phrased);
+  if (custom) return join(field || 'body', custom);
+  return join(field || 'body', phrased.message ?? 'is invalid');
+}

@@ -1,0 +1,72 @@
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export interface StoredObject {
+  bytes: Buffer;
+  contentType: string;
+}
+
+/** The sandbox's stand-in for the service's object storage (product images). */
+export interface ObjectStorage {
+  put(key: string, object: StoredObject): Promise<void>;
+  get(key: string): Promise<StoredObject | undefined>;
+  delete(key: string): Promise<void>;
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  webp: 'image/webp',
+  gif: 'image/gif',
+};
+
+export const contentTypeOfKey = (key: string): string =>
+  CONTENT_TYPES[key.slice(key.lastIndexOf('.') + 1)] ?? 'application/octet-stream';
+
+/** Files under `<data dir>/objects`, written durably (tmp, fsync, rename) before a 2xx. */
+export class FileObjectStorage implements ObjectStorage {
+  constructor(private readonly dir: string) {}
+
+  async put(key: string, object: StoredObject): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    const tmp = join(this.dir, `.${key}.tmp`);
+    const file = await open(tmp, 'w');
+    try {
+      await file.writeFile(object.bytes);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(tmp, join(this.dir, key));
+  }
+
+  async get(key: string): Promise<StoredObject | undefined> {
+    try {
+      return { bytes: await readFile(join(this.dir, key)), contentType: contentTypeOfKey(key) };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(join(this.dir, key), { force: true });
+  }
+}
+
+/** `--in-memory` keeps nothing on disk, images included. */
+export class MemoryObjectStorage implements ObjectStorage {
+  private readonly objects = new Map<string, StoredObject>();
+
+  async put(key: string, object: StoredObject): Promise<void> {
+    this.objects.set(key, object);
+  }
+
+  async get(key: string): Promise<StoredObject | undefined> {
+    return this.objects.get(key);
+  }
+
+  async delete(key: string): Promise<void> {
+    this.objects.delete(key);
+  }
+}

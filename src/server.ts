@@ -1,0 +1,36 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createSandbox, type Sandbox } from './app.js';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+
+export interface RunningSandbox {
+  sandbox: Sandbox;
+  server: Server;
+  url: string;
+  /** Stops accepting, lets in-flight requests finish, flushes the store. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: Config, logger: Logger): Promise<RunningSandbox> {
+  const sandbox = await createSandbox(config, logger);
+  const server = sandbox.app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  // Keep-alive sockets of idle clients must not hold shutdown hostage.
+  server.keepAliveTimeout = 5000;
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await closed;
+      await sandbox.close();
+    })());
+  return { sandbox, server, url, stop };
+}

@@ -1,0 +1,22 @@
+/**
+ * Resource types, derived from openapi.yaml by openapi-typescript (`npm run generate:types`,
+ * checked up to date by test/spec/types.test.ts) so code and spec cannot drift.
+ */
+import type { components, operations } from './openapi-types.js';
+
+type Schemas = components['schemas'];
+
+export type Product = Schemas['Product'];
+export type ProductCreate = Schemas['ProductCreate'];
+export type ProductPatch = Schemas['ProductPatch'];
+export type ProductList = Schemas['ProductList'];
+export type Offer = Schemas['Offer'];
+export type OfferCreate = Schemas['OfferCreate'];
+export type OfferList = Schemas['OfferList'];
+export type BillingCycle = Schemas['BillingCycle'];
+export type Account = Schemas['Account'];
+export type AccountCreate = Schemas['AccountCreate'];
+export type Permission = Schemas['Permission'];
+export type Health = Schemas['Health'];
+export type ResetResult = Schemas['ResetResult'];
+export type OperationId = keyof operations;

@@ -1,0 +1,130 @@
+import type { CollectionOptions, Logger, Record } from './types.js';
+
+/** Receives each change after validation and before it is applied, so a refusal leaves memory untouched. */
+export type ChangeSink = (collection: string, id: string, value: Record | null) => void;
+
+const EMPTY: ReadonlyMap<string, never> = new Map<string, never>();
+
+export class Collection<T extends Record> {
+  private readonly groups = new Map<string, Map<string, T>>();
+  private readonly indexes = new Map<string, Map<string, string>>();
+
+  /** `records` is adopted, not copied: it is the store's live state for this collection. */
+  constructor(
+    private readonly name: string,
+    private readonly records: Map<string, T>,
+    private readonly options: CollectionOptions<T>,
+    private readonly sink: ChangeSink,
+    logger?: Logger,
+  ) {
+    for (const index of Object.keys(options.unique ?? {})) this.indexes.set(index, new Map());
+    for (const value of records.values()) {
+      this.addToGroup(value);
+      for (const [index, keys, key] of this.indexKeys(value)) {
+        const holder = keys.get(key);
+        // Only reachable if indexes were redeclared over existing data; the newer record wins.
+        if (holder !== undefined) logger?.warn({ collection: name, index, key, ids: [holder, value.id] }, 'duplicate unique key in stored data');
+        keys.set(key, value.id);
+      }
+    }
+  }
+
+  get size(): number {
+    return this.records.size;
+  }
+
+  get(id: string): T | undefined {
+    return this.records.get(id);
+  }
+
+  put(value: T): void {
+    if (typeof value.id !== 'string') throw new TypeError(`${this.name}: record id must be a string`);
+    const previous = this.records.get(value.id);
+    for (const [index, keys, key] of this.indexKeys(value)) {
+      const holder = keys.get(key);
+      if (holder !== undefined && holder !== value.id) {
+        throw new Error(`${this.name}: unique index ${index} already has key ${key} (record ${holder})`);
+      }
+    }
+    this.sink(this.name, value.id, value);
+    if (previous !== undefined) {
+      this.unindex(previous);
+      if (this.groupKey(previous) !== this.groupKey(value)) this.removeFromGroup(previous);
+    }
+    this.records.set(value.id, value);
+    for (const [, keys, key] of this.indexKeys(value)) keys.set(key, value.id);
+    this.addToGroup(value);
+  }
+
+  delete(id: string): void {
+    const previous = this.records.get(id);
+    if (previous === undefined) return;
+    this.sink(this.name, id, null);
+    this.records.delete(id);
+    this.unindex(previous);
+    this.removeFromGroup(previous);
+  }
+
+  values(): IterableIterator<T> {
+    return this.records.values();
+  }
+
+  group(key: string): IterableIterator<T> {
+    this.requireGroupBy();
+    return (this.groups.get(key) ?? EMPTY).values();
+  }
+
+  groupSize(key: string): number {
+    this.requireGroupBy();
+    return this.groups.get(key)?.size ?? 0;
+  }
+
+  findUnique(index: string, key: string): T | undefined {
+    const keys = this.indexes.get(index);
+    if (keys === undefined) throw new Error(`${this.name}: no unique index ${index}`);
+    const id = keys.get(key);
+    return id === undefined ? undefined : this.records.get(id);
+  }
+
+  private *indexKeys(value: T): Generator<[string, Map<string, string>, string]> {
+    for (const [index, keyOf] of Object.entries(this.options.unique ?? {})) {
+      const key = keyOf(value);
+      const keys = this.indexes.get(index);
+      if (key !== undefined && keys !== undefined) yield [index, keys, key];
+    }
+  }
+
+  private unindex(value: T): void {
+    for (const [, keys, key] of this.indexKeys(value)) {
+      if (keys.get(key) === value.id) keys.delete(key);
+    }
+  }
+
+  private groupKey(value: T): string | undefined {
+    return this.options.groupBy?.(value);
+  }
+
+  /** Map.set keeps an existing entry's position, so an update stays where it was in its group. */
+  private addToGroup(value: T): void {
+    const key = this.groupKey(value);
+    if (key === undefined) return;
+    let members = this.groups.get(key);
+    if (members === undefined) {
+      members = new Map();
+      this.groups.set(key, members);
+    }
+    members.set(value.id, value);
+  }
+
+  private removeFromGroup(value: T): void {
+    const key = this.groupKey(value);
+    if (key === undefined) return;
+    const members = this.groups.get(key);
+    members?.delete(value.id);
+    if (members?.size === 0) this.groups.delete(key);
+  }
+
+  private requireGroupBy(): void {
+    if (this.options.groupBy === undefined) throw new Error(`${this.name}: collection has no groupBy`);
+  }
+}

@@ -1,0 +1,151 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { fsyncDir, segmentPath } from './segments.js';
+
+interface Waiter {
+  seq: number;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+/**
+ * Append-only writer for the current journal segment with group commit:
+ * lines appended while a flush is in progress wait for the next one, so
+ * any number of concurrent commits share one write + one fdatasync.
+ */
+export class Journal {
+  private pending: string[] = [];
+  private appended = 0;
+  private durable = 0;
+  private waiters: Waiter[] = [];
+  /** flushes and rotations never overlap, so every batch lands in exactly one segment */
+  private chain: Promise<void> = Promise.resolve();
+  private flushScheduled = false;
+  private failure: Error | undefined;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  /** number of write + fdatasync batches so far */
+  flushes = 0;
+
+  private constructor(
+    private readonly file: string,
+    private fh: FileHandle,
+    private seqValue: number,
+    private bytesValue: number,
+    private readonly onFlushed: () => void,
+  ) {}
+
+  /** Appends to segment `seq` of `file`, creating it if missing. */
+  static async open(file: string, seq: number, onFlushed: () => void): Promise<Journal> {
+    const { fh, bytes } = await openSegment(file, seq);
+    return new Journal(file, fh, seq, bytes, onFlushed);
+  }
+
+  get seq(): number {
+    return this.seqValue;
+  }
+
+  /** size of the current segment */
+  get bytes(): number {
+    return this.bytesValue;
+  }
+
+  append(line: string): void {
+    if (this.closed) throw new Error('store is closed');
+    // After a failed write the segment may end in a torn line, and anything appended
+    // behind it would be dropped on replay, so nothing more is accepted as durable.
+    if (this.failure) return;
+    this.pending.push(line);
+    this.appended++;
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => {
+        this.flushScheduled = false;
+        void this.serial(() => this.flush());
+      });
+    }
+  }
+
+  commit(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.durable === this.appended) return Promise.resolve();
+    return new Promise((resolve, reject) => this.waiters.push({ seq: this.appended, resolve, reject }));
+  }
+
+  /** Closes the current segment once everything appended so far is in it. */
+  rotate(): Promise<{ seq: number; bytes: number }> {
+    return this.serial(async () => {
+      await this.flush();
+      if (this.failure) throw this.failure;
+      const closed = { seq: this.seqValue, bytes: this.bytesValue };
+      const next = await openSegment(this.file, closed.seq + 1);
+      const old = this.fh;
+      this.fh = next.fh;
+      this.seqValue = closed.seq + 1;
+      this.bytesValue = next.bytes;
+      await old.close();
+      return closed;
+    });
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    this.closing ??= this.serial(async () => {
+      await this.flush();
+      await this.fh.close();
+      if (this.failure) throw this.failure;
+    });
+    return this.closing;
+  }
+
+  private serial<R>(task: () => Promise<R>): Promise<R> {
+    const result = this.chain.then(task);
+    this.chain = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+
+  private async flush(): Promise<void> {
+    if (this.pending.length === 0 || this.failure) return;
+    const batch = Buffer.from(this.pending.join(''));
+    this.pending = [];
+    const upto = this.appended;
+    try {
+      await writeAll(this.fh, batch);
+      await this.fh.datasync();
+    } catch (err) {
+      this.fail(err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
+    this.bytesValue += batch.length;
+    this.flushes++;
+    this.durable = upto;
+    const covered = this.waiters.findIndex((w) => w.seq > upto);
+    for (const waiter of this.waiters.splice(0, covered === -1 ? this.waiters.length : covered)) waiter.resolve();
+    this.onFlushed();
+  }
+
+  private fail(err: Error): void {
+    this.failure = err;
+    this.pending = [];
+    for (const waiter of this.waiters.splice(0)) waiter.reject(err);
+  }
+}
+
+async function openSegment(file: string, seq: number): Promise<{ fh: FileHandle; bytes: number }> {
+  const fh = await open(segmentPath(file, seq), 'a');
+  const bytes = (await fh.stat()).size;
+  // A new segment's directory entry must be durable before any line in it is acknowledged.
+  await fsyncDir(path.dirname(file));
+  return { fh, bytes };
+}
+
+async function writeAll(fh: FileHandle, data: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < data.length) {
+    const { bytesWritten } = await fh.write(data, offset, data.length - offset, null);
+    offset += bytesWritten;
+  }
+}

@@ -1,0 +1,85 @@
+import { open, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { decodeLine } from './codec.js';
+import type { Op } from './types.js';
+
+const SEQ_DIGITS = 6;
+const READ_CHUNK = 4 * 1024 * 1024;
+const NEWLINE = 0x0a;
+
+export function segmentPath(file: string, seq: number): string {
+  return `${file}.journal.${String(seq).padStart(SEQ_DIGITS, '0')}`;
+}
+
+/** Sequence numbers of the journal segments beside `file`, ascending. */
+export async function listSegments(file: string): Promise<number[]> {
+  const prefix = `${path.basename(file)}.journal.`;
+  const seqs: number[] = [];
+  for (const name of await readdir(path.dirname(file))) {
+    if (!name.startsWith(prefix)) continue;
+    const suffix = name.slice(prefix.length);
+    if (/^\d+$/.test(suffix)) seqs.push(Number(suffix));
+  }
+  return seqs.sort((a, b) => a - b);
+}
+
+export interface ScanResult {
+  /** bytes up to the end of the last intact line */
+  validBytes: number;
+  totalBytes: number;
+}
+
+/**
+ * Feeds every intact line to `onOp` and stops at the first torn or corrupt
+ * one: lines after it cannot be trusted to be ordered after what was lost.
+ * Reads in chunks so a segment as big as a large snapshot never becomes
+ * one string.
+ */
+export async function scanSegment(file: string, onOp: (op: Op) => void): Promise<ScanResult> {
+  const fh = await open(file, 'r');
+  try {
+    const totalBytes = (await fh.stat()).size;
+    let validBytes = 0;
+    let carry = Buffer.alloc(0);
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(READ_CHUNK);
+      const { bytesRead } = await fh.read(chunk, 0, READ_CHUNK, null);
+      if (bytesRead === 0) break;
+      const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+      let start = 0;
+      for (let nl = data.indexOf(NEWLINE, start); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
+        const op = decodeLine(data.subarray(start, nl));
+        if (op === undefined) return { validBytes, totalBytes };
+        onOp(op);
+        validBytes += nl + 1 - start;
+        start = nl + 1;
+      }
+      carry = data.subarray(start);
+    }
+    return { validBytes, totalBytes };
+  } finally {
+    await fh.close();
+  }
+}
+
+export async function truncateFile(file: string, length: number): Promise<void> {
+  const fh = await open(file, 'r+');
+  try {
+    await fh.truncate(length);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Makes creations, renames and deletions in `dir` survive a power loss, not only their contents. */
+export async function fsyncDir(dir: string): Promise<void> {
+  // Windows cannot open a directory to fsync it and offers no equivalent, so there it is best effort.
+  if (process.platform === 'win32') return;
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,55 @@
+export interface Record {
+  id: string;
+}
+
+export interface CollectionOptions<T extends Record> {
+  /** keeps an insertion-ordered sub-map per group key, e.g. per account id */
+  groupBy?: (value: T) => string;
+  /** unique secondary indexes: name -> key function (undefined = not indexed) */
+  unique?: { [index: string]: (value: T) => string | undefined };
+}
+
+export interface Logger {
+  warn(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+}
+
+export interface StoreOptions {
+  /** undefined => in-memory */
+  file?: string;
+  /** default 64 MiB */
+  compactMinBytes?: number;
+  logger?: Logger;
+}
+
+/** Every record of every collection, keyed by collection name then id, in insertion order. */
+export type State = Map<string, Map<string, Record>>;
+
+/** One journal entry; a null value is a delete. */
+export interface Op {
+  collection: string;
+  id: string;
+  value: Record | null;
+}
+
+export function applyOp(state: State, op: Op): void {
+  let records = state.get(op.collection);
+  if (op.value === null) {
+    records?.delete(op.id);
+    return;
+  }
+  if (records === undefined) {
+    records = new Map();
+    state.set(op.collection, records);
+  }
+  records.set(op.id, op.value);
+}
+
+export function isRecord(value: unknown): value is Record {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    typeof (value as { id?: unknown }).id === 'string'
+  );
+}

@@ -1,0 +1,96 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { resolveConfig, type Config } from '../../src/config.js';
+import { startServer, type RunningSandbox } from '../../src/server.js';
+import { assertMatchesSpec } from './spec.js';
+
+export interface Reply<T = unknown> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface TestSandbox {
+  url: string;
+  dir: string;
+  config: Config;
+  running: RunningSandbox;
+  /** A client keyed with the default account's secret key. */
+  client: Client;
+  clientFor(secretKey: string | undefined): Client;
+  stop(): Promise<void>;
+}
+
+/** A sandbox on a free port and a fresh temporary data dir, in this process. */
+export async function startSandbox(overrides: Partial<Config> = {}): Promise<TestSandbox> {
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-test-'));
+  const config = resolveConfig({ port: 0, dataFile: join(dir, 'sandbox.json'), ...overrides });
+  const running = await startServer(config, pino({ level: 'silent' }));
+  const url = running.url;
+  const clientFor = (key: string | undefined) => new Client(url, key);
+  return {
+    url,
+    dir,
+    config,
+    running,
+    client: clientFor(config.secretKey),
+    clientFor,
+    async stop() {
+      await running.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const basic = (key: string): string => `Basic ${Buffer.from(`secret:${key}`).toString('base64')}`;
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Sent as is, bypassing JSON encoding. */
+  raw?: string | Buffer | FormData;
+  headers?: Record<string, string>;
+}
+
+/** fetch over real HTTP; every answer is checked against openapi.yaml before it is returned. */
+export class Client {
+  constructor(
+    readonly baseUrl: string,
+    readonly secretKey: string | undefined,
+  ) {}
+
+  async request<T = unknown>(method: string, path: string, options: RequestOptions = {}): Promise<Reply<T>> {
+    const headers: Record<string, string> = {};
+    if (this.secretKey !== undefined) headers.authorization = basic(this.secretKey);
+    let payload: RequestInit["body"];
+    if (options.raw !== undefined) payload = options.raw as RequestInit["body"];
+    else if (options.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      payload = JSON.stringify(options.body);
+    }
+    Object.assign(headers, options.headers);
+    const url = new URL(path, this.baseUrl);
+    const res = await fetch(url, { method, headers, body: payload });
+    const contentType = res.headers.get('content-type') ?? '';
+    const body: unknown = contentType.startsWith('application/json') ? await res.json() : Buffer.from(await res.arrayBuffer());
+    await assertMatchesSpec(method, url, res.status, contentType, body);
+    return { status: res.status, body: body as T, headers: res.headers };
+  }
+
+  get<T = unknown>(path: string, options?: RequestOptions) {
+    return this.request<T>('GET', path, options);
+  }
+  post<T = unknown>(path: string, body?: unknown, options?: RequestOptions) {
+    return this.request<T>('POST', path, { ...options, body });
+  }
+  patch<T = unknown>(path: string, body?: unknown, options?: RequestOptions) {
+    return this.request<T>('PATCH', path, { ...options, body });
+  }
+  put<T = unknown>(path: string, body?: unknown, options?: RequestOptions) {
+    return this.request<T>('PUT', path, { ...options, body });
+  }
+  delete<T = unknown>(path: string, options?: RequestOptions) {
+    return this.request<T>('DELETE', path, options);
+  }
+}
