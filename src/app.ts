@@ -16,6 +16,8 @@ import { Store } from './store/store.js';
 
 export interface Sandbox {
   app: Express;
+  /** Called once the server listens, when the public URL was not configured. */
+  setPublicUrl(url: string): void;
   store: Store;
   defaultAccount: AccountRecord;
   /** Flushes and closes the store; the HTTP server is the caller's to stop first. */
@@ -26,16 +28,17 @@ export interface Sandbox {
 export async function createSandbox(config: Config, logger: Logger): Promise<Sandbox> {
   const [document, store] = await Promise.all([
     loadOpenApi(),
-    Store.open({ file: config.inMemory ? undefined : config.dataFile, logger }),
+    Store.open({ file: config.inMemory ? undefined : config.dataFile, compactMinBytes: config.compactMinBytes, logger }),
   ]);
   const commit = () => store.commit();
+  let publicUrl = config.publicUrl ?? `http://localhost:${config.port}`;
   const accounts = new Accounts(store, systemClock);
   const products = new Products(store, systemClock);
   const offers = new Offers(store, systemClock, products);
   const objects = config.inMemory
     ? new MemoryObjectStorage()
     : new FileObjectStorage(join(dirname(config.dataFile), 'objects'));
-  const images = new ProductImages(products, objects, config.publicUrl, commit);
+  const images = new ProductImages(products, objects, () => publicUrl, commit);
   const reset = new AccountReset(products, offers, images, commit);
   const defaultAccount = accounts.ensureDefault(config.secretKey);
   await store.commit();
@@ -56,7 +59,15 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   app.use(router);
   app.use(bodyErrors(logger));
 
-  return { app, store, defaultAccount, close: () => store.close() };
+  return {
+    app,
+    store,
+    defaultAccount,
+    setPublicUrl: (url) => {
+      publicUrl = config.publicUrl ?? url;
+    },
+    close: () => store.close(),
+  };
 }
 
 /** body-parser's failures (bad JSON, too large, bad charset) in the endpoint's error shape. */

@@ -27,6 +27,7 @@ program
   .addOption(new Option('--instruction-delay <ms>', 'delay before payment instructions are filled').env('SANDBOX_INSTRUCTION_DELAY_MS').argParser(integer).default(DEFAULTS.instructionDelayMs))
   .addOption(new Option('--admin-token <token>', 'token guarding /_sandbox/accounts and reset').env('SANDBOX_ADMIN_TOKEN'))
   .addOption(new Option('--log-level <level>', 'pino log level').env('LOG_LEVEL').default(DEFAULTS.logLevel))
+  .addOption(new Option('--compact-min-bytes <bytes>', 'journal size that triggers a background compaction').env('SANDBOX_COMPACT_MIN_BYTES').argParser(integer).default(DEFAULTS.compactMinBytes))
   .action(async (opts: StartOptions) => {
     const config = resolveConfig(toConfig(opts));
     const logger = createLogger(config.logLevel);
@@ -66,6 +67,7 @@ interface StartOptions {
   instructionDelay: number;
   adminToken?: string;
   logLevel: string;
+  compactMinBytes: number;
 }
 
 function toConfig(opts: StartOptions): Partial<Config> {
@@ -80,6 +82,7 @@ function toConfig(opts: StartOptions): Partial<Config> {
     instructionDelayMs: opts.instructionDelay,
     adminToken: opts.adminToken,
     logLevel: opts.logLevel,
+    compactMinBytes: opts.compactMinBytes,
   };
 }
 

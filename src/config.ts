@@ -6,8 +6,11 @@ export interface Config {
   dataFile: string;
   inMemory: boolean;
   secretKey: string;
-  /** Base of every absolute URL the sandbox emits (imageUrl, redirectUrl, boletoUrl). */
-  publicUrl: string;
+  /**
+   * Base of every absolute URL the sandbox emits (imageUrl, redirectUrl, boletoUrl);
+   * undefined means http://localhost:<the port actually bound>.
+   */
+  publicUrl: string | undefined;
   instructionDelayMs: number;
   adminToken: string | undefined;
   logLevel: string;
@@ -15,6 +18,8 @@ export interface Config {
   jsonLimitBytes: number;
   /** Largest product image accepted, in bytes. */
   imageLimitBytes: number;
+  /** Journal size that triggers folding it into the snapshot (see src/store). */
+  compactMinBytes: number;
 }
 
 export const DEFAULTS = {
@@ -25,6 +30,7 @@ export const DEFAULTS = {
   logLevel: 'info',
   jsonLimitBytes: 1024 * 1024,
   imageLimitBytes: 5 * 1024 * 1024,
+  compactMinBytes: 64 * 1024 * 1024,
 } as const;
 
 /** Docker images set this so the defaults match the container (bind all, data in /data). */
@@ -38,11 +44,12 @@ export function resolveConfig(input: Partial<Config>): Config {
     dataFile: input.dataFile ?? (inDocker() ? '/data/sandbox.json' : DEFAULTS.dataFile),
     inMemory: input.inMemory ?? false,
     secretKey: input.secretKey ?? DEFAULTS.secretKey,
-    publicUrl: (input.publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    publicUrl: input.publicUrl?.replace(/\/+$/, ''),
     instructionDelayMs: input.instructionDelayMs ?? DEFAULTS.instructionDelayMs,
     adminToken: input.adminToken || undefined,
     logLevel: input.logLevel ?? DEFAULTS.logLevel,
     jsonLimitBytes: input.jsonLimitBytes ?? DEFAULTS.jsonLimitBytes,
     imageLimitBytes: input.imageLimitBytes ?? DEFAULTS.imageLimitBytes,
+    compactMinBytes: input.compactMinBytes ?? DEFAULTS.compactMinBytes,
   };
 }

@@ -12,7 +12,9 @@ export function readImageField(req: IncomingMessage, limitBytes: number): Promis
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: req.headers, limits: { fileSize: limitBytes, files: 1, fields: 20, parts: 21 } });
+      // busboy signals `limit` on reaching fileSize, not on passing it: one byte of headroom
+      // keeps a file of exactly limitBytes acceptable ("at most 5 MB").
+      parser = busboy({ headers: req.headers, limits: { fileSize: limitBytes + 1, files: 1, fields: 20, parts: 21 } });
     } catch {
       reject(new HttpError(415, `Content-Type must be multipart/form-data with a file field "${FIELD}"`));
       return;

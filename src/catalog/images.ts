@@ -18,7 +18,8 @@ export class ProductImages {
   constructor(
     private readonly products: Products,
     private readonly storage: ObjectStorage,
-    private readonly publicUrl: string,
+    /** Read at upload time: with port 0 the URL is known only once the server listens. */
+    private readonly publicUrl: () => string,
     /** Resolves once the product change is durable: only then may the old file go. */
     private readonly commit: () => Promise<void>,
   ) {}
@@ -35,7 +36,7 @@ export class ProductImages {
     await this.storage.put(key, { bytes, contentType: type.mime });
     // Re-read: the product may have been archived while the file was being written.
     const before = this.products.getEditable(owner, productId);
-    const updated = this.products.setImageUrl(owner, productId, `${this.publicUrl}${OBJECTS_PATH}${key}`);
+    const updated = this.products.setImageUrl(owner, productId, `${this.publicUrl()}${OBJECTS_PATH}${key}`);
     await this.commit();
     await this.removeObjectOf(before.imageUrl);
     return updated;

@@ -99,7 +99,8 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
     const routed: RoutedRequest = {
       method: req.method,
       path: req.path,
-      body: req.body as RoutedRequest['body'],
+      // Multipart streams are read by their handler; the schema sees their (binary) fields as present.
+      body: (isMultipart(req) ? {} : req.body) as RoutedRequest['body'],
       query: req.query as RoutedRequest['query'],
       headers: req.headers as RoutedRequest['headers'],
     };
@@ -160,6 +161,8 @@ function header(ctx: Context, name: string): string | undefined {
 
 const hasBody = (req: ExpressRequest): boolean =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+const isMultipart = (req: ExpressRequest): boolean => /^multipart\/form-data\s*(;|$)/i.test(req.headers['content-type'] ?? '');
 
 const isJson = (req: ExpressRequest): boolean => /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(req.headers['content-type'] ?? '');
 

@@ -36,7 +36,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The product id (`prd_<uuid v4>`). */
+                /** @description The product id (`prd_<uuid v4>`); any other value is simply not found (404). */
                 id: components["parameters"]["ProductIdPath"];
             };
             cookie?: never;
@@ -73,7 +73,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The product id (`prd_<uuid v4>`). */
+                /** @description The product id (`prd_<uuid v4>`); any other value is simply not found (404). */
                 id: components["parameters"]["ProductIdPath"];
             };
             cookie?: never;
@@ -103,7 +103,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The product id (`prd_<uuid v4>`). */
+                /** @description The product id (`prd_<uuid v4>`); any other value is simply not found (404). */
                 id: components["parameters"]["ProductIdPath"];
             };
             cookie?: never;
@@ -615,8 +615,8 @@ export interface components {
         };
     };
     parameters: {
-        /** @description The product id (`prd_<uuid v4>`). */
-        ProductIdPath: components["schemas"]["ProductId"];
+        /** @description The product id (`prd_<uuid v4>`); any other value is simply not found (404). */
+        ProductIdPath: string;
     };
     requestBodies: never;
     headers: never;
@@ -689,7 +689,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The product id (`prd_<uuid v4>`). */
+                /** @description The product id (`prd_<uuid v4>`); any other value is simply not found (404). */
                 id: components["parameters"]["ProductIdPath"];
             };
             cookie?: never;
@@ -714,7 +714,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The product id (`prd_<uuid v4>`). */
+                /** @description The product id (`prd_<uuid v4>`); any other value is simply not found (404). */
                 id: components["parameters"]["ProductIdPath"];
             };
             cookie?: never;
@@ -740,7 +740,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The product id (`prd_<uuid v4>`). */
+                /** @description The product id (`prd_<uuid v4>`); any other value is simply not found (404). */
                 id: components["parameters"]["ProductIdPath"];
             };
             cookie?: never;
@@ -773,7 +773,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The product id (`prd_<uuid v4>`). */
+                /** @description The product id (`prd_<uuid v4>`); any other value is simply not found (404). */
                 id: components["parameters"]["ProductIdPath"];
             };
             cookie?: never;
@@ -812,7 +812,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The product id (`prd_<uuid v4>`). */
+                /** @description The product id (`prd_<uuid v4>`); any other value is simply not found (404). */
                 id: components["parameters"]["ProductIdPath"];
             };
             cookie?: never;
@@ -843,7 +843,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The product id (`prd_<uuid v4>`). */
+                /** @description The product id (`prd_<uuid v4>`); any other value is simply not found (404). */
                 id: components["parameters"]["ProductIdPath"];
             };
             cookie?: never;

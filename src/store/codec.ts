@@ -1,5 +1,6 @@
 import { crc32 } from 'node:zlib';
-import { isRecord, type Op, type Record } from './types.js';
+import { isRecord } from './state.js';
+import type { Op, Record } from './types.js';
 
 const TAB = 0x09;
 const CRC_HEX_LENGTH = 8;

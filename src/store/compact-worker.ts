@@ -2,7 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { CompactRequest, CompactResult } from './compaction.js';
 import { listSegments, scanSegment, segmentPath } from './segments.js';
 import { readSnapshot, writeSnapshot } from './snapshot.js';
-import { applyOp } from './types.js';
+import { applyOp } from './state.js';
 
 /** Rebuilds the state from disk rather than from the main thread's memory, so nothing large crosses threads. */
 async function compact({ file, uptoSeq }: CompactRequest): Promise<CompactResult> {

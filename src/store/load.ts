@@ -2,7 +2,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { listSegments, scanSegment, segmentPath, truncateFile } from './segments.js';
 import { readSnapshot, tempPath } from './snapshot.js';
-import { applyOp, type Logger, type State } from './types.js';
+import { applyOp } from './state.js';
+import type { Logger, State } from './types.js';
 
 export interface Loaded {
   state: State;

@@ -2,7 +2,8 @@ import { open, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Low, type Adapter } from 'lowdb';
 import { fsyncDir } from './segments.js';
-import { isRecord, type Record, type State } from './types.js';
+import { isRecord } from './state.js';
+import type { Record, State } from './types.js';
 
 export interface Snapshot {
   format: 1;

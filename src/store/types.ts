@@ -31,25 +31,3 @@ export interface Op {
   id: string;
   value: Record | null;
 }
-
-export function applyOp(state: State, op: Op): void {
-  let records = state.get(op.collection);
-  if (op.value === null) {
-    records?.delete(op.id);
-    return;
-  }
-  if (records === undefined) {
-    records = new Map();
-    state.set(op.collection, records);
-  }
-  records.set(op.id, op.value);
-}
-
-export function isRecord(value: unknown): value is Record {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    typeof (value as { id?: unknown }).id === 'string'
-  );
-}

@@ -1,0 +1,28 @@
+# syntax=docker/dockerfile:1
+# Build stage: full dependencies to compile TypeScript.
+FROM node:22-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts
+COPY tsconfig.json openapi.yaml ./
+COPY src ./src
+RUN npx tsc -p tsconfig.json
+
+# Runtime stage: production dependencies and the compiled dist/ only.
+FROM node:22-slim AS runtime
+ENV NODE_ENV=production \
+    SANDBOX_DOCKER=1 \
+    PORT=4010
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY openapi.yaml ./
+COPY scenarios ./scenarios
+RUN mkdir -p /data && chown node:node /data
+USER node
+EXPOSE 4010
+VOLUME /data
+HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4010) + '/_sandbox/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "dist/bin.js", "start"]

@@ -1,0 +1,114 @@
+// @ts-check
+/**
+ * Load generator, run as its own process so it never shares the server's
+ * event loop: a warm-up run (discarded), then the measured run, both with
+ * autocannon's programmatic API.
+ *
+ * Input: one JSON argument (see LoadSpec). Output on stdout, one JSON object
+ * per line: {"event":"measure-start"} when the measured run begins (the parent
+ * samples the server's CPU time then), then {"event":"result", ...}.
+ *
+ * autocannon's own latency histogram has 1 ms resolution, too coarse for a
+ * p99 ratio between runs of a few ms, so latencies of 2xx responses are also
+ * recorded here with autocannon's sub-millisecond response times.
+ */
+import autocannon from 'autocannon';
+
+/**
+ * @typedef {object} LoadSpec
+ * @property {string} url
+ * @property {string} method
+ * @property {Record<string, string>} headers
+ * @property {string} body may contain [<id>], replaced by a unique id per request
+ * @property {number} connections
+ * @property {number} duration seconds measured
+ * @property {number} warmup seconds of warm-up (0 = none)
+ */
+
+/** @type {LoadSpec} */
+const spec = JSON.parse(process.argv[2] ?? '{}');
+
+/** @param {object} event */
+const emit = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
+
+/**
+ * @param {number} duration
+ * @param {((status: number, ms: number) => void) | undefined} onResponse
+ * @returns {Promise<any>}
+ */
+function run(duration, onResponse) {
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: spec.url,
+        method: /** @type {any} */ (spec.method),
+        headers: spec.headers,
+        body: spec.body,
+        idReplacement: spec.body.includes('[<id>]'),
+        connections: spec.connections,
+        pipelining: 1,
+        duration,
+        timeout: 10,
+      },
+      (err, result) => (err ? reject(err) : resolve(result)),
+    );
+    if (onResponse) {
+      instance.on('response', (_client, statusCode, _bytes, responseTime) => onResponse(statusCode, responseTime));
+    }
+  });
+}
+
+let latencies = new Float64Array(1 << 20);
+let count = 0;
+/** @param {number} status @param {number} ms */
+function record(status, ms) {
+  if (status < 200 || status >= 300) return;
+  if (count === latencies.length) {
+    const grown = new Float64Array(latencies.length * 2);
+    grown.set(latencies);
+    latencies = grown;
+  }
+  latencies[count++] = ms;
+}
+
+/** @param {Float64Array} sorted @param {number} p */
+function percentile(sorted, p) {
+  if (sorted.length === 0) return null;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] ?? null;
+}
+
+if (spec.warmup > 0) await run(spec.warmup, undefined);
+
+emit({ event: 'measure-start' });
+const cpuBefore = process.cpuUsage();
+const result = await run(spec.duration, record);
+const cpu = process.cpuUsage(cpuBefore);
+
+const sorted = latencies.subarray(0, count).sort();
+let sum = 0;
+for (const ms of sorted) sum += ms;
+const seconds = result.duration;
+emit({
+  event: 'result',
+  seconds,
+  ok: count,
+  non2xx: result.non2xx,
+  errors: result.errors,
+  timeouts: result.timeouts,
+  statusCodes: result.statusCodeStats,
+  /** 2xx responses per second over the measured window */
+  rps: count / seconds,
+  /** autocannon's mean of per-second request counts (all statuses) */
+  autocannonRps: result.requests.average,
+  latencyMs: {
+    mean: count ? sum / count : null,
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    p999: percentile(sorted, 99.9),
+    max: percentile(sorted, 100),
+  },
+  autocannonLatencyMs: { p50: result.latency.p50, p99: result.latency.p99 },
+  loaderCpuPct: ((cpu.user + cpu.system) / 1e4 / seconds),
+});

@@ -1,0 +1,98 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { basic, Client } from '../helpers/sandbox.js';
+import { spawnSandbox, type SandboxProcess } from '../helpers/process.js';
+
+const dirs: string[] = [];
+const procs: SandboxProcess[] = [];
+const tempDir = (): string => {
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-cli-'));
+  dirs.push(dir);
+  return dir;
+};
+afterEach(() => {
+  for (const p of procs.splice(0)) p.child.kill('SIGKILL');
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+describe('payments-sandbox start', () => {
+  it('prints its URL, the default key and a ready Authorization header, then serves', async () => {
+    const dir = tempDir();
+    const sb = await spawnSandbox(['--data', join(dir, 'db.json')], { SANDBOX_SECRET_KEY: 'sk_from_env' });
+    procs.push(sb);
+    expect(sb.output()).toContain('sk_from_env');
+    expect(sb.output()).toContain(`Authorization: ${basic('sk_from_env')}`);
+    const health = await new Client(sb.url, undefined).get<{ status: string }>('/_sandbox/health');
+    expect(health.body.status).toBe('ok');
+    const created = await new Client(sb.url, 'sk_from_env').post('/v2/products', { name: 'From env key' });
+    expect(created.status).toBe(201);
+    expect(existsSync(join(dir, 'db.json.journal.000001')) || readdirSync(dir).some((f) => f.includes('journal'))).toBe(true);
+  });
+
+  it('--in-memory keeps nothing on disk', async () => {
+    const dir = tempDir();
+    const sb = await spawnSandbox(['--in-memory', '--data', join(dir, 'db.json')]);
+    procs.push(sb);
+    const client = new Client(sb.url, 'sk_test_sandbox');
+    expect((await client.post('/v2/products', { name: 'Ephemeral' })).status).toBe(201);
+    sb.child.kill('SIGTERM');
+    expect(await sb.exited).toBe(0);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('SANDBOX_IN_MEMORY=1 is the env form of --in-memory', async () => {
+    const dir = tempDir();
+    const sb = await spawnSandbox(['--data', join(dir, 'db.json')], { SANDBOX_IN_MEMORY: '1' });
+    procs.push(sb);
+    expect((await new Client(sb.url, 'sk_test_sandbox').post('/v2/products', { name: 'x' })).status).toBe(201);
+    sb.child.kill('SIGTERM');
+    await sb.exited;
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('on SIGTERM finishes the request in flight, then exits 0', async () => {
+    const dir = tempDir();
+    const sb = await spawnSandbox(['--data', join(dir, 'db.json')]);
+    procs.push(sb);
+    const body = JSON.stringify({ name: 'Sent slowly' });
+    const { hostname, port } = new URL(sb.url);
+    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(
+        {
+          hostname,
+          port,
+          method: 'POST',
+          path: '/v2/products',
+          headers: { authorization: basic('sk_test_sandbox'), 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
+      req.on('error', reject);
+      // Half the body now, SIGTERM, the rest after: the request is in flight during shutdown.
+      req.write(body.slice(0, 5));
+      setTimeout(() => {
+        sb.child.kill('SIGTERM');
+        setTimeout(() => req.end(body.slice(5)), 300);
+      }, 200);
+    });
+    const res = await answer;
+    expect(res.status).toBe(201);
+    expect(await sb.exited).toBe(0);
+
+    const again = await spawnSandbox(['--data', join(dir, 'db.json')]);
+    procs.push(again);
+    const id = (JSON.parse(res.body) as { id: string }).id;
+    expect((await new Client(again.url, 'sk_test_sandbox').get(`/v2/products/${id}`)).status).toBe(200);
+  });
+
+  it('rejects a bad flag value with a clear message', async () => {
+    await expect(spawnSandbox(['--port', 'abc'])).rejects.toThrow(/port.*non-negative integer|non-negative integer/);
+  });
+});

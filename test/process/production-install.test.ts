@@ -1,0 +1,40 @@
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Client } from '../helpers/sandbox.js';
+import { ROOT, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
+
+/**
+ * No Docker engine runs here, so this replays the Dockerfile's runtime stage by hand:
+ * the same files, the same `npm ci --omit=dev`, the same command; the image is that.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'sandbox-prod-'));
+let proc: SandboxProcess | undefined;
+afterAll(() => {
+  proc?.child.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('production install (the Dockerfile runtime stage)', () => {
+  it('starts from a clean copy with production dependencies only and answers health', { timeout: 180_000 }, async () => {
+    const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/npm ci --omit=dev/);
+    for (const entry of ['package.json', 'package-lock.json', 'openapi.yaml', 'dist']) {
+      expect(dockerfile).toContain(entry === 'dist' ? '/app/dist ./dist' : entry);
+      cpSync(join(ROOT, entry), join(dir, entry), { recursive: true });
+    }
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+    execFileSync(npm, ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'pipe' });
+    expect(existsSync(join(dir, 'node_modules', 'express'))).toBe(true);
+    expect(existsSync(join(dir, 'node_modules', 'vitest'))).toBe(false);
+    expect(existsSync(join(dir, 'node_modules', 'typescript'))).toBe(false);
+
+    proc = await spawnSandbox(['--data', join(dir, 'data', 'sandbox.json')], { SANDBOX_DOCKER: '1', HOST: '127.0.0.1' }, dir, join(dir, 'dist', 'bin.js'));
+    const health = await new Client(proc.url, undefined).get<{ status: string }>('/_sandbox/health');
+    expect(health.status).toBe(200);
+    expect(health.body.status).toBe('ok');
+    expect((await new Client(proc.url, 'sk_test_sandbox').post('/v2/products', { name: 'In the image' })).status).toBe(201);
+  });
+});
