@@ -28,6 +28,9 @@ export function readImageField(req: IncomingMessage, limitBytes: number): Promis
       reject(failure);
     };
     parser.on('file', (name, stream) => {
+      // A form cut off inside a file destroys the file stream with the error too; unheard,
+      // that 'error' event would crash the whole process.
+      stream.on('error', (error: Error) => fail(badRequest(`malformed multipart body: ${error.message}`)));
       if (name !== FIELD) {
         stream.resume();
         fail(badRequest(`unexpected file field "${name}"; the image goes in the field "${FIELD}"`));

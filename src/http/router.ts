@@ -96,6 +96,9 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
   api.init();
 
   return (req, res) => {
+    // Path parameters are decoded with decodeURIComponent, which throws on a bad escape (a 500):
+    // such a path names nothing.
+    if (!isDecodable(req.path)) return sendError(res, req.path, 404, `no route for ${req.method} ${req.path}`);
     const routed: RoutedRequest = {
       method: req.method,
       path: req.path,
@@ -122,7 +125,7 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
     sendError(res, req.path, 500, 'internal error of the sandbox; see its log');
   }
 
-  /** The checks that come before schema validation: permission, then media type. */
+  /** The checks that come before schema validation: permission, media type, then nesting depth. */
   function refuse(ctx: Context, req: ExpressRequest): { status: number; message: string } | undefined {
     const operation = ctx.operation as SandboxOperation;
     const permission = operation['x-permission'];
@@ -134,6 +137,12 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
     if (expects?.['application/json'] && hasBody(req) && !isJson(req)) {
       return { status: 415, message: 'Content-Type must be application/json' };
     }
+    // Without this, a non-multipart upload reaches validation as "no body" and answers 400.
+    if (expects?.['multipart/form-data'] && hasBody(req) && !isMultipart(req)) {
+      return { status: 415, message: 'Content-Type must be multipart/form-data' };
+    }
+    const deep = tooDeepField(req.body);
+    if (deep) return { status: 400, message: `${deep} is nested deeper than ${MAX_BODY_DEPTH} levels` };
     return undefined;
   }
 }
@@ -161,6 +170,32 @@ function header(ctx: Context, name: string): string | undefined {
 
 const hasBody = (req: ExpressRequest): boolean =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+const isDecodable = (path: string): boolean => {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Records are serialised with JSON.stringify, whose recursion overflows the stack a few
+ * thousand levels down: a body nested that deep would be a 500 in the store.
+ */
+const MAX_BODY_DEPTH = 64;
+
+/** The top-level field (or "body") that nests deeper than MAX_BODY_DEPTH; the walk stops there. */
+function tooDeepField(body: unknown): string | undefined {
+  const exceeds = (value: unknown, depth: number): boolean =>
+    value !== null && typeof value === 'object' && (depth > MAX_BODY_DEPTH || Object.values(value).some((v) => exceeds(v, depth + 1)));
+  if (body === null || typeof body !== 'object') return undefined;
+  if (!Array.isArray(body)) {
+    for (const [key, value] of Object.entries(body)) if (exceeds(value, 2)) return key;
+  }
+  return exceeds(body, 1) ? 'body' : undefined;
+}
 
 const isMultipart = (req: ExpressRequest): boolean => /^multipart\/form-data\s*(;|$)/i.test(req.headers['content-type'] ?? '');
 
