@@ -70,14 +70,24 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   };
 }
 
+/** body-parser refuses valid JSON that is not an object or array (strict mode) as a parse error. */
+function parseFailure(error: { message?: string; body?: unknown }): string {
+  try {
+    JSON.parse(String(error.body));
+    return 'request body must be a JSON object';
+  } catch {
+    return `request body is not valid JSON: ${error.message ?? ''}`.trim();
+  }
+}
+
 /** body-parser's failures (bad JSON, too large, bad charset) in the endpoint's error shape. */
 function bodyErrors(logger: Logger): ErrorRequestHandler {
-  return (error: { type?: string; status?: number; message?: string }, req, res, _next) => {
+  return (error: { type?: string; status?: number; message?: string; body?: unknown }, req, res, _next) => {
     const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500;
     if (status === 500) logger.error({ err: error, path: req.path }, 'request failed');
     const message =
       error.type === 'entity.parse.failed'
-        ? `request body is not valid JSON: ${error.message ?? ''}`.trim()
+        ? parseFailure(error)
         : error.type === 'entity.too.large'
           ? 'request body is larger than the limit'
           : (error.message ?? 'bad request');

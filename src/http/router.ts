@@ -79,8 +79,12 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
       if (refusal) return sendError(res, req.path, refusal.status, refusal.message);
       return sendError(res, req.path, 400, describeValidationErrors(ctx.validation.errors ?? []));
     },
-    notImplemented: (ctx: Context, req: ExpressRequest, res: Response) =>
-      sendError(res, req.path, 501, `${ctx.operation.method.toUpperCase()} ${ctx.operation.path} is not emulated by this version of the sandbox yet`),
+    notImplemented: (ctx: Context, req: ExpressRequest, res: Response) => {
+      const refusal = refuse(ctx, req);
+      if (refusal) return sendError(res, req.path, refusal.status, refusal.message);
+      const route = `${ctx.operation.method.toUpperCase()} ${ctx.operation.path}`;
+      return sendError(res, req.path, 501, `${route} is not emulated by this version of the sandbox yet`);
+    },
   });
 
   for (const [operationId, handler] of Object.entries(options.handlers) as [OperationId, OperationHandler][]) {

@@ -56,7 +56,7 @@ export function describeValidationErrors(errors: ErrorObject[]): string {
 
   if (phrased.keyword === 'required') {
     const missing = String(params.missingProperty);
-    if (missing === 'requestBody' && phrased.instancePath === '') return 'request body is required (JSON)';
+    if (missing === 'requestBody' && phrased.instancePath === '') return 'request body is required';
     return `${join(field, '')}${field ? '.' : ''}${missing} is required`.replace(/^\./, '');
   }
   if (phrased.keyword === 'additionalProperties') {

@@ -1,4 +1,5 @@
 import { OpenAPIBackend, type Operation } from 'openapi-backend';
+import { familyOf } from '../../src/http/errors.js';
 import { createAjv } from '../../src/http/validator.js';
 import { loadOpenApi } from '../../src/spec/openapi.js';
 
@@ -35,7 +36,7 @@ export async function assertMatchesSpec(method: string, url: URL, status: number
   }
   if (!operation) {
     // Unrouted requests (404/405) still answer in their family's error shape.
-    const keys = url.pathname.startsWith('/v2/') ? PRODUCT_ERROR : TRANSACTION_ERROR;
+    const keys = familyOf(url.pathname) === 'product' ? PRODUCT_ERROR : TRANSACTION_ERROR;
     for (const key of keys) {
       if (!(body && typeof body === 'object' && key in body)) {
         throw new Error(`${method} ${url.pathname} → ${status}: body lacks ${key}: ${JSON.stringify(body)}`);

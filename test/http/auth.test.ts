@@ -124,6 +124,13 @@ describe('403 without isInvoiceAvailable', () => {
     expect((await sb.client.get<Product>(`/v2/products/${foreign.id}`)).body).toEqual(foreign);
   });
 
+  it('a key without createTransaction gets 403 on purchases, in the transaction shape', async () => {
+    const { client: catalogOnly } = await createAccount(sb, ['isInvoiceAvailable']);
+    const res = await catalogOnly.post('/transactions/v2/purchase', { name: 'x', email: 'a@b.co', amount: 1, description: 'd', responsibleDocument: '1', responsibleExternalId: 'r' });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ statusCode: 403, message: expect.stringMatching(/createTransaction/) });
+  });
+
   it('refuses before validating the body', async () => {
     expectProductError(await client.post('/v2/products', { imageUrl: 'x' }), 403, /isInvoiceAvailable/);
     expectProductError(await client.post('/v2/offers', {}), 403, /isInvoiceAvailable/);

@@ -88,6 +88,13 @@ describe('a JSON body that is not an object', () => {
     }
   });
 
+  it('says a valid JSON scalar is not an object rather than calling it invalid JSON', async () => {
+    for (const body of ['"name"', '42', 'null', 'true']) {
+      await expectRefused(raw('POST', '/v2/products', body, 'application/json'), 400, 'product', /request body must be a JSON object/);
+    }
+    await expectRefused(raw('POST', '/v2/products', '{"name":', 'application/json'), 400, 'product', /not valid JSON/);
+  });
+
   it('names the body when an array is sent', async () => {
     await expectRefused(raw('POST', '/v2/products', '[{"name":"x"}]', 'application/json'), 400, 'product', /body must be a JSON object/);
   });
