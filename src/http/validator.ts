@@ -57,10 +57,13 @@ export function describeValidationErrors(errors: ErrorObject[]): string {
   if (phrased.keyword === 'required') {
     const missing = String(params.missingProperty);
     if (missing === 'requestBody' && phrased.instancePath === '') return 'request body is required';
-    return `${join(field, '')}${field ? '.' : ''}${missing} is required`.replace(/^\./, '');
+    // Rules that depend on currency or method say where they apply ("phone is required in COP").
+    const context = (phrased.parentSchema as { 'x-context'?: unknown } | undefined)?.['x-context'];
+    const where = typeof context === 'string' ? ` ${context}` : '';
+    return `${field ? `${field}.` : ''}${missing} is required${where}`;
   }
-  if (phrased.keyword === 'additionalProperties') {
-    const extra = String(params.additionalProperty);
+  if (phrased.keyword === 'additionalProperties' || phrased.keyword === 'unevaluatedProperties') {
+    const extra = String(params.additionalProperty ?? params.unevaluatedProperty);
     const name = field ? `${field}.${extra}` : extra;
     return `${name} ${xMessage(phrased) ?? 'is not an allowed field'}`;
   }

@@ -385,8 +385,10 @@ export interface components {
         };
         /** @enum {string} */
         Currency: "COP" | "ARS" | "BRL";
+        /** @enum {string} */
+        PaymentMethod: "BANK_TRANSFER" | "PSE" | "NEQUI" | "BREB" | "PIX" | "BOLETO" | "PIX_BOLETO" | "CREDIT_CARD";
         BoletoAddress: {
-            /** @description Street. */
+            /** @description Street (required). */
             address: string;
             district: string;
             city: string;
@@ -395,7 +397,37 @@ export interface components {
             number?: string;
             complement?: string;
         };
-        PurchaseCommon: {
+        /** @description Sandbox test cards decide the outcome (see the README's test card table). */
+        Card: {
+            number: string;
+            holderName: string;
+            expirationMonth: number;
+            expirationYear: number;
+            cvv: string;
+        };
+        /**
+         * @description One body, three variants chosen by `currency` (and, in BRL, `paymentMethod`); each
+         *     variant's rules are the `if`/`then` branches below (R = required, O = optional,
+         *     N/U = accepted but not used):
+         *
+         *     | field | COP | ARS | BRL |
+         *     | --- | --- | --- | --- |
+         *     | name (≤ 255) | R | R | R |
+         *     | email | R | R | R |
+         *     | phone | R, with country code (`+573211234567`) | O | R, 8 to 12 digits |
+         *     | cpf | N/U | O | R, CPF (11 digits) or CNPJ (14) |
+         *     | amount (centavos) | R, 1,000,000–1,000,000,000 | R, 200,000–100,000,000 | R, 1–9,999,999,999 |
+         *     | description | R | R | R |
+         *     | responsibleDocument | R, payer's CC, NIT, CE or TI | R, CPF or CNPJ (11 or 14) | R, merchant's CPF or CNPJ |
+         *     | responsibleExternalId | R | R | R |
+         *     | currency | R, `COP` | R, `ARS` | omitted or `BRL` |
+         *     | paymentMethod | O: BANK_TRANSFER (default), PSE, NEQUI, BREB | O: BANK_TRANSFER | R: PIX, BOLETO, PIX_BOLETO, CREDIT_CARD |
+         *     | boletoAddress | N/U | N/U | R for BOLETO and PIX_BOLETO |
+         *     | dueDate (YYYY-MM-DD) | N/U | N/U | O for BOLETO and PIX_BOLETO; default today + 3 days |
+         *     | card, installments (1–12) | N/U | N/U | R / O (default 1) for CREDIT_CARD |
+         *     | externalId, postbackUrl | O | O | O |
+         */
+        PurchaseRequest: {
             /** @description Payer full name, at most 255 characters. */
             name: string;
             /**
@@ -403,53 +435,151 @@ export interface components {
              * @description Valid e-mail of the payer.
              */
             email: string;
+            /** @description Payer phone. */
             phone?: string;
+            /** @description BRL: payer CPF (11 digits) or CNPJ (14). */
             cpf?: string;
-            /** @description Centavos. */
+            /** @description Centavos (integer). */
             amount: number;
             /** @description Short text on the payer's receipt. */
             description: string;
             responsibleDocument: string;
+            /** @description Caller's internal id of the responsible party. */
             responsibleExternalId: string;
-            externalId?: string;
-            /** Format: uri */
-            postbackUrl?: string;
-        };
-        /**
-         * @description One body, three variants chosen by `currency` (and, in BRL, `paymentMethod`).
-         *     COP: phone (with country code) and the payer document (`responsibleDocument`: CC,
-         *     NIT, CE or TI) are required. ARS: phone optional. BRL: phone 8 to 12 digits, `cpf`
-         *     CPF (11 digits) or CNPJ (14), `boletoAddress` for BOLETO and PIX_BOLETO, `dueDate`
-         *     YYYY-MM-DD (default today + 3 days).
-         */
-        PurchaseRequest: components["schemas"]["PurchaseCommon"] & {
             currency?: components["schemas"]["Currency"];
-            /** @enum {string} */
-            paymentMethod?: "BANK_TRANSFER" | "PSE" | "NEQUI" | "BREB" | "PIX" | "BOLETO" | "PIX_BOLETO" | "CREDIT_CARD";
+            paymentMethod?: components["schemas"]["PaymentMethod"];
             boletoAddress?: components["schemas"]["BoletoAddress"];
             /** Format: date */
             dueDate?: string;
+            card?: components["schemas"]["Card"];
+            installments?: number;
+            /** @description Caller's reference, echoed in lookups and webhooks. */
+            externalId?: string;
+            /**
+             * Format: uri
+             * @description Webhook URL of this transaction; default the account's webhook URL.
+             */
+            postbackUrl?: string;
+        } & (unknown & unknown & unknown);
+        CopPurchaseRules: {
+            amount?: unknown;
+            phone: unknown;
+            /** @enum {unknown} */
+            paymentMethod?: "BANK_TRANSFER" | "PSE" | "NEQUI" | "BREB";
+            responsibleDocument?: unknown;
         };
-        Transaction: {
-            /** @description Numeric-looking string. */
+        ArsPurchaseRules: {
+            amount?: unknown;
+            /** @enum {unknown} */
+            paymentMethod?: "BANK_TRANSFER";
+            responsibleDocument?: unknown;
+        };
+        BrlPurchaseRules: {
+            amount?: unknown;
+            /** @enum {unknown} */
+            paymentMethod: "PIX" | "BOLETO" | "PIX_BOLETO" | "CREDIT_CARD";
+            phone: unknown;
+            cpf: unknown;
+            responsibleDocument?: unknown;
+        } & (unknown & unknown);
+        /**
+         * @description PENDING at creation; APPROVED once paid. EXPIRED is a sandbox extension.
+         * @enum {string}
+         */
+        TransactionStatus: "PENDING" | "APPROVED" | "REFUNDED" | "CHARGEBACK" | "BLOCKED" | "EXPIRED";
+        TransactionBase: {
+            /** @description Numeric string, unique across accounts, increasing. */
             id: string;
             currency: components["schemas"]["Currency"];
-            method: string;
+            method: components["schemas"]["PaymentMethod"];
+            /** @description Null except for CREDIT_CARD. */
             installments: number | null;
+            /** @description Echo of the caller's reference. */
             externalId: string | null;
-            /** @enum {string} */
-            status: "PENDING" | "APPROVED" | "REFUNDED" | "CHARGEBACK" | "BLOCKED" | "EXPIRED";
+            status: components["schemas"]["TransactionStatus"];
+            /** @description Echo of the amount */
             amount: number;
+            /** @description Webhook URL in effect: the request's, else the account's, else null. */
             postbackUrl: string | null;
             referrerUrl: null;
-            redirectUrl?: string | null;
-            cvu?: string | null;
-            pixCode?: string;
-            paymentInstruction?: Record<string, never>;
-            expiresAt: string | null;
+            /** @description Null in all shown responses. */
+            expiresAt: null;
             createdAt: components["schemas"]["Timestamp"];
+            /** @description Fee in centavos, from the fee table. */
             costFee: number;
+            /** @description When the transaction was paid (sandbox addition). */
+            paidAt?: components["schemas"]["Timestamp"] | null;
         };
+        /** @description COP: the instruction is redirectUrl, null at creation, then the hosted payer page. */
+        CopTransaction: components["schemas"]["TransactionBase"] & {
+            /** @constant */
+            currency?: "COP";
+            /** @enum {unknown} */
+            method?: "BANK_TRANSFER" | "PSE" | "NEQUI" | "BREB";
+            installments?: null;
+            /** Format: uri */
+            redirectUrl: string | null;
+        };
+        ArsBeneficiary: {
+            name: string;
+            cuit: string;
+            cvu: string;
+            alias: string;
+            bank: string;
+        };
+        /** @description ARS: cvu null and paymentInstruction empty at creation; then the CVU and the beneficiary. */
+        ArsTransaction: components["schemas"]["TransactionBase"] & {
+            /** @constant */
+            currency?: "ARS";
+            /** @constant */
+            method?: "BANK_TRANSFER";
+            installments?: null;
+            cvu: string | null;
+            paymentInstruction: Record<string, never> | {
+                beneficiary: components["schemas"]["ArsBeneficiary"];
+            };
+        };
+        BoletoInstruction: {
+            /** @constant */
+            type: "BOLETO";
+            dueDate: components["schemas"]["Timestamp"];
+            /**
+             * Format: uri
+             * @description The hosted printable boleto page.
+             */
+            boletoUrl: string | null;
+            boletoBarcode: string;
+            /** @description 47 digits without punctuation. */
+            boletoDigitableLine: string;
+        };
+        /** @description Registration pending. */
+        EmptyInstruction: Record<string, never>;
+        /**
+         * @description BRL. PIX: `pixCode` only. BOLETO: `paymentInstruction` only. PIX_BOLETO: both, each
+         *     possibly empty at creation (registration pending). CREDIT_CARD: `installments` and
+         *     `card` (brand and last four digits), and `declineReason` when the test card declines.
+         */
+        BrlTransaction: components["schemas"]["TransactionBase"] & {
+            /** @constant */
+            currency?: "BRL";
+            /** @enum {unknown} */
+            method?: "PIX" | "BOLETO" | "PIX_BOLETO" | "CREDIT_CARD";
+            /** @description Pix copy-and-paste code (BR Code); empty until filled. */
+            pixCode?: string;
+            paymentInstruction?: components["schemas"]["EmptyInstruction"] | components["schemas"]["BoletoInstruction"];
+            /**
+             * @description Which rail paid (sandbox addition).
+             * @enum {string|null}
+             */
+            paidRail?: "PIX" | "BOLETO" | "CARD" | null;
+            card?: {
+                brand: string;
+                last4: string;
+                holderName: string;
+            };
+            declineReason?: string | null;
+        };
+        Transaction: components["schemas"]["CopTransaction"] | components["schemas"]["ArsTransaction"] | components["schemas"]["BrlTransaction"];
         /** @enum {string} */
         Permission: "isInvoiceAvailable" | "createTransaction";
         AccountCreate: {
