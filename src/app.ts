@@ -11,8 +11,15 @@ import { createRouter, sendError } from './http/router.js';
 import type { Logger } from './log.js';
 import { FileObjectStorage, MemoryObjectStorage } from './objects/object-storage.js';
 import { AccountReset } from './sandbox/reset.js';
+import { AccountClocks } from './scheduler/account-clocks.js';
+import { Scheduler } from './scheduler/scheduler.js';
 import { loadOpenApi } from './spec/openapi.js';
 import { Store } from './store/store.js';
+import { createTransactionHandlers } from './http/transaction-handlers.js';
+import { HttpError } from './http/errors.js';
+import { loadFeeTable } from './transactions/fees.js';
+import { FILL_JOB, Transactions } from './transactions/transactions.js';
+import { Transitions } from './transactions/transitions.js';
 
 export interface Sandbox {
   app: Express;
@@ -39,13 +46,32 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     ? new MemoryObjectStorage()
     : new FileObjectStorage(join(dirname(config.dataFile), 'objects'));
   const images = new ProductImages(products, objects, () => publicUrl, commit);
-  const reset = new AccountReset(products, offers, images, commit);
+  const clocks = new AccountClocks(store);
+  const scheduler = new Scheduler(store, clocks, commit, logger);
+  const transactions = new Transactions(store, clocks, scheduler, {
+    fees: loadFeeTable(config.feesFile),
+    instructionDelayMs: config.instructionDelayMs,
+    strictDocuments: config.strictDocuments,
+  });
+  const transitions = new Transitions(transactions, accounts, clocks, scheduler, () => publicUrl);
+  scheduler.register(FILL_JOB, (job) => {
+    try {
+      transitions.fill(job.accountId, job.ref);
+    } catch (error) {
+      // The transaction was wiped by a reset after the job was stored: nothing to fill.
+      if (!(error instanceof HttpError && error.status === 404)) throw error;
+    }
+  });
+  const reset = new AccountReset({ products, offers, images, transactions, scheduler, clocks, commit });
   const defaultAccount = accounts.ensureDefault(config.secretKey);
   await store.commit();
 
   const router = await createRouter({
     document,
-    handlers: createHandlers({ config, accounts, products, offers, images, objects, reset }),
+    handlers: {
+      ...createHandlers({ config, accounts, products, offers, images, objects, reset }),
+      ...createTransactionHandlers({ accounts, transactions, transitions, clocks, scheduler }),
+    },
     accounts,
     adminToken: config.adminToken,
     commit,
@@ -58,6 +84,8 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   app.use(express.json({ limit: config.jsonLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(router);
   app.use(bodyErrors(logger));
+  // Jobs that fell due while the sandbox was down run now, before the first request.
+  await scheduler.start();
 
   return {
     app,
@@ -66,7 +94,10 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     setPublicUrl: (url) => {
       publicUrl = config.publicUrl ?? url;
     },
-    close: () => store.close(),
+    close: async () => {
+      scheduler.stop();
+      await store.close();
+    },
   };
 }
 

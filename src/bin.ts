@@ -27,6 +27,8 @@ program
   .addOption(new Option('--instruction-delay <ms>', 'delay before payment instructions are filled').env('SANDBOX_INSTRUCTION_DELAY_MS').argParser(integer).default(DEFAULTS.instructionDelayMs))
   .addOption(new Option('--admin-token <token>', 'token guarding /_sandbox/accounts and reset').env('SANDBOX_ADMIN_TOKEN'))
   .addOption(new Option('--log-level <level>', 'pino log level').env('LOG_LEVEL').default(DEFAULTS.logLevel))
+  .addOption(new Option('--strict-documents', 'also check CPF, CNPJ, CUIT and NIT check digits').env('SANDBOX_STRICT_DOCUMENTS'))
+  .addOption(new Option('--fees <file>', 'JSON file overriding the fee table').env('SANDBOX_FEES'))
   .addOption(new Option('--compact-min-bytes <bytes>', 'journal size that triggers a background compaction').env('SANDBOX_COMPACT_MIN_BYTES').argParser(integer).default(DEFAULTS.compactMinBytes))
   .action(async (opts: StartOptions) => {
     const config = resolveConfig(toConfig(opts));
@@ -68,15 +70,22 @@ interface StartOptions {
   adminToken?: string;
   logLevel: string;
   compactMinBytes: number;
+  strictDocuments?: boolean | string;
+  fees?: string;
 }
+
+/** A boolean flag or its env var form (SANDBOX_IN_MEMORY=1); "0" and "false" mean off. */
+const flag = (value: boolean | string | undefined): boolean =>
+  value === true || (typeof value === 'string' && !['0', 'false', ''].includes(value));
 
 function toConfig(opts: StartOptions): Partial<Config> {
   return {
     port: opts.port,
     host: opts.host,
     dataFile: opts.data,
-    // The env var form is SANDBOX_IN_MEMORY=1; "0" or "false" mean off.
-    inMemory: opts.inMemory === true || (typeof opts.inMemory === 'string' && !['0', 'false', ''].includes(opts.inMemory)),
+    inMemory: flag(opts.inMemory),
+    strictDocuments: flag(opts.strictDocuments),
+    feesFile: opts.fees,
     secretKey: opts.secretKey,
     publicUrl: opts.publicUrl,
     instructionDelayMs: opts.instructionDelay,

@@ -20,6 +20,10 @@ export interface Config {
   imageLimitBytes: number;
   /** Journal size that triggers folding it into the snapshot (see src/store). */
   compactMinBytes: number;
+  /** Check digits of CPF, CNPJ, CUIT and NIT on top of the spec's lengths and digits. */
+  strictDocuments: boolean;
+  /** JSON file overriding the default fee table; undefined keeps the defaults. */
+  feesFile: string | undefined;
 }
 
 export const DEFAULTS = {
@@ -51,5 +55,7 @@ export function resolveConfig(input: Partial<Config>): Config {
     jsonLimitBytes: input.jsonLimitBytes ?? DEFAULTS.jsonLimitBytes,
     imageLimitBytes: input.imageLimitBytes ?? DEFAULTS.imageLimitBytes,
     compactMinBytes: input.compactMinBytes ?? DEFAULTS.compactMinBytes,
+    strictDocuments: input.strictDocuments ?? false,
+    feesFile: input.feesFile,
   };
 }

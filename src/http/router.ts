@@ -21,7 +21,8 @@ export interface Call {
 
 export type Reply =
   | { status: number; json: unknown }
-  | { status: number; bytes: Buffer; contentType: string };
+  | { status: number; bytes: Buffer | string; contentType: string }
+  | { status: 303; redirect: string };
 
 export type OperationHandler = (call: Call) => Reply | Promise<Reply>;
 export type Handlers = Partial<Record<OperationId, OperationHandler>>;
@@ -208,6 +209,10 @@ const isJson = (req: ExpressRequest): boolean => /^application\/([\w.-]+\+)?json
 function send(res: Response, reply: Reply): void {
   if ('json' in reply) {
     res.status(reply.status).json(reply.json);
+    return;
+  }
+  if ('redirect' in reply) {
+    res.redirect(reply.status, reply.redirect);
     return;
   }
   res.status(reply.status).type(reply.contentType).send(reply.bytes);

@@ -2,30 +2,43 @@ import type { AccountRecord } from '../accounts/accounts.js';
 import type { ProductImages } from '../catalog/images.js';
 import type { Offers } from '../catalog/offers.js';
 import type { Products } from '../catalog/products.js';
+import type { AccountClocks } from '../scheduler/account-clocks.js';
+import type { Scheduler } from '../scheduler/scheduler.js';
 import type { ResetResult } from '../spec/types.js';
+import type { Transactions } from '../transactions/transactions.js';
+
+export interface ResetScope {
+  products: Products;
+  offers: Offers;
+  images: ProductImages;
+  transactions: Transactions;
+  scheduler: Scheduler;
+  clocks: AccountClocks;
+  commit: () => Promise<void>;
+}
 
 /** Wipes what an account owns; the account itself and its key stay. */
 export class AccountReset {
-  constructor(
-    private readonly products: Products,
-    private readonly offers: Offers,
-    private readonly images: ProductImages,
-    private readonly commit: () => Promise<void>,
-  ) {}
+  constructor(private readonly scope: ResetScope) {}
 
   async run(account: AccountRecord): Promise<ResetResult> {
-    const products = [...this.products.records.group(account.id)];
+    const { products: productsOf, offers: offersOf, images, transactions, scheduler, clocks, commit } = this.scope;
+    const products = [...productsOf.records.group(account.id)];
     let offers = 0;
     for (const product of products) {
-      for (const offer of [...this.offers.records.group(product.id)]) {
-        this.offers.records.delete(offer.id);
+      for (const offer of [...offersOf.records.group(product.id)]) {
+        offersOf.records.delete(offer.id);
         offers++;
       }
-      this.products.records.delete(product.id);
+      productsOf.records.delete(product.id);
     }
-    await this.commit();
+    const jobs = scheduler.cancelAll(account.id);
+    const deletedTransactions = transactions.deleteAll(account.id);
+    clocks.reset(account.id);
+    await scheduler.clockChanged(account.id);
+    await commit();
     // Files go only after the records that point at them are durably gone.
-    for (const product of products) await this.images.removeObjectOf(product.imageUrl);
-    return { accountId: account.id, deleted: { products: products.length, offers } };
+    for (const product of products) await images.removeObjectOf(product.imageUrl);
+    return { accountId: account.id, deleted: { products: products.length, offers, transactions: deletedTransactions, jobs } };
   }
 }

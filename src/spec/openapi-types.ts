@@ -274,6 +274,223 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sandbox/transactions/{id}/fill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fill the payment instruction now
+         * @description Fills what the scheduler would fill after `SANDBOX_INSTRUCTION_DELAY_MS` (redirectUrl, cvu and beneficiary, pixCode, boleto). Filling a filled transaction changes nothing.
+         */
+        post: operations["fillTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/transactions/{id}/pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate the payment
+         * @description PENDING → APPROVED, as when the money arrives; fills the instruction first if it was
+         *     not filled yet. `rail` (BRL only) says which rail paid: PIX or BOLETO; a hybrid
+         *     defaults to PIX, and once paid by one rail the other is refused (409).
+         */
+        post: operations["payTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/transactions/{id}/expire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Expire a pending transaction
+         * @description PENDING → EXPIRED (a sandbox extension); any other status is 409.
+         */
+        post: operations["expireTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's clock
+         * @description Instruction filling, due dates and retries run on it; it starts at real time and only moves forward.
+         */
+        get: operations["getClock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/clock/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the account's clock forward
+         * @description Runs every job that falls due (in order) before answering. Other accounts' clocks do not move.
+         */
+        post: operations["advanceClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/checkout/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Hosted payer page of a COP transaction (its redirectUrl)
+         * @description Shows the method (PSE bank list and person type, Nequi phone, Bre-B key, bank transfer details) with Approve and Reject buttons. The payer has no API key, so no auth.
+         */
+        get: operations["getCheckoutPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/checkout/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The payer approves (pays, like the control API's pay) */
+        post: operations["approveCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/checkout/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The payer rejects (the transaction becomes BLOCKED) */
+        post: operations["rejectCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/boletos/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Printable boleto (its boletoUrl)
+         * @description The boleto with its digitable line, an Interleaved 2 of 5 barcode and, for the hybrid, the Pix QR code.
+         */
+        get: operations["getBoletoPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/pix/{id}/qr.png": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        /** QR code image of a transaction's pixCode */
+        get: operations["getPixQr"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sandbox/objects/{key}": {
         parameters: {
             query?: never;
@@ -607,6 +824,12 @@ export interface components {
                 [key: string]: number;
             };
         };
+        Clock: {
+            accountId: string;
+            now: components["schemas"]["Timestamp"];
+            /** @description How far ahead of real time the account's clock runs. */
+            offsetMs: number;
+        };
         Health: {
             /** @constant */
             status: "ok";
@@ -716,6 +939,15 @@ export interface components {
                 "application/json": components["schemas"]["TransactionError"];
             };
         };
+        /** @description The transaction is not in a state that allows this (e.g. not PENDING). */
+        TransactionConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
         /** @description Body larger than 1 MB. */
         TransactionTooLarge: {
             headers: {
@@ -745,6 +977,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description The transaction id (a numeric string). */
+        TransactionIdPath: string;
         /** @description The product id (`prd_<uuid v4>`); any other value is simply not found (404). */
         ProductIdPath: string;
     };
@@ -1191,6 +1425,262 @@ export interface operations {
             404: components["responses"]["TransactionNotFound"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+        };
+    };
+    fillTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transaction, filled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            401: components["responses"]["TransactionUnauthorized"];
+            404: components["responses"]["TransactionNotFound"];
+        };
+    };
+    payTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    rail?: "PIX" | "BOLETO";
+                };
+            };
+        };
+        responses: {
+            /** @description The paid transaction. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            404: components["responses"]["TransactionNotFound"];
+            409: components["responses"]["TransactionConflict"];
+            413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
+        };
+    };
+    expireTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The expired transaction. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            401: components["responses"]["TransactionUnauthorized"];
+            404: components["responses"]["TransactionNotFound"];
+            409: components["responses"]["TransactionConflict"];
+        };
+    };
+    getClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The clock. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Clock"];
+                };
+            };
+            401: components["responses"]["TransactionUnauthorized"];
+        };
+    };
+    advanceClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ms: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The clock after the move. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Clock"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
+        };
+    };
+    getCheckoutPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            404: components["responses"]["TransactionNotFound"];
+        };
+    };
+    approveCheckout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Back to the checkout page, which shows the result. */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["TransactionNotFound"];
+            409: components["responses"]["TransactionConflict"];
+        };
+    };
+    rejectCheckout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Back to the checkout page, which shows the result. */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["TransactionNotFound"];
+            409: components["responses"]["TransactionConflict"];
+        };
+    };
+    getBoletoPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            404: components["responses"]["TransactionNotFound"];
+        };
+    };
+    getPixQr: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description PNG image. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                };
+            };
+            404: components["responses"]["TransactionNotFound"];
         };
     };
     getObject: {

@@ -20,3 +20,6 @@ export type Permission = Schemas['Permission'];
 export type Health = Schemas['Health'];
 export type ResetResult = Schemas['ResetResult'];
 export type OperationId = keyof operations;
+export type Clock = Schemas['Clock'];
+export type PurchaseRequest = Schemas['PurchaseRequest'];
+export type Transaction = Schemas['Transaction'];

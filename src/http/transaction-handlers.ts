@@ -1,0 +1,96 @@
+import type { AccountRecord, Accounts } from '../accounts/accounts.js';
+import { pixQrPng } from '../pages/pix-qr.js';
+import { renderBoletoPage } from '../pages/boleto-page.js';
+import { renderCheckoutPage } from '../pages/checkout-page.js';
+import type { AccountClocks } from '../scheduler/account-clocks.js';
+import type { Scheduler } from '../scheduler/scheduler.js';
+import type { Clock, PurchaseRequest } from '../spec/types.js';
+import { checkoutPath } from '../transactions/instructions.js';
+import type { TransactionRecord } from '../transactions/transaction-record.js';
+import type { Transactions } from '../transactions/transactions.js';
+import type { Rail, Transitions } from '../transactions/transitions.js';
+import { HttpError, notFound } from './errors.js';
+import type { Call, Handlers } from './router.js';
+
+export interface TransactionServices {
+  accounts: Accounts;
+  transactions: Transactions;
+  transitions: Transitions;
+  clocks: AccountClocks;
+  scheduler: Scheduler;
+}
+
+function owner(call: Call): AccountRecord {
+  if (!call.account) throw new HttpError(401, 'API key invalid or absent');
+  return call.account;
+}
+
+const json = (status: number, body: unknown) => ({ status, json: body });
+const HTML = 'text/html; charset=utf-8';
+
+/** Payer pages carry no key: the transaction id in the URL is what the payer was given. */
+function payerTransaction(s: TransactionServices, id: string): { record: TransactionRecord; merchant: string } {
+  const record = s.transactions.records.get(id);
+  if (!record) throw notFound(`transaction ${id} not found`);
+  return { record, merchant: s.accounts.get(record.accountId)?.name ?? 'Sandbox merchant' };
+}
+
+export function createTransactionHandlers(s: TransactionServices): Handlers {
+  const clockOf = (accountId: string): Clock => ({
+    accountId,
+    now: new Date(s.clocks.nowMs(accountId)).toISOString(),
+    offsetMs: s.clocks.offsetOf(accountId),
+  });
+  return {
+    createPurchase: (call) => json(201, s.transactions.create(owner(call), call.body as PurchaseRequest).view),
+    getTransaction: (call) => {
+      const id = String(call.params.id);
+      const record = call.query.searchBy === 'externalId' ? s.transactions.getByExternalId(owner(call), id) : s.transactions.get(owner(call), id);
+      return json(200, record.view);
+    },
+
+    fillTransaction: (call) => json(200, s.transitions.fill(owner(call).id, String(call.params.id)).view),
+    payTransaction: (call) => {
+      const { rail } = (call.body ?? {}) as { rail?: Rail };
+      return json(200, s.transitions.pay(owner(call).id, String(call.params.id), rail).view);
+    },
+    expireTransaction: (call) => json(200, s.transitions.expire(owner(call).id, String(call.params.id)).view),
+    getClock: (call) => json(200, clockOf(owner(call).id)),
+    advanceClock: async (call) => {
+      const account = owner(call);
+      s.clocks.advance(account.id, (call.body as { ms: number }).ms);
+      await s.scheduler.clockChanged(account.id);
+      return json(200, clockOf(account.id));
+    },
+
+    getCheckoutPage: (call) => {
+      const { record, merchant } = payerTransaction(s, String(call.params.id));
+      if (record.view.currency !== 'COP') throw notFound(`transaction ${record.id} has no checkout page (only COP does)`);
+      const result = typeof call.query.result === 'string' ? call.query.result : undefined;
+      return { status: 200, contentType: HTML, bytes: renderCheckoutPage(record, merchant, result) };
+    },
+    approveCheckout: (call) => {
+      const { record } = payerTransaction(s, String(call.params.id));
+      s.transitions.pay(record.accountId, record.id);
+      return { status: 303, redirect: `${checkoutPath(record.id)}?result=approved` };
+    },
+    rejectCheckout: (call) => {
+      const { record } = payerTransaction(s, String(call.params.id));
+      s.transitions.decline(record.accountId, record.id);
+      return { status: 303, redirect: `${checkoutPath(record.id)}?result=rejected` };
+    },
+    getBoletoPage: (call) => {
+      const { record, merchant } = payerTransaction(s, String(call.params.id));
+      if (record.view.method !== 'BOLETO' && record.view.method !== 'PIX_BOLETO') {
+        throw notFound(`transaction ${record.id} has no boleto`);
+      }
+      return { status: 200, contentType: HTML, bytes: renderBoletoPage(record, merchant) };
+    },
+    getPixQr: async (call) => {
+      const { record } = payerTransaction(s, String(call.params.id));
+      const code = 'pixCode' in record.view ? record.view.pixCode : undefined;
+      if (!code) throw notFound(`transaction ${record.id} has no Pix code${code === '' ? ' yet' : ''}`);
+      return { status: 200, contentType: 'image/png', bytes: await pixQrPng(code) };
+    },
+  };
+}

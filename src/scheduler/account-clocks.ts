@@ -1,0 +1,39 @@
+import type { Clock } from '../clock.js';
+import type { Collection, Store } from '../store/store.js';
+
+interface ClockRecord {
+  id: string;
+  offsetMs: number;
+}
+
+/**
+ * Each account runs on its own clock: real time plus an offset that only moves forward.
+ * Advancing one account's clock never moves another's.
+ */
+export class AccountClocks {
+  private readonly offsets: Collection<ClockRecord>;
+
+  constructor(store: Store) {
+    this.offsets = store.collection<ClockRecord>('clocks');
+  }
+
+  offsetOf(accountId: string): number {
+    return this.offsets.get(accountId)?.offsetMs ?? 0;
+  }
+
+  nowMs(accountId: string): number {
+    return Date.now() + this.offsetOf(accountId);
+  }
+
+  for(accountId: string): Clock {
+    return { now: () => new Date(this.nowMs(accountId)) };
+  }
+
+  advance(accountId: string, ms: number): void {
+    this.offsets.put({ id: accountId, offsetMs: this.offsetOf(accountId) + ms });
+  }
+
+  reset(accountId: string): void {
+    this.offsets.delete(accountId);
+  }
+}

@@ -1,0 +1,161 @@
+import type { Logger } from '../log.js';
+import type { Collection, Store } from '../store/store.js';
+import type { AccountClocks } from './account-clocks.js';
+
+/** A unit of deferred work, stored so that it survives a restart. */
+export interface Job {
+  id: string;
+  accountId: string;
+  kind: string;
+  /** What the job acts on, e.g. a transaction id. */
+  ref: string;
+  /** When it falls due, in milliseconds on the account's clock. */
+  dueAt: number;
+  /** Creation order: the tie-breaker between jobs due at the same instant. */
+  seq: number;
+}
+
+export type JobRunner = (job: Job) => void | Promise<void>;
+
+/** setTimeout takes at most a signed 32-bit delay. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Runs jobs when they fall due on their account's clock. Jobs live in the store; the
+ * in-memory queue is ordered by the real instant each job falls due, which moves when an
+ * account's clock is advanced. A job due while the sandbox was down runs at start.
+ */
+export class Scheduler {
+  private readonly jobs: Collection<Job>;
+  private readonly runners = new Map<string, JobRunner>();
+  private queue: { realDue: number; job: Job }[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private draining: Promise<void> | undefined;
+  private nextSeq = 0;
+  private stopped = true;
+
+  constructor(
+    store: Store,
+    private readonly clocks: AccountClocks,
+    private readonly commit: () => Promise<void>,
+    private readonly logger: Logger,
+  ) {
+    this.jobs = store.collection<Job>('jobs', { groupBy: (j) => j.accountId });
+    for (const job of this.jobs.values()) {
+      this.nextSeq = Math.max(this.nextSeq, job.seq + 1);
+      this.enqueue(job);
+    }
+  }
+
+  register(kind: string, runner: JobRunner): void {
+    this.runners.set(kind, runner);
+  }
+
+  schedule(accountId: string, kind: string, ref: string, dueAt: number): Job {
+    const job: Job = { id: `job_${this.nextSeq}`, accountId, kind, ref, dueAt, seq: this.nextSeq++ };
+    this.jobs.put(job);
+    this.enqueue(job);
+    // Only a new earliest job moves the timer.
+    if (this.queue[0]?.job === job) this.arm();
+    return job;
+  }
+
+  /** Jobs of one account for one ref, e.g. to cancel a pending fill once it ran by hand. */
+  cancel(accountId: string, kind: string, ref: string): void {
+    for (const job of [...this.jobs.group(accountId)]) {
+      if (job.kind === kind && job.ref === ref) this.remove(job);
+    }
+  }
+
+  /** Drops every job of an account (reset); returns how many there were. */
+  cancelAll(accountId: string): number {
+    const owned = [...this.jobs.group(accountId)];
+    for (const job of owned) this.remove(job);
+    return owned.length;
+  }
+
+  pending(accountId: string): Job[] {
+    return [...this.jobs.group(accountId)].sort(byDue);
+  }
+
+  start(): Promise<void> {
+    this.stopped = false;
+    return this.drain();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** After an account's clock moved: its jobs fall due at other real instants. */
+  async clockChanged(accountId: string): Promise<void> {
+    this.queue = this.queue.map((e) => (e.job.accountId === accountId ? { realDue: this.realDue(e.job), job: e.job } : e));
+    this.queue.sort((a, b) => a.realDue - b.realDue || a.job.seq - b.job.seq);
+    await this.drain();
+  }
+
+  /** Runs every due job, in order, including jobs that running jobs schedule as due. */
+  drain(): Promise<void> {
+    this.draining ??= this.runDue().finally(() => {
+      this.draining = undefined;
+      this.arm();
+    });
+    return this.draining;
+  }
+
+  private async runDue(): Promise<void> {
+    for (;;) {
+      const head = this.queue[0];
+      if (this.stopped || !head || head.realDue > Date.now()) return;
+      this.queue.shift();
+      const job = head.job;
+      if (this.jobs.get(job.id) === undefined) continue;
+      this.jobs.delete(job.id);
+      const runner = this.runners.get(job.kind);
+      try {
+        if (!runner) throw new Error(`no runner for job kind ${job.kind}`);
+        await runner(job);
+      } catch (error) {
+        this.logger.error({ err: error, job }, 'scheduled job failed');
+      }
+      await this.commit();
+    }
+  }
+
+  private remove(job: Job): void {
+    this.jobs.delete(job.id);
+    this.queue = this.queue.filter((e) => e.job.id !== job.id);
+  }
+
+  private realDue(job: Job): number {
+    return job.dueAt - this.clocks.offsetOf(job.accountId);
+  }
+
+  private enqueue(job: Job): void {
+    const entry = { realDue: this.realDue(job), job };
+    // Binary search keeps the queue sorted without re-sorting on every schedule.
+    let lo = 0;
+    let hi = this.queue.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const other = this.queue[mid]!;
+      if (other.realDue < entry.realDue || (other.realDue === entry.realDue && other.job.seq < job.seq)) lo = mid + 1;
+      else hi = mid;
+    }
+    this.queue.splice(lo, 0, entry);
+  }
+
+  private arm(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const head = this.queue[0];
+    if (this.stopped || !head) return;
+    const delay = Math.min(Math.max(head.realDue - Date.now(), 0), MAX_TIMER_MS);
+    this.timer = setTimeout(() => void this.drain(), delay);
+    this.timer.unref();
+  }
+}
+
+const byDue = (a: Job, b: Job): number => a.dueAt - b.dueAt || a.seq - b.seq;

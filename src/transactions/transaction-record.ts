@@ -1,0 +1,45 @@
+import type { Transaction } from '../spec/types.js';
+
+export type Currency = 'COP' | 'ARS' | 'BRL';
+export type Method = Transaction['method'];
+
+/** What the payer and the merchant told us; kept for the hosted pages and webhooks, never echoed whole. */
+export interface PurchaseDetails {
+  name: string;
+  email: string;
+  phone: string | null;
+  cpf: string | null;
+  description: string;
+  responsibleDocument: string;
+  responsibleExternalId: string;
+  boletoAddress: {
+    address: string;
+    district: string;
+    city: string;
+    zipCode: string;
+    uf: string;
+    number?: string;
+    complement?: string;
+  } | null;
+  /** YYYY-MM-DD, boleto kinds only. */
+  dueDate: string | null;
+}
+
+/** Stored form: the API view plus what only the sandbox needs. */
+export interface TransactionRecord {
+  id: string;
+  accountId: string;
+  view: Transaction;
+  details: PurchaseDetails;
+  /** The account-clock instant (ms) at which the instruction was filled, or null while pending. */
+  filledAt: number | null;
+}
+
+export function toTransaction(record: TransactionRecord): Transaction {
+  return record.view;
+}
+
+/** True when the instruction fields the variant needs are filled. */
+export function isFilled(record: TransactionRecord): boolean {
+  return record.filledAt !== null;
+}

@@ -1,0 +1,172 @@
+import type { AccountRecord } from '../accounts/accounts.js';
+import { badRequest, notFound } from '../http/errors.js';
+import type { AccountClocks } from '../scheduler/account-clocks.js';
+import type { Scheduler } from '../scheduler/scheduler.js';
+import type { PurchaseRequest, Transaction } from '../spec/types.js';
+import type { Collection, Store } from '../store/store.js';
+import { feeFor, type FeeTable } from './fees.js';
+import { checkDocuments } from './documents-check.js';
+import { defaultDueDate, checkDueDate } from './due-date.js';
+import { cardBrand, cardOutcome, passesLuhn } from './test-cards.js';
+import type { Currency, PurchaseDetails, TransactionRecord } from './transaction-record.js';
+
+export const FILL_JOB = 'fillInstruction';
+
+interface Counter {
+  id: string;
+  last: number;
+}
+
+interface ExternalRef {
+  /** `${accountId}\n${externalId}` */
+  id: string;
+  transactionId: string;
+}
+
+/** Ids are numeric strings, increasing and unique across accounts. */
+const FIRST_ID = 100_000_000;
+
+export interface TransactionsOptions {
+  fees: FeeTable;
+  instructionDelayMs: number;
+  strictDocuments: boolean;
+}
+
+export class Transactions {
+  readonly records: Collection<TransactionRecord>;
+  private readonly counters: Collection<Counter>;
+  private readonly refs: Collection<ExternalRef>;
+
+  constructor(
+    store: Store,
+    private readonly clocks: AccountClocks,
+    private readonly scheduler: Scheduler,
+    private readonly options: TransactionsOptions,
+  ) {
+    this.records = store.collection<TransactionRecord>('transactions', { groupBy: (t) => t.accountId });
+    this.counters = store.collection<Counter>('counters');
+    this.refs = store.collection<ExternalRef>('transactionRefs');
+  }
+
+  create(account: AccountRecord, input: PurchaseRequest): TransactionRecord {
+    const currency: Currency = input.currency ?? 'BRL';
+    const method = input.paymentMethod ?? 'BANK_TRANSFER';
+    const now = this.clocks.nowMs(account.id);
+    if (this.options.strictDocuments) checkDocuments(currency, input);
+    const boletoKind = currency === 'BRL' && (method === 'BOLETO' || method === 'PIX_BOLETO');
+    const dueDate = boletoKind ? (input.dueDate ?? defaultDueDate(now)) : null;
+    if (boletoKind && input.dueDate !== undefined) checkDueDate(input.dueDate, now);
+
+    const id = this.nextId();
+    const base = {
+      id,
+      currency,
+      method,
+      installments: null,
+      externalId: input.externalId ?? null,
+      status: 'PENDING' as const,
+      amount: input.amount,
+      postbackUrl: input.postbackUrl ?? account.webhookUrl ?? null,
+      referrerUrl: null,
+      expiresAt: null,
+      createdAt: new Date(now).toISOString(),
+      costFee: feeFor(this.options.fees, currency, method, input.amount),
+      paidAt: null,
+    };
+    let view: Transaction;
+    if (currency === 'COP') view = { ...base, currency, redirectUrl: null } as Transaction;
+    else if (currency === 'ARS') view = { ...base, currency, cvu: null, paymentInstruction: {} } as Transaction;
+    else if (method === 'CREDIT_CARD') view = this.cardView(base, input, now);
+    else {
+      view = {
+        ...base,
+        ...(method !== 'BOLETO' && { pixCode: '' }),
+        ...(method !== 'PIX' && { paymentInstruction: {} }),
+        paidRail: null,
+      } as Transaction;
+    }
+
+    const record: TransactionRecord = { id, accountId: account.id, view, details: detailsOf(input, dueDate), filledAt: null };
+    this.records.put(record);
+    if (record.view.externalId !== null) {
+      this.refs.put({ id: `${account.id}\n${record.view.externalId}`, transactionId: id });
+    }
+    if (method !== 'CREDIT_CARD') {
+      this.scheduler.schedule(account.id, FILL_JOB, id, now + this.options.instructionDelayMs);
+    }
+    return record;
+  }
+
+  /** Another account's transaction answers exactly like a missing one. */
+  get(account: { id: string }, id: string): TransactionRecord {
+    const record = this.records.get(id);
+    if (!record || record.accountId !== account.id) throw notFound(`transaction ${id} not found`);
+    return record;
+  }
+
+  /** The most recent transaction with this externalId (the spec does not make them unique). */
+  getByExternalId(account: { id: string }, externalId: string): TransactionRecord {
+    const ref = this.refs.get(`${account.id}\n${externalId}`);
+    const record = ref && this.records.get(ref.transactionId);
+    if (!record || record.accountId !== account.id) throw notFound(`no transaction with externalId ${externalId}`);
+    return record;
+  }
+
+  replace(record: TransactionRecord): void {
+    this.records.put(record);
+  }
+
+  /** Wipes an account's transactions (control API reset). */
+  deleteAll(accountId: string): number {
+    const owned = [...this.records.group(accountId)];
+    for (const record of owned) {
+      this.records.delete(record.id);
+      if (record.view.externalId !== null) {
+        const key = `${accountId}\n${record.view.externalId}`;
+        if (this.refs.get(key)?.transactionId === record.id) this.refs.delete(key);
+      }
+    }
+    return owned.length;
+  }
+
+  private cardView(base: Record<string, unknown>, input: PurchaseRequest, now: number): Transaction {
+    const card = input.card;
+    if (!card) throw badRequest('card is required for CREDIT_CARD');
+    if (!passesLuhn(card.number)) throw badRequest('card.number is not a valid card number (Luhn check)');
+    const today = new Date(now);
+    const expired =
+      card.expirationYear < today.getUTCFullYear() ||
+      (card.expirationYear === today.getUTCFullYear() && card.expirationMonth < today.getUTCMonth() + 1);
+    if (expired) throw badRequest('card is expired: expirationMonth/expirationYear is in the past');
+    const outcome = cardOutcome(card.number);
+    return {
+      ...base,
+      installments: input.installments ?? 1,
+      status: outcome.status,
+      paidAt: outcome.status === 'APPROVED' ? new Date(now).toISOString() : null,
+      paidRail: outcome.status === 'APPROVED' ? 'CARD' : null,
+      card: { brand: cardBrand(card.number), last4: card.number.slice(-4), holderName: card.holderName },
+      declineReason: outcome.declineReason,
+    } as Transaction;
+  }
+
+  private nextId(): string {
+    const last = this.counters.get('transaction')?.last ?? FIRST_ID - 1;
+    this.counters.put({ id: 'transaction', last: last + 1 });
+    return String(last + 1);
+  }
+}
+
+function detailsOf(input: PurchaseRequest, dueDate: string | null): PurchaseDetails {
+  return {
+    name: input.name,
+    email: input.email,
+    phone: input.phone ?? null,
+    cpf: input.cpf ?? null,
+    description: input.description,
+    responsibleDocument: input.responsibleDocument,
+    responsibleExternalId: input.responsibleExternalId,
+    boletoAddress: input.boletoAddress ?? null,
+    dueDate,
+  };
+}
