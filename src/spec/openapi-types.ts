@@ -1567,7 +1567,10 @@ export interface operations {
     };
     getCheckoutPage: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Set by the Approve and Reject buttons' redirect, to show the outcome. */
+                result?: "approved" | "rejected";
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
