@@ -20,11 +20,21 @@ import { HttpError } from './http/errors.js';
 import { loadFeeTable } from './transactions/fees.js';
 import { FILL_JOB, Transactions } from './transactions/transactions.js';
 import { Transitions } from './transactions/transitions.js';
+import { wireBoletoExpiry } from './transactions/boleto-expiry.js';
+import { Events } from './events/events.js';
+import { attachEventStream, type EventStream } from './events/event-stream.js';
+import { wireTransactionEvents } from './events/transaction-events.js';
+import { createWebhookHandlers } from './http/webhook-handlers.js';
+import { DEFAULT_RETRY, Deliveries } from './webhooks/deliveries.js';
+import { Dispatcher } from './webhooks/dispatcher.js';
+import type { Server } from 'node:http';
 
 export interface Sandbox {
   app: Express;
   /** Called once the server listens, when the public URL was not configured. */
   setPublicUrl(url: string): void;
+  /** Serves the WebSocket event stream on the server's upgrade requests. */
+  attachEventStream(server: Server): void;
   store: Store;
   defaultAccount: AccountRecord;
   /** Flushes and closes the store; the HTTP server is the caller's to stop first. */
@@ -62,7 +72,16 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
       if (!(error instanceof HttpError && error.status === 404)) throw error;
     }
   });
-  const reset = new AccountReset({ products, offers, images, transactions, scheduler, clocks, commit });
+  const events = new Events(store);
+  const dispatcher = new Dispatcher(config.webhookTimeoutMs);
+  const deliveries = new Deliveries(store, accounts, transactions, clocks, scheduler, dispatcher, events, commit, logger, {
+    ...DEFAULT_RETRY,
+    maxAttempts: config.webhookMaxAttempts,
+  });
+  wireTransactionEvents(transactions, transitions, events, deliveries);
+  wireBoletoExpiry(transactions, transitions, scheduler);
+  deliveries.resume();
+  const reset = new AccountReset({ products, offers, images, transactions, scheduler, clocks, events, deliveries, commit });
   const defaultAccount = accounts.ensureDefault(config.secretKey);
   await store.commit();
 
@@ -70,7 +89,8 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     document,
     handlers: {
       ...createHandlers({ config, accounts, products, offers, images, objects, reset }),
-      ...createTransactionHandlers({ accounts, transactions, transitions, clocks, scheduler }),
+      ...createTransactionHandlers({ accounts, transactions, transitions, clocks, scheduler, deliveries }),
+      ...createWebhookHandlers({ deliveries, events, scheduler }),
     },
     accounts,
     adminToken: config.adminToken,
@@ -87,6 +107,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   // Jobs that fell due while the sandbox was down run now, before the first request.
   await scheduler.start();
 
+  let stream: EventStream | undefined;
   return {
     app,
     store,
@@ -94,8 +115,15 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     setPublicUrl: (url) => {
       publicUrl = config.publicUrl ?? url;
     },
+    attachEventStream: (server) => {
+      stream = attachEventStream(server, accounts, events);
+    },
     close: async () => {
+      stream?.close();
       scheduler.stop();
+      // Attempts under way are recorded before the store closes; their retries are stored.
+      await Promise.all([...accounts.ids()].map((id) => deliveries.idle(id)));
+      await dispatcher.close();
       await store.close();
     },
   };

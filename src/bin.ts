@@ -29,6 +29,8 @@ program
   .addOption(new Option('--log-level <level>', 'pino log level').env('LOG_LEVEL').default(DEFAULTS.logLevel))
   .addOption(new Option('--strict-documents', 'also check CPF, CNPJ, CUIT and NIT check digits').env('SANDBOX_STRICT_DOCUMENTS'))
   .addOption(new Option('--fees <file>', 'JSON file overriding the fee table').env('SANDBOX_FEES'))
+  .addOption(new Option('--webhook-max-attempts <n>', 'attempts per webhook delivery').env('SANDBOX_WEBHOOK_MAX_ATTEMPTS').argParser(integer).default(DEFAULTS.webhookMaxAttempts))
+  .addOption(new Option('--webhook-timeout <ms>', 'timeout of one webhook attempt').env('SANDBOX_WEBHOOK_TIMEOUT_MS').argParser(integer).default(DEFAULTS.webhookTimeoutMs))
   .addOption(new Option('--compact-min-bytes <bytes>', 'journal size that triggers a background compaction').env('SANDBOX_COMPACT_MIN_BYTES').argParser(integer).default(DEFAULTS.compactMinBytes))
   .action(async (opts: StartOptions) => {
     const config = resolveConfig(toConfig(opts));
@@ -72,6 +74,8 @@ interface StartOptions {
   compactMinBytes: number;
   strictDocuments?: boolean | string;
   fees?: string;
+  webhookMaxAttempts: number;
+  webhookTimeout: number;
 }
 
 /** A boolean flag or its env var form (SANDBOX_IN_MEMORY=1); "0" and "false" mean off. */
@@ -86,6 +90,8 @@ function toConfig(opts: StartOptions): Partial<Config> {
     inMemory: flag(opts.inMemory),
     strictDocuments: flag(opts.strictDocuments),
     feesFile: opts.fees,
+    webhookMaxAttempts: opts.webhookMaxAttempts,
+    webhookTimeoutMs: opts.webhookTimeout,
     secretKey: opts.secretKey,
     publicUrl: opts.publicUrl,
     instructionDelayMs: opts.instructionDelay,

@@ -24,6 +24,10 @@ export interface Config {
   strictDocuments: boolean;
   /** JSON file overriding the default fee table; undefined keeps the defaults. */
   feesFile: string | undefined;
+  /** Attempts per webhook delivery, the first included. */
+  webhookMaxAttempts: number;
+  /** How long one webhook attempt may take before it counts as failed. */
+  webhookTimeoutMs: number;
 }
 
 export const DEFAULTS = {
@@ -35,6 +39,8 @@ export const DEFAULTS = {
   jsonLimitBytes: 1024 * 1024,
   imageLimitBytes: 5 * 1024 * 1024,
   compactMinBytes: 64 * 1024 * 1024,
+  webhookMaxAttempts: 8,
+  webhookTimeoutMs: 5000,
 } as const;
 
 /** Docker images set this so the defaults match the container (bind all, data in /data). */
@@ -57,5 +63,7 @@ export function resolveConfig(input: Partial<Config>): Config {
     compactMinBytes: input.compactMinBytes ?? DEFAULTS.compactMinBytes,
     strictDocuments: input.strictDocuments ?? false,
     feesFile: input.feesFile,
+    webhookMaxAttempts: input.webhookMaxAttempts ?? DEFAULTS.webhookMaxAttempts,
+    webhookTimeoutMs: input.webhookTimeoutMs ?? DEFAULTS.webhookTimeoutMs,
   };
 }

@@ -24,6 +24,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
   sandbox.setPublicUrl(`http://localhost:${port}`);
+  sandbox.attachEventStream(server);
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>

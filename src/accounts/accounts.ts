@@ -49,6 +49,10 @@ export class Accounts {
     return record;
   }
 
+  ids(): string[] {
+    return [...this.accounts.values()].map((a) => a.id);
+  }
+
   get(id: string): AccountRecord | undefined {
     return this.accounts.get(id);
   }

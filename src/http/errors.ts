@@ -25,6 +25,7 @@ const REASONS: Record<number, string> = {
   409: 'Conflict',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
+  426: 'Upgrade Required',
   500: 'Internal Server Error',
   501: 'Not Implemented',
   503: 'Service Unavailable',

@@ -8,6 +8,7 @@ import type { Clock, PurchaseRequest } from '../spec/types.js';
 import { checkoutPath } from '../transactions/instructions.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
+import type { Deliveries } from '../webhooks/deliveries.js';
 import type { Rail, Transitions } from '../transactions/transitions.js';
 import { HttpError, notFound } from './errors.js';
 import type { Call, Handlers } from './router.js';
@@ -18,6 +19,7 @@ export interface TransactionServices {
   transitions: Transitions;
   clocks: AccountClocks;
   scheduler: Scheduler;
+  deliveries: Deliveries;
 }
 
 function owner(call: Call): AccountRecord {
@@ -33,6 +35,13 @@ function payerTransaction(s: TransactionServices, id: string): { record: Transac
   const record = s.transactions.records.get(id);
   if (!record) throw notFound(`transaction ${id} not found`);
   return { record, merchant: s.accounts.get(record.accountId)?.name ?? 'Sandbox merchant' };
+}
+
+/** The hosted checkout (page and buttons) is the redirectUrl of COP transactions only. */
+function checkoutTransaction(s: TransactionServices, id: string): { record: TransactionRecord; merchant: string } {
+  const found = payerTransaction(s, id);
+  if (found.record.view.currency !== 'COP') throw notFound(`transaction ${found.record.id} has no checkout page (only COP does)`);
+  return found;
 }
 
 export function createTransactionHandlers(s: TransactionServices): Handlers {
@@ -59,23 +68,29 @@ export function createTransactionHandlers(s: TransactionServices): Handlers {
     advanceClock: async (call) => {
       const account = owner(call);
       s.clocks.advance(account.id, (call.body as { ms: number }).ms);
+      // Jobs run in order; a webhook attempt they start may schedule a retry that is due
+      // within the same advance, so run until nothing of the account is due or under way.
       await s.scheduler.clockChanged(account.id);
+      await s.deliveries.idle(account.id);
+      while (s.scheduler.hasDue()) {
+        await s.scheduler.drain();
+        await s.deliveries.idle(account.id);
+      }
       return json(200, clockOf(account.id));
     },
 
     getCheckoutPage: (call) => {
-      const { record, merchant } = payerTransaction(s, String(call.params.id));
-      if (record.view.currency !== 'COP') throw notFound(`transaction ${record.id} has no checkout page (only COP does)`);
+      const { record, merchant } = checkoutTransaction(s, String(call.params.id));
       const result = typeof call.query.result === 'string' ? call.query.result : undefined;
       return { status: 200, contentType: HTML, bytes: renderCheckoutPage(record, merchant, result) };
     },
     approveCheckout: (call) => {
-      const { record } = payerTransaction(s, String(call.params.id));
+      const { record } = checkoutTransaction(s, String(call.params.id));
       s.transitions.pay(record.accountId, record.id);
       return { status: 303, redirect: `${checkoutPath(record.id)}?result=approved` };
     },
     rejectCheckout: (call) => {
-      const { record } = payerTransaction(s, String(call.params.id));
+      const { record } = checkoutTransaction(s, String(call.params.id));
       s.transitions.decline(record.accountId, record.id);
       return { status: 303, redirect: `${checkoutPath(record.id)}?result=rejected` };
     },

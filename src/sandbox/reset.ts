@@ -6,6 +6,8 @@ import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { ResetResult } from '../spec/types.js';
 import type { Transactions } from '../transactions/transactions.js';
+import type { Events } from '../events/events.js';
+import type { Deliveries } from '../webhooks/deliveries.js';
 
 export interface ResetScope {
   products: Products;
@@ -14,6 +16,8 @@ export interface ResetScope {
   transactions: Transactions;
   scheduler: Scheduler;
   clocks: AccountClocks;
+  events: Events;
+  deliveries: Deliveries;
   commit: () => Promise<void>;
 }
 
@@ -22,7 +26,7 @@ export class AccountReset {
   constructor(private readonly scope: ResetScope) {}
 
   async run(account: AccountRecord): Promise<ResetResult> {
-    const { products: productsOf, offers: offersOf, images, transactions, scheduler, clocks, commit } = this.scope;
+    const { products: productsOf, offers: offersOf, images, transactions, scheduler, clocks, events, deliveries, commit } = this.scope;
     const products = [...productsOf.records.group(account.id)];
     let offers = 0;
     for (const product of products) {
@@ -34,11 +38,13 @@ export class AccountReset {
     }
     const jobs = scheduler.cancelAll(account.id);
     const deletedTransactions = transactions.deleteAll(account.id);
+    const deletedEvents = events.deleteAll(account.id);
+    const deletedDeliveries = deliveries.deleteAll(account.id);
     clocks.reset(account.id);
     await scheduler.clockChanged(account.id);
     await commit();
     // Files go only after the records that point at them are durably gone.
     for (const product of products) await images.removeObjectOf(product.imageUrl);
-    return { accountId: account.id, deleted: { products: products.length, offers, transactions: deletedTransactions, jobs } };
+    return { accountId: account.id, deleted: { products: products.length, offers, transactions: deletedTransactions, jobs, events: deletedEvents, webhooks: deletedDeliveries } };
   }
 }

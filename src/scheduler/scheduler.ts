@@ -40,7 +40,7 @@ export class Scheduler {
     private readonly commit: () => Promise<void>,
     private readonly logger: Logger,
   ) {
-    this.jobs = store.collection<Job>('jobs', { groupBy: (j) => j.accountId });
+    this.jobs = store.collection<Job>('jobs', { groupBy: (j) => j.accountId, unique: { target: targetKey } });
     for (const job of this.jobs.values()) {
       this.nextSeq = Math.max(this.nextSeq, job.seq + 1);
       this.enqueue(job);
@@ -51,7 +51,9 @@ export class Scheduler {
     this.runners.set(kind, runner);
   }
 
+  /** At most one job per (account, kind, ref): scheduling again replaces the earlier one. */
   schedule(accountId: string, kind: string, ref: string, dueAt: number): Job {
+    this.cancel(accountId, kind, ref);
     const job: Job = { id: `job_${this.nextSeq}`, accountId, kind, ref, dueAt, seq: this.nextSeq++ };
     this.jobs.put(job);
     this.enqueue(job);
@@ -60,11 +62,20 @@ export class Scheduler {
     return job;
   }
 
-  /** Jobs of one account for one ref, e.g. to cancel a pending fill once it ran by hand. */
+  /** E.g. a pending fill once it ran by hand. */
   cancel(accountId: string, kind: string, ref: string): void {
-    for (const job of [...this.jobs.group(accountId)]) {
-      if (job.kind === kind && job.ref === ref) this.remove(job);
-    }
+    const job = this.jobs.findUnique('target', targetKey({ accountId, kind, ref }));
+    if (job) this.remove(job);
+  }
+
+  isScheduled(accountId: string, kind: string, ref: string): boolean {
+    return this.jobs.findUnique('target', targetKey({ accountId, kind, ref })) !== undefined;
+  }
+
+  /** True while a stored job is due on its account's clock. */
+  hasDue(): boolean {
+    const now = Date.now();
+    return this.queue.some((e) => e.realDue <= now && this.jobs.get(e.job.id) !== undefined);
   }
 
   /** Drops every job of an account (reset); returns how many there were. */
@@ -124,9 +135,9 @@ export class Scheduler {
     }
   }
 
+  /** The queue entry stays until it comes up and is skipped: removal costs O(1). */
   private remove(job: Job): void {
     this.jobs.delete(job.id);
-    this.queue = this.queue.filter((e) => e.job.id !== job.id);
   }
 
   private realDue(job: Job): number {
@@ -157,5 +168,7 @@ export class Scheduler {
     this.timer.unref();
   }
 }
+
+const targetKey = (j: Pick<Job, 'accountId' | 'kind' | 'ref'>): string => `${j.accountId}\n${j.kind}\n${j.ref}`;
 
 const byDue = (a: Job, b: Job): number => a.dueAt - b.dueAt || a.seq - b.seq;

@@ -385,6 +385,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sandbox/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's webhook delivery log
+         * @description Newest last, with cursor pagination. Each record carries the payload and every attempt.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** One webhook delivery */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/webhooks/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Sends the same body (same `x-sandbox-delivery`) once more, now, as a new attempt marked `replay`, and answers once it is recorded. An undeliverable one goes to the URL in effect now, if any (else 409).
+         */
+        post: operations["replayWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's events
+         * @description Every state change of the account, oldest first, with cursor pagination (`startingAfter` = the last event id seen).
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/events/ws": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live event stream (WebSocket)
+         * @description Upgrade to a WebSocket: each event of the account arrives as one JSON text message
+         *     (an `Event`), as it happens. Authenticate with the Basic header or, from a browser,
+         *     `?key=<secret key>`. `?startingAfter=evt_…` first replays the events after that one.
+         *     The server pings every 15 s and closes with 1001 when it shuts down. A plain HTTP GET
+         *     is 426.
+         */
+        get: operations["getEventStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sandbox/checkout/{id}": {
         parameters: {
             query?: never;
@@ -823,6 +928,79 @@ export interface components {
             deleted: {
                 [key: string]: number;
             };
+        };
+        /**
+         * @description pending (attempts left), delivered (a 2xx), failed (every attempt failed), undeliverable (no URL).
+         * @enum {string}
+         */
+        DeliveryStatus: "pending" | "delivered" | "failed" | "undeliverable";
+        WebhookAttempt: {
+            at: components["schemas"]["Timestamp"];
+            httpStatus: number | null;
+            /** @description Why it failed: "HTTP 500", "timeout after 5000 ms", "ECONNREFUSED: …". */
+            error: string | null;
+            durationMs: number;
+            /** @description The first 1 KiB of the receiver's answer. */
+            responseBody: string | null;
+            replay: boolean;
+        };
+        /** @description The `cashin.paid` webhook body, sent with its keys sorted at every depth. */
+        CashinPaid: {
+            /** @constant */
+            environment: "sandbox";
+            /** @constant */
+            event: "cashin.paid";
+            payload: {
+                /** @description Centavos. */
+                amount: number;
+                /** @description Pix end-to-end id: E + payer ISPB + yyyyMMddHHmm + 11 alphanumerics. */
+                end_to_end_id: string;
+                error_message: null;
+                external_id: string | null;
+                payer: {
+                    document: string | null;
+                    institution: string;
+                    ispb: string;
+                    name: string;
+                };
+                receiver: {
+                    document: string;
+                    name: string;
+                };
+                transaction_id: string;
+                withdrawal_id: null;
+            };
+        };
+        WebhookDelivery: {
+            /** @description Also sent as x-sandbox-delivery, stable across retries. */
+            id: string;
+            /** @constant */
+            event: "cashin.paid";
+            transactionId: string;
+            url: string | null;
+            status: components["schemas"]["DeliveryStatus"];
+            attempts: components["schemas"]["WebhookAttempt"][];
+            nextAttemptAt: components["schemas"]["Timestamp"] | null;
+            payload: components["schemas"]["CashinPaid"];
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+            hasMore: boolean;
+        };
+        /** @enum {string} */
+        EventType: "transaction.created" | "transaction.instruction_filled" | "transaction.paid" | "transaction.expired" | "transaction.declined" | "webhook.delivered" | "webhook.failed";
+        Event: {
+            id: string;
+            type: components["schemas"]["EventType"];
+            createdAt: components["schemas"]["Timestamp"];
+            transactionId: string | null;
+            /** @description The transaction after the change (transaction.*) or the delivery (webhook.*). */
+            data: unknown;
+        };
+        EventList: {
+            data: components["schemas"]["Event"][];
+            hasMore: boolean;
         };
         Clock: {
             accountId: string;
@@ -1563,6 +1741,140 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                transactionId?: string;
+                status?: components["schemas"]["DeliveryStatus"];
+                limit?: number;
+                /** @description Id of the last delivery of the previous page. */
+                startingAfter?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            401: components["responses"]["TransactionUnauthorized"];
+            404: components["responses"]["TransactionNotFound"];
+        };
+    };
+    replayWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery with its new attempt. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            401: components["responses"]["TransactionUnauthorized"];
+            404: components["responses"]["TransactionNotFound"];
+            409: components["responses"]["TransactionConflict"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                type?: components["schemas"]["EventType"];
+                transactionId?: string;
+                limit?: number;
+                startingAfter?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+        };
+    };
+    getEventStream: {
+        parameters: {
+            query?: {
+                key?: string;
+                startingAfter?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching to the WebSocket protocol. */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not a WebSocket upgrade. */
+            426: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransactionError"];
+                };
+            };
         };
     };
     getCheckoutPage: {

@@ -36,6 +36,7 @@ export class Transactions {
   readonly records: Collection<TransactionRecord>;
   private readonly counters: Collection<Counter>;
   private readonly refs: Collection<ExternalRef>;
+  private readonly createListeners: ((record: TransactionRecord) => void)[] = [];
 
   constructor(
     store: Store,
@@ -46,6 +47,10 @@ export class Transactions {
     this.records = store.collection<TransactionRecord>('transactions', { groupBy: (t) => t.accountId });
     this.counters = store.collection<Counter>('counters');
     this.refs = store.collection<ExternalRef>('transactionRefs');
+  }
+
+  onCreate(listener: (record: TransactionRecord) => void): void {
+    this.createListeners.push(listener);
   }
 
   create(account: AccountRecord, input: PurchaseRequest): TransactionRecord {
@@ -94,6 +99,7 @@ export class Transactions {
     if (method !== 'CREDIT_CARD') {
       this.scheduler.schedule(account.id, FILL_JOB, id, now + this.options.instructionDelayMs);
     }
+    for (const listener of this.createListeners) listener(record);
     return record;
   }
 

@@ -16,7 +16,8 @@ const RAILS: Partial<Record<Transaction['method'], Rail[]>> = {
   PIX_BOLETO: ['PIX', 'BOLETO'],
 };
 
-export type TransitionListener = (record: TransactionRecord, previous: TransactionRecord) => void;
+/** `at` is the account-clock instant of the change. */
+export type TransitionListener = (record: TransactionRecord, previous: TransactionRecord, at: string) => void;
 
 const conflict = (record: TransactionRecord, action: string): HttpError => {
   const paid = record.view.status === 'APPROVED' && 'paidRail' in record.view && record.view.paidRail ? ` by ${record.view.paidRail}` : '';
@@ -85,7 +86,8 @@ export class Transitions {
 
   private commitTransition(previous: TransactionRecord, next: TransactionRecord): TransactionRecord {
     this.transactions.replace(next);
-    for (const listener of this.listeners) listener(next, previous);
+    const at = new Date(this.clocks.nowMs(next.accountId)).toISOString();
+    for (const listener of this.listeners) listener(next, previous, at);
     return next;
   }
 }

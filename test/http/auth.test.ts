@@ -313,7 +313,7 @@ describe('POST /_sandbox/reset (no admin token)', () => {
 
     const res = await target.client.post<ResetResult>('/_sandbox/reset');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ accountId: target.account.id, deleted: { products: 2, offers: 2, transactions: 0, jobs: 0 } });
+    expect(res.body).toEqual({ accountId: target.account.id, deleted: { products: 2, offers: 2, transactions: 0, jobs: 0, events: 0, webhooks: 0 } });
 
     expect(await listAllProducts(target.client)).toEqual([]);
     expectProductError(await target.client.get(`/v2/products/${target.live.id}`), 404);
@@ -338,7 +338,7 @@ describe('POST /_sandbox/reset (no admin token)', () => {
   it('answers zero counts for an empty account', async () => {
     const { account, client } = await createAccount(sb);
     const res = await client.post<ResetResult>('/_sandbox/reset', {});
-    expect(res.body).toEqual({ accountId: account.id, deleted: { products: 0, offers: 0, transactions: 0, jobs: 0 } });
+    expect(res.body).toEqual({ accountId: account.id, deleted: { products: 0, offers: 0, transactions: 0, jobs: 0, events: 0, webhooks: 0 } });
   });
 
   it('accepts its own accountId and refuses another account with 403', async () => {
@@ -419,7 +419,7 @@ describe('a sandbox with SANDBOX_ADMIN_TOKEN and its own default key', () => {
 
       const res = await nobody.post<ResetResult>('/_sandbox/reset', { accountId: target.account.id }, bearer('t'));
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ accountId: target.account.id, deleted: { products: 1, offers: 1, transactions: 0, jobs: 0 } });
+      expect(res.body).toEqual({ accountId: target.account.id, deleted: { products: 1, offers: 1, transactions: 0, jobs: 0, events: 0, webhooks: 0 } });
       expect(await listAllProducts(target.client)).toEqual([]);
       expect(ids(await listAllProducts(bystander.client))).toEqual([kept.id]);
     });

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createHandlers } from '../../src/http/handlers.js';
 import { createTransactionHandlers } from '../../src/http/transaction-handlers.js';
+import { createWebhookHandlers } from '../../src/http/webhook-handlers.js';
 import { OPENAPI_PATH, loadOpenApi } from '../../src/spec/openapi.js';
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
@@ -47,6 +48,7 @@ describe('openapi.yaml', () => {
     const handled = [
       ...Object.keys(createHandlers({} as Parameters<typeof createHandlers>[0])),
       ...Object.keys(createTransactionHandlers({} as Parameters<typeof createTransactionHandlers>[0])),
+      ...Object.keys(createWebhookHandlers({} as Parameters<typeof createWebhookHandlers>[0])),
     ];
     expect([...handled].sort()).toEqual([...ids].map(String).sort());
   });

@@ -1,0 +1,67 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { secretKeyFromHeader, type Accounts } from '../accounts/accounts.js';
+import type { Events } from './events.js';
+
+export const EVENT_STREAM_PATH = '/_sandbox/events/ws';
+
+export interface EventStream {
+  /** Closes every connection with 1001 (going away) and stops accepting. */
+  close(): void;
+}
+
+function refuse(socket: Duplex, status: string, message: string): void {
+  const body = JSON.stringify({ statusCode: Number(status.slice(0, 3)), message });
+  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/**
+ * Streams each event of the authenticated account as a JSON text message, as it happens.
+ * Browsers cannot set headers on a WebSocket, so the key may also come as `?key=`.
+ * `?startingAfter=evt_…` first replays what the client missed. Protocol pings detect dead
+ * peers; shutdown closes every socket cleanly.
+ */
+export function attachEventStream(server: Server, accounts: Accounts, events: Events, heartbeatMs = 15_000): EventStream {
+  const wss = new WebSocketServer({ noServer: true });
+  const alive = new WeakMap<WebSocket, boolean>();
+
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://sandbox.local');
+    if (url.pathname !== EVENT_STREAM_PATH) return refuse(socket, '404 Not Found', `no WebSocket at ${url.pathname}`);
+    const key = secretKeyFromHeader(req.headers.authorization) ?? url.searchParams.get('key') ?? undefined;
+    const account = key ? accounts.authenticate(key) : undefined;
+    if (!account) return refuse(socket, '401 Unauthorized', 'API key invalid or absent: send Authorization: Basic base64("secret:" + key) or ?key=');
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      alive.set(ws, true);
+      ws.on('pong', () => alive.set(ws, true));
+      const cursor = url.searchParams.get('startingAfter');
+      if (cursor) for (const event of events.since(account.id, cursor)) ws.send(JSON.stringify(event));
+      const unsubscribe = events.subscribe(account.id, (event) => {
+        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(event));
+      });
+      ws.on('close', unsubscribe);
+      ws.on('error', unsubscribe);
+    });
+  });
+
+  const heartbeat = setInterval(() => {
+    for (const ws of wss.clients) {
+      if (alive.get(ws) === false) {
+        ws.terminate();
+        continue;
+      }
+      alive.set(ws, false);
+      ws.ping();
+    }
+  }, heartbeatMs);
+  heartbeat.unref();
+
+  return {
+    close() {
+      clearInterval(heartbeat);
+      for (const ws of wss.clients) ws.close(1001, 'sandbox shutting down');
+      wss.close();
+    },
+  };
+}

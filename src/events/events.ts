@@ -1,0 +1,99 @@
+import { paginate, type Page } from '../catalog/paginate.js';
+import type { Collection, Store } from '../store/store.js';
+
+export type EventType =
+  | 'transaction.created'
+  | 'transaction.instruction_filled'
+  | 'transaction.paid'
+  | 'transaction.expired'
+  | 'transaction.declined'
+  | 'webhook.delivered'
+  | 'webhook.failed';
+
+/** One state change of an account, as stored and as streamed. */
+export interface SandboxEvent {
+  id: string;
+  type: EventType;
+  /** The account-clock instant of the change. */
+  createdAt: string;
+  transactionId: string | null;
+  data: unknown;
+}
+
+interface EventRecord extends SandboxEvent {
+  accountId: string;
+}
+
+interface Counter {
+  id: string;
+  last: number;
+}
+
+export type EventListener = (event: SandboxEvent) => void;
+
+export interface EventQuery {
+  limit?: number;
+  startingAfter?: string;
+  type?: string;
+  transactionId?: string;
+}
+
+const toEvent = ({ accountId: _accountId, ...event }: EventRecord): SandboxEvent => event;
+
+/** The account's event log, kept in the store and fanned out live to subscribers. */
+export class Events {
+  private readonly records: Collection<EventRecord>;
+  private readonly counters: Collection<Counter>;
+  private readonly listeners = new Map<string, Set<EventListener>>();
+
+  constructor(store: Store) {
+    this.records = store.collection<EventRecord>('events', { groupBy: (e) => e.accountId });
+    this.counters = store.collection<Counter>('counters');
+  }
+
+  append(accountId: string, type: EventType, createdAt: string, transactionId: string | null, data: unknown): SandboxEvent {
+    const seq = (this.counters.get('event')?.last ?? 0) + 1;
+    this.counters.put({ id: 'event', last: seq });
+    const record: EventRecord = { id: `evt_${String(seq).padStart(10, '0')}`, type, createdAt, transactionId, data, accountId };
+    this.records.put(record);
+    const event = toEvent(record);
+    for (const listener of this.listeners.get(accountId) ?? []) listener(event);
+    return event;
+  }
+
+  list(accountId: string, query: EventQuery): Page<SandboxEvent> {
+    const page = paginate(
+      this.records.group(accountId),
+      query,
+      (e) => (query.type === undefined || e.type === query.type) && (query.transactionId === undefined || e.transactionId === query.transactionId),
+    );
+    return { data: page.data.map(toEvent), hasMore: page.hasMore };
+  }
+
+  /** Events after a cursor, for a stream that resumes without gaps. */
+  since(accountId: string, startingAfter: string): SandboxEvent[] {
+    const out: SandboxEvent[] = [];
+    let started = false;
+    for (const e of this.records.group(accountId)) {
+      if (started) out.push(toEvent(e));
+      else started = e.id === startingAfter;
+    }
+    return out;
+  }
+
+  subscribe(accountId: string, listener: EventListener): () => void {
+    let set = this.listeners.get(accountId);
+    if (!set) this.listeners.set(accountId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.listeners.delete(accountId);
+    };
+  }
+
+  deleteAll(accountId: string): number {
+    const owned = [...this.records.group(accountId)];
+    for (const e of owned) this.records.delete(e.id);
+    return owned.length;
+  }
+}

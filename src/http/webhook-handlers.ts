@@ -1,0 +1,44 @@
+import type { AccountRecord } from '../accounts/accounts.js';
+import type { Events } from '../events/events.js';
+import type { Scheduler } from '../scheduler/scheduler.js';
+import type { Deliveries } from '../webhooks/deliveries.js';
+import { HttpError } from './errors.js';
+import type { Call, Handlers } from './router.js';
+
+export interface WebhookServices {
+  deliveries: Deliveries;
+  events: Events;
+  scheduler: Scheduler;
+}
+
+function owner(call: Call): AccountRecord {
+  if (!call.account) throw new HttpError(401, 'API key invalid or absent');
+  return call.account;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+
+export function createWebhookHandlers(s: WebhookServices): Handlers {
+  return {
+    listWebhooks: (call) =>
+      ({ status: 200, json: s.deliveries.list(owner(call).id, {
+        transactionId: str(call.query.transactionId),
+        status: str(call.query.status),
+        limit: num(call.query.limit),
+        startingAfter: str(call.query.startingAfter),
+      }) }),
+    getWebhook: (call) => ({ status: 200, json: s.deliveries.get(owner(call).id, String(call.params.id)) }),
+    replayWebhook: async (call) => ({ status: 200, json: await s.deliveries.replay(owner(call).id, String(call.params.id)) }),
+    listEvents: (call) =>
+      ({ status: 200, json: s.events.list(owner(call).id, {
+        type: str(call.query.type),
+        transactionId: str(call.query.transactionId),
+        limit: num(call.query.limit),
+        startingAfter: str(call.query.startingAfter),
+      }) }),
+    getEventStream: () => {
+      throw new HttpError(426, 'this is a WebSocket endpoint: connect with Upgrade: websocket');
+    },
+  };
+}

@@ -1,0 +1,248 @@
+import { randomUUID } from 'node:crypto';
+import type { Accounts } from '../accounts/accounts.js';
+import type { Events } from '../events/events.js';
+import { HttpError, notFound } from '../http/errors.js';
+import type { Logger } from '../log.js';
+import { paginate, type Page } from '../catalog/paginate.js';
+import { cryptoRng } from '../rails/random.js';
+import type { AccountClocks } from '../scheduler/account-clocks.js';
+import type { Job, Scheduler } from '../scheduler/scheduler.js';
+import type { Collection, Store } from '../store/store.js';
+import type { TransactionRecord } from '../transactions/transaction-record.js';
+import type { Transactions } from '../transactions/transactions.js';
+import type { AttemptOutcome, Dispatcher } from './dispatcher.js';
+import { cashinPaidBody, type CashinPaidBody } from './payload.js';
+import { signBody, sortKeysDeep } from './signature.js';
+
+export const DELIVER_JOB = 'deliverWebhook';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'undeliverable';
+
+export interface Attempt {
+  at: string;
+  httpStatus: number | null;
+  error: string | null;
+  durationMs: number;
+  responseBody: string | null;
+  replay: boolean;
+}
+
+export interface Delivery {
+  id: string;
+  event: 'cashin.paid';
+  transactionId: string;
+  url: string | null;
+  status: DeliveryStatus;
+  attempts: Attempt[];
+  nextAttemptAt: string | null;
+  payload: CashinPaidBody;
+  createdAt: string;
+}
+
+interface DeliveryRecord extends Delivery {
+  accountId: string;
+}
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 8, baseDelayMs: 1000, maxDelayMs: 10 * 60_000 };
+
+export interface DeliveryQuery {
+  transactionId?: string;
+  status?: string;
+  limit?: number;
+  startingAfter?: string;
+}
+
+const toDelivery = ({ accountId: _accountId, ...delivery }: DeliveryRecord): Delivery => delivery;
+
+/**
+ * The webhook outbox. A paid transaction gets a delivery record and a job; the job stores
+ * the next retry before the attempt starts, so a crash mid-attempt still retries after a
+ * restart (at least once). Attempts run in the background: the scheduler never waits on
+ * a receiver, and `idle(account)` lets the test clock wait for the account's own.
+ */
+export class Deliveries {
+  private readonly records: Collection<DeliveryRecord>;
+  private readonly inFlight = new Map<string, Set<Promise<void>>>();
+  /** Deliveries with an attempt under way: a retry never overlaps its own previous attempt. */
+  private readonly sending = new Set<string>();
+
+  constructor(
+    store: Store,
+    private readonly accounts: Accounts,
+    private readonly transactions: Transactions,
+    private readonly clocks: AccountClocks,
+    private readonly scheduler: Scheduler,
+    private readonly dispatcher: Dispatcher,
+    private readonly events: Events,
+    private readonly commit: () => Promise<void>,
+    private readonly logger: Logger,
+    private readonly retry: RetryPolicy = DEFAULT_RETRY,
+  ) {
+    this.records = store.collection<DeliveryRecord>('deliveries', { groupBy: (d) => d.accountId });
+    scheduler.register(DELIVER_JOB, (job) => this.runAttempt(job));
+  }
+
+  /** Deliveries left pending by a stop or a crash get their job back (normally they still have it). */
+  resume(): void {
+    for (const d of this.records.values()) {
+      if (d.status !== 'pending' || this.scheduler.isScheduled(d.accountId, DELIVER_JOB, d.id)) continue;
+      this.scheduler.schedule(d.accountId, DELIVER_JOB, d.id, this.clocks.nowMs(d.accountId));
+    }
+  }
+
+  /** Called on PENDING → APPROVED. */
+  transactionPaid(record: TransactionRecord): void {
+    const account = this.accounts.get(record.accountId);
+    if (!account) return;
+    const now = this.clocks.nowMs(account.id);
+    const url = record.view.postbackUrl ?? account.webhookUrl;
+    const delivery: DeliveryRecord = {
+      id: `whd_${randomUUID()}`,
+      event: 'cashin.paid',
+      transactionId: record.id,
+      url,
+      status: url ? 'pending' : 'undeliverable',
+      attempts: [],
+      nextAttemptAt: url ? new Date(now).toISOString() : null,
+      payload: cashinPaidBody(record, account, new Date(now)),
+      createdAt: new Date(now).toISOString(),
+      accountId: account.id,
+    };
+    this.records.put(delivery);
+    if (url) this.scheduler.schedule(account.id, DELIVER_JOB, delivery.id, now);
+  }
+
+  list(accountId: string, query: DeliveryQuery): Page<Delivery> {
+    const page = paginate(
+      this.records.group(accountId),
+      query,
+      (d) => (query.transactionId === undefined || d.transactionId === query.transactionId) && (query.status === undefined || d.status === query.status),
+    );
+    return { data: page.data.map(toDelivery), hasMore: page.hasMore };
+  }
+
+  get(accountId: string, id: string): Delivery {
+    const record = this.records.get(id);
+    if (!record || record.accountId !== accountId) throw notFound(`webhook delivery ${id} not found`);
+    return toDelivery(record);
+  }
+
+  /** Sends the delivery once more, now, as a new attempt; answers once that attempt is recorded. */
+  async replay(accountId: string, id: string): Promise<Delivery> {
+    const record = this.records.get(id);
+    if (!record || record.accountId !== accountId) throw notFound(`webhook delivery ${id} not found`);
+    const url = record.url ?? this.currentUrl(record);
+    if (!url) throw new HttpError(409, 'no webhook URL: the transaction has no postbackUrl and the account none (PUT /_sandbox/webhook-url)');
+    const updated = { ...record, url, status: record.status === 'undeliverable' ? ('failed' as const) : record.status };
+    this.records.put(updated);
+    await this.send(updated, true);
+    return this.get(accountId, id);
+  }
+
+  /** Resolves once every attempt of the account under way has been recorded. */
+  async idle(accountId: string): Promise<void> {
+    for (;;) {
+      const pending = this.inFlight.get(accountId);
+      if (!pending || pending.size === 0) return;
+      await Promise.allSettled([...pending]);
+    }
+  }
+
+  deleteAll(accountId: string): number {
+    const owned = [...this.records.group(accountId)];
+    for (const d of owned) this.records.delete(d.id);
+    return owned.length;
+  }
+
+  private currentUrl(record: DeliveryRecord): string | null {
+    const tx = this.transactions.records.get(record.transactionId);
+    return tx?.view.postbackUrl ?? this.accounts.get(record.accountId)?.webhookUrl ?? null;
+  }
+
+  /** 1 s, 2 s, 4 s … capped, plus up to 10 % jitter (always later, so receivers recovering together are not hit together). */
+  private backoff(attemptsMade: number): number {
+    const base = Math.min(this.retry.baseDelayMs * 2 ** (attemptsMade - 1), this.retry.maxDelayMs);
+    return Math.round(base * (1 + 0.1 * cryptoRng()));
+  }
+
+  private runAttempt(job: Job): void {
+    const record = this.records.get(job.ref);
+    if (!record || record.status !== 'pending' || !record.url) return;
+    const now = this.clocks.nowMs(record.accountId);
+    if (this.sending.has(record.id)) {
+      this.scheduler.schedule(record.accountId, DELIVER_JOB, record.id, now + this.retry.baseDelayMs);
+      return;
+    }
+    const number = record.attempts.length + 1;
+    let nextAttemptAt: string | null = null;
+    if (number < this.retry.maxAttempts) {
+      // Stored before the attempt starts, so a crash during it still leads to a retry;
+      // the attempt's outcome moves it to its real backoff.
+      const due = now + this.dispatcher.timeoutMs + this.backoff(number);
+      this.scheduler.schedule(record.accountId, DELIVER_JOB, record.id, due);
+      nextAttemptAt = new Date(due).toISOString();
+    }
+    const updated = { ...record, nextAttemptAt };
+    this.records.put(updated);
+    void this.send(updated, false);
+  }
+
+  private send(record: DeliveryRecord, replay: boolean): Promise<void> {
+    const account = this.accounts.get(record.accountId);
+    const url = record.url;
+    if (!account || !url) return Promise.resolve();
+    const body = JSON.stringify(sortKeysDeep(record.payload));
+    const headers = {
+      'x-signature': signBody(record.payload, account.webhookSecret),
+      'x-sandbox-delivery': record.id,
+      'x-sandbox-event': record.event,
+      'x-sandbox-attempt': String(record.attempts.length + 1),
+    };
+    const at = new Date(this.clocks.nowMs(record.accountId)).toISOString();
+    this.sending.add(record.id);
+    const work = this.dispatcher
+      .post(url, body, headers)
+      .then((outcome) => this.record(record.id, at, outcome, replay))
+      .then(() => this.commit())
+      .catch((error: unknown) => this.logger.error({ err: error, delivery: record.id }, 'recording a webhook attempt failed'));
+    let set = this.inFlight.get(record.accountId);
+    if (!set) this.inFlight.set(record.accountId, (set = new Set()));
+    const tracked = set;
+    tracked.add(work);
+    void work.finally(() => {
+      tracked.delete(work);
+      this.sending.delete(record.id);
+    });
+    return work;
+  }
+
+  private record(id: string, at: string, outcome: AttemptOutcome, replay: boolean): void {
+    const current = this.records.get(id);
+    if (!current) return; // wiped by a reset while the attempt was under way
+    const attempt: Attempt = { at, httpStatus: outcome.httpStatus, error: outcome.error, durationMs: outcome.durationMs, responseBody: outcome.responseBody, replay };
+    const attempts = [...current.attempts, attempt];
+    let next: DeliveryRecord;
+    if (outcome.ok) {
+      this.scheduler.cancel(current.accountId, DELIVER_JOB, id);
+      next = { ...current, attempts, status: 'delivered', nextAttemptAt: null };
+    } else if (!replay && current.status === 'pending' && current.nextAttemptAt === null) {
+      next = { ...current, attempts, status: 'failed' };
+    } else if (!replay && current.status === 'pending') {
+      const due = this.clocks.nowMs(current.accountId) + this.backoff(attempts.filter((a) => !a.replay).length);
+      this.scheduler.schedule(current.accountId, DELIVER_JOB, id, due);
+      next = { ...current, attempts, nextAttemptAt: new Date(due).toISOString() };
+    } else {
+      next = { ...current, attempts };
+    }
+    this.records.put(next);
+    if (next.status !== current.status && (next.status === 'delivered' || next.status === 'failed')) {
+      this.events.append(current.accountId, next.status === 'delivered' ? 'webhook.delivered' : 'webhook.failed', at, current.transactionId, toDelivery(next));
+    }
+  }
+}

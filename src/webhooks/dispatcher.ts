@@ -1,0 +1,73 @@
+import { Agent, request } from 'undici';
+import { VERSION } from '../version.js';
+
+export interface AttemptOutcome {
+  httpStatus: number | null;
+  error: string | null;
+  durationMs: number;
+  /** The first bytes of the receiver's answer, for the delivery log. */
+  responseBody: string | null;
+  ok: boolean;
+}
+
+const EXCERPT_BYTES = 1024;
+
+/**
+ * Sends webhook requests over keep-alive connections. undici's per-origin connection
+ * limit bounds concurrency per host, so a slow receiver only queues its own deliveries.
+ */
+export class Dispatcher {
+  private readonly agent: Agent;
+
+  constructor(
+    readonly timeoutMs: number,
+    connectionsPerHost = 8,
+  ) {
+    this.agent = new Agent({ connections: connectionsPerHost, keepAliveTimeout: 10_000, connect: { timeout: timeoutMs } });
+  }
+
+  async post(url: string, body: string, headers: Record<string, string>): Promise<AttemptOutcome> {
+    const started = performance.now();
+    const elapsed = (): number => Math.round(performance.now() - started);
+    try {
+      const res = await request(url, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', 'user-agent': `payments-sandbox/${VERSION}`, ...headers },
+        dispatcher: this.agent,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      const responseBody = await excerpt(res.body);
+      const ok = res.statusCode >= 200 && res.statusCode < 300;
+      return { httpStatus: res.statusCode, error: ok ? null : `HTTP ${res.statusCode}`, durationMs: elapsed(), responseBody, ok };
+    } catch (error) {
+      const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+      const message = timedOut ? `timeout after ${this.timeoutMs} ms` : describe(error);
+      return { httpStatus: null, error: message, durationMs: elapsed(), responseBody: null, ok: false };
+    }
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+}
+
+async function excerpt(body: AsyncIterable<Buffer> & { destroy?: () => void }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= EXCERPT_BYTES) {
+      body.destroy?.();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
+}
+
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: string }).code ?? ((error as { cause?: { code?: string } }).cause?.code);
+  return code ? `${code}: ${error.message}` : error.message;
+}

@@ -1,0 +1,23 @@
+import { createHmac } from 'node:crypto';
+
+/** JSON with object keys sorted at every depth: the form both signed and sent. */
+export function sortKeysDeep(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeysDeep);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortKeysDeep((value as Record<string, unknown>)[k])]),
+    );
+  }
+  return value;
+}
+
+/**
+ * `x-signature`: lowercase hex HMAC-SHA256 over JSON.stringify of the key-sorted body,
+ * a top-level `signature` field excluded (integrators' verifiers strip it first).
+ */
+export function signBody(body: Record<string, unknown>, secret: string): string {
+  const { signature: _signature, ...signed } = body;
+  return createHmac('sha256', secret).update(JSON.stringify(sortKeysDeep(signed))).digest('hex');
+}

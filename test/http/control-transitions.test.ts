@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ISO_UTC, createAccount, expectTransactionError } from '../helpers/catalog.js';
+import {
+  arsBody,
+  boletoBody,
+  control,
+  copBody,
+  created,
+  expectBadRequest,
+  hybridBody,
+  isFilledTx,
+  lookup,
+  pixBody,
+  type Body,
+  type Tx,
+} from '../helpers/purchases.js';
+import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
+
+let sb: TestSandbox;
+let client: Client;
+beforeAll(async () => {
+  // Instructions are due only after ten minutes: only the control API fills them here.
+  sb = await startSandbox({ instructionDelayMs: 600_000 });
+  client = (await createAccount(sb)).client;
+});
+afterAll(() => sb.stop());
+
+async function pay(id: string, body?: Body, as: Client = client): Promise<Tx> {
+  const res = await control(as, id, 'pay', body);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body;
+}
+
+const VARIANTS: [string, () => Body, string | undefined][] = [
+  ['COP', () => copBody(), undefined],
+  ['ARS', () => arsBody(), undefined],
+  ['PIX', () => pixBody(), 'PIX'],
+  ['BOLETO', () => boletoBody(), 'BOLETO'],
+  ['PIX_BOLETO', () => hybridBody(), 'PIX'],
+];
+
+describe('pay', () => {
+  it.each(VARIANTS)('%s: PENDING → APPROVED with paidAt, filling the instruction first', async (_label, body, rail) => {
+    const tx = await created(client, body());
+    expect(isFilledTx(tx)).toBe(false);
+    const paid = await pay(tx.id);
+    expect(paid.status).toBe('APPROVED');
+    expect(paid.paidAt).toMatch(ISO_UTC);
+    expect(Date.parse(String(paid.paidAt))).toBeGreaterThanOrEqual(Date.parse(tx.createdAt));
+    expect(isFilledTx(paid)).toBe(true);
+    if (rail) expect(paid.paidRail).toBe(rail);
+    else expect(paid).not.toHaveProperty('paidRail');
+    expect(await lookup(client, tx.id)).toEqual(paid);
+  });
+
+  it('the fill scheduled at creation does not rewrite a paid transaction', async () => {
+    const { client: own } = await createAccount(sb);
+    const paid = await pay((await created(own, hybridBody())).id, undefined, own);
+    expect((await own.post('/_sandbox/clock/advance', { ms: 600_000 })).status).toBe(200);
+    expect(await lookup(own, paid.id)).toEqual(paid);
+  });
+
+  it("paidAt is on the account's clock", async () => {
+    const { client: own } = await createAccount(sb);
+    const tx = await created(own, copBody());
+    expect((await own.post('/_sandbox/clock/advance', { ms: 86_400_000 })).status).toBe(200);
+    const paidAt = Date.parse(String((await pay(tx.id, undefined, own)).paidAt));
+    expect(paidAt - Date.now()).toBeGreaterThan(86_400_000 - 60_000);
+    expect(paidAt - Date.now()).toBeLessThan(86_400_000 + 60_000);
+  });
+
+  it('hybrid paid by rail BOLETO records paidRail BOLETO', async () => {
+    const paid = await pay((await created(client, hybridBody())).id, { rail: 'BOLETO' });
+    expect(paid.paidRail).toBe('BOLETO');
+    expect(paid.status).toBe('APPROVED');
+  });
+
+  it('a paid hybrid refuses a second payment by either rail: 409 saying it was paid and by which rail', async () => {
+    for (const first of ['PIX', 'BOLETO'] as const) {
+      const tx = await created(client, hybridBody());
+      const paid = await pay(tx.id, { rail: first });
+      for (const again of [{ rail: 'PIX' }, { rail: 'BOLETO' }, undefined]) {
+        const res = await control(client, tx.id, 'pay', again);
+        expectTransactionError(res, 409, new RegExp(`is APPROVED by ${first}\\b.*paid`));
+        expect((res.body as { error: string }).error).toBe('Conflict');
+      }
+      expect(await lookup(client, tx.id)).toEqual(paid);
+    }
+  });
+
+  it('a plain PIX or BOLETO takes its own rail explicitly', async () => {
+    expect((await pay((await created(client, pixBody())).id, { rail: 'PIX' })).paidRail).toBe('PIX');
+    expect((await pay((await created(client, boletoBody())).id, { rail: 'BOLETO' })).paidRail).toBe('BOLETO');
+  });
+
+  it('refuses a rail on COP and ARS transactions (400), leaving them PENDING', async () => {
+    for (const body of [copBody(), arsBody()]) {
+      const tx = await created(client, body);
+      for (const rail of ['PIX', 'BOLETO']) expectBadRequest(await control(client, tx.id, 'pay', { rail }), /^rail applies to BRL/);
+      expect((await lookup(client, tx.id)).status).toBe('PENDING');
+    }
+  });
+
+  it("refuses the rail a BRL method does not have (400)", async () => {
+    const pix = await created(client, pixBody());
+    expectBadRequest(await control(client, pix.id, 'pay', { rail: 'BOLETO' }), /^rail BOLETO is not a rail of a PIX transaction/);
+    const boleto = await created(client, boletoBody());
+    expectBadRequest(await control(client, boleto.id, 'pay', { rail: 'PIX' }), /^rail PIX is not a rail of a BOLETO transaction/);
+    expect((await lookup(client, pix.id)).status).toBe('PENDING');
+    expect((await lookup(client, boleto.id)).status).toBe('PENDING');
+  });
+
+  it('refuses a bad rail value and unknown body fields (400)', async () => {
+    const tx = await created(client, hybridBody());
+    for (const rail of ['CARD', 'pix', '', 1]) {
+      expectBadRequest(await control(client, tx.id, 'pay', { rail }), /^rail must be PIX or BOLETO/);
+    }
+    expectBadRequest(await control(client, tx.id, 'pay', { via: 'PIX' }), /^via is not a field of a payment/);
+    expect((await lookup(client, tx.id)).status).toBe('PENDING');
+  });
+});
+
+describe('expire', () => {
+  it.each(VARIANTS)('%s: PENDING → EXPIRED; then pay and expire are 409', async (_label, body) => {
+    const tx = await created(client, body());
+    const res = await control(client, tx.id, 'expire');
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.status).toBe('EXPIRED');
+    expect(res.body.paidAt).toBeNull();
+    expect(await lookup(client, tx.id)).toEqual(res.body);
+    expectTransactionError(await control(client, tx.id, 'pay'), 409, /is EXPIRED; only a PENDING transaction can be paid/);
+    expectTransactionError(await control(client, tx.id, 'expire'), 409, /is EXPIRED; only a PENDING transaction can be expired/);
+    expect(await lookup(client, tx.id)).toEqual(res.body);
+  });
+
+  it('a paid transaction cannot expire (409)', async () => {
+    const paid = await pay((await created(client, hybridBody())).id);
+    expectTransactionError(await control(client, paid.id, 'expire'), 409, /is APPROVED by PIX/);
+    expect(await lookup(client, paid.id)).toEqual(paid);
+  });
+});
+
+describe('ownership', () => {
+  it("fill, pay and expire of another account's transaction are 404, and change nothing", async () => {
+    const { client: other } = await createAccount(sb);
+    const tx = await created(client, hybridBody());
+    for (const action of ['fill', 'pay', 'expire'] as const) {
+      const res = await control(other, tx.id, action);
+      expectTransactionError(res, 404, new RegExp(`transaction ${tx.id} not found`));
+    }
+    expect(await lookup(client, tx.id)).toEqual(tx);
+  });
+
+  it('an unknown id is 404; no key is 401', async () => {
+    for (const action of ['fill', 'pay', 'expire'] as const) {
+      expectTransactionError(await control(client, '999999999999', action), 404);
+      const tx = await created(client, pixBody());
+      expectTransactionError(await control(sb.clientFor(undefined), tx.id, action), 401);
+    }
+  });
+});
