@@ -28,6 +28,9 @@ import { createWebhookHandlers } from './http/webhook-handlers.js';
 import { DEFAULT_RETRY, Deliveries } from './webhooks/deliveries.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
 import type { Server } from 'node:http';
+import { Autopilot } from './autopilot/autopilot.js';
+import { loadRulesFile } from './autopilot/load-rules.js';
+import { createAutopilotHandlers } from './http/autopilot-handlers.js';
 
 export interface Sandbox {
   app: Express;
@@ -81,6 +84,8 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   wireTransactionEvents(transactions, transitions, events, deliveries);
   wireBoletoExpiry(transactions, transitions, scheduler);
   deliveries.resume();
+  const sandboxRules = config.autopilotFile ? loadRulesFile(config.autopilotFile, document).rules : [];
+  const autopilot = new Autopilot(store, transactions, transitions, scheduler, sandboxRules, logger);
   const reset = new AccountReset({ products, offers, images, transactions, scheduler, clocks, events, deliveries, commit });
   const defaultAccount = accounts.ensureDefault(config.secretKey);
   await store.commit();
@@ -91,6 +96,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
       ...createHandlers({ config, accounts, products, offers, images, objects, reset }),
       ...createTransactionHandlers({ accounts, transactions, transitions, clocks, scheduler, deliveries }),
       ...createWebhookHandlers({ deliveries, events, scheduler }),
+      ...createAutopilotHandlers(autopilot),
     },
     accounts,
     adminToken: config.adminToken,

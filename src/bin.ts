@@ -31,6 +31,7 @@ program
   .addOption(new Option('--fees <file>', 'JSON file overriding the fee table').env('SANDBOX_FEES'))
   .addOption(new Option('--webhook-max-attempts <n>', 'attempts per webhook delivery').env('SANDBOX_WEBHOOK_MAX_ATTEMPTS').argParser(integer).default(DEFAULTS.webhookMaxAttempts))
   .addOption(new Option('--webhook-timeout <ms>', 'timeout of one webhook attempt').env('SANDBOX_WEBHOOK_TIMEOUT_MS').argParser(integer).default(DEFAULTS.webhookTimeoutMs))
+  .addOption(new Option('--autopilot <file>', 'autopilot rules (YAML/JSON), or "default" for the shipped magic values').env('SANDBOX_AUTOPILOT'))
   .addOption(new Option('--compact-min-bytes <bytes>', 'journal size that triggers a background compaction').env('SANDBOX_COMPACT_MIN_BYTES').argParser(integer).default(DEFAULTS.compactMinBytes))
   .action(async (opts: StartOptions) => {
     const config = resolveConfig(toConfig(opts));
@@ -76,6 +77,7 @@ interface StartOptions {
   fees?: string;
   webhookMaxAttempts: number;
   webhookTimeout: number;
+  autopilot?: string;
 }
 
 /** A boolean flag or its env var form (SANDBOX_IN_MEMORY=1); "0" and "false" mean off. */
@@ -92,6 +94,7 @@ function toConfig(opts: StartOptions): Partial<Config> {
     feesFile: opts.fees,
     webhookMaxAttempts: opts.webhookMaxAttempts,
     webhookTimeoutMs: opts.webhookTimeout,
+    autopilotFile: opts.autopilot,
     secretKey: opts.secretKey,
     publicUrl: opts.publicUrl,
     instructionDelayMs: opts.instructionDelay,

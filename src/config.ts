@@ -28,6 +28,8 @@ export interface Config {
   webhookMaxAttempts: number;
   /** How long one webhook attempt may take before it counts as failed. */
   webhookTimeoutMs: number;
+  /** Autopilot rules file (YAML or JSON), "default" for the shipped one; undefined: off. */
+  autopilotFile: string | undefined;
 }
 
 export const DEFAULTS = {
@@ -65,5 +67,6 @@ export function resolveConfig(input: Partial<Config>): Config {
     feesFile: input.feesFile,
     webhookMaxAttempts: input.webhookMaxAttempts ?? DEFAULTS.webhookMaxAttempts,
     webhookTimeoutMs: input.webhookTimeoutMs ?? DEFAULTS.webhookTimeoutMs,
+    autopilotFile: input.autopilotFile || undefined,
   };
 }

@@ -490,6 +490,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sandbox/autopilot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The autopilot rules in effect for the account
+         * @description Rules that act on new transactions by themselves (fill, pay, expire, decline after a
+         *     delay on the account's clock), so a developer clicking through their own checkout sees
+         *     payments arrive. The account's own rules when set, else the sandbox's (`--autopilot`).
+         */
+        get: operations["getAutopilot"];
+        /**
+         * Set the account's own autopilot rules
+         * @description Replaces the account's rules (an empty list turns the autopilot off for the account). Applies to transactions created from now on.
+         */
+        put: operations["setAutopilot"];
+        post?: never;
+        /** Go back to the sandbox's rules */
+        delete: operations["clearAutopilot"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sandbox/checkout/{id}": {
         parameters: {
             query?: never;
@@ -1001,6 +1028,56 @@ export interface components {
         EventList: {
             data: components["schemas"]["Event"][];
             hasMore: boolean;
+        };
+        /** @description Rules are tried in order; the first whose `match` fits a new transaction runs its actions. */
+        AutopilotRules: {
+            rules: components["schemas"]["AutopilotRule"][];
+        };
+        AutopilotRule: {
+            name: string;
+            match?: components["schemas"]["AutopilotMatch"];
+            actions: components["schemas"]["AutopilotAction"][];
+        };
+        /** @description Every condition given must hold; an empty match fits every transaction. */
+        AutopilotMatch: {
+            currency?: components["schemas"]["Currency"] | components["schemas"]["Currency"][];
+            method?: components["schemas"]["PaymentMethod"] | components["schemas"]["PaymentMethod"][];
+            amount?: {
+                equals?: number;
+                min?: number;
+                max?: number;
+                /** @description Last digits of the amount in centavos, e.g. "01". */
+                endsWith?: string;
+            };
+            description?: components["schemas"]["AutopilotText"];
+            externalId?: components["schemas"]["AutopilotText"];
+        };
+        AutopilotText: {
+            contains?: string;
+            startsWith?: string;
+            equals?: string;
+        };
+        AutopilotAction: {
+            /** @enum {string} */
+            do: "fill" | "pay" | "expire" | "decline";
+            /**
+             * @description Delay after creation on the account's clock.
+             * @default 0
+             */
+            afterMs: number;
+            /**
+             * @description For pay on BRL Pix/boleto transactions.
+             * @enum {string}
+             */
+            rail?: "PIX" | "BOLETO";
+        };
+        AutopilotState: {
+            /**
+             * @description account: set through this API; sandbox: the --autopilot file; none: off.
+             * @enum {string}
+             */
+            source: "account" | "sandbox" | "none";
+            rules: components["schemas"]["AutopilotRule"][];
         };
         Clock: {
             accountId: string;
@@ -1875,6 +1952,76 @@ export interface operations {
                     "application/json": components["schemas"]["TransactionError"];
                 };
             };
+        };
+    };
+    getAutopilot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules and where they come from. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutopilotState"];
+                };
+            };
+            401: components["responses"]["TransactionUnauthorized"];
+        };
+    };
+    setAutopilot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AutopilotRules"];
+            };
+        };
+        responses: {
+            /** @description The rules now in effect. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutopilotState"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
+        };
+    };
+    clearAutopilot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules now in effect. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutopilotState"];
+                };
+            };
+            401: components["responses"]["TransactionUnauthorized"];
         };
     };
     getCheckoutPage: {

@@ -23,3 +23,6 @@ export type OperationId = keyof operations;
 export type Clock = Schemas['Clock'];
 export type PurchaseRequest = Schemas['PurchaseRequest'];
 export type Transaction = Schemas['Transaction'];
+export type AutopilotRules = Schemas['AutopilotRules'];
+export type AutopilotRule = Schemas['AutopilotRule'];
+export type AutopilotState = Schemas['AutopilotState'];

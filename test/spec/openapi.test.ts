@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createHandlers } from '../../src/http/handlers.js';
 import { createTransactionHandlers } from '../../src/http/transaction-handlers.js';
 import { createWebhookHandlers } from '../../src/http/webhook-handlers.js';
+import { createAutopilotHandlers } from '../../src/http/autopilot-handlers.js';
 import { OPENAPI_PATH, loadOpenApi } from '../../src/spec/openapi.js';
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
@@ -49,6 +50,7 @@ describe('openapi.yaml', () => {
       ...Object.keys(createHandlers({} as Parameters<typeof createHandlers>[0])),
       ...Object.keys(createTransactionHandlers({} as Parameters<typeof createTransactionHandlers>[0])),
       ...Object.keys(createWebhookHandlers({} as Parameters<typeof createWebhookHandlers>[0])),
+      ...Object.keys(createAutopilotHandlers({} as Parameters<typeof createAutopilotHandlers>[0])),
     ];
     expect([...handled].sort()).toEqual([...ids].map(String).sort());
   });
