@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { resolveConfig, DEFAULTS, type Config } from './config.js';
 import { createLogger } from './log.js';
 import { startServer } from './server.js';
+import { registerScenarioCommand } from './scenarios/cli.js';
 import { VERSION } from './version.js';
 
 function integer(value: string): number {
@@ -61,6 +62,8 @@ program
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
   });
+
+registerScenarioCommand(program);
 
 interface StartOptions {
   port: number;

@@ -20,7 +20,7 @@ const RAILS: Partial<Record<Transaction['method'], Rail[]>> = {
 export type TransitionListener = (record: TransactionRecord, previous: TransactionRecord, at: string) => void;
 
 const conflict = (record: TransactionRecord, action: string): HttpError => {
-  const paid = record.view.status === 'APPROVED' && 'paidRail' in record.view && record.view.paidRail ? ` by ${record.view.paidRail}` : '';
+  const paid = record.view.status === 'APPROVED' && 'paidRail' in record.view && record.view.paidRail ? ` (paid by ${record.view.paidRail})` : '';
   return new HttpError(409, `transaction ${record.id} is ${record.view.status}${paid}; only a PENDING transaction can be ${action}`);
 };
 
@@ -74,6 +74,8 @@ export class Transitions {
   expire(accountId: string, id: string): TransactionRecord {
     const record = this.transactions.get({ id: accountId }, id);
     if (record.view.status !== 'PENDING') throw conflict(record, 'expired');
+    // An ended transaction gets no instruction any more.
+    this.scheduler.cancel(accountId, FILL_JOB, id);
     return this.commitTransition(record, { ...record, view: { ...record.view, status: 'EXPIRED' } as Transaction });
   }
 
@@ -81,6 +83,7 @@ export class Transitions {
   decline(accountId: string, id: string): TransactionRecord {
     const record = this.transactions.get({ id: accountId }, id);
     if (record.view.status !== 'PENDING') throw conflict(record, 'declined');
+    this.scheduler.cancel(accountId, FILL_JOB, id);
     return this.commitTransition(record, { ...record, view: { ...record.view, status: 'BLOCKED' } as Transaction });
   }
 

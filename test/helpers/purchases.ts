@@ -28,7 +28,7 @@ export const BOLETO_ADDRESS = {
   uf: 'SP',
 } as const;
 
-/** The test cards' expiry: far enough ahead to stay valid. */
+/** A card that is approved (Visa test card), with an expiry far ahead and a CVV that no response may echo. */
 export const VALID_CARD = { number: '4111111111111111', holderName: 'MARIA SILVA', expirationMonth: 12, expirationYear: 2040, cvv: '8642' } as const;
 
 const common = (): Body => ({

@@ -188,7 +188,7 @@ export async function waitUntil<T>(probe: () => Promise<T | undefined | false> |
 
 /** GET /_sandbox/webhooks with a query, expecting 200. */
 export async function listDeliveries(client: Client, query: Record<string, string | number> = {}): Promise<DeliveryList> {
-  const params = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
+  const params = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
   const res = await client.get<DeliveryList>(`/_sandbox/webhooks${params.size ? `?${params}` : ''}`);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body;
@@ -216,7 +216,7 @@ export function waitForDelivery(client: Client, transactionId: string, done: (d:
 
 /** GET /_sandbox/events with a query, expecting 200. */
 export async function listEvents(client: Client, query: Record<string, string | number> = {}): Promise<EventList> {
-  const params = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
+  const params = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
   const res = await client.get<EventList>(`/_sandbox/events${params.size ? `?${params}` : ''}`);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body;

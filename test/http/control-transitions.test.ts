@@ -81,8 +81,8 @@ describe('pay', () => {
       const paid = await pay(tx.id, { rail: first });
       for (const again of [{ rail: 'PIX' }, { rail: 'BOLETO' }, undefined]) {
         const res = await control(client, tx.id, 'pay', again);
-        expectTransactionError(res, 409, new RegExp(`is APPROVED by ${first}\\b.*paid`));
-        expect((res.body as { error: string }).error).toBe('Conflict');
+        expectTransactionError(res, 409, new RegExp(`is APPROVED \\(paid by ${first}\\).*paid`));
+        expect(res.body).toMatchObject({ error: 'Conflict' });
       }
       expect(await lookup(client, tx.id)).toEqual(paid);
     }
@@ -133,9 +133,18 @@ describe('expire', () => {
     expect(await lookup(client, tx.id)).toEqual(res.body);
   });
 
+  it.each(VARIANTS)('%s: an expired transaction gets no instruction when its fill time comes', async (_label, body) => {
+    const tx = await created(client, body());
+    expect((await control(client, tx.id, 'expire')).status).toBe(200);
+    expect((await client.post('/_sandbox/clock/advance', { ms: 600_000 })).status).toBe(200);
+    const after = await lookup(client, tx.id);
+    expect(after.status).toBe('EXPIRED');
+    expect(isFilledTx(after)).toBe(false);
+  });
+
   it('a paid transaction cannot expire (409)', async () => {
     const paid = await pay((await created(client, hybridBody())).id);
-    expectTransactionError(await control(client, paid.id, 'expire'), 409, /is APPROVED by PIX/);
+    expectTransactionError(await control(client, paid.id, 'expire'), 409, /is APPROVED \(paid by PIX\)/);
     expect(await lookup(client, paid.id)).toEqual(paid);
   });
 });

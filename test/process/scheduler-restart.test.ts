@@ -54,6 +54,8 @@ describe('instruction fill across a restart', () => {
     expect(String(filled.pixCode)).toMatch(/^000201/);
     expect(filled.paymentInstruction).toMatchObject({ type: 'BOLETO', boletoBarcode: expect.stringMatching(/^\d{44}$/) });
     expect(filled.status).toBe('PENDING');
+    // The id counter is in the data file too: ids keep increasing across the restart.
+    expect(BigInt((await created(again, copBody())).id) > BigInt(tx.id)).toBe(true);
   });
 
   it('a fill not yet due when the sandbox restarts still happens after the delay, not before', async () => {

@@ -1,0 +1,27 @@
+/**
+ * The library side of payments-sandbox: run scenario files from vitest or jest.
+ *
+ *   import { runScenario, formatScenarioResult } from 'payments-sandbox';
+ *   const result = await runScenario('scenarios/pix-paid.yaml', { baseUrl: 'http://localhost:4010' });
+ *   expect(result.ok, formatScenarioResult(result)).toBe(true);
+ */
+export { runScenario, runScenarios, loadScenarios, type RunOptions, type LoadedScenarios } from './scenarios/run.js';
+export { loadScenario, parseScenario, ScenarioLoadError } from './scenarios/load.js';
+export { formatScenarioResult } from './scenarios/report/format.js';
+export { ConsoleReporter, type ConsoleReporterOptions } from './scenarios/report/console.js';
+export { toJUnitXml } from './scenarios/report/junit.js';
+export { SCHEMA_PATH } from './scenarios/schema.js';
+export type {
+  Duration,
+  Exchange,
+  Mismatch,
+  RunEvent,
+  RunSummary,
+  Scenario,
+  ScenarioResult,
+  Step,
+  StepFailureInfo,
+  StepKind,
+  StepOutcome,
+  StepResult,
+} from './scenarios/types.js';

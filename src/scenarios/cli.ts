@@ -1,0 +1,133 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { SandboxHttp } from './http.js';
+import { ConsoleReporter } from './report/console.js';
+import { toJUnitXml } from './report/junit.js';
+import { loadScenarios, runScenarios, type RunOptions } from './run.js';
+
+/** Exit codes: 0 every scenario passed, 1 one failed, 2 invalid files or usage (nothing ran). */
+export const EXIT = { passed: 0, failed: 1, usage: 2 } as const;
+
+interface RunCommandOptions {
+  baseUrl?: string;
+  reporter: string;
+  output?: string;
+  adminToken?: string;
+  instructionDelay?: number;
+  receiverHost?: string;
+  color: boolean;
+}
+
+function integer(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a non-negative integer');
+  return n;
+}
+
+class UsageError extends Error {}
+
+/** Usage problems (unknown option, missing argument) exit 2, like an invalid file; --help exits 0. */
+const exitOnUsage = (error: CommanderError): never => process.exit(error.exitCode === 0 ? EXIT.passed : EXIT.usage);
+
+async function reachable(baseUrl: string): Promise<void> {
+  const health = await new SandboxHttp(baseUrl).call({ method: 'GET', path: '/_sandbox/health', key: null });
+  if (health.status === 0) throw new UsageError(`cannot reach the sandbox: ${health.error ?? baseUrl}`);
+  if (health.status !== 200) throw new UsageError(`${baseUrl} does not look like a payments-sandbox: GET /_sandbox/health answered ${health.status}`);
+}
+
+async function runCommand(patterns: string[], opts: RunCommandOptions): Promise<number> {
+  if (opts.reporter !== 'console' && opts.reporter !== 'junit') throw new UsageError(`--reporter must be console or junit, not ${opts.reporter}`);
+  if (opts.output !== undefined && opts.reporter !== 'junit') throw new UsageError('--output goes with --reporter junit');
+  if (opts.baseUrl !== undefined && opts.instructionDelay !== undefined) throw new UsageError('--instruction-delay applies to the in-process sandbox only (without --base-url)');
+  if (opts.baseUrl !== undefined && !/^https?:\/\/[^/]/.test(opts.baseUrl)) throw new UsageError(`--base-url must be an http(s) URL, not ${opts.baseUrl}`);
+
+  let loaded;
+  try {
+    loaded = await loadScenarios(patterns);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (loaded.errors.length > 0) {
+    for (const error of loaded.errors) process.stderr.write(`${error.message}\n`);
+    process.stderr.write(`${loaded.errors.length} invalid scenario file${loaded.errors.length > 1 ? 's' : ''}: nothing was run\n`);
+    return EXIT.usage;
+  }
+  if (opts.baseUrl !== undefined) await reachable(opts.baseUrl);
+
+  const junitOnStdout = opts.reporter === 'junit' && opts.output === undefined;
+  const reporter = junitOnStdout ? undefined : new ConsoleReporter(opts.color === false ? { color: false } : {});
+  const options: RunOptions = {
+    ...(opts.baseUrl !== undefined && { baseUrl: opts.baseUrl }),
+    ...(opts.adminToken !== undefined && { adminToken: opts.adminToken }),
+    ...(opts.instructionDelay !== undefined && { instructionDelayMs: opts.instructionDelay }),
+    ...(opts.receiverHost !== undefined && { receiverHost: '0.0.0.0', receiverPublicHost: opts.receiverHost }),
+    ...(reporter && { onEvent: reporter.onEvent }),
+  };
+  const summary = await runScenarios(loaded.scenarios, options);
+  reporter?.summary(summary);
+  if (opts.reporter === 'junit') {
+    const xml = toJUnitXml(summary);
+    if (opts.output === undefined) process.stdout.write(xml);
+    else {
+      await mkdir(dirname(opts.output), { recursive: true });
+      await writeFile(opts.output, xml);
+      process.stdout.write(`JUnit report: ${opts.output}\n`);
+    }
+  }
+  return summary.ok ? EXIT.passed : EXIT.failed;
+}
+
+async function validateCommand(patterns: string[]): Promise<number> {
+  let loaded;
+  try {
+    loaded = await loadScenarios(patterns);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  for (const scenario of loaded.scenarios) process.stdout.write(`ok  ${scenario.file} (${scenario.steps.length} steps)\n`);
+  for (const error of loaded.errors) process.stderr.write(`${error.message}\n`);
+  return loaded.errors.length ? EXIT.usage : EXIT.passed;
+}
+
+/** Runs an action and sets the exit code; usage errors print to stderr and exit 2. */
+const act =
+  <A extends unknown[]>(work: (...args: A) => Promise<number>) =>
+  async (...args: A): Promise<void> => {
+    try {
+      process.exitCode = await work(...args);
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      process.stderr.write(`payments-sandbox scenario: ${error.message}\n`);
+      process.exitCode = EXIT.usage;
+    }
+  };
+
+/** `payments-sandbox scenario run|validate`. */
+export function registerScenarioCommand(program: Command): void {
+  const scenario = program
+    .command('scenario')
+    .description('scripted test payments: run or validate scenario files (YAML, see scenarios/README.md)')
+    .exitOverride(exitOnUsage);
+
+  scenario
+    .command('run')
+    .description('run scenario files; exit 0 when all pass, 1 when one fails, 2 for invalid files or usage')
+    .argument('<files...>', 'scenario files, globs (quoted) or directories')
+    .addOption(new Option('--base-url <url>', 'a running sandbox to test (default: one started in this process on a temporary store)').env('SANDBOX_BASE_URL'))
+    .addOption(new Option('--reporter <name>', 'console or junit').choices(['console', 'junit']).default('console'))
+    .addOption(new Option('--output <file>', 'file for the junit report (default: stdout, without console output)'))
+    .addOption(new Option('--admin-token <token>', 'Bearer token for creating accounts when the sandbox has one').env('SANDBOX_ADMIN_TOKEN'))
+    .addOption(new Option('--instruction-delay <ms>', 'in-process sandbox: delay before payment instructions are filled (default 2000)').argParser(integer))
+    .addOption(new Option('--receiver-host <host>', 'host name the sandbox uses to reach the webhook receiver, e.g. host.docker.internal (the receiver then listens on all interfaces)'))
+    .option('--no-color', 'no colours, even on a terminal (NO_COLOR works too)')
+    .exitOverride(exitOnUsage)
+    .action(act(runCommand));
+
+  scenario
+    .command('validate')
+    .description('check scenario files against the schema without running them; exit 2 when one is invalid')
+    .argument('<files...>', 'scenario files, globs (quoted) or directories')
+    .exitOverride(exitOnUsage)
+    .action(act(validateCommand));
+}
