@@ -1,12 +1,8 @@
 import type { Autopilot } from '../autopilot/autopilot.js';
 import type { AutopilotRules } from '../spec/types.js';
-import { HttpError } from './errors.js';
-import type { Call, Handlers } from './router.js';
+import { owner, type Call, type Handlers } from './router.js';
 
-function accountId(call: Call): string {
-  if (!call.account) throw new HttpError(401, 'API key invalid or absent');
-  return call.account.id;
-}
+const accountId = (call: Call): string => owner(call).id;
 
 export function createAutopilotHandlers(autopilot: Autopilot): Handlers {
   return {

@@ -11,7 +11,7 @@ import { health } from '../sandbox/health.js';
 import type { AccountReset } from '../sandbox/reset.js';
 import type { AccountCreate, OfferCreate, ProductCreate, ProductPatch } from '../spec/types.js';
 import { HttpError, notFound } from './errors.js';
-import type { Call, Handlers } from './router.js';
+import { owner, type Call, type Handlers } from './router.js';
 
 export interface Services {
   config: Config;
@@ -21,12 +21,6 @@ export interface Services {
   images: ProductImages;
   objects: ObjectStorage;
   reset: AccountReset;
-}
-
-/** Operations listed here carry a security requirement, so the router guarantees an account. */
-function owner(call: Call) {
-  if (!call.account) throw new HttpError(401, 'API key invalid or absent');
-  return call.account;
 }
 
 const json = (status: number, body: unknown) => ({ status, json: body });

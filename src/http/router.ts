@@ -25,6 +25,12 @@ export type Reply =
   | { status: 303; redirect: string };
 
 export type OperationHandler = (call: Call) => Reply | Promise<Reply>;
+
+/** The caller's account; operations with a security requirement always have one. */
+export function owner(call: Call): AccountRecord {
+  if (!call.account) throw new HttpError(401, 'API key invalid or absent');
+  return call.account;
+}
 export type Handlers = Partial<Record<OperationId, OperationHandler>>;
 
 export interface RouterOptions {

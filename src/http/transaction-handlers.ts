@@ -1,4 +1,4 @@
-import type { AccountRecord, Accounts } from '../accounts/accounts.js';
+import type { Accounts } from '../accounts/accounts.js';
 import { pixQrPng } from '../pages/pix-qr.js';
 import { renderBoletoPage } from '../pages/boleto-page.js';
 import { renderCheckoutPage } from '../pages/checkout-page.js';
@@ -10,8 +10,8 @@ import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
 import type { Deliveries } from '../webhooks/deliveries.js';
 import type { Rail, Transitions } from '../transactions/transitions.js';
-import { HttpError, notFound } from './errors.js';
-import type { Call, Handlers } from './router.js';
+import { notFound } from './errors.js';
+import { owner, type Handlers } from './router.js';
 
 export interface TransactionServices {
   accounts: Accounts;
@@ -20,11 +20,6 @@ export interface TransactionServices {
   clocks: AccountClocks;
   scheduler: Scheduler;
   deliveries: Deliveries;
-}
-
-function owner(call: Call): AccountRecord {
-  if (!call.account) throw new HttpError(401, 'API key invalid or absent');
-  return call.account;
 }
 
 const json = (status: number, body: unknown) => ({ status, json: body });

@@ -1,19 +1,13 @@
-import type { AccountRecord } from '../accounts/accounts.js';
 import type { Events } from '../events/events.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Deliveries } from '../webhooks/deliveries.js';
 import { HttpError } from './errors.js';
-import type { Call, Handlers } from './router.js';
+import { owner, type Handlers } from './router.js';
 
 export interface WebhookServices {
   deliveries: Deliveries;
   events: Events;
   scheduler: Scheduler;
-}
-
-function owner(call: Call): AccountRecord {
-  if (!call.account) throw new HttpError(401, 'API key invalid or absent');
-  return call.account;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);

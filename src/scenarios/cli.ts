@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { expandPatterns } from './files.js';
 import { SandboxHttp } from './http.js';
 import { ConsoleReporter } from './report/console.js';
 import { toJUnitXml } from './report/junit.js';
@@ -36,18 +37,22 @@ async function reachable(baseUrl: string): Promise<void> {
   if (health.status !== 200) throw new UsageError(`${baseUrl} does not look like a payments-sandbox: GET /_sandbox/health answered ${health.status}`);
 }
 
+/** The files the arguments name; a glob or directory matching nothing is a usage error. */
+async function files(patterns: string[]): Promise<string[]> {
+  try {
+    return await expandPatterns(patterns);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
 async function runCommand(patterns: string[], opts: RunCommandOptions): Promise<number> {
   if (opts.reporter !== 'console' && opts.reporter !== 'junit') throw new UsageError(`--reporter must be console or junit, not ${opts.reporter}`);
   if (opts.output !== undefined && opts.reporter !== 'junit') throw new UsageError('--output goes with --reporter junit');
   if (opts.baseUrl !== undefined && opts.instructionDelay !== undefined) throw new UsageError('--instruction-delay applies to the in-process sandbox only (without --base-url)');
   if (opts.baseUrl !== undefined && !/^https?:\/\/[^/]/.test(opts.baseUrl)) throw new UsageError(`--base-url must be an http(s) URL, not ${opts.baseUrl}`);
 
-  let loaded;
-  try {
-    loaded = await loadScenarios(patterns);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const loaded = await loadScenarios(await files(patterns));
   if (loaded.errors.length > 0) {
     for (const error of loaded.errors) process.stderr.write(`${error.message}\n`);
     process.stderr.write(`${loaded.errors.length} invalid scenario file${loaded.errors.length > 1 ? 's' : ''}: nothing was run\n`);
@@ -79,12 +84,7 @@ async function runCommand(patterns: string[], opts: RunCommandOptions): Promise<
 }
 
 async function validateCommand(patterns: string[]): Promise<number> {
-  let loaded;
-  try {
-    loaded = await loadScenarios(patterns);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const loaded = await loadScenarios(await files(patterns));
   for (const scenario of loaded.scenarios) process.stdout.write(`ok  ${scenario.file} (${scenario.steps.length} steps)\n`);
   for (const error of loaded.errors) process.stderr.write(`${error.message}\n`);
   return loaded.errors.length ? EXIT.usage : EXIT.passed;

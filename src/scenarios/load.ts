@@ -149,6 +149,10 @@ function describeSchemaErrors(errors: ErrorObject[], data: unknown): Problem {
       const field = String((pick.params as { additionalProperty: string }).additionalProperty);
       const allowed = Object.keys((parent.properties ?? {}) as object);
       const hint = suggestion(field, allowed);
+      const kind = isStep ? STEP_KINDS.find((k) => value !== null && typeof value === 'object' && k in value) : undefined;
+      if (isStep && kind && (field === 'expect' || field === 'key')) {
+        return { path: [...path, field], atKey: true, message: `"${field}" goes inside "${kind}:" (indent it under the step's kind)` };
+      }
       const takes = isStep ? `a step has id, name and one kind: ${STEP_KINDS.join(', ')}` : `${where} takes ${allowed.join(', ')}`;
       return { path: [...path, field], atKey: true, message: `unknown field "${field}" in ${where}${hint}; ${takes}` };
     }

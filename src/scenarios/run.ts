@@ -215,7 +215,13 @@ async function execute(scenario: Scenario, baseUrl: string, options: RunOptions)
     for (const step of scenario.steps) {
       const base = { index: step.index, ...(step.id !== undefined && { id: step.id }), kind: step.kind, line: step.line };
       if (failed) {
-        emit({ ...base, title: titleOf(step.kind, step.params, step.name), outcome: 'skipped', durationMs: 0 });
+        let shown = step.params;
+        try {
+          shown = withDefaults(step.kind, render(step.params, templateContext(state, env, runId)) as Params, state);
+        } catch {
+          // A value an earlier (failed) step should have captured: show the template.
+        }
+        emit({ ...base, title: titleOf(step.kind, shown, step.name), outcome: 'skipped', durationMs: 0 });
         continue;
       }
       state.exchanges = [];

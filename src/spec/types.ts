@@ -26,3 +26,4 @@ export type Transaction = Schemas['Transaction'];
 export type AutopilotRules = Schemas['AutopilotRules'];
 export type AutopilotRule = Schemas['AutopilotRule'];
 export type AutopilotState = Schemas['AutopilotState'];
+export type BoletoAddress = Schemas['BoletoAddress'];

@@ -1,4 +1,4 @@
-import type { Transaction } from '../spec/types.js';
+import type { BoletoAddress, Transaction } from '../spec/types.js';
 
 export type Currency = 'COP' | 'ARS' | 'BRL';
 export type Method = Transaction['method'];
@@ -12,15 +12,7 @@ export interface PurchaseDetails {
   description: string;
   responsibleDocument: string;
   responsibleExternalId: string;
-  boletoAddress: {
-    address: string;
-    district: string;
-    city: string;
-    zipCode: string;
-    uf: string;
-    number?: string;
-    complement?: string;
-  } | null;
+  boletoAddress: BoletoAddress | null;
   /** YYYY-MM-DD, boleto kinds only. */
   dueDate: string | null;
 }
