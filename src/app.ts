@@ -38,6 +38,8 @@ export interface Sandbox {
   setPublicUrl(url: string): void;
   /** Serves the WebSocket event stream on the server's upgrade requests. */
   attachEventStream(server: Server): void;
+  /** Closes the WebSocket streams (1001): upgraded sockets would otherwise hold server.close() open. */
+  closeStreams(): void;
   store: Store;
   defaultAccount: AccountRecord;
   /** Flushes and closes the store; the HTTP server is the caller's to stop first. */
@@ -124,6 +126,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     attachEventStream: (server) => {
       stream = attachEventStream(server, accounts, events);
     },
+    closeStreams: () => stream?.close(),
     close: async () => {
       stream?.close();
       scheduler.stop();

@@ -31,6 +31,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     (stopping ??= (async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      sandbox.closeStreams();
       await closed;
       await sandbox.close();
     })());

@@ -4,6 +4,7 @@ import { renderBoletoPage } from '../pages/boleto-page.js';
 import { renderCheckoutPage } from '../pages/checkout-page.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
+import { advanceClock } from '../scheduler/advance-clock.js';
 import type { Clock, PurchaseRequest } from '../spec/types.js';
 import { checkoutPath } from '../transactions/instructions.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
@@ -62,15 +63,7 @@ export function createTransactionHandlers(s: TransactionServices): Handlers {
     getClock: (call) => json(200, clockOf(owner(call).id)),
     advanceClock: async (call) => {
       const account = owner(call);
-      s.clocks.advance(account.id, (call.body as { ms: number }).ms);
-      // Jobs run in order; a webhook attempt they start may schedule a retry that is due
-      // within the same advance, so run until nothing of the account is due or under way.
-      await s.scheduler.clockChanged(account.id);
-      await s.deliveries.idle(account.id);
-      while (s.scheduler.hasDue()) {
-        await s.scheduler.drain();
-        await s.deliveries.idle(account.id);
-      }
+      await advanceClock(s.clocks, s.scheduler, account.id, (call.body as { ms: number }).ms, () => s.deliveries.idle(account.id));
       return json(200, clockOf(account.id));
     },
 

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { nitCheckDigit } from '../rails/documents.js';
+import { hashDigits, merchantNit } from '../rails/merchant.js';
 import { checkoutPath } from '../transactions/instructions.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import { formatAmount, formatColombianPhone, formatNit } from './format.js';
@@ -49,23 +48,18 @@ export interface TransferDetails {
   nit: string;
 }
 
-function hashDigits(seed: string, count: number): string {
-  const n = BigInt(`0x${createHash('sha256').update(seed).digest('hex')}`);
-  return (n % 10n ** BigInt(count)).toString().padStart(count, '0');
-}
-
 /**
  * Stable per transaction (account number) and per account (NIT), so a payer reloading the page or a
  * test comparing two renders sees the same details; none of it is a real account.
  */
 export function transferDetailsOf(record: TransactionRecord): TransferDetails {
   const account = hashDigits(`transfer-account:${record.id}`, 11);
-  const nitBase = `9${hashDigits(`merchant-nit:${record.accountId}`, 8)}`;
+  const nit = merchantNit(record.accountId);
   return {
     bank: 'Bancolombia',
     accountType: 'Cuenta de ahorros',
     accountNumber: `${account.slice(0, 3)}-${account.slice(3, 9)}-${account.slice(9)}`,
-    nit: formatNit(nitBase, nitCheckDigit(nitBase)),
+    nit: formatNit(nit.base, nit.dv),
   };
 }
 

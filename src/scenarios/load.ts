@@ -80,9 +80,15 @@ function findScalar(node: YamlNode, test: (value: string) => boolean): YamlNode 
   return undefined;
 }
 
-/** `['steps', '2', 'pay', 'rail']` → `steps[2].pay.rail`. */
+const dotted = (path: readonly string[]): string => path.reduce((out, part) => (/^\d+$/.test(part) ? `${out}[${part}]` : out ? `${out}.${part}` : part), '');
+
+/** `['steps', '2', 'pay', 'rail']` → `step 3 › pay.rail` (steps counted from 1, as the runner shows them). */
 export function displayPath(path: readonly string[]): string {
-  return path.reduce((out, part) => (/^\d+$/.test(part) ? `${out}[${part}]` : out ? `${out}.${part}` : part), '');
+  if (path[0] === 'steps' && path[1] !== undefined && /^\d+$/.test(path[1])) {
+    const rest = dotted(path.slice(2));
+    return `step ${Number(path[1]) + 1}${rest ? ` › ${rest}` : ''}`;
+  }
+  return dotted(path);
 }
 
 const pointer = (instancePath: string): string[] =>
@@ -165,6 +171,13 @@ function describeSchemaErrors(errors: ErrorObject[], data: unknown): Problem {
         const kinds = isStep ? STEP_KINDS : CALL_KINDS;
         const present = kinds.filter((k) => value !== null && typeof value === 'object' && k in value);
         const what = isStep ? 'a step' : 'expectError';
+        if (present.length === 0) {
+          const known = isStep ? ['id', 'name', ...kinds] : ['status', 'shape', 'message', ...kinds];
+          const unknown = Object.keys((value ?? {}) as object).find((k) => !known.includes(k));
+          if (unknown !== undefined) {
+            return { path: [...path, unknown], atKey: true, message: `${where}: unknown ${isStep ? 'step kind' : 'call'} "${unknown}"${suggestion(unknown, kinds)}; one of: ${kinds.join(', ')}` };
+          }
+        }
         return present.length === 0
           ? { path, atKey: false, message: `${where}: ${what} needs one kind: ${kinds.join(', ')}` }
           : { path, atKey: false, message: `${where} has ${present.length} kinds (${present.join(', ')}): ${what} does one thing, split it` };
@@ -199,7 +212,12 @@ export function parseScenario(text: string, file: string): Scenario {
   };
 
   const syntax = doc.errors[0];
-  if (syntax) fail(syntax.pos[0], `YAML: ${syntax.message.split('\n')[0] ?? syntax.code}`);
+  if (syntax) {
+    // Point at the offending text rather than at the indentation before it.
+    let offset = syntax.pos[0];
+    while (offset < text.length && (text[offset] === ' ' || text[offset] === '\t')) offset++;
+    fail(offset, `YAML: ${syntax.message.split('\n')[0] ?? syntax.code}`);
+  }
   if (doc.contents === null) fail(0, 'the file is empty: a scenario needs "name" and "steps"');
   let data: unknown;
   try {

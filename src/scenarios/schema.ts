@@ -15,7 +15,7 @@ let compiled: ValidateFunction | undefined;
 export function scenarioValidator(): ValidateFunction {
   if (compiled) return compiled;
   const schema = JSON.parse(readFileSync(SCHEMA_PATH, 'utf8')) as Record<string, unknown>;
-  const ajv = new Ajv2020({ allErrors: false, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
+  const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
   addFormats(ajv);
   // The schema's own annotation: the error message of a pattern or type rule.
   ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });

@@ -30,7 +30,12 @@ export class AccountClocks {
   }
 
   advance(accountId: string, ms: number): void {
-    this.offsets.put({ id: accountId, offsetMs: this.offsetOf(accountId) + ms });
+    this.setOffset(accountId, this.offsetOf(accountId) + ms);
+  }
+
+  /** Only forward: a clock that went back would replay what already happened. */
+  setOffset(accountId: string, offsetMs: number): void {
+    if (offsetMs > this.offsetOf(accountId)) this.offsets.put({ id: accountId, offsetMs });
   }
 
   reset(accountId: string): void {

@@ -72,11 +72,13 @@ export class Scheduler {
     return this.jobs.findUnique('target', targetKey({ accountId, kind, ref })) !== undefined;
   }
 
-  /** True while a stored job is due on its account's clock. */
-  hasDue(): boolean {
-    const now = Date.now();
-    return this.queue.some((e) => e.realDue <= now && this.jobs.get(e.job.id) !== undefined);
+  /** The account-clock instant of the account's earliest stored job. */
+  nextDueAt(accountId: string): number | undefined {
+    let earliest: number | undefined;
+    for (const job of this.jobs.group(accountId)) if (earliest === undefined || job.dueAt < earliest) earliest = job.dueAt;
+    return earliest;
   }
+
 
   /** Drops every job of an account (reset); returns how many there were. */
   cancelAll(accountId: string): number {

@@ -70,7 +70,7 @@ export class Deliveries {
   private readonly records: Collection<DeliveryRecord>;
   private readonly inFlight = new Map<string, Set<Promise<void>>>();
   /** Deliveries with an attempt under way: a retry never overlaps its own previous attempt. */
-  private readonly sending = new Set<string>();
+  private readonly sending = new Map<string, number>();
 
   constructor(
     store: Store,
@@ -205,7 +205,7 @@ export class Deliveries {
       'x-sandbox-attempt': String(record.attempts.length + 1),
     };
     const at = new Date(this.clocks.nowMs(record.accountId)).toISOString();
-    this.sending.add(record.id);
+    this.sending.set(record.id, (this.sending.get(record.id) ?? 0) + 1);
     const work = this.dispatcher
       .post(url, body, headers)
       .then((outcome) => this.record(record.id, at, outcome, replay))
@@ -217,7 +217,9 @@ export class Deliveries {
     tracked.add(work);
     void work.finally(() => {
       tracked.delete(work);
-      this.sending.delete(record.id);
+      const left = (this.sending.get(record.id) ?? 1) - 1;
+      if (left > 0) this.sending.set(record.id, left);
+      else this.sending.delete(record.id);
     });
     return work;
   }

@@ -1,4 +1,5 @@
 import type { AccountRecord } from '../accounts/accounts.js';
+import { merchantNit } from '../rails/merchant.js';
 import { endToEndId } from '../rails/pix-e2e.js';
 import { cryptoRng, pick, type Rng } from '../rails/random.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
@@ -29,6 +30,12 @@ export interface CashinPaidBody {
   };
 }
 
+function receiverDocument(record: TransactionRecord): string {
+  if (record.view.currency !== 'COP') return record.details.responsibleDocument;
+  const nit = merchantNit(record.accountId);
+  return `${nit.base}${nit.dv}`;
+}
+
 /** The webhook v2 body integrators' public client code receives for a paid cash-in. */
 export function cashinPaidBody(record: TransactionRecord, account: AccountRecord, paidAt: Date, rng: Rng = cryptoRng): CashinPaidBody {
   const bank = pick(rng, PAYER_INSTITUTIONS);
@@ -48,7 +55,8 @@ export function cashinPaidBody(record: TransactionRecord, account: AccountRecord
         ispb: bank.ispb,
         institution: bank.institution,
       },
-      receiver: { name: account.name, document: record.details.responsibleDocument },
+      // In COP responsibleDocument is the payer's; the merchant is the sandbox's NIT for the account.
+      receiver: { name: account.name, document: receiverDocument(record) },
       error_message: null,
     },
   };

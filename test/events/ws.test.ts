@@ -161,6 +161,18 @@ describe('WebSocket /_sandbox/events/ws', () => {
     expect(stream.messages).toHaveLength(3);
   });
 
+  it("a cursor from another account replays nothing of that account", async () => {
+    const a = await createAccount(sb);
+    const b = await createAccount(sb);
+    const mine = await created(a.client, pixBody());
+    await ok(a.client, mine.id, 'fill');
+    const cursor = (await listEvents(a.client)).data[0]!.id;
+    const stream = await connect(wsUrl(sb.url, `?startingAfter=${cursor}`), { authorization: basic(b.account.secretKey) });
+    const own = await created(b.client, pixBody());
+    await stream.waitFor(1);
+    expect(stream.messages.map((m) => m.transactionId)).toEqual([own.id]);
+  });
+
   it('a plain HTTP GET of the path answers 426', async () => {
     const { client } = await createAccount(sb);
     for (const c of [client, sb.clientFor(undefined)]) {

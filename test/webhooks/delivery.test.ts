@@ -1,3 +1,4 @@
+import { ColombiaValidators } from 'colombia-validators';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ISO_UTC, createAccount } from '../helpers/catalog.js';
 import { DOCS, arsBody, boletoBody, cardBody, control, copBody, created, hybridBody, lookup, pixBody, type Body, type Tx } from '../helpers/purchases.js';
@@ -308,6 +309,12 @@ describe('which changes deliver', () => {
       amount: 1_500_000,
       payer: { name: 'Maria Silva', document: DOCS.nit },
     });
+    // The COP body names only the payer's document; the receiver is the merchant's own NIT,
+    // the one the checkout page shows for bank transfers.
+    const receiverDoc = (req!.body as CashinPaid).payload.receiver.document;
+    expect(receiverDoc).not.toBe(DOCS.nit);
+    expect(receiverDoc).toMatch(/^9\d{9}$/);
+    expect(new ColombiaValidators().NIT.validate(`${receiverDoc.slice(0, 9)}-${receiverDoc.slice(9)}`)).toBe(true);
     expect((await delivered(client, tx.id)).url).toBe(r.url);
   });
 

@@ -71,7 +71,7 @@ describe('retries on the account clock', () => {
     expect(retryGap(d, 0)).toBeGreaterThanOrEqual(1000);
     expect(retryGap(d, 0)).toBeLessThanOrEqual(1100 + d.attempts[0]!.durationMs + 100);
     // Not sent while the account clock has not reached it…
-    const margin = 300;
+    const margin = 500;
     await advance(client, (await untilNextAttempt(client, d)) - margin);
     expect((await deliveryOf(client, txId)).attempts).toHaveLength(1);
     expect(r.requests).toHaveLength(1);
@@ -195,6 +195,24 @@ describe('limits', () => {
     } finally {
       await own.stop();
     }
+  });
+
+  it('one advance of an hour runs every retry that falls due on the way: all 8 attempts, at their backoffs', async () => {
+    const { client } = await createAccount(sb);
+    const r = await receiver(500);
+    const tx = await created(client, pixBody({ postbackUrl: r.url }));
+    expect((await control(client, tx.id, 'pay')).status).toBe(200);
+    await waitForDelivery(client, tx.id, attempts(1), 'first attempt');
+    await advance(client, 3_600_000);
+    const d = await deliveryOf(client, tx.id);
+    expect(d.attempts).toHaveLength(8);
+    expect(d.status).toBe('failed');
+    // Each wait is the doubling backoff (1 s, 2 s, 4 s …) plus at most 10 % jitter.
+    const gaps = d.attempts.slice(1).map((a, i) => Date.parse(a.at) - Date.parse(d.attempts[i]!.at));
+    gaps.forEach((gap, i) => {
+      expect(gap).toBeGreaterThanOrEqual(1000 * 2 ** i);
+      expect(gap).toBeLessThanOrEqual(1100 * 2 ** i + 50);
+    });
   });
 
   it('webhookTimeoutMs: a receiver that never answers fails the attempt with a timeout', async () => {

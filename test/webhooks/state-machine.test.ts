@@ -46,7 +46,7 @@ describe('hybrid PIX_BOLETO', () => {
     const paid = await pay(client, tx.id, { rail: first });
     expect(paid.paidRail).toBe(first);
     const res = await control(client, tx.id, 'pay', { rail: second });
-    expectTransactionError(res, 409, new RegExp(`is APPROVED \\(paid by ${first}\\)`));
+    expectTransactionError(res, 409, new RegExp(`is APPROVED\\b.*\\b${first}\\b.*only a PENDING transaction can be paid`));
     expect((res.body as unknown as { error: string }).error).toBe('Conflict');
     const after = await lookup(client, tx.id);
     expect(after).toEqual(paid);

@@ -54,9 +54,11 @@ export function formatFailure(failure: StepFailureInfo, indent: string, paint: P
   return lines;
 }
 
+/** `3. pay 100000001 by PIX [pay1]`; a step's own name is followed by its kind. */
 export function stepLabel(step: StepResult): string {
   const number = step.index >= 0 ? `${step.index + 1}. ` : '';
-  return `${number}${step.title}${step.id !== undefined ? ` [${step.id}]` : ''}`;
+  const kind = step.title.startsWith(step.kind) || step.kind === 'request' || step.kind === 'setup' ? '' : ` (${step.kind})`;
+  return `${number}${step.title}${kind}${step.id !== undefined ? ` [${step.id}]` : ''}`;
 }
 
 /** One step's progress line (and its failure under it). */

@@ -16,8 +16,7 @@ export const expectTransactionStep: StepDefinition = {
       p.externalId !== undefined
         ? `/transactions/${encodeURIComponent(String(p.externalId))}?searchBy=externalId`
         : `/transactions/${encodeURIComponent(transactionOf(p, state))}`;
-    const expected: Record<string, unknown> = { ...((p.fields ?? {}) as Record<string, unknown>) };
-    if (p.status !== undefined) expected.status = p.status;
+    const expected: Record<string, unknown> = { ...(p.status !== undefined && { status: p.status }), ...((p.fields ?? {}) as Record<string, unknown>) };
     const withinMs = p.within !== undefined ? toMs(p.within as Duration) : 0;
     const deadline = Date.now() + withinMs;
     for (;;) {

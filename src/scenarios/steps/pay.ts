@@ -1,7 +1,8 @@
 import { formatMs, toMs } from '../duration.js';
 import type { Duration } from '../types.js';
 import type { CallDefinition } from './context.js';
-import { call, callStep, checkAnswer, keyOf, str, transactionOf } from './context.js';
+import { callStep, checkAnswer, keyOf, str, transactionOf } from './context.js';
+import { advanceClock } from './settle.js';
 
 /**
  * POST /_sandbox/transactions/:id/pay. `after` first advances the account's clock (no real
@@ -15,7 +16,7 @@ export const payCall: CallDefinition = {
     const id = transactionOf(p, state);
     const key = keyOf(p, state);
     if (p.after !== undefined) {
-      const advanced = await call(state, { method: 'POST', path: '/_sandbox/clock/advance', body: { ms: toMs(p.after as Duration) }, key });
+      const advanced = await advanceClock(state, toMs(p.after as Duration), key);
       checkAnswer(advanced, undefined, 200);
     }
     return { method: 'POST', path: `/_sandbox/transactions/${encodeURIComponent(id)}/pay`, key, ...(p.rail !== undefined && { body: { rail: p.rail } }) };

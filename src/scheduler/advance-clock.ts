@@ -1,0 +1,30 @@
+import type { AccountClocks } from './account-clocks.js';
+import type { Scheduler } from './scheduler.js';
+
+/** A guard against a job that is due but never leaves the queue. */
+const MAX_STEPS = 100_000;
+
+/**
+ * Moves an account's clock forward by `ms` the way time would pass: it stops at every job
+ * that falls due on the way, runs it and lets what it started settle (`settle`, e.g. the
+ * webhook attempts under way), so a retry scheduled by a failed attempt also runs if it
+ * falls due before the end of the advance.
+ */
+export async function advanceClock(
+  clocks: AccountClocks,
+  scheduler: Scheduler,
+  accountId: string,
+  ms: number,
+  settle: () => Promise<void>,
+): Promise<void> {
+  const target = clocks.offsetOf(accountId) + ms;
+  for (let step = 0; ; step++) {
+    const next = scheduler.nextDueAt(accountId);
+    const offset = clocks.offsetOf(accountId);
+    const reach = next === undefined || step >= MAX_STEPS ? target : Math.min(target, offset + Math.max(0, next - clocks.nowMs(accountId)));
+    clocks.setOffset(accountId, reach);
+    await scheduler.clockChanged(accountId);
+    await settle();
+    if (reach >= target) return;
+  }
+}
