@@ -105,6 +105,10 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
   }
 
   api.init();
+  // openapi-backend rebuilds its flattened operation list (lodash chains over every path)
+  // several times per request; the document never changes after init, so build it once.
+  const operations = api.router.getOperations();
+  api.router.getOperations = () => operations;
 
   return (req, res) => {
     // Path parameters are decoded with decodeURIComponent, which throws on a bad escape (a 500):
