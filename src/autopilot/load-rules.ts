@@ -9,7 +9,7 @@ import type { AutopilotRules } from '../spec/types.js';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 /** The shipped, documented rules: `--autopilot default`. */
-export const DEFAULT_RULES_FILE = fileURLToPath(new URL('../../scenarios/autopilot.yaml', import.meta.url));
+export const DEFAULT_RULES_FILE = fileURLToPath(new URL('../../scenarios/autopilot/default.yaml', import.meta.url));
 
 /**
  * Reads a rules file (YAML or JSON) and checks it against openapi.yaml's AutopilotRules,

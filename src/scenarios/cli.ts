@@ -46,7 +46,15 @@ async function files(patterns: string[]): Promise<string[]> {
   }
 }
 
+/** A closed pipe (`… | head`) must not crash the run: the rest of the output is dropped, the exit code stays right. */
+function ignoreClosedStdout(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}
+
 async function runCommand(patterns: string[], opts: RunCommandOptions): Promise<number> {
+  ignoreClosedStdout();
   if (opts.reporter !== 'console' && opts.reporter !== 'junit') throw new UsageError(`--reporter must be console or junit, not ${opts.reporter}`);
   if (opts.output !== undefined && opts.reporter !== 'junit') throw new UsageError('--output goes with --reporter junit');
   if (opts.baseUrl !== undefined && opts.instructionDelay !== undefined) throw new UsageError('--instruction-delay applies to the in-process sandbox only (without --base-url)');

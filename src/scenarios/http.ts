@@ -36,7 +36,8 @@ export class SandboxHttp {
     const started = performance.now();
     const base = { method: options.method, url: url.toString(), ...(options.body !== undefined && { requestBody: options.body }) };
     try {
-      const res = await fetch(url, { method: options.method, headers, body: payload, signal: AbortSignal.timeout(30_000) });
+      // Redirects are answers too (the checkout's 303): a test sees them as they are.
+      const res = await fetch(url, { method: options.method, headers, body: payload, redirect: 'manual', signal: AbortSignal.timeout(30_000) });
       const type = res.headers.get('content-type') ?? '';
       const text = await res.text();
       let responseBody: unknown = text;

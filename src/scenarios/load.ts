@@ -201,7 +201,7 @@ function describeSchemaErrors(errors: ErrorObject[], data: unknown): Problem {
 /** Parses a scenario from YAML text; `file` is only used in messages. */
 export function parseScenario(text: string, file: string): Scenario {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, merge: true });
   const fail = (offset: number | undefined, reason: string): never => {
     const { line, col } = offset === undefined ? { line: 1, col: 1 } : lineCounter.linePos(offset);
     throw new ScenarioLoadError(file, line, col, reason);

@@ -17,6 +17,9 @@ export async function advanceClock(
   ms: number,
   settle: () => Promise<void>,
 ): Promise<void> {
+  // An attempt under way when the advance arrives schedules its retry from the moment it
+  // ends: let it end before the clock moves, or that retry would land after the advance.
+  await settle();
   const target = clocks.offsetOf(accountId) + ms;
   for (let step = 0; ; step++) {
     const next = scheduler.nextDueAt(accountId);
