@@ -34,14 +34,14 @@ const emit = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
 /**
  * @param {number} duration
  * @param {((status: number, ms: number) => void) | undefined} onResponse
- * @returns {Promise<any>}
+ * @returns {Promise<import('autocannon').Result>}
  */
 function run(duration, onResponse) {
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
         url: spec.url,
-        method: /** @type {any} */ (spec.method),
+        method: spec.method,
         headers: spec.headers,
         body: spec.body,
         idReplacement: spec.body.includes('[<id>]'),
