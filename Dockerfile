@@ -19,6 +19,7 @@ RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY openapi.yaml ./
 COPY scenarios ./scenarios
+COPY pacts ./pacts
 RUN mkdir -p /data && chown node:node /data
 USER node
 EXPOSE 4010

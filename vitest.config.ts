@@ -1,12 +1,19 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/** Pact provider verification runs as its own step after this one (vitest.provider.config.ts): it needs the pact files the consumer tests here write. */
+const PROVIDER_TESTS = 'test/contract/**/*.provider.test.ts';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, PROVIDER_TESTS],
     // Builds dist/ once: child-process tests and the store's compaction worker run compiled code.
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Pact's native core must not report usage anywhere.
+    // Child-process sandboxes check their own responses against openapi.yaml too.
+    env: { PACT_DO_NOT_TRACK: 'true', SANDBOX_VALIDATE_RESPONSES: 'strict' },
   },
 });

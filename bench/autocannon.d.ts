@@ -9,10 +9,18 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string;
     idReplacement?: boolean;
+    requests?: { setupRequest?: (request: RequestSpec) => RequestSpec }[];
     connections?: number;
     pipelining?: number;
     duration?: number;
     timeout?: number;
+  }
+
+  export interface RequestSpec {
+    method?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
   }
 
   export interface Histogram {

@@ -31,6 +31,8 @@ import type { Server } from 'node:http';
 import { Autopilot } from './autopilot/autopilot.js';
 import { loadRulesFile } from './autopilot/load-rules.js';
 import { createAutopilotHandlers } from './http/autopilot-handlers.js';
+import { installResponseValidation } from './http/response-validation.js';
+import { MockResponder } from './mock/responder.js';
 
 export interface Sandbox {
   app: Express;
@@ -92,9 +94,11 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   const defaultAccount = accounts.ensureDefault(config.secretKey);
   await store.commit();
 
+  const mock = new MockResponder({ seed: config.mockSeed });
   const router = await createRouter({
     document,
-    handlers: {
+    // Mock mode: no handler, so every operation is answered from its schema by the fallback.
+    handlers: config.mock ? {} : {
       ...createHandlers({ config, accounts, products, offers, images, objects, reset }),
       ...createTransactionHandlers({ accounts, transactions, transitions, clocks, scheduler, deliveries }),
       ...createWebhookHandlers({ deliveries, events, scheduler }),
@@ -104,11 +108,13 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     adminToken: config.adminToken,
     commit,
     logger,
+    fallback: (operation, req) => mock.respond(operation, req),
   });
 
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  installResponseValidation(app, { document, mode: config.validateResponses, logger });
   app.use(express.json({ limit: config.jsonLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(router);
   app.use(bodyErrors(logger));

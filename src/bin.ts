@@ -1,15 +1,24 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { resolveConfig, DEFAULTS, type Config } from './config.js';
+import { parseResponseValidationMode, resolveConfig, DEFAULTS, type ConfigInput, type ResponseValidationMode } from './config.js';
 import { createLogger } from './log.js';
 import { startServer } from './server.js';
 import { registerScenarioCommand } from './scenarios/cli.js';
+import { registerVerifyCommand } from './contract/cli.js';
 import { VERSION } from './version.js';
 
 function integer(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a non-negative integer');
   return n;
+}
+
+function validationMode(value: string): ResponseValidationMode {
+  try {
+    return parseResponseValidationMode(value);
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+  }
 }
 
 const program = new Command('payments-sandbox')
@@ -34,6 +43,14 @@ program
   .addOption(new Option('--webhook-timeout <ms>', 'timeout of one webhook attempt').env('SANDBOX_WEBHOOK_TIMEOUT_MS').argParser(integer).default(DEFAULTS.webhookTimeoutMs))
   .addOption(new Option('--autopilot <file>', 'autopilot rules (YAML/JSON), or "default" for the shipped magic values').env('SANDBOX_AUTOPILOT'))
   .addOption(new Option('--compact-min-bytes <bytes>', 'journal size that triggers a background compaction').env('SANDBOX_COMPACT_MIN_BYTES').argParser(integer).default(DEFAULTS.compactMinBytes))
+  .addOption(
+    new Option('--validate-responses [mode]', 'check every JSON response against openapi.yaml: log (mark and log mismatches) or strict (answer 500)')
+      .env('SANDBOX_VALIDATE_RESPONSES')
+      .preset('log')
+      .argParser(validationMode),
+  )
+  .addOption(new Option('--mock', 'stateless stub: answer every operation from its openapi.yaml schema').env('SANDBOX_MOCK'))
+  .addOption(new Option('--seed <n>', 'seed of the generated (mock) responses').env('SANDBOX_MOCK_SEED').argParser(integer).default(DEFAULTS.mockSeed))
   .action(async (opts: StartOptions) => {
     const config = resolveConfig(toConfig(opts));
     const logger = createLogger(config.logLevel);
@@ -45,6 +62,8 @@ program
     );
     process.stdout.write(
       `\npayments-sandbox ${VERSION} listening on ${running.url}\n` +
+        (config.mock ? `  mode:          mock (stateless, answers generated from openapi.yaml, seed ${config.mockSeed})\n` : '') +
+        (config.validateResponses !== 'off' ? `  responses:     validated against openapi.yaml (${config.validateResponses})\n` : '') +
         `  store:         ${config.inMemory ? 'in memory (nothing kept on disk)' : config.dataFile}\n` +
         `  secret key:    ${config.secretKey}\n` +
         `  Authorization: Basic ${auth}\n\n`,
@@ -64,6 +83,7 @@ program
   });
 
 registerScenarioCommand(program);
+registerVerifyCommand(program);
 
 interface StartOptions {
   port: number;
@@ -81,13 +101,17 @@ interface StartOptions {
   webhookMaxAttempts: number;
   webhookTimeout: number;
   autopilot?: string;
+  /** Already parsed by validationMode; the bare flag gives its preset, "log". */
+  validateResponses?: ResponseValidationMode;
+  mock?: boolean | string;
+  seed: number;
 }
 
 /** A boolean flag or its env var form (SANDBOX_IN_MEMORY=1); "0" and "false" mean off. */
 const flag = (value: boolean | string | undefined): boolean =>
   value === true || (typeof value === 'string' && !['0', 'false', ''].includes(value));
 
-function toConfig(opts: StartOptions): Partial<Config> {
+function toConfig(opts: StartOptions): ConfigInput {
   return {
     port: opts.port,
     host: opts.host,
@@ -104,6 +128,9 @@ function toConfig(opts: StartOptions): Partial<Config> {
     adminToken: opts.adminToken,
     logLevel: opts.logLevel,
     compactMinBytes: opts.compactMinBytes,
+    validateResponses: opts.validateResponses ?? 'off',
+    mock: flag(opts.mock),
+    mockSeed: opts.seed,
   };
 }
 

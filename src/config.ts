@@ -1,3 +1,9 @@
+/**
+ * What happens to a JSON response that does not match openapi.yaml: `log` logs it and marks
+ * it with `x-sandbox-response-invalid`; `strict` also replaces it with a 500 (the test suite's mode).
+ */
+export type ResponseValidationMode = 'off' | 'log' | 'strict';
+
 /** Settings of a sandbox instance; bin.ts fills them from flags and env vars. */
 export interface Config {
   port: number;
@@ -30,6 +36,12 @@ export interface Config {
   webhookTimeoutMs: number;
   /** Autopilot rules file (YAML or JSON), "default" for the shipped one; undefined: off. */
   autopilotFile: string | undefined;
+  /** Check every JSON response against openapi.yaml (see src/http/response-validation.ts). */
+  validateResponses: ResponseValidationMode;
+  /** Stateless stub: every operation answered from its schema by json-schema-faker; implies inMemory. */
+  mock: boolean;
+  /** Seed of the generated responses (mock mode, and operations without a handler). */
+  mockSeed: number;
 }
 
 export const DEFAULTS = {
@@ -43,18 +55,25 @@ export const DEFAULTS = {
   compactMinBytes: 64 * 1024 * 1024,
   webhookMaxAttempts: 8,
   webhookTimeoutMs: 5000,
+  mockSeed: 1,
 } as const;
 
 /** Docker images set this so the defaults match the container (bind all, data in /data). */
 const inDocker = (): boolean => process.env.SANDBOX_DOCKER === '1';
 
-export function resolveConfig(input: Partial<Config>): Config {
+/** Like Partial<Config>, but `validateResponses: true` means `log` and `false` means `off`. */
+export type ConfigInput = Partial<Omit<Config, 'validateResponses'>> & { validateResponses?: ResponseValidationMode | boolean };
+
+export function resolveConfig(input: ConfigInput): Config {
   const port = input.port ?? DEFAULTS.port;
+  const mock = input.mock ?? false;
+  const validate = input.validateResponses ?? 'off';
   return {
     port,
     host: input.host ?? (inDocker() ? '0.0.0.0' : '127.0.0.1'),
     dataFile: input.dataFile ?? (inDocker() ? '/data/sandbox.json' : DEFAULTS.dataFile),
-    inMemory: input.inMemory ?? false,
+    // A stateless stub keeps nothing, not even the default account, on disk.
+    inMemory: (input.inMemory ?? false) || mock,
     secretKey: input.secretKey ?? DEFAULTS.secretKey,
     publicUrl: input.publicUrl?.replace(/\/+$/, ''),
     instructionDelayMs: input.instructionDelayMs ?? DEFAULTS.instructionDelayMs,
@@ -68,5 +87,22 @@ export function resolveConfig(input: Partial<Config>): Config {
     webhookMaxAttempts: input.webhookMaxAttempts ?? DEFAULTS.webhookMaxAttempts,
     webhookTimeoutMs: input.webhookTimeoutMs ?? DEFAULTS.webhookTimeoutMs,
     autopilotFile: input.autopilotFile || undefined,
+    validateResponses: validate === true ? 'log' : validate === false ? 'off' : validate,
+    mock,
+    mockSeed: input.mockSeed ?? DEFAULTS.mockSeed,
   };
+}
+
+/**
+ * The flag's or env var's value: `1`/`true`/`on`/`log` (or the bare flag) log, `strict` answers
+ * 500, `0`/`false`/`off`/empty turn it off.
+ */
+export function parseResponseValidationMode(value: string | boolean | undefined): ResponseValidationMode {
+  if (value === undefined || value === false) return 'off';
+  if (value === true) return 'log';
+  const v = value.trim().toLowerCase();
+  if (['', '0', 'false', 'off', 'no'].includes(v)) return 'off';
+  if (['1', 'true', 'on', 'yes', 'log'].includes(v)) return 'log';
+  if (v === 'strict') return 'strict';
+  throw new Error(`response validation mode must be log, strict or off, not "${value}"`);
 }

@@ -24,3 +24,39 @@ export function portArg(argv) {
   if (!Number.isInteger(port) || port <= 0) throw new Error('usage: --port <port>');
   return port;
 }
+
+/**
+ * The fixed replies of the node:http baseline in the transactions suite (`--reply
+ * transaction`): a BRL Pix charge as POST /transactions/v2/purchase answers it (PENDING,
+ * instruction not filled yet) and as GET /transactions/:id answers it once filled, so the
+ * baseline sends bodies of the sandbox's sizes.
+ */
+const PURCHASE = {
+  id: '100000000',
+  currency: 'BRL',
+  method: 'PIX',
+  installments: null,
+  externalId: null,
+  status: 'PENDING',
+  amount: 15000,
+  postbackUrl: null,
+  referrerUrl: null,
+  expiresAt: null,
+  createdAt: '2026-01-31T12:00:00.000Z',
+  costFee: 149,
+  paidAt: null,
+  pixCode: '',
+  paidRail: null,
+};
+export const FIXED_PURCHASE = JSON.stringify(PURCHASE);
+export const FIXED_TRANSACTION = JSON.stringify({
+  ...PURCHASE,
+  pixCode:
+    '00020126580014br.gov.bcb.pix01363de12b26-3bac-4a92-a131-662026b11e035204000053039865406150.005802BR5915Default account6009SAO PAULO62160512SBX100000000630424E3',
+});
+
+/** @param {string[]} argv @param {string} name @returns {string | undefined} */
+export function stringArg(argv, name) {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+}

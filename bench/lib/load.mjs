@@ -19,7 +19,9 @@ import autocannon from 'autocannon';
  * @property {string} url
  * @property {string} method
  * @property {Record<string, string>} headers
- * @property {string} body may contain [<id>], replaced by a unique id per request
+ * @property {string} [body] may contain [<id>], replaced by a unique id per request
+ * @property {string[]} [paths] when given, successive requests (over all connections) take
+ *   these paths in turn, round-robin: e.g. GET /transactions/:id over ids created beforehand
  * @property {number} connections
  * @property {number} duration seconds measured
  * @property {number} warmup seconds of warm-up (0 = none)
@@ -30,6 +32,9 @@ const spec = JSON.parse(process.argv[2] ?? '{}');
 
 /** @param {object} event */
 const emit = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
+
+const paths = spec.paths && spec.paths.length > 0 ? spec.paths : undefined;
+let nextPath = 0;
 
 /**
  * @param {number} duration
@@ -43,8 +48,9 @@ function run(duration, onResponse) {
         url: spec.url,
         method: spec.method,
         headers: spec.headers,
-        body: spec.body,
-        idReplacement: spec.body.includes('[<id>]'),
+        ...(spec.body !== undefined && { body: spec.body, idReplacement: spec.body.includes('[<id>]') }),
+        // setupRequest runs before each request is built: it picks the next path of the rotation
+        ...(paths && { requests: [{ setupRequest: (req) => ({ ...req, path: paths[nextPath++ % paths.length] }) }] }),
         connections: spec.connections,
         pipelining: 1,
         duration,

@@ -1,14 +1,24 @@
 // @ts-check
-/** Baseline 1: bare node:http, reads the request body and answers fixed JSON. */
+/**
+ * Baseline 1: bare node:http, reads the request body and answers fixed JSON.
+ *
+ *   --reply product       (default) a product to every request (201 to POST, 200 otherwise)
+ *   --reply transaction   a PENDING Pix purchase to POST (201), a filled one to GET (200)
+ */
 import { createServer } from 'node:http';
-import { FIXED_PRODUCT, portArg } from '../lib/fixed.mjs';
+import { FIXED_PRODUCT, FIXED_PURCHASE, FIXED_TRANSACTION, portArg, stringArg } from '../lib/fixed.mjs';
 
-const body = Buffer.from(FIXED_PRODUCT);
+const reply = stringArg(process.argv, '--reply') ?? 'product';
+if (reply !== 'product' && reply !== 'transaction') throw new Error('--reply must be product or transaction');
+const postBody = Buffer.from(reply === 'product' ? FIXED_PRODUCT : FIXED_PURCHASE);
+const getBody = Buffer.from(reply === 'product' ? FIXED_PRODUCT : FIXED_TRANSACTION);
 
 const server = createServer((req, res) => {
   req.on('data', () => {});
   req.on('end', () => {
-    res.writeHead(req.method === 'POST' ? 201 : 200, {
+    const post = req.method === 'POST';
+    const body = post ? postBody : getBody;
+    res.writeHead(post ? 201 : 200, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': body.length,
     });

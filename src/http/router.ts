@@ -19,10 +19,11 @@ export interface Call {
   body: unknown;
 }
 
-export type Reply =
+export type Reply = (
   | { status: number; json: unknown }
   | { status: number; bytes: Buffer | string; contentType: string }
-  | { status: 303; redirect: string };
+  | { status: 303; redirect: string }
+) & { headers?: Record<string, string> };
 
 export type OperationHandler = (call: Call) => Reply | Promise<Reply>;
 
@@ -41,6 +42,8 @@ export interface RouterOptions {
   /** Durability barrier: a reply leaves only once every change made so far is on disk. */
   commit: () => Promise<void>;
   logger: Logger;
+  /** Answers operations without a handler (the schema-generated mock) instead of a 501. */
+  fallback?: (operation: Operation, req: ExpressRequest) => Reply;
 }
 
 type SandboxOperation = Operation & { 'x-permission'?: Permission };
@@ -89,6 +92,7 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
     notImplemented: (ctx: Context, req: ExpressRequest, res: Response) => {
       const refusal = refuse(ctx, req);
       if (refusal) return sendError(res, req.path, refusal.status, refusal.message);
+      if (options.fallback) return send(res, options.fallback(ctx.operation, req));
       const route = `${ctx.operation.method.toUpperCase()} ${ctx.operation.path}`;
       return sendError(res, req.path, 501, `${route} is not emulated by this version of the sandbox yet`);
     },
@@ -217,6 +221,7 @@ const isMultipart = (req: ExpressRequest): boolean => /^multipart\/form-data\s*(
 const isJson = (req: ExpressRequest): boolean => /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(req.headers['content-type'] ?? '');
 
 function send(res: Response, reply: Reply): void {
+  if (reply.headers) res.set(reply.headers);
   if ('json' in reply) {
     res.status(reply.status).json(reply.json);
     return;

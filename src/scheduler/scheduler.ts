@@ -1,6 +1,7 @@
 import type { Logger } from '../log.js';
 import type { Collection, Store } from '../store/store.js';
 import type { AccountClocks } from './account-clocks.js';
+import { JobHeap } from './job-heap.js';
 
 /** A unit of deferred work, stored so that it survives a restart. */
 export interface Job {
@@ -28,7 +29,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export class Scheduler {
   private readonly jobs: Collection<Job>;
   private readonly runners = new Map<string, JobRunner>();
-  private queue: { realDue: number; job: Job }[] = [];
+  private readonly queue = new JobHeap<Job>();
   private timer: NodeJS.Timeout | undefined;
   private draining: Promise<void> | undefined;
   private nextSeq = 0;
@@ -58,7 +59,7 @@ export class Scheduler {
     this.jobs.put(job);
     this.enqueue(job);
     // Only a new earliest job moves the timer.
-    if (this.queue[0]?.job === job) this.arm();
+    if (this.queue.peek()?.job === job) this.arm();
     return job;
   }
 
@@ -104,8 +105,11 @@ export class Scheduler {
 
   /** After an account's clock moved: its jobs fall due at other real instants. */
   async clockChanged(accountId: string): Promise<void> {
-    this.queue = this.queue.map((e) => (e.job.accountId === accountId ? { realDue: this.realDue(e.job), job: e.job } : e));
-    this.queue.sort((a, b) => a.realDue - b.realDue || a.job.seq - b.job.seq);
+    this.queue.rebuild(
+      (e) => (e.job.accountId === accountId ? { realDue: this.realDue(e.job), job: e.job } : e),
+      // Entries of cancelled jobs are dropped here rather than when they come up.
+      (e) => this.jobs.get(e.job.id) !== undefined,
+    );
     await this.drain();
   }
 
@@ -118,14 +122,20 @@ export class Scheduler {
     return this.draining;
   }
 
+  /**
+   * Runs what is due, then makes it durable with one commit: a job's removal and its
+   * effects reach the journal together, so a crash before the commit only reruns it.
+   */
   private async runDue(): Promise<void> {
+    let ran = false;
     for (;;) {
-      const head = this.queue[0];
-      if (this.stopped || !head || head.realDue > Date.now()) return;
-      this.queue.shift();
+      const head = this.queue.peek();
+      if (this.stopped || !head || head.realDue > Date.now()) break;
+      this.queue.pop();
       const job = head.job;
       if (this.jobs.get(job.id) === undefined) continue;
       this.jobs.delete(job.id);
+      ran = true;
       const runner = this.runners.get(job.kind);
       try {
         if (!runner) throw new Error(`no runner for job kind ${job.kind}`);
@@ -133,8 +143,8 @@ export class Scheduler {
       } catch (error) {
         this.logger.error({ err: error, job }, 'scheduled job failed');
       }
-      await this.commit();
     }
+    if (ran) await this.commit();
   }
 
   /** The queue entry stays until it comes up and is skipped: removal costs O(1). */
@@ -147,23 +157,13 @@ export class Scheduler {
   }
 
   private enqueue(job: Job): void {
-    const entry = { realDue: this.realDue(job), job };
-    // Binary search keeps the queue sorted without re-sorting on every schedule.
-    let lo = 0;
-    let hi = this.queue.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const other = this.queue[mid]!;
-      if (other.realDue < entry.realDue || (other.realDue === entry.realDue && other.job.seq < job.seq)) lo = mid + 1;
-      else hi = mid;
-    }
-    this.queue.splice(lo, 0, entry);
+    this.queue.push({ realDue: this.realDue(job), job });
   }
 
   private arm(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    const head = this.queue[0];
+    const head = this.queue.peek();
     if (this.stopped || !head) return;
     const delay = Math.min(Math.max(head.realDue - Date.now(), 0), MAX_TIMER_MS);
     this.timer = setTimeout(() => void this.drain(), delay);

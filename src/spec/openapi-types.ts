@@ -1324,6 +1324,7 @@ export interface operations {
                     "application/json": components["schemas"]["Product"];
                 };
             };
+            400: components["responses"]["ProductBadRequest"];
             401: components["responses"]["ProductUnauthorized"];
             404: components["responses"]["ProductNotFound"];
         };
@@ -1349,9 +1350,11 @@ export interface operations {
                     "application/json": components["schemas"]["Product"];
                 };
             };
+            400: components["responses"]["ProductBadRequest"];
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
+            413: components["responses"]["ProductTooLarge"];
         };
     };
     updateProduct: {
@@ -1451,6 +1454,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
+            413: components["responses"]["ProductTooLarge"];
         };
     };
     listProductOffers: {
@@ -1590,6 +1594,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["TransactionBadRequest"];
         };
     };
     createAccount: {
@@ -1703,8 +1708,10 @@ export interface operations {
                     "application/json": components["schemas"]["Transaction"];
                 };
             };
+            400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             404: components["responses"]["TransactionNotFound"];
+            413: components["responses"]["TransactionTooLarge"];
         };
     };
     payTransaction: {
@@ -1764,9 +1771,11 @@ export interface operations {
                     "application/json": components["schemas"]["Transaction"];
                 };
             };
+            400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
+            413: components["responses"]["TransactionTooLarge"];
         };
     };
     getClock: {
@@ -1787,6 +1796,7 @@ export interface operations {
                     "application/json": components["schemas"]["Clock"];
                 };
             };
+            400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
         };
     };
@@ -1868,6 +1878,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
+            400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             404: components["responses"]["TransactionNotFound"];
         };
@@ -1892,9 +1903,11 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
+            400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
+            413: components["responses"]["TransactionTooLarge"];
         };
     };
     listEvents: {
@@ -1943,6 +1956,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["TransactionBadRequest"];
             /** @description Not a WebSocket upgrade. */
             426: {
                 headers: {
@@ -1972,6 +1986,7 @@ export interface operations {
                     "application/json": components["schemas"]["AutopilotState"];
                 };
             };
+            400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
         };
     };
@@ -2021,7 +2036,9 @@ export interface operations {
                     "application/json": components["schemas"]["AutopilotState"];
                 };
             };
+            400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            413: components["responses"]["TransactionTooLarge"];
         };
     };
     getCheckoutPage: {
@@ -2048,6 +2065,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["TransactionBadRequest"];
             404: components["responses"]["TransactionNotFound"];
         };
     };
@@ -2070,8 +2088,10 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["TransactionBadRequest"];
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
+            413: components["responses"]["TransactionTooLarge"];
         };
     };
     rejectCheckout: {
@@ -2093,8 +2113,10 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["TransactionBadRequest"];
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
+            413: components["responses"]["TransactionTooLarge"];
         };
     };
     getBoletoPage: {
@@ -2118,6 +2140,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["TransactionBadRequest"];
             404: components["responses"]["TransactionNotFound"];
         };
     };
@@ -2142,6 +2165,7 @@ export interface operations {
                     "image/png": string;
                 };
             };
+            400: components["responses"]["TransactionBadRequest"];
             404: components["responses"]["TransactionNotFound"];
         };
     };

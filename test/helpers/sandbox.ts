@@ -26,7 +26,7 @@ export interface TestSandbox {
 /** A sandbox on a free port and a fresh temporary data dir, in this process. */
 export async function startSandbox(overrides: Partial<Config> = {}): Promise<TestSandbox> {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-test-'));
-  const config = resolveConfig({ port: 0, dataFile: join(dir, 'sandbox.json'), ...overrides });
+  const config = resolveConfig({ port: 0, dataFile: join(dir, 'sandbox.json'), validateResponses: 'strict', ...overrides });
   const running = await startServer(config, pino({ level: 'silent' }));
   const url = running.url;
   const clientFor = (key: string | undefined) => new Client(url, key);

@@ -1,0 +1,497 @@
+// @ts-check
+/**
+ * What every suite of bench/run.mjs shares: the settings (from the environment),
+ * server processes, /proc sampling, the load generator's child process, and the
+ * pinned copy of the build.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { cp, mkdtemp, symlink } from 'node:fs/promises';
+import http from 'node:http';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_SECRET_KEY } from './populate.mjs';
+
+export const BENCH_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const ROOT = path.resolve(BENCH_DIR, '..');
+export const BUILT_BIN = path.join(ROOT, 'dist', 'bin.js');
+export const RESULTS_DIR = path.join(BENCH_DIR, 'results');
+
+/** other processes' CPU use, in % of one core, above which a measurement is flagged */
+export const NOISY_CPU_PCT = 25;
+
+export const SUITES = /** @type {const} */ (['products', 'transactions', 'webhooks']);
+
+/** @param {string} name @param {number} fallback */
+function numberEnv(name, fallback) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${raw}`);
+  return value;
+}
+
+/** @param {string} raw e.g. 1000, 10k, 1m, 1_000 */
+function count(raw) {
+  const n = Number(raw.trim().replaceAll('_', '').toLowerCase().replace(/k$/, 'e3').replace(/m$/, 'e6'));
+  if (!Number.isInteger(n) || n < 0) throw new Error(`bad count ${raw}`);
+  return n;
+}
+
+const suites = (process.env.BENCH_SUITES || SUITES.join(','))
+  .split(',')
+  .map((s) => s.trim().toLowerCase())
+  .filter(Boolean);
+for (const suite of suites) {
+  if (!(/** @type {readonly string[]} */ (SUITES).includes(suite))) throw new Error(`BENCH_SUITES: unknown suite ${suite} (known: ${SUITES.join(', ')})`);
+}
+
+const prismSpec = process.env.BENCH_PRISM_SPEC || 'dialect';
+if (prismSpec !== 'dialect' && prismSpec !== 'original') throw new Error(`BENCH_PRISM_SPEC must be dialect or original, got ${prismSpec}`);
+
+export const settings = {
+  suites: /** @type {(typeof SUITES)[number][]} */ (SUITES.filter((s) => suites.includes(s))),
+  durationSec: numberEnv('BENCH_DURATION', 10),
+  warmupSec: numberEnv('BENCH_WARMUP', 2),
+  connections: Math.max(1, Math.round(numberEnv('BENCH_CONNECTIONS', 50))),
+  sizes: (process.env.BENCH_SIZES || '1000,10000,100000,1000000')
+    .split(',')
+    .filter((s) => s.trim())
+    .map((s) => {
+      try {
+        return count(s);
+      } catch {
+        throw new Error(`BENCH_SIZES: bad size ${s}`);
+      }
+    }),
+  startRuns: Math.max(1, Math.round(numberEnv('BENCH_START_RUNS', 3))),
+  tmpDir: process.env.BENCH_TMPDIR || os.tmpdir(),
+  retries: Math.round(numberEnv('BENCH_RETRIES', 0)),
+  quietWaitSec: numberEnv('BENCH_QUIET_WAIT', 0),
+  cpuProfDir: process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined,
+  // transactions suite
+  txGetIds: Math.max(1, Math.round(numberEnv('BENCH_TX_IDS', 1000))),
+  prismSpec: /** @type {'dialect' | 'original'} */ (prismSpec),
+  // webhooks suite
+  webhookPayments: Math.max(1, Math.round(numberEnv('BENCH_WEBHOOK_PAYMENTS', 10_000))),
+  webhookRate: Math.max(1, numberEnv('BENCH_WEBHOOK_RATE', 500)),
+  webhookWarmup: Math.round(numberEnv('BENCH_WEBHOOK_WARMUP', 500)),
+  webhookGraceSec: numberEnv('BENCH_WEBHOOK_GRACE', 10),
+  webhookInstructionDelayMs: Math.round(numberEnv('BENCH_WEBHOOK_INSTRUCTION_DELAY', 0)),
+};
+if (settings.durationSec < 1) throw new Error('BENCH_DURATION must be at least 1 second');
+
+export { DEFAULT_SECRET_KEY };
+export const AUTH = `Basic ${Buffer.from(`secret:${DEFAULT_SECRET_KEY}`).toString('base64')}`;
+
+// ---------------------------------------------------------------------------
+// logging and small helpers
+
+const benchStarted = performance.now();
+/** seconds since the run started */
+export const elapsedSec = () => (performance.now() - benchStarted) / 1000;
+
+/** @param {string} label */
+export function log(label) {
+  process.stderr.write(`[bench +${elapsedSec().toFixed(1)}s] ${label}\n`);
+}
+
+/** @param {number} ms */
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** @param {number | null | undefined} v @param {number} digits */
+export const fmt = (v, digits = 0) => (v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(digits));
+
+/** @param {number[]} values */
+export function median(values) {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? /** @type {number} */ (sorted[mid]) : (/** @type {number} */ (sorted[mid - 1]) + /** @type {number} */ (sorted[mid])) / 2;
+}
+
+/** @param {number | null} value @param {(v: number) => boolean} ok */
+export const verdict = (value, ok) => (value === null || !Number.isFinite(value) ? 'n/a' : ok(value) ? 'PASS' : 'MISS');
+
+/** @param {any} load */
+export const noisy = (load) => load.otherCpuPct !== null && load.otherCpuPct > NOISY_CPU_PCT;
+/** @param {any} a @param {any} b the measurement less disturbed by other processes */
+export const quieter = (a, b) => (a === undefined || (b.otherCpuPct ?? 0) < (a.otherCpuPct ?? 0) ? b : a);
+
+/**
+ * @param {string[]} header
+ * @param {string[][]} rows
+ * @param {number} [leftColumns] how many leading columns are left-aligned
+ */
+export function textTable(header, rows, leftColumns = 1) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (/** @type {string[]} */ cells) => cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+/**
+ * @param {string[]} header
+ * @param {string[][]} rows
+ * @param {number} [leftColumns]
+ */
+export function markdownTable(header, rows, leftColumns = 1) {
+  const line = (/** @type {string[]} */ cells) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map((_, i) => (i < leftColumns ? '---' : '---:'))), ...rows.map(line)].join('\n');
+}
+
+// ---------------------------------------------------------------------------
+// processes
+
+/** children and directories to clean up if the run is interrupted */
+export const live = { children: new Set(/** @type {import('node:child_process').ChildProcess[]} */ ([])), dirs: new Set(/** @type {string[]} */ ([])) };
+
+/** Settings the sandbox would otherwise pick up from the caller's environment. */
+export function childEnv() {
+  const env = { ...process.env };
+  for (const key of Object.keys(env)) {
+    if (key.startsWith('SANDBOX_') || key === 'PORT' || key === 'HOST' || key === 'LOG_LEVEL') delete env[key];
+  }
+  return env;
+}
+
+/** @returns {Promise<number>} a port free right now on 127.0.0.1 */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * @typedef {object} Server
+ * @property {import('node:child_process').ChildProcess} child
+ * @property {number} port
+ * @property {() => string} stderr
+ * @property {number} readyMs spawn to first 200 on the health URL
+ */
+
+/**
+ * Starts `node <nodeArgs> <args(port)>` and waits for a 200 on GET /_sandbox/health
+ * (every server of the bench answers it: the baselines answer any GET, Prism mocks it
+ * from openapi.yaml).
+ * @param {string[]} nodeArgs
+ * @param {(port: number) => string[]} args
+ * @returns {Promise<Server>}
+ */
+export async function startServer(nodeArgs, args) {
+  const port = await freePort();
+  let stderr = '';
+  const started = performance.now();
+  const child = spawn(process.execPath, [...nodeArgs, ...args(port)], {
+    cwd: ROOT,
+    env: childEnv(),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  live.children.add(child);
+  child.stderr?.setEncoding('utf8').on('data', (chunk) => {
+    stderr = (stderr + chunk).slice(-8000);
+  });
+  let exited = /** @type {string | undefined} */ (undefined);
+  child.once('exit', (code, signal) => {
+    exited = `exited with ${signal ?? `code ${code}`}`;
+    live.children.delete(child);
+  });
+  const deadline = started + 120_000;
+  for (;;) {
+    if (exited) throw new Error(`server ${exited} before it was ready:\n${stderr}`);
+    if (await healthy(port)) break;
+    if (performance.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`server not ready after 120 s:\n${stderr}`);
+    }
+    await sleep(5);
+  }
+  return { child, port, stderr: () => stderr, readyMs: performance.now() - started };
+}
+
+/** @param {number} port @returns {Promise<boolean>} */
+function healthy(port) {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/_sandbox/health', agent: false, timeout: 2000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200));
+      res.on('error', () => resolve(false));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+  });
+}
+
+/** @param {Server} server */
+export async function stopServer(server) {
+  const { child } = server;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** node flags of the measured sandbox processes (a CPU profile with BENCH_CPU_PROF) */
+export const SANDBOX_NODE_ARGS = () => (settings.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', settings.cpuProfDir] : []);
+
+// ---------------------------------------------------------------------------
+// /proc sampling (Linux; null elsewhere)
+
+let clockTicks = 100;
+try {
+  clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+} catch {
+  /* keep 100 */
+}
+
+/** @param {number | undefined} pid @returns {number | null} user+system CPU seconds of all threads */
+export function cpuSeconds(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+  } catch {
+    return null;
+  }
+}
+
+/** @returns {number | null} CPU seconds all processes of the machine spent busy */
+export function machineBusySeconds() {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
+    return (user + nice + system + irq + softirq + steal) / clockTicks;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Waits, up to BENCH_QUIET_WAIT seconds, for a second in which processes
+ * other than `pids` use less than NOISY_CPU_PCT of a core.
+ * @param {(number | undefined)[]} pids
+ */
+export async function waitForQuiet(pids) {
+  const deadline = performance.now() + settings.quietWaitSec * 1000;
+  let waited = false;
+  while (performance.now() < deadline) {
+    const busy0 = machineBusySeconds();
+    const own0 = pids.map(cpuSeconds);
+    await sleep(1000);
+    const busy1 = machineBusySeconds();
+    const own1 = pids.map(cpuSeconds);
+    if (busy0 === null || busy1 === null) return;
+    let own = 0;
+    own1.forEach((v, i) => (own += (v ?? 0) - (own0[i] ?? 0)));
+    const otherPct = 100 * (busy1 - busy0 - own);
+    if (otherPct < NOISY_CPU_PCT) return;
+    if (!waited) log(`waiting for other processes to go idle (${otherPct.toFixed(0)} % of a core busy)`);
+    waited = true;
+  }
+  if (waited) log('machine still busy; measuring anyway');
+}
+
+/** @param {number | undefined} pid @returns {number | null} peak resident set, MiB */
+export function peakRssMiB(pid) {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** @param {string} dir file system type of the mount holding dir */
+export function fsType(dir) {
+  try {
+    let best = { mount: '', type: 'unknown' };
+    for (const line of readFileSync('/proc/mounts', 'utf8').split('\n')) {
+      const [, mount, type] = line.split(' ');
+      if (!mount || !type) continue;
+      const inside = dir === mount || dir.startsWith(mount.endsWith('/') ? mount : `${mount}/`);
+      if (inside && mount.length >= best.mount.length) best = { mount, type };
+    }
+    return `${best.type} (${best.mount})`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+// ---------------------------------------------------------------------------
+// load
+
+/**
+ * @typedef {object} Request
+ * @property {string} method
+ * @property {string} path
+ * @property {Record<string, string>} headers
+ * @property {string} [body] may contain [<id>], replaced by a unique id per request
+ * @property {string[]} [paths] when given, requests rotate over these paths (round-robin over all connections)
+ */
+
+/**
+ * Runs bench/lib/load.mjs (autocannon, own process) against the server and samples the
+ * server's CPU time over the measured window.
+ * @param {Server} server
+ * @param {Request} request
+ */
+export async function measure(server, request) {
+  if (settings.quietWaitSec > 0) await waitForQuiet([server.child.pid, process.pid]);
+  const spec = {
+    url: `http://127.0.0.1:${server.port}${request.path}`,
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    paths: request.paths,
+    connections: settings.connections,
+    duration: settings.durationSec,
+    warmup: settings.warmupSec,
+  };
+  return runMeasuringChild(path.join(BENCH_DIR, 'lib', 'load.mjs'), spec, server, 'load generator');
+}
+
+/**
+ * Runs a measuring child process (bench/lib/load.mjs or bench/lib/webhook-driver.mjs):
+ * it prints one JSON object per line on stdout; {"event":"measure-start"} and
+ * {"event":"measure-end"} (optional: the result ends the window otherwise) bound the window
+ * over which the server's CPU and the machine's are sampled; {"event":"result", ...,
+ * "loaderCpuPct"} is the outcome. Other events go to `onEvent`.
+ * @param {string} script
+ * @param {object} spec
+ * @param {Server} server
+ * @param {string} what for error messages
+ * @param {(event: any) => void} [onEvent]
+ * @returns {Promise<any>}
+ */
+export function runMeasuringChild(script, spec, server, what, onEvent) {
+  return new Promise((resolve, reject) => {
+    const loader = spawn(process.execPath, [script, JSON.stringify(spec)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    live.children.add(loader);
+    let out = '';
+    let err = '';
+    /** @type {number | null} */
+    let cpuAtStart = null;
+    /** @type {number | null} */
+    let busyAtStart = null;
+    let startedAt = 0;
+    /** @type {{ cpu: number | null, busy: number | null, at: number } | undefined} */
+    let end;
+    /** @type {any} */
+    let result;
+    loader.stderr.setEncoding('utf8').on('data', (chunk) => (err = (err + chunk).slice(-8000)));
+    loader.stdout.setEncoding('utf8').on('data', (chunk) => {
+      out += chunk;
+      let newline;
+      while ((newline = out.indexOf('\n')) >= 0) {
+        const line = out.slice(0, newline);
+        out = out.slice(newline + 1);
+        const event = JSON.parse(line);
+        if (event.event === 'measure-start') {
+          cpuAtStart = cpuSeconds(server.child.pid);
+          busyAtStart = machineBusySeconds();
+          startedAt = performance.now();
+        } else if (event.event === 'measure-end') {
+          end = { cpu: cpuSeconds(server.child.pid), busy: machineBusySeconds(), at: performance.now() };
+        } else if (event.event === 'result') {
+          end ??= { cpu: cpuSeconds(server.child.pid), busy: machineBusySeconds(), at: performance.now() };
+          const wall = (end.at - startedAt) / 1000;
+          const serverCpuPct = cpuAtStart !== null && end.cpu !== null ? (100 * (end.cpu - cpuAtStart)) / wall : null;
+          const machinePct = busyAtStart !== null && end.busy !== null ? (100 * (end.busy - busyAtStart)) / wall : null;
+          result = {
+            ...event,
+            event: undefined,
+            serverCpuPct,
+            // CPU used by anything but this server and the load generator: noise from other work on the machine
+            otherCpuPct: machinePct !== null && serverCpuPct !== null ? Math.max(0, machinePct - serverCpuPct - event.loaderCpuPct) : null,
+            serverPeakRssMiB: peakRssMiB(server.child.pid),
+          };
+        } else {
+          onEvent?.(event);
+        }
+      }
+    });
+    loader.once('error', reject);
+    loader.once('exit', (code) => {
+      live.children.delete(loader);
+      if (code === 0 && result) resolve(result);
+      else reject(new Error(`${what} exited with code ${code}:\n${err}`));
+    });
+  });
+}
+
+/**
+ * Re-measures up to BENCH_RETRIES times while other processes were busy, keeping the
+ * quietest measurement.
+ * @param {string} name for the log
+ * @param {(attempt: number) => Promise<any>} once one measurement (attempt 0, 1, …)
+ * @param {string} [what] what is measured, for the log
+ */
+export async function measureQuietest(name, once, what = `${settings.warmupSec}+${settings.durationSec} s`) {
+  let best;
+  let tried = 0;
+  for (let attempt = 0; attempt <= settings.retries; attempt++) {
+    log(`${name}: measuring ${what}${attempt ? ` (retry ${attempt}: too noisy)` : ''}`);
+    const load = { ...(await once(attempt)), attempt: attempt + 1 };
+    best = quieter(best, load);
+    tried = attempt + 1;
+    if (!noisy(load)) break;
+  }
+  return { ...best, measurements: tried };
+}
+
+// ---------------------------------------------------------------------------
+// the build under test
+
+/** the sandbox under test: a copy of dist/ taken when the run starts (see pinBuild) */
+export const build = { bin: BUILT_BIN, root: ROOT };
+
+/**
+ * Runs every sandbox of this run from one copy of the build, so that a rebuild
+ * of dist/ during the run (tests, a watcher) neither breaks a start nor mixes
+ * two builds in one table. The copy is a package root of its own: dist/,
+ * openapi.yaml and package.json (both read relative to dist/), and a link to
+ * node_modules.
+ */
+export async function pinBuild() {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'sandbox-bench-build-'));
+  live.dirs.add(root);
+  await cp(path.join(ROOT, 'dist'), path.join(root, 'dist'), { recursive: true });
+  for (const name of ['openapi.yaml', 'package.json', 'scenarios']) {
+    if (existsSync(path.join(ROOT, name))) await cp(path.join(ROOT, name), path.join(root, name), { recursive: true });
+  }
+  await symlink(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
+  build.bin = path.join(root, 'dist', 'bin.js');
+  build.root = root;
+  return root;
+}
+
+export function environment() {
+  let commit = null;
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    if (dirty) commit += '-dirty';
+  } catch {
+    /* not a git checkout */
+  }
+  const cpus = os.cpus();
+  return {
+    date: new Date().toISOString(),
+    commit,
+    label: process.env.BENCH_LABEL || null,
+    node: process.version,
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    cpus: `${cpus.length} x ${cpus[0]?.model.trim() ?? 'unknown'}`,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    dataFs: fsType(path.resolve(settings.tmpDir)),
+  };
+}

@@ -1,0 +1,330 @@
+// @ts-check
+/**
+ * Suite "transactions": durable POST /transactions/v2/purchase and GET /transactions/:id
+ * on the sandbox, beside Prism's mock of openapi.yaml (validates, stores nothing) and a
+ * bare node:http server answering fixed transaction JSON, in the same run.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import {
+  AUTH,
+  BENCH_DIR,
+  NOISY_CPU_PCT,
+  ROOT,
+  SANDBOX_NODE_ARGS,
+  build,
+  fmt,
+  live,
+  log,
+  markdownTable,
+  measure,
+  measureQuietest,
+  peakRssMiB,
+  settings,
+  startServer,
+  stopServer,
+  textTable,
+  verdict,
+} from '../lib/harness.mjs';
+
+const TARGETS = { purchaseThroughputRatio: 1.5, purchaseP99Ratio: 1 };
+
+/** A valid BRL Pix purchase: test/helpers/purchases.ts pixBody(). */
+export const PIX_BODY = {
+  name: 'Maria Silva',
+  email: 'maria@example.com',
+  description: 'Pedido 1001',
+  responsibleExternalId: 'cli-78',
+  amount: 15_000,
+  phone: '11987654321',
+  cpf: '52998224725',
+  responsibleDocument: '11222333000181',
+  paymentMethod: 'PIX',
+};
+
+const JSON_HEADERS = { authorization: AUTH, 'content-type': 'application/json' };
+
+/** @type {import('../lib/harness.mjs').Request} */
+const PURCHASE = { method: 'POST', path: '/transactions/v2/purchase', headers: JSON_HEADERS, body: JSON.stringify(PIX_BODY) };
+
+/** Transaction ids start at 100000000 in a fresh store, so every server gets the same paths. */
+const ids = Array.from({ length: settings.txGetIds }, (_, i) => String(100_000_000 + i));
+/** @type {import('../lib/harness.mjs').Request} */
+const GET = { method: 'GET', path: `/transactions/${ids[0]}`, headers: { authorization: AUTH }, paths: ids.map((id) => `/transactions/${id}`) };
+
+const PRISM_PACKAGE = path.join(ROOT, 'node_modules', '@stoplight', 'prism-cli');
+const PRISM_CLI = path.join(PRISM_PACKAGE, 'dist', 'index.js');
+
+/**
+ * One request from the bench process (setup and checks, never timed).
+ * @param {number} port
+ * @param {string} method
+ * @param {string} urlPath
+ * @param {unknown} [body]
+ * @param {http.Agent | false} [agent]
+ * @returns {Promise<{ status: number, json: any }>}
+ */
+export function call(port, method, urlPath, body, agent = false) {
+  return new Promise((resolve, reject) => {
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    /** @type {Record<string, string | number>} */
+    const headers = { authorization: AUTH };
+    if (text !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    const req = http.request({ host: '127.0.0.1', port, method, path: urlPath, headers, agent }, (res) => {
+      /** @type {Buffer[]} */
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        let json = null;
+        try {
+          json = JSON.parse(raw);
+        } catch {
+          json = raw;
+        }
+        resolve({ status: res.statusCode ?? 0, json });
+      });
+    });
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+/**
+ * What the server answers to a valid purchase and to two invalid ones: a field the
+ * schema does not have (unevaluatedProperties: false) and a BRL body without cpf (if/then).
+ * @param {number} port
+ */
+async function validationCheck(port) {
+  const { cpf: _cpf, ...withoutCpf } = PIX_BODY;
+  return {
+    valid: (await call(port, 'POST', PURCHASE.path, PIX_BODY)).status,
+    unknownField: (await call(port, 'POST', PURCHASE.path, { ...PIX_BODY, bogus: 1 })).status,
+    brlWithoutCpf: (await call(port, 'POST', PURCHASE.path, withoutCpf)).status,
+  };
+}
+
+/**
+ * The document Prism mocks. "original" is openapi.yaml itself; "dialect" (the default) is
+ * a copy with `jsonSchemaDialect` set to JSON Schema 2020-12, the only change: without it,
+ * Prism 5.14 (@stoplight/http-spec 7.1) labels every schema draft-07 and validates with
+ * Ajv's draft-07 class in non-strict mode, which silently ignores unevaluatedProperties,
+ * so unknown purchase fields pass (201). With the dialect Prism picks Ajv2020 and
+ * validates the whole schema, like the sandbox.
+ */
+async function prismDocument() {
+  const original = path.join(ROOT, 'openapi.yaml');
+  if (settings.prismSpec === 'original') return original;
+  const text = readFileSync(original, 'utf8');
+  if (/^jsonSchemaDialect:/m.test(text)) return original;
+  if (!/^openapi: 3\.1\.\d+\n/m.test(text)) throw new Error('openapi.yaml: expected an "openapi: 3.1.x" line to put jsonSchemaDialect after');
+  const copy = path.join(build.root === ROOT ? await tmpDir('sandbox-bench-prism-') : build.root, 'openapi.prism.yaml');
+  await writeFile(copy, text.replace(/^(openapi: 3\.1\.\d+\n)/m, '$1jsonSchemaDialect: https://json-schema.org/draft/2020-12/schema\n'));
+  return copy;
+}
+
+/** @param {string} prefix */
+async function tmpDir(prefix) {
+  const dir = await mkdtemp(path.join(settings.tmpDir, prefix));
+  live.dirs.add(dir);
+  return dir;
+}
+
+/**
+ * Measures GET then purchase on one server.
+ * @param {string} name
+ * @param {import('../lib/harness.mjs').Server} server
+ */
+async function measureBoth(name, server) {
+  const get = await measureQuietest(`${name} GET /transactions/:id`, () => measure(server, GET));
+  const purchase = await measureQuietest(`${name} POST /transactions/v2/purchase`, () => measure(server, PURCHASE));
+  return { get, purchase };
+}
+
+async function runHttpBaseline() {
+  const server = await startServer([], (port) => [path.join(BENCH_DIR, 'servers', 'http-baseline.mjs'), '--port', String(port), '--reply', 'transaction']);
+  try {
+    return { name: 'node:http', kind: 'baseline', readyMs: server.readyMs, ...(await measureBoth('node:http', server)) };
+  } finally {
+    await stopServer(server);
+  }
+}
+
+async function runPrism() {
+  const version = JSON.parse(readFileSync(path.join(PRISM_PACKAGE, 'package.json'), 'utf8')).version;
+  const document = await prismDocument();
+  const args = ['mock', document, '-h', '127.0.0.1', '-v', 'warn', '--errors=false', '--dynamic=false'];
+  log(`prism ${version}: ${settings.prismSpec === 'original' ? 'openapi.yaml as is' : 'openapi.yaml + jsonSchemaDialect 2020-12'}`);
+  const server = await startServer([], (port) => [PRISM_CLI, ...args.slice(0, 2), '-p', String(port), ...args.slice(2)]);
+  try {
+    const validation = await validationCheck(server.port);
+    const measured = await measureBoth('prism', server);
+    return {
+      name: 'prism',
+      kind: 'prism',
+      version,
+      command: `prism ${args.slice(0, 2).join(' ')} -p <port> ${args.slice(2).join(' ')}`.replace(document, settings.prismSpec === 'original' ? 'openapi.yaml' : '<openapi.yaml + jsonSchemaDialect>'),
+      readyMs: server.readyMs,
+      validation,
+      ...measured,
+      stderrTail: server.stderr().trim().split('\n').slice(-5).join('\n') || undefined,
+    };
+  } finally {
+    await stopServer(server);
+  }
+}
+
+async function runSandbox() {
+  const dir = await tmpDir('sandbox-bench-tx-');
+  const file = path.join(dir, 'sandbox.json');
+  try {
+    const server = await startServer(SANDBOX_NODE_ARGS(), (port) => [
+      build.bin, 'start', '--port', String(port), '--host', '127.0.0.1', '--data', file, '--log-level', 'warn',
+    ]);
+    let result;
+    try {
+      // what the GETs read: created and filled beforehand, not timed
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+      const created = new Set();
+      let next = 0;
+      const worker = async () => {
+        while (next < ids.length) {
+          next++;
+          const res = await call(server.port, 'POST', PURCHASE.path, PIX_BODY, agent);
+          if (res.status !== 201) throw new Error(`setup purchase: HTTP ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
+          created.add(res.json.id);
+          const filled = await call(server.port, 'POST', `/_sandbox/transactions/${res.json.id}/fill`, undefined, agent);
+          if (filled.status !== 200) throw new Error(`setup fill: HTTP ${filled.status}`);
+        }
+      };
+      await Promise.all(Array.from({ length: 16 }, worker));
+      agent.destroy();
+      const missing = ids.filter((id) => !created.has(id));
+      if (missing.length > 0) throw new Error(`setup: expected ids ${ids[0]}… in a fresh store, ${missing.length} missing (e.g. ${missing[0]})`);
+      log(`sandbox: ${ids.length} transactions created and filled for the GETs`);
+      const validation = await validationCheck(server.port);
+      const startPeakRssMiB = peakRssMiB(server.child.pid);
+      const measured = await measureBoth('sandbox', server);
+      result = { name: 'sandbox', kind: 'sandbox', readyMs: server.readyMs, startPeakRssMiB, validation, ...measured };
+    } finally {
+      await stopServer(server);
+    }
+    let journalBytes = 0;
+    for (const name of (await readdir(dir)).filter((f) => f.startsWith('sandbox.json.journal.'))) journalBytes += (await stat(path.join(dir, name))).size;
+    const snapshotBytes = await stat(file).then((s) => s.size, () => 0);
+    return {
+      ...result,
+      journalMiBAfter: journalBytes / 2 ** 20,
+      // the background compaction folds the journal into the snapshot once it outgrows 64 MiB
+      snapshotMiBAfter: snapshotBytes / 2 ** 20,
+      stderrTail: server.stderr().trim().split('\n').slice(-5).join('\n') || undefined,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+    live.dirs.delete(dir);
+  }
+}
+
+const HEADER = ['server', 'operation', 'req/s', 'p50 ms', 'p99 ms', 'server CPU %', 'server CPU µs/req', 'loader CPU %', 'other CPU %', 'peak RSS MiB', 'failed'];
+
+/** @param {string} name @param {string} operation @param {any} r */
+function row(name, operation, r) {
+  return [
+    name,
+    operation,
+    fmt(r.rps),
+    fmt(r.latencyMs.p50, 2),
+    fmt(r.latencyMs.p99, 2),
+    fmt(r.serverCpuPct),
+    fmt(r.serverCpuPct === null ? null : (r.serverCpuPct * 1e4) / r.rps),
+    fmt(r.loaderCpuPct),
+    fmt(r.otherCpuPct),
+    fmt(r.serverPeakRssMiB),
+    String(r.non2xx + r.errors + r.timeouts),
+  ];
+}
+
+/** @param {any} sandbox @param {any} prism @param {any} baseline */
+function targets(sandbox, prism, baseline) {
+  const ratio = (/** @type {number | undefined} */ a, /** @type {number | undefined} */ b) => (a !== undefined && b ? a / b : null);
+  const throughput = ratio(sandbox?.purchase.rps, prism?.purchase.rps);
+  const p99 = ratio(sandbox?.purchase.latencyMs.p99, prism?.purchase.latencyMs.p99);
+  const getThroughput = ratio(sandbox?.get.rps, prism?.get.rps);
+  const getP99 = ratio(sandbox?.get.latencyMs.p99, prism?.get.latencyMs.p99);
+  const vsHttp = ratio(sandbox?.purchase.rps, baseline?.purchase.rps);
+  const ms = (/** @type {any} */ r) => (r ? `${fmt(r.latencyMs.p99, 2)} ms` : '–');
+  return [
+    {
+      id: 'purchaseThroughputRatio',
+      label: 'purchase: sandbox req/s ÷ prism req/s',
+      value: throughput,
+      display: fmt(throughput, 2),
+      target: `≥ ${TARGETS.purchaseThroughputRatio.toFixed(2)}`,
+      verdict: verdict(throughput, (v) => v >= TARGETS.purchaseThroughputRatio),
+    },
+    {
+      id: 'purchaseP99Ratio',
+      label: `purchase: sandbox p99 ÷ prism p99 (${ms(sandbox?.purchase)} vs ${ms(prism?.purchase)})`,
+      value: p99,
+      display: fmt(p99, 2),
+      target: `≤ ${TARGETS.purchaseP99Ratio.toFixed(2)}`,
+      verdict: verdict(p99, (v) => v <= TARGETS.purchaseP99Ratio),
+    },
+    { id: 'getThroughputRatio', label: 'GET: sandbox req/s ÷ prism req/s', value: getThroughput, display: fmt(getThroughput, 2), target: '(info)', verdict: 'info' },
+    { id: 'getP99Ratio', label: `GET: sandbox p99 ÷ prism p99 (${ms(sandbox?.get)} vs ${ms(prism?.get)})`, value: getP99, display: fmt(getP99, 2), target: '(info)', verdict: 'info' },
+    { id: 'purchaseVsHttp', label: 'purchase: sandbox req/s ÷ node:http req/s', value: vsHttp, display: fmt(vsHttp, 2), target: '(info)', verdict: 'info' },
+  ];
+}
+
+/**
+ * @param {{ dataFs: string }} env
+ * @returns {Promise<import('../run.mjs').SuiteReport>}
+ */
+export async function runTransactions(env) {
+  log(`transactions: ${settings.connections} connections, ${settings.warmupSec} s warm-up + ${settings.durationSec} s per server and operation; GET over ${ids.length} ids`);
+  const baseline = await runHttpBaseline();
+  const prism = await runPrism();
+  const sandbox = await runSandbox();
+  const servers = [baseline, prism, sandbox];
+
+  const rows = servers.flatMap((s) => [row(s.name, 'POST purchase', s.purchase), row(s.name, 'GET :id', s.get)]);
+  const verdicts = targets(sandbox, prism, baseline);
+  const validation = (/** @type {any} */ v) => `valid ${v.valid}, unknown field ${v.unknownField}, BRL without cpf ${v.brlWithoutCpf}`;
+  const notes = [
+    `POST /transactions/v2/purchase with one valid BRL Pix body (test/helpers/purchases.ts pixBody, ${PURCHASE.body?.length} bytes) and GET /transactions/:id rotating over ${ids.length} ids (${ids[0]}…${ids.at(-1)}; created and filled beforehand on the sandbox, any id on the others), ${settings.connections} connections, ${settings.warmupSec} s warm-up + ${settings.durationSec} s measured per server and operation (GET first, then purchase, on the same process); autocannon in its own process; 2xx only, exact percentiles.`,
+    `Sandbox: \`node dist/bin.js start --data <tmp> --log-level warn\` (durable: every 201 after the journal's fdatasync; default instruction delay 2 s, so the fill jobs of the purchases run during the measurement, as they would in use); data on ${env.dataFs}. Answers to the validation probe (${validation(sandbox.validation)}).`,
+    `Prism ${prism.version} (@stoplight/prism-cli, devDependency), its own process: \`${prism.command}\`: static examples, stores nothing, validates each request and checks its own response against the schema (its sl-violations header). Logging at warn like the sandbox. Answers to the validation probe (${validation(prism.validation)}).`,
+    settings.prismSpec === 'original'
+      ? 'Prism mocked openapi.yaml as is (BENCH_PRISM_SPEC=original): it loads the 3.1 document and applies if/then, but ignores unevaluatedProperties (unknown fields pass), see bench/README.md.'
+      : 'Prism mocked a copy of openapi.yaml with one line added, `jsonSchemaDialect: https://json-schema.org/draft/2020-12/schema` (bench only; openapi.yaml unchanged): without it Prism (via @stoplight/http-spec 7.1) labels every schema draft-07 and validates with Ajv\'s draft-07 class in non-strict mode, which silently ignores `unevaluatedProperties`, so unknown purchase fields would be accepted (201). if/then work either way. BENCH_PRISM_SPEC=original measures the file as is.',
+    'node:http: bare server answering a fixed PENDING Pix purchase to POST (201) and a filled one to GET (200), the sandbox\'s sizes; no validation, no store.',
+    'Targets (issue): purchase throughput ≥ 1.5 × Prism\'s and purchase p99 ≤ Prism\'s p99; the GET and node:http ratios are for information.',
+  ];
+  const all = servers.flatMap((s) => [
+    { name: `${s.name} purchase`, r: s.purchase },
+    { name: `${s.name} GET`, r: s.get },
+  ]);
+  const warnings = [
+    ...all.filter(({ r }) => r.otherCpuPct !== null && r.otherCpuPct > NOISY_CPU_PCT).map(({ name, r }) => `WARNING: transactions ${name}: other processes used ${fmt(r.otherCpuPct)} % of a core during the measurement; its numbers are unreliable`),
+    ...all.filter(({ r }) => r.non2xx + r.errors + r.timeouts > 0).map(({ name, r }) => `WARNING: transactions ${name} had ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts ${JSON.stringify(r.statusCodes)}`),
+    ...(prism.validation.unknownField < 400 ? ['WARNING: Prism accepted a purchase with an unknown field: it does not validate unevaluatedProperties with this document'] : []),
+  ];
+  return {
+    name: 'transactions',
+    verdicts,
+    text: ['transactions: durable POST /transactions/v2/purchase and GET /transactions/:id', textTable(HEADER, rows, 2)].join('\n'),
+    markdown: ['### Benchmark: durable `POST /transactions/v2/purchase` and `GET /transactions/:id`', '', markdownTable(HEADER, rows, 2)].join('\n'),
+    notes,
+    warnings,
+    json: {
+      requests: {
+        purchase: { ...PURCHASE, headers: { ...PURCHASE.headers, authorization: 'Basic <secret:sk_test_sandbox>' } },
+        get: { method: GET.method, path: '/transactions/:id', ids: `${ids[0]}…${ids.at(-1)}` },
+      },
+      results: servers,
+      targets: verdicts,
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import { Command, CommanderError, Option } from 'commander';
+
+/** Exit codes: 0 every interaction verified, 1 a failure, 2 usage (nothing was verified). */
+export const VERIFY_EXIT = { passed: 0, failed: 1, usage: 2 } as const;
+
+interface VerifyCommandOptions {
+  providerBaseUrl?: string;
+  secretKey?: string;
+  pacts?: string[];
+  consumerPacts?: string[];
+  stateSetupUrl?: string;
+  restrictedKey?: string;
+  adminToken?: string;
+  logLevel: string;
+}
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+type LogLevel = (typeof LOG_LEVELS)[number];
+
+class UsageError extends Error {}
+
+const isUrl = (value: string): boolean => /^https?:\/\/[^/]/.test(value);
+
+async function verifyCommand(opts: VerifyCommandOptions): Promise<number> {
+  if (opts.consumerPacts !== undefined && (opts.providerBaseUrl !== undefined || opts.pacts !== undefined)) {
+    throw new UsageError('--consumer-pacts verifies against an in-process sandbox: it goes without --provider-base-url and --pacts');
+  }
+  if (opts.providerBaseUrl !== undefined && !isUrl(opts.providerBaseUrl)) throw new UsageError(`--provider-base-url must be an http(s) URL, not ${opts.providerBaseUrl}`);
+  if (opts.stateSetupUrl !== undefined && !isUrl(opts.stateSetupUrl)) throw new UsageError(`--state-setup-url must be an http(s) URL, not ${opts.stateSetupUrl}`);
+  if (opts.providerBaseUrl === undefined && (opts.secretKey !== undefined || opts.stateSetupUrl !== undefined || opts.restrictedKey !== undefined)) {
+    throw new UsageError('--secret-key, --state-setup-url and --restricted-key go with --provider-base-url');
+  }
+  const logLevel = opts.logLevel as LogLevel;
+
+  // Loaded here, not at the top: `payments-sandbox start` never pays for Pact's native core.
+  const { verifyPacts, verifyAgainstInProcessSandbox, VerifyUsageError } = await import('./verify.js');
+  const { PactFileError } = await import('./pact-files.js');
+  const { StateSetupError } = await import('./target.js');
+  try {
+    let result;
+    if (opts.providerBaseUrl !== undefined) {
+      process.stdout.write(`Verifying ${opts.pacts?.join(', ') ?? 'the shipped pacts'} against ${opts.providerBaseUrl}\n`);
+      const reachable = await fetch(opts.providerBaseUrl, { method: 'GET', signal: AbortSignal.timeout(10_000) }).then(
+        () => true,
+        () => false,
+      );
+      if (!reachable) throw new UsageError(`cannot reach ${opts.providerBaseUrl}`);
+      result = await verifyPacts({
+        providerBaseUrl: opts.providerBaseUrl,
+        logLevel,
+        ...(opts.pacts && { pacts: opts.pacts }),
+        ...(opts.secretKey !== undefined && { secretKey: opts.secretKey }),
+        ...(opts.restrictedKey !== undefined && { restrictedKey: opts.restrictedKey }),
+        ...(opts.stateSetupUrl !== undefined && { stateSetupUrl: opts.stateSetupUrl }),
+        ...(opts.adminToken !== undefined && { adminToken: opts.adminToken }),
+      });
+    } else {
+      const pacts = opts.consumerPacts ?? opts.pacts;
+      process.stdout.write(`Verifying ${pacts?.join(', ') ?? 'the shipped pacts'} against an in-process payments-sandbox on a temporary store\n`);
+      result = await verifyAgainstInProcessSandbox({ logLevel, ...(pacts && { pacts }) });
+    }
+    process.stdout.write(`\n${result.report}`);
+    return result.ok ? VERIFY_EXIT.passed : VERIFY_EXIT.failed;
+  } catch (error) {
+    if (error instanceof VerifyUsageError || error instanceof PactFileError || error instanceof StateSetupError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+/** Usage problems (unknown option, missing argument) exit 2; --help exits 0. */
+const exitOnUsage = (error: CommanderError): never => process.exit(error.exitCode === 0 ? VERIFY_EXIT.passed : VERIFY_EXIT.usage);
+
+/** `payments-sandbox verify`: Pact verification both ways (see pacts/README.md). */
+export function registerVerifyCommand(program: Command): void {
+  program
+    .command('verify')
+    .description(
+      'Pact verification: the shipped pacts against any implementation of the API (--provider-base-url), ' +
+        "or a merchant's own consumer pacts against an in-process sandbox (--consumer-pacts); exit 0 verified, 1 failed, 2 usage",
+    )
+    .addOption(new Option('--provider-base-url <url>', 'implementation to verify: a payments-sandbox, the real service\'s sandbox, a fake of your own'))
+    .addOption(new Option('--secret-key <key>', 'API key the requests carry (required unless the target is a payments-sandbox, which gets a fresh account)'))
+    .addOption(new Option('--pacts <paths...>', 'pact files or directories to verify (default: the pacts shipped with payments-sandbox)'))
+    .addOption(new Option('--consumer-pacts <paths...>', 'your own consumer pact files or directories, verified against an in-process sandbox'))
+    .addOption(new Option('--state-setup-url <url>', 'not a payments-sandbox: URL the verifier POSTs {state, params, action} to for each provider state'))
+    .addOption(new Option('--restricted-key <key>', 'not a payments-sandbox: a key without permissions, for the 403 interactions'))
+    .addOption(new Option('--admin-token <token>', 'Bearer token for creating accounts on a sandbox that has one').env('SANDBOX_ADMIN_TOKEN'))
+    .addOption(new Option('--log-level <level>', 'Pact core log level').choices([...LOG_LEVELS]).default('error'))
+    .exitOverride(exitOnUsage)
+    .action(async (opts: VerifyCommandOptions) => {
+      try {
+        process.exitCode = await verifyCommand(opts);
+      } catch (error) {
+        if (!(error instanceof UsageError)) throw error;
+        process.stderr.write(`payments-sandbox verify: ${error.message}\n`);
+        process.exitCode = VERIFY_EXIT.usage;
+      }
+    });
+}

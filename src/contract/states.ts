@@ -1,0 +1,358 @@
+import { defaultPurchaseBody, DEFAULT_METHOD, type Currency } from '../scenarios/defaults.js';
+import { signBody } from '../webhooks/signature.js';
+import { basic, StateSetupError, type TargetApi } from './target.js';
+
+/**
+ * Provider states: what must exist before an interaction is replayed. A pact names them
+ * (`given(...)`); the verifier sets them up, injects the ids they created into the request
+ * (`fromProviderState('/v2/products/${productId}', …)`) and tears them down afterwards.
+ *
+ * The names below are the vocabulary payments-sandbox understands, in the shipped pacts and
+ * in a merchant's own. Against a payments-sandbox they are set up through its API and control
+ * API; against any other implementation the two key states are handled by the verifier and
+ * the others go to `--state-setup-url` (or are assumed to exist).
+ */
+export const STATES = {
+  invalidKey: 'an invalid API key',
+  restrictedKey: 'an API key without permissions',
+  product: 'a product exists',
+  archivedProduct: 'an archived product exists',
+  productWithExternalId: 'a product with the externalId exists',
+  noProductWithExternalId: 'no product has the externalId',
+  filledTransaction: 'a transaction with a filled instruction',
+  paidTransaction: 'a paid transaction',
+} as const;
+
+export interface StateDoc {
+  name: string;
+  params: string;
+  injects: string;
+  effect: string;
+}
+
+/** The vocabulary as documented in pacts/README.md. */
+export const STATE_DOCS: StateDoc[] = [
+  { name: STATES.invalidKey, params: '', injects: '', effect: 'the request is sent with a key the implementation does not know (or without Authorization when the pact sends none): 401' },
+  { name: STATES.restrictedKey, params: '`permission` (informative)', injects: '', effect: 'the request is sent with the key of an account without permissions: 403' },
+  { name: STATES.product, params: '`name`, `externalId`, `metadata` (optional)', injects: '`productId`', effect: 'a live product' },
+  { name: STATES.archivedProduct, params: '', injects: '`productId`', effect: 'an archived product (DELETE /v2/products/:id)' },
+  { name: STATES.productWithExternalId, params: '`externalId`', injects: '`externalIdProductId`', effect: 'a live product holding that externalId' },
+  { name: STATES.noProductWithExternalId, params: '`externalId`', injects: '', effect: 'live products holding that externalId are archived' },
+  {
+    name: STATES.filledTransaction,
+    params: '`currency` (COP, ARS, BRL), `paymentMethod`, `externalId` (optional)',
+    injects: '`transactionId`, `externalId`',
+    effect: 'a PENDING transaction whose payment instruction is filled',
+  },
+  {
+    name: STATES.paidTransaction,
+    params: '`currency`, `paymentMethod`, `rail` (PIX or BOLETO, optional)',
+    injects: '`transactionId`',
+    effect: 'an APPROVED transaction; its `cashin.paid` webhook is the message of a message interaction',
+  },
+];
+
+const KNOWN = new Set<string>(Object.values(STATES));
+
+export type StateParams = Record<string, unknown>;
+/** Values injected into the request through `fromProviderState` expressions. */
+export type Injected = Record<string, string>;
+
+/** A message interaction's content and metadata, produced by the provider. */
+export interface ProducedMessage {
+  body: Record<string, unknown>;
+  metadata: Record<string, string>;
+}
+
+/** How provider states are set up, and which key each request carries. */
+export interface StateBackend {
+  readonly description: string;
+  setup(state: string, params: StateParams): Promise<Injected>;
+  teardown(state: string, params: StateParams): Promise<void>;
+  /**
+   * The Authorization header of the request being replayed: a value to send, `null` to send
+   * none, `undefined` to leave the pact's own header.
+   */
+  authorization(hasHeader: boolean): string | null | undefined;
+  /** The message of a message interaction; undefined when this backend cannot produce one. */
+  message?(): Promise<ProducedMessage>;
+  /** Things the report should mention (unknown states, states assumed to exist). */
+  readonly notes: Set<string>;
+}
+
+/** A key no implementation knows: the 401 interactions send it. */
+const INVALID_KEY = 'sk_test_invalid_key_for_contract_verification';
+
+type AuthMode = 'run' | 'invalid' | 'restricted';
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+function currencyOf(params: StateParams): Currency {
+  const currency = params.currency ?? 'BRL';
+  if (currency === 'COP' || currency === 'ARS' || currency === 'BRL') return currency;
+  throw new StateSetupError(`param currency must be COP, ARS or BRL, not ${JSON.stringify(currency)}`);
+}
+
+export interface RunAccount {
+  id: string;
+  secretKey: string;
+  webhookSecret: string;
+}
+
+interface Product {
+  id: string;
+}
+interface Tx {
+  id: string;
+  status: string;
+}
+interface Delivery {
+  id: string;
+  event: string;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * States on a payments-sandbox: one fresh account per verification run (POST
+ * /_sandbox/accounts), records made through the API and the control API, and the account
+ * reset after every interaction so that each one starts from an empty account.
+ */
+export class SandboxStates implements StateBackend {
+  readonly notes = new Set<string>();
+  private auth: AuthMode = 'run';
+  private restricted: Promise<string> | undefined;
+  private restrictedKey: string | undefined;
+  private needsReset = false;
+  private lastPaid: string | undefined;
+
+  private constructor(
+    private readonly api: TargetApi,
+    readonly account: RunAccount,
+    private readonly adminToken: string | undefined,
+    readonly version: string,
+  ) {}
+
+  get description(): string {
+    return `payments-sandbox ${this.version}: provider states set up through its control API, in a fresh account (${this.account.id}) reset after every interaction`;
+  }
+
+  static async create(api: TargetApi, version: string, adminToken: string | undefined): Promise<SandboxStates> {
+    const account = await createAccount(api, adminToken, ['isInvoiceAvailable', 'createTransaction']);
+    return new SandboxStates(api, account, adminToken, version);
+  }
+
+  private get key(): string {
+    return this.account.secretKey;
+  }
+
+  authorization(hasHeader: boolean): string | null {
+    if (this.auth === 'invalid') return hasHeader ? basic(INVALID_KEY) : null;
+    return this.auth === 'restricted' && this.restrictedKey !== undefined ? basic(this.restrictedKey) : basic(this.key);
+  }
+
+  async setup(state: string, params: StateParams): Promise<Injected> {
+    this.needsReset = true;
+    switch (state) {
+      case '':
+        return {};
+      case STATES.invalidKey:
+        this.auth = 'invalid';
+        return {};
+      case STATES.restrictedKey:
+        this.restricted ??= createAccount(this.api, this.adminToken, []).then((a) => a.secretKey);
+        this.restrictedKey = await this.restricted;
+        this.auth = 'restricted';
+        return {};
+      case STATES.product: {
+        const body = { name: str(params.name) ?? 'Contract product', ...(str(params.externalId) && { externalId: params.externalId }), ...(params.metadata !== undefined && { metadata: params.metadata }) };
+        return { productId: (await this.createProduct(body)).id };
+      }
+      case STATES.archivedProduct: {
+        const product = await this.createProduct({ name: 'Archived contract product' });
+        await this.api.expect('DELETE', `/v2/products/${product.id}`, 200, { key: this.key });
+        return { productId: product.id };
+      }
+      case STATES.productWithExternalId: {
+        const externalId = requireParam(params, 'externalId');
+        const live = await this.liveWithExternalId(externalId);
+        const product = live[0] ?? (await this.createProduct({ name: 'Contract product with an externalId', externalId }));
+        return { externalIdProductId: product.id };
+      }
+      case STATES.noProductWithExternalId: {
+        const externalId = requireParam(params, 'externalId');
+        for (const product of await this.liveWithExternalId(externalId)) {
+          await this.api.expect('DELETE', `/v2/products/${product.id}`, 200, { key: this.key });
+        }
+        return {};
+      }
+      case STATES.filledTransaction: {
+        const tx = await this.purchase(params);
+        if (tx.status === 'PENDING') await this.api.expect('POST', `/_sandbox/transactions/${tx.id}/fill`, 200, { key: this.key });
+        const externalId = str(params.externalId);
+        return { transactionId: tx.id, ...(externalId && { externalId }) };
+      }
+      case STATES.paidTransaction: {
+        const tx = await this.purchase(params);
+        if (tx.status === 'PENDING') {
+          const rail = str(params.rail);
+          await this.api.expect('POST', `/_sandbox/transactions/${tx.id}/pay`, 200, { key: this.key, body: rail ? { rail } : {} });
+        }
+        this.lastPaid = tx.id;
+        return { transactionId: tx.id };
+      }
+      default:
+        this.notes.add(`state "${state}" is not one payments-sandbox knows: nothing was set up for it (see pacts/README.md for the vocabulary)`);
+        return {};
+    }
+  }
+
+  async teardown(): Promise<void> {
+    this.auth = 'run';
+    this.lastPaid = undefined;
+    if (!this.needsReset) return;
+    this.needsReset = false;
+    await this.api.expect(
+      'POST',
+      '/_sandbox/reset',
+      200,
+      this.adminToken !== undefined ? { bearer: this.adminToken, body: { accountId: this.account.id } } : { key: this.key },
+    );
+  }
+
+  /**
+   * The `cashin.paid` webhook of the state's paid transaction (a paid BRL Pix one when the
+   * interaction named none), as the sandbox built it: the body from its delivery log, signed
+   * with the account's webhook secret the way the sandbox signs it.
+   */
+  async message(): Promise<ProducedMessage> {
+    this.needsReset = true;
+    const id = this.lastPaid ?? (await this.setup(STATES.paidTransaction, {})).transactionId;
+    if (id === undefined) throw new StateSetupError('no paid transaction to take the webhook of');
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const list = await this.api.expect<{ data: Delivery[] }>('GET', `/_sandbox/webhooks?transactionId=${encodeURIComponent(id)}`, 200, { key: this.key });
+      const delivery = list.data[0];
+      if (delivery) {
+        return {
+          body: delivery.payload,
+          metadata: {
+            contentType: 'application/json',
+            'x-signature': signBody(delivery.payload, this.account.webhookSecret),
+            'x-sandbox-event': delivery.event,
+            'x-sandbox-delivery': delivery.id,
+          },
+        };
+      }
+      if (Date.now() > deadline) throw new StateSetupError(`transaction ${id} was paid but no webhook delivery was recorded`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  private createProduct(body: Record<string, unknown>): Promise<Product> {
+    return this.api.expect<Product>('POST', '/v2/products', 201, { key: this.key, body });
+  }
+
+  private async liveWithExternalId(externalId: string): Promise<Product[]> {
+    const list = await this.api.expect<{ data: Product[] }>('GET', `/v2/products?externalId=${encodeURIComponent(externalId)}`, 200, { key: this.key });
+    return list.data;
+  }
+
+  private purchase(params: StateParams): Promise<Tx> {
+    const currency = currencyOf(params);
+    const method = str(params.paymentMethod) ?? DEFAULT_METHOD[currency];
+    const body = defaultPurchaseBody(currency, method);
+    body.description = 'Contract verification';
+    const externalId = str(params.externalId);
+    if (externalId) body.externalId = externalId;
+    return this.api.expect<Tx>('POST', '/transactions/v2/purchase', 201, { key: this.key, body });
+  }
+}
+
+function requireParam(params: StateParams, name: string): string {
+  const value = str(params[name]);
+  if (value === undefined) throw new StateSetupError(`param ${name} is required`);
+  return value;
+}
+
+async function createAccount(api: TargetApi, adminToken: string | undefined, permissions: string[]): Promise<RunAccount> {
+  const res = await api.call('POST', '/_sandbox/accounts', {
+    ...(adminToken !== undefined && { bearer: adminToken }),
+    body: { name: `pact-verification-${new Date().toISOString()}`, permissions },
+  });
+  if (res.status === 401) throw new StateSetupError('POST /_sandbox/accounts answered 401: the sandbox has an admin token, pass it with --admin-token (or SANDBOX_ADMIN_TOKEN)');
+  if (res.status !== 201) throw new StateSetupError(`POST /_sandbox/accounts answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+  return res.body as RunAccount;
+}
+
+export interface ForeignOptions {
+  secretKey: string;
+  restrictedKey: string | undefined;
+  stateSetupUrl: string | undefined;
+}
+
+/**
+ * States on any other implementation: the key states are the verifier's own (which key it
+ * sends); the others are POSTed to `--state-setup-url` as `{state, params, action}` (Pact's
+ * provider-states setup URL, whose JSON answer is injected into the request), or, without
+ * one, assumed to exist.
+ */
+export class ForeignStates implements StateBackend {
+  readonly notes = new Set<string>();
+  private auth: AuthMode = 'run';
+
+  constructor(private readonly options: ForeignOptions) {}
+
+  get description(): string {
+    return this.options.stateSetupUrl
+      ? `not a payments-sandbox: provider states POSTed to ${this.options.stateSetupUrl}`
+      : 'not a payments-sandbox: provider states are assumed to exist (no --state-setup-url)';
+  }
+
+  authorization(hasHeader: boolean): string | null | undefined {
+    if (this.auth === 'invalid') return hasHeader ? basic(INVALID_KEY) : null;
+    if (this.auth === 'restricted') return this.options.restrictedKey !== undefined ? basic(this.options.restrictedKey) : undefined;
+    return basic(this.options.secretKey);
+  }
+
+  async setup(state: string, params: StateParams): Promise<Injected> {
+    if (state === STATES.invalidKey) this.auth = 'invalid';
+    if (state === STATES.restrictedKey) {
+      this.auth = 'restricted';
+      if (this.options.restrictedKey === undefined) this.notes.add(`state "${state}": no --restricted-key given, the request went with the pact's own Authorization`);
+    }
+    if (state === '' || state === STATES.invalidKey || state === STATES.restrictedKey) return {};
+    const url = this.options.stateSetupUrl;
+    if (url === undefined) {
+      this.notes.add(`state "${state}" was assumed to exist${KNOWN.has(state) ? '' : ' (not in the payments-sandbox vocabulary)'}: pass --state-setup-url to set it up`);
+      return {};
+    }
+    const injected = await postState(url, state, params, 'setup');
+    const values: Injected = {};
+    if (injected !== null && typeof injected === 'object') {
+      for (const [k, v] of Object.entries(injected)) if (['string', 'number', 'boolean'].includes(typeof v)) values[k] = String(v);
+    }
+    return values;
+  }
+
+  async teardown(state: string, params: StateParams): Promise<void> {
+    this.auth = 'run';
+    if (state === '' || state === STATES.invalidKey || state === STATES.restrictedKey || this.options.stateSetupUrl === undefined) return;
+    await postState(this.options.stateSetupUrl, state, params, 'teardown');
+  }
+}
+
+async function postState(url: string, state: string, params: StateParams, action: 'setup' | 'teardown'): Promise<unknown> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ state, params, action }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new StateSetupError(`${action} of "${state}": POST ${url} answered ${res.status}: ${text.slice(0, 300)}`);
+  try {
+    return text === '' ? null : JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,161 @@
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { Express, Response } from 'express';
+import { OpenAPIRouter, type Operation } from 'openapi-backend';
+import type { OpenAPIV3_1 } from 'openapi-types';
+import type { ResponseValidationMode } from '../config.js';
+import type { Logger } from '../log.js';
+import type { OpenApiDocument } from '../spec/openapi.js';
+import { familyOf } from './errors.js';
+import { createAjv } from './validator.js';
+
+/** Set on every response that does not match openapi.yaml, in both modes. */
+export const INVALID_HEADER = 'x-sandbox-response-invalid';
+/** Start of the 500's message in strict mode. */
+export const INVALID_MESSAGE = 'response does not match openapi.yaml';
+
+export interface ResponseViolation {
+  /** undefined for a request no operation matches (404, 405), checked against its family's error schema. */
+  operationId: string | undefined;
+  status: number;
+  /** One line: the operation, the status and the first mismatch. */
+  reason: string;
+  errors: Array<Pick<ErrorObject, 'instancePath' | 'keyword' | 'message' | 'params'>>;
+}
+
+type ResponseObject = OpenAPIV3_1.ResponseObject;
+type SchemaObject = OpenAPIV3_1.SchemaObject;
+
+/**
+ * Checks JSON bodies against the response the operation documents for their status.
+ *
+ * openapi-backend's `validator.validateResponse` builds a fresh Ajv (two, with our
+ * customizeAjv) per operation and compiles every status of it on first use: about 750 ms
+ * for this document. One shared Ajv compiling each (operation, status) schema on first
+ * use, and reusing the schemas the operations share, takes about 45 ms for all of them;
+ * each is compiled once and reused for every later response.
+ */
+export class ResponseValidator {
+  private readonly router: OpenAPIRouter;
+  private readonly ajv = createAjv({});
+  private readonly validators = new Map<string, ValidateFunction>();
+  private readonly errorSchemas: Record<'product' | 'transaction', SchemaObject | undefined>;
+
+  constructor(document: OpenApiDocument) {
+    // The same matching as the request router (src/http/router.ts builds an OpenAPIBackend with these defaults).
+    this.router = new OpenAPIRouter({ definition: document, apiRoot: '/', ignoreTrailingSlashes: true });
+    const operations = this.router.getOperations();
+    this.router.getOperations = () => operations;
+    const schemas = document.components?.schemas ?? {};
+    this.errorSchemas = { product: schemas.ProductError, transaction: schemas.TransactionError };
+  }
+
+  /** The mismatch of one JSON response, or undefined when it matches openapi.yaml. */
+  check(method: string, path: string, status: number, body: unknown): ResponseViolation | undefined {
+    const operation = this.match(method, path);
+    if (!operation) {
+      // Unrouted (404, 405, or a body-parser error on an unknown path): the family's error shape.
+      const family = familyOf(path);
+      const schema = this.errorSchemas[family];
+      return schema && this.validate(`unrouted ${family}`, schema, undefined, `${method} ${path}`, status, body);
+    }
+    const operationId = operation.operationId ?? `${method} ${operation.path}`;
+    const documented = documentedResponse(operation, status);
+    if (!documented) {
+      return { operationId, status, reason: `${operationId} does not document status ${status}`, errors: [] };
+    }
+    const media = documented.content?.['application/json'];
+    if (!media) {
+      return { operationId, status, reason: `${operationId} documents status ${status} without a JSON body`, errors: [] };
+    }
+    if (!media.schema) return undefined;
+    return this.validate(`${operationId} ${status}`, media.schema as SchemaObject, operationId, operationId, status, body);
+  }
+
+  private validate(
+    key: string,
+    schema: SchemaObject,
+    operationId: string | undefined,
+    label: string,
+    status: number,
+    body: unknown,
+  ): ResponseViolation | undefined {
+    let validate = this.validators.get(key);
+    if (!validate) {
+      validate = this.ajv.compile(schema);
+      this.validators.set(key, validate);
+    }
+    if (validate(body)) return undefined;
+    const errors = (validate.errors ?? []).map(({ instancePath, keyword, message, params }) => ({ instancePath, keyword, message, params }));
+    const first = errors[0];
+    const detail = first ? describe(first) : 'is invalid';
+    return { operationId, status, reason: `${label} ${status}: ${detail}`, errors };
+  }
+
+  private match(method: string, path: string): Operation | undefined {
+    try {
+      return this.router.matchOperation({ method, path, headers: {} }) as Operation | undefined;
+    } catch {
+      // A path that does not decode names no operation.
+      return undefined;
+    }
+  }
+}
+
+/** The response an operation documents for a status: exact, then `4XX`-style ranges, then `default`. */
+function documentedResponse(operation: Operation, status: number): ResponseObject | undefined {
+  const responses = (operation.responses ?? {}) as Record<string, ResponseObject | undefined>;
+  return responses[String(status)] ?? responses[`${Math.floor(status / 100)}XX`] ?? responses.default;
+}
+
+function describe(error: Pick<ErrorObject, 'instancePath' | 'keyword' | 'message' | 'params'>): string {
+  const at = error.instancePath || 'body';
+  const params = error.params as Record<string, unknown>;
+  const extra = params.additionalProperty ?? params.unevaluatedProperty;
+  const suffix = typeof extra === 'string' ? ` (${extra})` : '';
+  return `${at} ${error.message ?? 'is invalid'}${suffix}`;
+}
+
+/** Header values are ASCII and one line. */
+const headerValue = (reason: string): string => reason.replace(/[^\x20-\x7e]/g, '?').slice(0, 300);
+
+function excerpt(body: unknown): string {
+  const text = JSON.stringify(body) ?? String(body);
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+}
+
+export interface ResponseValidationOptions {
+  document: OpenApiDocument;
+  mode: ResponseValidationMode;
+  logger: Logger;
+}
+
+/**
+ * Checks every JSON response the app sends: handlers' replies, the router's errors (401,
+ * 403, 404, 405, 415, 400) and body-parser's (400, 413), which leave before the router
+ * runs. It wraps `res.json` once on the app's response prototype, so every one of them is
+ * seen at the single place JSON leaves. A mismatch is logged at error level and marked with
+ * `x-sandbox-response-invalid`; `strict` replaces it with a 500 naming the mismatch.
+ *
+ * `off` constructs nothing and wraps nothing: the send path is express's own.
+ */
+export function installResponseValidation(app: Express, options: ResponseValidationOptions): ResponseValidator | undefined {
+  const { mode, logger } = options;
+  if (mode === 'off') return undefined;
+  const validator = new ResponseValidator(options.document);
+  const response = app.response;
+  // Express's own res.json, reached through the prototype chain.
+  const json = response.json;
+  response.json = function checkedJson(this: Response, body?: unknown): Response {
+    const { method, path } = this.req;
+    const violation = validator.check(method, path, this.statusCode, body);
+    if (!violation) return json.call(this, body);
+    logger.error(
+      { operation: violation.operationId ?? null, method, path, status: violation.status, errors: violation.errors, body: excerpt(body) },
+      `${INVALID_MESSAGE}: ${violation.reason}`,
+    );
+    this.setHeader(INVALID_HEADER, headerValue(violation.reason));
+    if (mode === 'log') return json.call(this, body);
+    return json.call(this.status(500), { statusCode: 500, message: `${INVALID_MESSAGE}: ${violation.reason}`, error: 'Internal Server Error' });
+  };
+  return validator;
+}

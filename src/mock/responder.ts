@@ -1,0 +1,153 @@
+import type { ValidateFunction } from 'ajv';
+import type { Request as ExpressRequest } from 'express';
+import { generateSync, type GenerateOptions, type JsonSchema, type Random } from 'json-schema-faker';
+import type { Operation } from 'openapi-backend';
+import type { OpenAPIV3_1 } from 'openapi-types';
+import type { Reply } from '../http/router.js';
+import { createAjv } from '../http/validator.js';
+import { preferredStatus } from './prefer.js';
+import { seedFor } from './seed.js';
+
+type ResponseObject = OpenAPIV3_1.ResponseObject;
+type SchemaObject = OpenAPIV3_1.SchemaObject;
+
+/** Marks every generated response, so a stateful sandbox's fallback answers are told from real ones. */
+export const MOCK_HEADER = 'x-sandbox-mock';
+
+/** Attempts (each with its own derived seed) before a schema is declared ungeneratable. */
+const MAX_ATTEMPTS = 20;
+
+const DAY_S = 86_400;
+const FROM = Date.UTC(2024, 0, 1);
+
+const GENERATE: GenerateOptions = {
+  // The webhook list nests its payload's payer eight levels down; at json-schema-faker's
+  // default depth (5) deeper strings come out empty and break their patterns.
+  maxDepth: 12,
+  // Every documented field, as a client would see in a full response; it also keeps the
+  // autopilot rules' "one of contains/startsWith/equals" objects generatable.
+  alwaysFakeOptionals: true,
+  formats: {
+    // The sandbox's own timestamp form (UTC, milliseconds), in 2024–2026.
+    'date-time': (random: Random) => new Date(FROM + random.int(0, 3 * 365 * DAY_S) * 1000 + random.int(0, 999)).toISOString(),
+  },
+};
+
+/** A 1×1 transparent PNG: binary image responses carry a real image of the documented type. */
+const PNG_1X1 = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
+
+export interface MockResponderOptions {
+  seed: number;
+}
+
+/**
+ * Answers an operation from openapi.yaml alone, like Prism's dynamic mode: its first
+ * documented 2xx (201 for creates), or the status a `Prefer: code=NNN` header asks for when
+ * the operation documents it, with a body json-schema-faker generates from the dereferenced
+ * schema. Each body is seeded by (seed, operationId, status) and checked against its schema
+ * before use (another derived seed is tried if it does not match), so a given seed always
+ * gives the same, valid, response. Nothing is read from or written to the store.
+ */
+export class MockResponder {
+  private readonly seed: number;
+  /** Built on first use: a stateful sandbox whose operations all have handlers never needs it. */
+  private ajv: ReturnType<typeof createAjv> | undefined;
+  private readonly bodies = new Map<string, unknown>();
+  private readonly validators = new Map<string, ValidateFunction>();
+
+  constructor(options: MockResponderOptions) {
+    this.seed = options.seed;
+  }
+
+  respond(operation: Operation, req: Pick<ExpressRequest, 'headers' | 'path'>): Reply {
+    const operationId = operation.operationId ?? `${operation.method} ${operation.path}`;
+    const responses = (operation.responses ?? {}) as Record<string, ResponseObject>;
+    const preferred = preferredStatus(req.headers.prefer);
+    const honoured = preferred !== undefined && preferred >= 200 && responses[String(preferred)] !== undefined;
+    const status = honoured ? preferred : defaultStatus(responses);
+    if (status === undefined) throw new Error(`${operationId} documents no response the mock can send`);
+    const headers: Record<string, string> = { [MOCK_HEADER]: `seed=${this.seed}` };
+    // RFC 7240: a preference the server cannot apply is ignored; applied ones are named.
+    if (honoured) headers['preference-applied'] = `code=${status}`;
+    const response = responses[String(status)] ?? { description: '' };
+    const content = response.content ?? {};
+    const json = content['application/json'];
+    if (json) {
+      return { status, json: json.schema ? this.body(operationId, status, json.schema as SchemaObject) : null, headers };
+    }
+    if (status >= 300 && status < 400) {
+      const location = this.location(operationId, status, response, req.path);
+      if (status === 303) return { status, redirect: location, headers };
+      return { status, bytes: '', contentType: 'text/plain', headers: { ...headers, location } };
+    }
+    const [mediaType, media] = Object.entries(content)[0] ?? [];
+    if (!mediaType) return { status, bytes: '', contentType: 'text/plain', headers };
+    if (mediaType === 'image/png') return { status, bytes: PNG_1X1, contentType: mediaType, headers };
+    const schema = media?.schema as SchemaObject | undefined;
+    const value = schema && schema.format !== 'binary' ? this.body(operationId, status, schema) : '';
+    return { status, bytes: typeof value === 'string' ? value : JSON.stringify(value), contentType: mediaType, headers };
+  }
+
+  /** The generated body of one documented status: the same for every request, given the seed. */
+  body(operationId: string, status: number, schema: SchemaObject): unknown {
+    const key = `${operationId} ${status}`;
+    if (this.bodies.has(key)) return this.bodies.get(key);
+    let validate = this.validators.get(key);
+    if (!validate) {
+      this.ajv ??= createAjv({});
+      validate = this.ajv.compile(schema);
+      this.validators.set(key, validate);
+    }
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      let generated: unknown;
+      try {
+        generated = generateSync(schema as JsonSchema, { ...GENERATE, seed: seedFor(this.seed, operationId, status, attempt) });
+      } catch {
+        // json-schema-faker gives up on some seeds (conflicting constraints): try the next one.
+        continue;
+      }
+      for (const candidate of [withStatus(generated, status), generated]) {
+        if (validate(candidate)) {
+          this.bodies.set(key, candidate);
+          return candidate;
+        }
+      }
+    }
+    throw new Error(`json-schema-faker generated no valid body for ${key} in ${MAX_ATTEMPTS} attempts`);
+  }
+
+  /** A documented Location header's generated value, else the parent of the request path (e.g. checkout/:id/approve → checkout/:id). */
+  private location(operationId: string, status: number, response: ResponseObject, path: string): string {
+    const header = Object.entries(response.headers ?? {}).find(([name]) => name.toLowerCase() === 'location')?.[1];
+    const schema = header && 'schema' in header ? (header.schema as SchemaObject | undefined) : undefined;
+    if (schema) {
+      const value = this.body(`${operationId} location`, status, schema);
+      if (typeof value === 'string') return value;
+    }
+    return path.replace(/\/[^/]*\/?$/, '') || '/';
+  }
+}
+
+/** The first documented 2xx; an operation without one answers its first 3xx, else its first other status. */
+function defaultStatus(responses: Record<string, ResponseObject>): number | undefined {
+  // Integer-like keys enumerate in ascending order, which is also the order they are documented in.
+  const codes = Object.keys(responses)
+    .filter((key) => /^\d{3}$/.test(key))
+    .map(Number)
+    // 1xx (the event stream's 101) cannot be sent as a plain HTTP response.
+    .filter((code) => code >= 200);
+  return codes.find((c) => c < 300) ?? codes.find((c) => c < 400) ?? codes[0];
+}
+
+/** An error body's `status`/`statusCode` agrees with the HTTP status it is sent with. */
+function withStatus(body: unknown, status: number): unknown {
+  if (status < 400 || body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  const record = body as Record<string, unknown>;
+  const aligned = { ...record };
+  if (typeof record.status === 'number') aligned.status = status;
+  if (typeof record.statusCode === 'number') aligned.statusCode = status;
+  return aligned;
+}

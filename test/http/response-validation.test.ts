@@ -1,0 +1,202 @@
+import express, { type Express } from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Accounts } from '../../src/accounts/accounts.js';
+import { systemClock } from '../../src/clock.js';
+import { parseResponseValidationMode, resolveConfig, type ResponseValidationMode } from '../../src/config.js';
+import { INVALID_HEADER, ResponseValidator, installResponseValidation } from '../../src/http/response-validation.js';
+import { createRouter, sendError, type Handlers } from '../../src/http/router.js';
+import { loadOpenApi, type OpenApiDocument } from '../../src/spec/openapi.js';
+import { Store } from '../../src/store/store.js';
+import { basic, startSandbox } from '../helpers/sandbox.js';
+
+const KEY = 'sk_test_response_validation';
+
+/** Handlers that break the contract on purpose. */
+const BROKEN: Handlers = {
+  // Health's status is the constant "ok" and it has no other fields.
+  getHealth: () => ({ status: 200, json: { status: 'degraded', version: '1', uptimeMs: 1 } }),
+  // 202 is not a status getClock documents.
+  getClock: () => ({ status: 202, json: { accountId: 'acc_default', now: new Date().toISOString(), offsetMs: 0 } }),
+  // A JSON body where the spec documents an HTML page.
+  getCheckoutPage: () => ({ status: 200, json: { html: '<p>' } }),
+  // A valid answer: errors and successes that match pass untouched.
+  getAutopilot: () => ({ status: 200, json: { source: 'none', rules: [] } }),
+};
+
+interface Harness {
+  url: string;
+  logs: Array<Record<string, unknown>>;
+  app: Express;
+  validator: ResponseValidator | undefined;
+}
+
+let document: OpenApiDocument;
+let servers: Array<{ server: Server; store: Store }> = [];
+
+beforeAll(async () => {
+  document = await loadOpenApi();
+});
+
+afterEach(async () => {
+  for (const { server, store } of servers) {
+    await new Promise((resolve) => server.close(resolve));
+    await store.close();
+  }
+  servers = [];
+});
+
+/** The sandbox's app wiring (src/app.ts) around the real router, with BROKEN handlers. */
+async function harness(mode: ResponseValidationMode): Promise<Harness> {
+  const logs: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
+  const store = await Store.open({ file: undefined, compactMinBytes: 1 << 30, logger });
+  const accounts = new Accounts(store, systemClock);
+  accounts.ensureDefault(KEY);
+  const router = await createRouter({ document, handlers: BROKEN, accounts, adminToken: undefined, commit: async () => {}, logger });
+  const app = express();
+  const validator = installResponseValidation(app, { document, mode, logger });
+  app.use(express.json({ limit: 100 }));
+  app.use(router);
+  // Like src/app.ts's bodyErrors: body-parser's failures in the family's error shape.
+  const bodyErrors: express.ErrorRequestHandler = (error: { status?: number; message?: string }, req, res, _next) =>
+    sendError(res, req.path, error.status ?? 500, error.message ?? 'bad request');
+  app.use(bodyErrors);
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  servers.push({ server, store });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logs, app, validator };
+}
+
+const get = (h: Harness, path: string, init: RequestInit = {}) =>
+  fetch(`${h.url}${path}`, { ...init, headers: { authorization: basic(KEY), ...(init.headers as Record<string, string>) } });
+
+describe('response validation, strict', () => {
+  it('replaces a body that does not match its schema with a 500 naming the mismatch, and logs it', async () => {
+    const h = await harness('strict');
+    const res = await get(h, '/_sandbox/health');
+    expect(res.status).toBe(500);
+    const body = (await res.json()) as { statusCode: number; message: string };
+    expect(body.statusCode).toBe(500);
+    expect(body.message).toMatch(/^response does not match openapi\.yaml: getHealth 200: \/status must be equal to constant/);
+    expect(res.headers.get(INVALID_HEADER)).toMatch(/^getHealth 200: \/status/);
+    const logged = h.logs.find((l) => l.level === 50);
+    expect(logged).toMatchObject({ operation: 'getHealth', method: 'GET', path: '/_sandbox/health', status: 200 });
+    expect(logged?.msg).toMatch(/^response does not match openapi\.yaml: getHealth 200/);
+    expect(logged?.errors).toEqual([expect.objectContaining({ instancePath: '/status', keyword: 'const' })]);
+    expect(logged?.body).toBe('{"status":"degraded","version":"1","uptimeMs":1}');
+  });
+
+  it('catches a status the operation does not document', async () => {
+    const h = await harness('strict');
+    const res = await get(h, '/_sandbox/clock');
+    expect(res.status).toBe(500);
+    expect(((await res.json()) as { message: string }).message).toBe('response does not match openapi.yaml: getClock does not document status 202');
+    expect(h.logs.find((l) => l.level === 50)).toMatchObject({ operation: 'getClock', status: 202, errors: [] });
+  });
+
+  it('catches JSON where the spec documents another media type', async () => {
+    const h = await harness('strict');
+    const res = await fetch(`${h.url}/_sandbox/checkout/100000000`);
+    expect(res.status).toBe(500);
+    expect(res.headers.get(INVALID_HEADER)).toBe('getCheckoutPage documents status 200 without a JSON body');
+  });
+
+  it('lets matching responses through untouched: successes, router errors, unrouted requests, body-parser errors', async () => {
+    const h = await harness('strict');
+    const cases: Array<[string, RequestInit, number]> = [
+      ['/_sandbox/autopilot', {}, 200],
+      // 401 from the security handler, in the family shapes.
+      ['/v2/products', { headers: { authorization: basic('sk_test_wrong') } }, 401],
+      ['/_sandbox/clock', { headers: { authorization: basic('sk_test_wrong') } }, 401],
+      // 400 from request validation, 415 from the media-type check.
+      ['/v2/products?limit=0', {}, 400],
+      ['/v2/products', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' }, 415],
+      // No operation: 404 and 405 in their family's error shape.
+      ['/v2/nothing', {}, 404],
+      ['/_sandbox/nothing', {}, 404],
+      ['/v2/products', { method: 'PUT' }, 405],
+      // body-parser's 413, before the router runs.
+      ['/v2/products', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x'.repeat(200) }) }, 413],
+    ];
+    for (const [path, init, status] of cases) {
+      const res = await get(h, path, init);
+      expect(res.status, path).toBe(status);
+      expect(res.headers.get(INVALID_HEADER), path).toBeNull();
+      await res.arrayBuffer();
+    }
+    expect(h.logs.filter((l) => l.level === 50)).toEqual([]);
+  });
+
+  it('checks error bodies too: an unrouted error in the wrong shape is caught', () => {
+    const validator = new ResponseValidator(document);
+    expect(validator.check('GET', '/v2/nothing', 404, { status: 404, error: 'no route' })).toBeUndefined();
+    expect(validator.check('GET', '/v2/nothing', 404, { statusCode: 404, message: 'no route' })).toMatchObject({
+      operationId: undefined,
+      reason: "GET /v2/nothing 404: body must have required property 'status'",
+    });
+    expect(validator.check('GET', '/v2/products/prd_x', 404, { status: 404, error: 'not found' })).toBeUndefined();
+    expect(validator.check('GET', '/v2/products/prd_x', 404, { statusCode: 404, message: 'not found' })?.operationId).toBe('getProduct');
+    expect(validator.check('GET', '/_sandbox/health', 500, { statusCode: 500, message: 'x', error: 'Internal Server Error' })?.reason).toBe(
+      'getHealth does not document status 500',
+    );
+  });
+});
+
+describe('response validation, log', () => {
+  it('sends the original body with x-sandbox-response-invalid, and logs it', async () => {
+    const h = await harness('log');
+    const res = await get(h, '/_sandbox/health');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'degraded', version: '1', uptimeMs: 1 });
+    expect(res.headers.get(INVALID_HEADER)).toMatch(/^getHealth 200: \/status must be equal to constant/);
+    expect(h.logs.filter((l) => l.level === 50)).toHaveLength(1);
+    const undocumented = await get(h, '/_sandbox/clock');
+    expect(undocumented.status).toBe(202);
+    expect(undocumented.headers.get(INVALID_HEADER)).toBe('getClock does not document status 202');
+  });
+});
+
+describe('response validation, off', () => {
+  it('constructs no validator and leaves express res.json as it is', async () => {
+    const h = await harness('off');
+    expect(h.validator).toBeUndefined();
+    expect(h.app.response.json).toBe(express.response.json);
+    const res = await get(h, '/_sandbox/health');
+    expect(res.status).toBe(200);
+    expect(res.headers.get(INVALID_HEADER)).toBeNull();
+    expect(h.logs.filter((l) => l.level === 50)).toEqual([]);
+  });
+
+  it('is off by default, and each sandbox app is wrapped only when asked', async () => {
+    expect(resolveConfig({}).validateResponses).toBe('off');
+    const off = await startSandbox({ validateResponses: 'off' });
+    const strict = await startSandbox();
+    try {
+      expect(off.running.sandbox.app.response.json).toBe(express.response.json);
+      // The test helper turns strict on for the whole suite.
+      expect(strict.config.validateResponses).toBe('strict');
+      expect(strict.running.sandbox.app.response.json).not.toBe(express.response.json);
+      // Wrapping one app's response prototype leaves every other app's alone.
+      expect(express.response.json).toBe(express().response.json);
+    } finally {
+      await Promise.all([off.stop(), strict.stop()]);
+    }
+  });
+});
+
+describe('configuration', () => {
+  it('reads the flag and env values', () => {
+    expect(parseResponseValidationMode(undefined)).toBe('off');
+    expect(parseResponseValidationMode(true)).toBe('log');
+    for (const v of ['1', 'true', 'log', 'on', 'LOG']) expect(parseResponseValidationMode(v)).toBe('log');
+    for (const v of ['0', 'false', 'off', '']) expect(parseResponseValidationMode(v)).toBe('off');
+    expect(parseResponseValidationMode('strict')).toBe('strict');
+    expect(() => parseResponseValidationMode('loud')).toThrow(/log, strict or off/);
+    expect(resolveConfig({ validateResponses: true }).validateResponses).toBe('log');
+    expect(resolveConfig({ mock: true }).inMemory).toBe(true);
+    expect(resolveConfig({}).mockSeed).toBe(1);
+  });
+});

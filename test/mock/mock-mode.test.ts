@@ -1,0 +1,287 @@
+import express from 'express';
+import type { AddressInfo } from 'node:net';
+import { OpenAPIBackend, OpenAPIRouter, type Operation } from 'openapi-backend';
+import type { OpenAPIV3_1 } from 'openapi-types';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Accounts } from '../../src/accounts/accounts.js';
+import { systemClock } from '../../src/clock.js';
+import { createRouter } from '../../src/http/router.js';
+import { createAjv } from '../../src/http/validator.js';
+import { MOCK_HEADER, MockResponder } from '../../src/mock/responder.js';
+import { preferredStatus } from '../../src/mock/prefer.js';
+import { loadOpenApi, type OpenApiDocument } from '../../src/spec/openapi.js';
+import { Store } from '../../src/store/store.js';
+import { basic, startSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { assertMatchesSpec } from '../helpers/spec.js';
+
+type ResponseObject = OpenAPIV3_1.ResponseObject;
+
+const PRODUCT_ID = 'prd_3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70';
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+
+/** A request each operation's validation accepts; an operation with a JSON body and no entry here fails the test. */
+const BODIES: Record<string, unknown> = {
+  createProduct: { name: 'Camiseta azul', externalId: 'SKU-001' },
+  updateProduct: { name: 'Camiseta azul marino' },
+  createOffer: { productId: PRODUCT_ID, name: 'Mensal', amount: 4990, billingCycle: 'MONTHLY' },
+  createPurchase: {
+    paymentMethod: 'PIX',
+    amount: 15000,
+    name: 'Maria Silva',
+    email: 'maria@example.com',
+    phone: '11987654321',
+    cpf: '52998224725',
+    description: 'Pedido 1003',
+    responsibleDocument: '11222333000181',
+    responsibleExternalId: 'cli-79',
+  },
+  createAccount: { name: 'ci-run-42' },
+  setWebhookUrl: { url: 'https://example.test/hooks' },
+  resetAccount: {},
+  payTransaction: {},
+  advanceClock: { ms: 1000 },
+  setAutopilot: { rules: [] },
+};
+
+interface Route {
+  method: string;
+  template: string;
+  operation: Operation;
+  responses: Record<string, ResponseObject>;
+}
+
+function routes(document: OpenApiDocument): Route[] {
+  return new OpenAPIRouter({ definition: document }).getOperations().map((operation) => ({
+    method: operation.method.toUpperCase(),
+    template: operation.path,
+    operation,
+    responses: (operation.responses ?? {}) as Record<string, ResponseObject>,
+  }));
+}
+
+const pathOf = (template: string): string =>
+  template.replace('{key}', `img_${PRODUCT_ID.slice(4)}.png`).replace('{id}', template.startsWith('/v2/') ? PRODUCT_ID : '100000000');
+
+/** The status the mock answers without a preference: first 2xx, else first 3xx, else first sendable one. */
+function expectedStatus(responses: Record<string, ResponseObject>): number {
+  const codes = Object.keys(responses).map(Number).filter((c) => c >= 200).sort((a, b) => a - b);
+  const status = codes.find((c) => c < 300) ?? codes.find((c) => c < 400) ?? codes[0];
+  if (status === undefined) throw new Error('no sendable status');
+  return status;
+}
+
+const jsonSchemaOf = (response: ResponseObject | undefined) => response?.content?.['application/json']?.schema;
+
+let document: OpenApiDocument;
+let sb: TestSandbox;
+beforeAll(async () => {
+  document = await loadOpenApi();
+  sb = await startSandbox({ mock: true });
+});
+afterAll(() => sb.stop());
+
+/** One request for an operation, JSON through the spec-checking client, other media by hand. */
+async function call(target: TestSandbox, route: Route, headers: Record<string, string> = {}) {
+  const path = pathOf(route.template);
+  const operationId = route.operation.operationId ?? '';
+  const requestBody = route.operation.requestBody as OpenAPIV3_1.RequestBodyObject | undefined;
+  if (requestBody?.content['multipart/form-data']) {
+    const form = new FormData();
+    form.append('image', new Blob([PNG], { type: 'image/png' }), 'one.png');
+    return target.client.request(route.method, path, { raw: form, headers });
+  }
+  if (requestBody?.content['application/json']) {
+    if (!(operationId in BODIES)) throw new Error(`no sample request body for ${operationId}: add one to BODIES`);
+    return target.client.request(route.method, path, { body: BODIES[operationId], headers });
+  }
+  return target.client.request(route.method, path, { headers });
+}
+
+const hasJson2xx = (route: Route): boolean => Object.entries(route.responses).some(([s, r]) => /^2\d\d$/.test(s) && jsonSchemaOf(r));
+
+describe('mock mode (--mock)', () => {
+  it('answers every JSON operation with its first documented 2xx, generated and valid per openapi.yaml', async () => {
+    const json = routes(document).filter(hasJson2xx);
+    expect(json.length).toBeGreaterThan(25);
+    for (const route of json) {
+      // The client checks the status is documented and the body matches its schema; the sandbox itself runs strict.
+      const res = await call(sb, route);
+      expect(res.status, `${route.method} ${route.template}`).toBe(expectedStatus(route.responses));
+      expect(res.headers.get(MOCK_HEADER)).toBe('seed=1');
+      expect(res.headers.get('x-sandbox-response-invalid')).toBeNull();
+    }
+  });
+
+  it('answers the operations without a JSON 2xx too: pages, images, redirects, the event stream over plain HTTP', async () => {
+    const others = routes(document).filter((route) => !hasJson2xx(route));
+    expect(others.map((r) => r.operation.operationId).sort()).toEqual(
+      ['approveCheckout', 'getBoletoPage', 'getCheckoutPage', 'getEventStream', 'getObject', 'getPixQr', 'rejectCheckout'].sort(),
+    );
+    for (const route of others) {
+      const url = new URL(pathOf(route.template), sb.url);
+      const res = await fetch(url, { method: route.method, headers: { authorization: basic(sb.config.secretKey) }, redirect: 'manual' });
+      const status = expectedStatus(route.responses);
+      expect(res.status, `${route.method} ${route.template}`).toBe(status);
+      const documented = route.responses[String(status)];
+      const contentType = res.headers.get('content-type') ?? '';
+      const body = contentType.startsWith('application/json') ? await res.json() : Buffer.from(await res.arrayBuffer());
+      await assertMatchesSpec(route.method, url, res.status, contentType, body);
+      const mediaTypes = Object.keys(documented?.content ?? {});
+      if (mediaTypes.length > 0) expect(mediaTypes.some((m) => contentType.startsWith(m))).toBe(true);
+      if (contentType.startsWith('image/png')) expect((body as Buffer).subarray(1, 4).toString()).toBe('PNG');
+      if (status === 303) expect(res.headers.get('location')).toBe(url.pathname.replace(/\/[^/]+$/, ''));
+    }
+  });
+
+  it('generates bodies valid for their schema for every documented JSON response, with several seeds', async () => {
+    const api = new OpenAPIBackend({ definition: document, quick: true, customizeAjv: (_ajv, options) => createAjv(options) });
+    api.init();
+    let checked = 0;
+    for (const seed of [1, 2, 3, 42, 4010, 65535, 2 ** 31]) {
+      const mock = new MockResponder({ seed });
+      for (const route of routes(document)) {
+        for (const [status, response] of Object.entries(route.responses)) {
+          const schema = jsonSchemaOf(response);
+          if (!schema) continue;
+          const body = mock.body(route.operation.operationId ?? '', Number(status), schema as OpenAPIV3_1.SchemaObject);
+          const result = api.validator.validateResponse(body, route.operation.operationId ?? '', Number(status));
+          expect(result.errors, `${route.operation.operationId} ${status} seed ${seed}: ${JSON.stringify(body)}`).toBeNull();
+          if (Number(status) >= 400) expect(body).toMatchObject(route.template.startsWith('/v2/') ? { status: Number(status) } : { statusCode: Number(status) });
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(7 * 100);
+  });
+
+  it('respects formats and patterns: ids, timestamps, URLs, e-mails', async () => {
+    const product = (await sb.client.get<Record<string, unknown>>(`/v2/products/${PRODUCT_ID}`)).body;
+    expect(product.id).toMatch(/^prd_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(product.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const account = (await sb.client.post<Record<string, unknown>>('/_sandbox/accounts', BODIES.createAccount)).body;
+    expect(account.id).toMatch(/^acc_/);
+    const purchase = (await sb.client.post<Record<string, unknown>>('/transactions/v2/purchase', BODIES.createPurchase)).body;
+    expect(['COP', 'ARS', 'BRL']).toContain(purchase.currency);
+  });
+
+  it('is stable for a seed, whatever the order of requests, and changes with the seed', async () => {
+    const same = await startSandbox({ mock: true });
+    const other = await startSandbox({ mock: true, mockSeed: 7 });
+    try {
+      const paths = [`/v2/products/${PRODUCT_ID}`, '/v2/products', '/transactions/100000000', '/_sandbox/clock'];
+      const bodies = async (target: TestSandbox, order: string[]) => {
+        const out: Record<string, unknown> = {};
+        for (const path of order) out[path] = (await target.client.get(path)).body;
+        return out;
+      };
+      const first = await bodies(sb, paths);
+      const again = await bodies(same, [...paths].reverse());
+      const seven = await bodies(other, paths);
+      expect(again).toEqual(first);
+      for (const path of paths) expect(seven[path], path).not.toEqual(first[path]);
+      expect((await other.client.get('/_sandbox/clock')).headers.get(MOCK_HEADER)).toBe('seed=7');
+    } finally {
+      await Promise.all([same.stop(), other.stop()]);
+    }
+  });
+
+  it('still authenticates: no key or a wrong key is 401, in the family shape', async () => {
+    const none = await sb.clientFor(undefined).get(`/v2/products/${PRODUCT_ID}`);
+    expect(none.status).toBe(401);
+    expect(none.body).toMatchObject({ status: 401 });
+    const wrong = await sb.clientFor('sk_test_wrong').get('/transactions/100000000');
+    expect(wrong.status).toBe(401);
+    expect(wrong.body).toMatchObject({ statusCode: 401 });
+    expect((await sb.clientFor(undefined).get('/_sandbox/health')).status).toBe(200);
+  });
+
+  it('still validates requests: 400 naming the field, 415, unknown routes 404', async () => {
+    const invalid = await sb.client.post('/v2/products', { name: '' });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body).toEqual({ status: 400, error: 'name must be 1 to 255 characters long after trimming' });
+    const query = await sb.client.get('/v2/products?Active=true');
+    expect(query.status).toBe(400);
+    const media = await sb.client.post('/transactions/v2/purchase', undefined, { raw: 'amount=1', headers: { 'content-type': 'text/plain' } });
+    expect(media.status).toBe(415);
+    expect((await sb.client.get('/v2/nothing')).status).toBe(404);
+    expect((await sb.client.put('/v2/products', {})).status).toBe(405);
+  });
+
+  it('stores nothing: a created product is not what a read returns', async () => {
+    const created = await sb.client.post<Record<string, unknown>>('/v2/products', { name: 'Produto que não fica', externalId: 'never-stored' });
+    expect(created.status).toBe(201);
+    expect(created.body.name).not.toBe('Produto que não fica');
+    const read = await sb.client.get<Record<string, unknown>>(`/v2/products/${String(created.body.id)}`);
+    expect(read.status).toBe(200);
+    expect(read.body).not.toEqual(created.body);
+    expect(read.body.name).not.toBe('Produto que não fica');
+    // Any id reads the same generated product: there is no state to tell them apart.
+    expect((await sb.client.get(`/v2/products/${PRODUCT_ID}`)).body).toEqual(read.body);
+    const listed = await sb.client.get<{ data: Array<{ externalId: unknown }> }>('/v2/products?externalId=never-stored');
+    expect(listed.body.data.some((p) => p.externalId === 'never-stored')).toBe(false);
+    expect(sb.config.inMemory).toBe(true);
+  });
+
+  it('Prefer: code=404 answers the documented 404 instead; an undocumented code is ignored', async () => {
+    const missing = await sb.client.get(`/v2/products/${PRODUCT_ID}`, { headers: { prefer: 'code=404' } });
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ status: 404 });
+    expect(missing.headers.get('preference-applied')).toBe('code=404');
+    const conflict = await sb.client.post('/_sandbox/transactions/100000000/pay', {}, { headers: { prefer: 'respond-async, code="409"' } });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body).toMatchObject({ statusCode: 409 });
+    const teapot = await sb.client.get(`/v2/products/${PRODUCT_ID}`, { headers: { prefer: 'code=418' } });
+    expect(teapot.status).toBe(200);
+    expect(teapot.headers.get('preference-applied')).toBeNull();
+    // Request checks come first: a preference never bypasses auth.
+    expect((await sb.clientFor(undefined).get(`/v2/products/${PRODUCT_ID}`, { headers: { prefer: 'code=200' } })).status).toBe(401);
+  });
+});
+
+describe('Prefer header parsing', () => {
+  it('reads code= among other preferences', () => {
+    expect(preferredStatus('code=404')).toBe(404);
+    expect(preferredStatus('respond-async, code=409; foo=bar')).toBe(409);
+    expect(preferredStatus(['wait=5', 'CODE = "201"'])).toBe(201);
+    expect(preferredStatus('example=foo')).toBeUndefined();
+    expect(preferredStatus('code=4040')).toBeUndefined();
+    expect(preferredStatus(undefined)).toBeUndefined();
+  });
+});
+
+describe('stateful mode', () => {
+  it('answers an operation without a handler from its schema instead of 501', async () => {
+    const store = await Store.open({ file: undefined, compactMinBytes: 1 << 30, logger: pino({ level: 'silent' }) });
+    const accounts = new Accounts(store, systemClock);
+    accounts.ensureDefault('sk_test_fallback');
+    const router = await createRouter({
+      document,
+      handlers: { getHealth: () => ({ status: 200, json: { status: 'ok', version: 'handled', uptimeMs: 1 } }) },
+      accounts,
+      adminToken: undefined,
+      commit: async () => {},
+      logger: pino({ level: 'silent' }),
+      fallback: (operation, req) => new MockResponder({ seed: 1 }).respond(operation, req),
+    });
+    const app = express().use(express.json()).use(router);
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const health = await fetch(`${base}/_sandbox/health`);
+      expect(await health.json()).toEqual({ status: 'ok', version: 'handled', uptimeMs: 1 });
+      expect(health.headers.get(MOCK_HEADER)).toBeNull();
+      const url = new URL('/_sandbox/clock', base);
+      const clock = await fetch(url, { headers: { authorization: basic('sk_test_fallback') } });
+      expect(clock.status).toBe(200);
+      expect(clock.headers.get(MOCK_HEADER)).toBe('seed=1');
+      await assertMatchesSpec('GET', url, clock.status, clock.headers.get('content-type') ?? '', await clock.json());
+      // Request checks still come first.
+      expect((await fetch(url)).status).toBe(401);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await store.close();
+    }
+  });
+});
