@@ -95,7 +95,9 @@ const postbackUrl = `http://127.0.0.1:${receiverPort}/hooks/sandbox`;
 // requests to the sandbox
 
 const setupAgent = new http.Agent({ keepAlive: true, maxSockets: spec.createConcurrency });
-const payAgent = new http.Agent({ keepAlive: true, maxSockets: spec.payConnections });
+// fifo: the least recently used socket goes next, so at a steady rate none sits idle long
+// enough for the sandbox's keep-alive timeout (5 s) to close it under a request in flight
+const payAgent = new http.Agent({ keepAlive: true, maxSockets: spec.payConnections, scheduling: 'fifo' });
 
 /**
  * @param {http.Agent} agent
@@ -167,6 +169,8 @@ const sent = new Float64Array(total);
 const answered = new Float64Array(total).fill(NaN);
 const payStatus = new Uint16Array(total);
 let payErrors = 0;
+/** @type {Record<string, number>} */
+const payErrorCodes = {};
 let paysDone = 0;
 /** @type {() => void} */
 let onPaysDone = () => {};
@@ -197,7 +201,9 @@ function pay(i) {
       });
     },
   );
-  req.on('error', () => {
+  req.on('error', (error) => {
+    const code = /** @type {NodeJS.ErrnoException} */ (error).code ?? error.message;
+    payErrorCodes[code] = (payErrorCodes[code] ?? 0) + 1;
     payErrors++;
     if (++paysDone === total) onPaysDone();
   });
@@ -342,6 +348,7 @@ emit({
   warmup: spec.warmup > 0 ? phase(0, spec.warmup) : null,
   payStatusCodes: statusCodes,
   payErrors,
+  payErrorCodes,
   retriedArrivals: retried,
   unknownArrivals: unknown,
   waitedAfterLastPayMs: waitedMs,

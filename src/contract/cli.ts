@@ -74,6 +74,7 @@ const exitOnUsage = (error: CommanderError): never => process.exit(error.exitCod
 export function registerVerifyCommand(program: Command): void {
   program
     .command('verify')
+    .summary('Pact verification: the shipped pacts against an implementation, or your consumer pacts against the sandbox')
     .description(
       'Pact verification: the shipped pacts against any implementation of the API (--provider-base-url), ' +
         "or a merchant's own consumer pacts against an in-process sandbox (--consumer-pacts); exit 0 verified, 1 failed, 2 usage",

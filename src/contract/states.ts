@@ -8,7 +8,7 @@ import { basic, StateSetupError, type TargetApi } from './target.js';
  * (`fromProviderState('/v2/products/${productId}', …)`) and tears them down afterwards.
  *
  * The names below are the vocabulary payments-sandbox understands, in the shipped pacts and
- * in a merchant's own. Against a payments-sandbox they are set up through its API and control
+ * in a merchant's own (documented in pacts/README.md). Against a payments-sandbox they are set up through its API and control
  * API; against any other implementation the two key states are handled by the verifier and
  * the others go to `--state-setup-url` (or are assumed to exist).
  */
@@ -22,35 +22,6 @@ export const STATES = {
   filledTransaction: 'a transaction with a filled instruction',
   paidTransaction: 'a paid transaction',
 } as const;
-
-export interface StateDoc {
-  name: string;
-  params: string;
-  injects: string;
-  effect: string;
-}
-
-/** The vocabulary as documented in pacts/README.md. */
-export const STATE_DOCS: StateDoc[] = [
-  { name: STATES.invalidKey, params: '', injects: '', effect: 'the request is sent with a key the implementation does not know (or without Authorization when the pact sends none): 401' },
-  { name: STATES.restrictedKey, params: '`permission` (informative)', injects: '', effect: 'the request is sent with the key of an account without permissions: 403' },
-  { name: STATES.product, params: '`name`, `externalId`, `metadata` (optional)', injects: '`productId`', effect: 'a live product' },
-  { name: STATES.archivedProduct, params: '', injects: '`productId`', effect: 'an archived product (DELETE /v2/products/:id)' },
-  { name: STATES.productWithExternalId, params: '`externalId`', injects: '`externalIdProductId`', effect: 'a live product holding that externalId' },
-  { name: STATES.noProductWithExternalId, params: '`externalId`', injects: '', effect: 'live products holding that externalId are archived' },
-  {
-    name: STATES.filledTransaction,
-    params: '`currency` (COP, ARS, BRL), `paymentMethod`, `externalId` (optional)',
-    injects: '`transactionId`, `externalId`',
-    effect: 'a PENDING transaction whose payment instruction is filled',
-  },
-  {
-    name: STATES.paidTransaction,
-    params: '`currency`, `paymentMethod`, `rail` (PIX or BOLETO, optional)',
-    injects: '`transactionId`',
-    effect: 'an APPROVED transaction; its `cashin.paid` webhook is the message of a message interaction',
-  },
-];
 
 const KNOWN = new Set<string>(Object.values(STATES));
 
@@ -211,13 +182,17 @@ export class SandboxStates implements StateBackend {
     this.lastPaid = undefined;
     if (!this.needsReset) return;
     this.needsReset = false;
-    await this.api.expect(
-      'POST',
-      '/_sandbox/reset',
-      200,
-      this.adminToken !== undefined ? { bearer: this.adminToken, body: { accountId: this.account.id } } : { key: this.key },
-    );
+    // An account resets itself with its own key, unless the sandbox has an admin token (then 403: reset as admin).
+    if (!this.resetAsAdmin) {
+      const res = await this.api.call('POST', '/_sandbox/reset', { key: this.key });
+      if (res.status === 200) return;
+      if (res.status !== 403 || this.adminToken === undefined) throw new StateSetupError(`POST /_sandbox/reset answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+      this.resetAsAdmin = true;
+    }
+    await this.api.expect('POST', '/_sandbox/reset', 200, { bearer: this.adminToken, body: { accountId: this.account.id } });
   }
+
+  private resetAsAdmin = false;
 
   /**
    * The `cashin.paid` webhook of the state's paid transaction (a paid BRL Pix one when the

@@ -3,11 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxStates, type StateParams } from '../../src/contract/states.js';
 import { TargetApi } from '../../src/contract/target.js';
-import { verifyPacts } from '../../src/contract/verify.js';
 import { createAccount } from '../helpers/catalog.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { PACT_DIR } from './matchers.js';
-import { startDisguisingProxy, type HttpStub } from './provider-helpers.js';
+import { startDisguisingProxy, verifyInChild, type HttpStub } from './provider-helpers.js';
 
 /**
  * Another implementation of the API (here a sandbox behind a proxy that hides its control
@@ -51,7 +50,7 @@ afterAll(async () => {
 describe('verification of another implementation, states through --state-setup-url', () => {
   it('passes every HTTP interaction, the message ones left out', async () => {
     const { account: restricted } = await createAccount(sandbox, []);
-    const result = await verifyPacts({
+    const result = await verifyInChild({
       providerBaseUrl: disguised.url,
       pacts: [PACT_DIR],
       secretKey: states.account.secretKey,

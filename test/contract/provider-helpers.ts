@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { VerifyOptions, VerifyResult } from '../../src/contract/verify.js';
 import { BIN, ROOT } from '../helpers/process.js';
 
 export interface Exit {
@@ -19,6 +21,30 @@ export function verifyCli(args: string[], cwd = ROOT): Promise<Exit> {
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.once('error', reject);
     child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const CHILD = fileURLToPath(new URL('./fixtures/verify-child.mjs', import.meta.url));
+const MARKER = '@@VERIFY_RESULT@@';
+
+/**
+ * verifyPacts in a child process (the built dist/): the same verification, but Pact's native
+ * core prints its report on the child's stdout, kept out of the test log. Tests whose
+ * verification fails on purpose use it; the output is attached to the result for diagnosis.
+ */
+export function verifyInChild(options: VerifyOptions): Promise<VerifyResult & { output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CHILD, JSON.stringify(options)], { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const at = output.lastIndexOf(MARKER);
+      if (at < 0) return reject(new Error(`verification child exited ${code} without a result:\n${output}`));
+      const result = JSON.parse(output.slice(at + MARKER.length).trim()) as VerifyResult;
+      resolve({ ...result, output: output.slice(0, at) });
+    });
   });
 }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadPactFiles } from '../../src/contract/pact-files.js';
+import { STATES } from '../../src/contract/states.js';
 import { verifyAgainstInProcessSandbox } from '../../src/contract/verify.js';
 import { PACT_DIR } from './matchers.js';
 
@@ -22,6 +23,14 @@ describe('provider verification of the shipped pacts against the sandbox', () =>
     expect(client?.interactions.every((i) => i.kind === 'http')).toBe(true);
     expect(webhooks?.interactions.map((i) => i.kind)).toEqual(['message', 'message']);
     expect(client?.interactions.length).toBeGreaterThanOrEqual(40);
+  });
+
+  it('documents every provider state and every shipped pact in pacts/README.md', async () => {
+    const readme = readFileSync(`${PACT_DIR}README.md`, 'utf8');
+    for (const state of Object.values(STATES)) expect(readme).toContain(`| \`${state}\` |`);
+    for (const pact of await loadPactFiles([PACT_DIR])) {
+      expect(readme).toContain(`| \`${pact.file.split('/').at(-1)}\` | \`${pact.consumer}\` → \`${pact.provider}\` | ${pact.interactions.length} `);
+    }
   });
 
   it('matches generated values by shape, never by the value one run produced', () => {

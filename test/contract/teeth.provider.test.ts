@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyPacts } from '../../src/contract/verify.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { PACT_DIR } from './matchers.js';
-import { startBreakingProxy, startWrongStub, type HttpStub } from './provider-helpers.js';
+import { startBreakingProxy, startWrongStub, verifyInChild, type HttpStub } from './provider-helpers.js';
 
 /** The verification has teeth: a provider that answers a wrong shape fails it, readably. */
 let sandbox: TestSandbox;
@@ -21,7 +20,7 @@ afterAll(async () => {
 
 describe('provider verification has teeth', () => {
   it('fails exactly the interactions whose shape a provider breaks, and says why', async () => {
-    const result = await verifyPacts({ providerBaseUrl: proxy.url, pacts: [PACT_DIR] });
+    const result = await verifyInChild({ providerBaseUrl: proxy.url, pacts: [PACT_DIR] });
     expect(result.ok).toBe(false);
     expect(result.stateErrors).toEqual([]);
     const failed = result.outcomes.filter((o) => !o.ok).map((o) => o.description);
@@ -35,6 +34,7 @@ describe('provider verification has teeth', () => {
     expect(result.outcomes.find((o) => o.description === 'a request to read a BRL hybrid transaction with its BR Code and boleto')?.ok).toBe(true);
 
     expect(result.report).toContain(`Verification FAILED: ${failed.length} of ${result.outcomes.length} interactions failed`);
+    expect(result.output).toContain(`There were ${failed.length} pact failures`); // Pact's own report agrees
     expect(result.report).toContain(
       "merchant-client and payments-api Given no product has the externalId - a request to create a product\n       $.active: Expected 'true' (String) to be equal to true (Boolean)",
     );
@@ -44,7 +44,7 @@ describe('provider verification has teeth', () => {
   });
 
   it('fails a fake that answers wrong bodies, with a report naming each mismatch', async () => {
-    const result = await verifyPacts({ providerBaseUrl: stub.url, secretKey: 'sk_test_fake', pacts: [PACT_DIR] });
+    const result = await verifyInChild({ providerBaseUrl: stub.url, secretKey: 'sk_test_fake', pacts: [PACT_DIR] });
     expect(result.ok).toBe(false);
     expect(result.target).toContain('not a payments-sandbox');
     expect(result.outcomes.filter((o) => !o.ok).length).toBeGreaterThan(40);
