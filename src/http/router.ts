@@ -1,5 +1,5 @@
 import type { Request as ExpressRequest, RequestHandler, Response } from 'express';
-import { OpenAPIBackend, type Context, type Operation, type Request as RoutedRequest } from 'openapi-backend';
+import { OpenAPIBackend, type Operation, type Request as RoutedRequest } from 'openapi-backend';
 import type { AccountRecord, Accounts } from '../accounts/accounts.js';
 import { bearerTokenMatches, secretKeyFromHeader } from '../accounts/accounts.js';
 import type { Logger } from '../log.js';
@@ -53,9 +53,10 @@ const UNAUTHORIZED = 'API key invalid or absent: send Authorization: Basic base6
 /**
  * The request pipeline, in the order a real API gateway applies it:
  * route → authenticate (401) → authorize (403) → media type (415) → validate (400) → handle.
- * openapi-backend routes, runs the security handlers and validates against openapi.yaml;
- * this module adds the permission and media-type steps and renders every outcome in the
- * endpoint family's error shape.
+ * openapi-backend's router and validator do the routing and the schema checks against
+ * openapi.yaml; the steps run here directly rather than through `handleRequest`, which
+ * parses each request four times. Every outcome is rendered in the endpoint family's
+ * error shape.
  */
 export async function createRouter(options: RouterOptions): Promise<RequestHandler> {
   const { accounts, adminToken, commit, logger } = options;
@@ -66,53 +67,12 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
     coerceTypes: true,
     customizeAjv: (_original, ajvOptions) => createAjv(ajvOptions),
   });
-
-  api.registerSecurityHandler('basicAuth', (ctx: Context) => {
-    const key = secretKeyFromHeader(header(ctx, 'authorization'));
-    return (key && accounts.authenticate(key)) || false;
-  });
-  api.registerSecurityHandler('adminToken', (ctx: Context) =>
-    adminToken !== undefined && bearerTokenMatches(header(ctx, 'authorization'), adminToken),
-  );
-
-  const fail = (status: number, message: string) => (_ctx: Context, req: ExpressRequest, res: Response) =>
-    sendError(res, req.path, status, message);
-
-  api.register({
-    notFound: (_ctx: Context, req: ExpressRequest, res: Response) =>
-      sendError(res, req.path, 404, `no route for ${req.method} ${req.path}`),
-    methodNotAllowed: (_ctx: Context, req: ExpressRequest, res: Response) =>
-      sendError(res, req.path, 405, `${req.method} is not allowed on ${req.path}`),
-    unauthorizedHandler: fail(401, UNAUTHORIZED),
-    validationFail: (ctx: Context, req: ExpressRequest, res: Response) => {
-      const refusal = refuse(ctx, req);
-      if (refusal) return sendError(res, req.path, refusal.status, refusal.message);
-      return sendError(res, req.path, 400, describeValidationErrors(ctx.validation.errors ?? []));
-    },
-    notImplemented: (ctx: Context, req: ExpressRequest, res: Response) => {
-      const refusal = refuse(ctx, req);
-      if (refusal) return sendError(res, req.path, refusal.status, refusal.message);
-      if (options.fallback) return send(res, options.fallback(ctx.operation, req));
-      const route = `${ctx.operation.method.toUpperCase()} ${ctx.operation.path}`;
-      return sendError(res, req.path, 501, `${route} is not emulated by this version of the sandbox yet`);
-    },
-  });
-
-  for (const [operationId, handler] of Object.entries(options.handlers) as [OperationId, OperationHandler][]) {
-    api.registerHandler(operationId, async (ctx: Context, req: ExpressRequest, res: Response) => {
-      const refusal = refuse(ctx, req);
-      if (refusal) return sendError(res, req.path, refusal.status, refusal.message);
-      const reply = await handler(toCall(ctx, req));
-      await commit();
-      send(res, reply);
-    });
-  }
-
   api.init();
   // openapi-backend rebuilds its flattened operation list (lodash chains over every path)
-  // several times per request; the document never changes after init, so build it once.
+  // on every match; the document never changes after init, so build it once.
   const operations = api.router.getOperations();
   api.router.getOperations = () => operations;
+  const handlers = new Map(Object.entries(options.handlers) as [OperationId, OperationHandler][]);
 
   return (req, res) => {
     // Path parameters are decoded with decodeURIComponent, which throws on a bad escape (a 500):
@@ -126,7 +86,7 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
       query: req.query as RoutedRequest['query'],
       headers: req.headers as RoutedRequest['headers'],
     };
-    api.handleRequest(routed, req, res).catch((error: unknown) => {
+    handle(routed, req, res).catch((error: unknown) => {
       if (error instanceof HttpError) {
         // A failed handler may still have changed state before throwing: keep the barrier.
         commit().then(
@@ -139,16 +99,64 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
     });
   };
 
+  async function handle(routed: RoutedRequest, req: ExpressRequest, res: Response): Promise<void> {
+    let matched: Operation;
+    try {
+      matched = api.router.matchOperation(routed, true);
+    } catch (error) {
+      const notAllowed = error instanceof Error && error.message.startsWith('405');
+      const message = notAllowed ? `${req.method} is not allowed on ${req.path}` : `no route for ${req.method} ${req.path}`;
+      return sendError(res, req.path, notAllowed ? 405 : 404, message);
+    }
+    const operation = matched as SandboxOperation;
+    const caller = authenticate(operation, req.headers.authorization);
+    if (!caller) return sendError(res, req.path, 401, UNAUTHORIZED);
+    const refusal = refuse(operation, caller.account, req);
+    if (refusal) return sendError(res, req.path, refusal.status, refusal.message);
+    const validation = api.validator.validateRequest(routed, matched);
+    if (validation.errors) return sendError(res, req.path, 400, describeValidationErrors(validation.errors));
+
+    const handler = operation.operationId ? handlers.get(operation.operationId as OperationId) : undefined;
+    if (!handler) {
+      if (options.fallback) return send(res, options.fallback(operation, req));
+      const route = `${operation.method.toUpperCase()} ${operation.path}`;
+      return sendError(res, req.path, 501, `${route} is not emulated by this version of the sandbox yet`);
+    }
+    const coerced = validation.coerced as { params?: Record<string, string>; query?: Record<string, unknown> };
+    const reply = await handler({
+      req,
+      account: caller.account,
+      admin: caller.admin,
+      params: coerced.params ?? {},
+      query: coerced.query ?? {},
+      body: routed.body,
+    });
+    await commit();
+    send(res, reply);
+  }
+
+  /**
+   * The operation's security requirements, as OpenAPI defines them: any one requirement
+   * object must hold, and within it every scheme (`{}` needs nothing). Undefined: 401.
+   */
+  function authenticate(operation: SandboxOperation, authorization: string | undefined): { account: AccountRecord | undefined; admin: boolean } | undefined {
+    const requirements = operation.security ?? [];
+    const key = secretKeyFromHeader(authorization);
+    const account = key ? accounts.authenticate(key) : undefined;
+    const admin = adminToken !== undefined && bearerTokenMatches(authorization, adminToken);
+    if (requirements.length === 0) return { account, admin };
+    const holds = (scheme: string): boolean => (scheme === 'basicAuth' ? account !== undefined : scheme === 'adminToken' ? admin : false);
+    return requirements.some((requirement) => Object.keys(requirement).every(holds)) ? { account, admin } : undefined;
+  }
+
   function internalError(res: Response, req: ExpressRequest, error: unknown): void {
     logger.error({ err: error, method: req.method, path: req.path }, 'request failed');
     sendError(res, req.path, 500, 'internal error of the sandbox; see its log');
   }
 
   /** The checks that come before schema validation: permission, media type, then nesting depth. */
-  function refuse(ctx: Context, req: ExpressRequest): { status: number; message: string } | undefined {
-    const operation = ctx.operation as SandboxOperation;
+  function refuse(operation: SandboxOperation, account: AccountRecord | undefined, req: ExpressRequest): { status: number; message: string } | undefined {
     const permission = operation['x-permission'];
-    const account = accountOf(ctx);
     if (permission && account && !account.permissions.includes(permission)) {
       return { status: 403, message: `API key lacks the permission ${permission}` };
     }
@@ -164,27 +172,6 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
     if (deep) return { status: 400, message: `${deep} is nested deeper than ${MAX_BODY_DEPTH} levels` };
     return undefined;
   }
-}
-
-function accountOf(ctx: Context): AccountRecord | undefined {
-  const result: unknown = ctx.security?.basicAuth;
-  return result && typeof result === 'object' && 'id' in result ? (result as AccountRecord) : undefined;
-}
-
-function toCall(ctx: Context, req: ExpressRequest): Call {
-  return {
-    req,
-    account: accountOf(ctx),
-    admin: ctx.security?.adminToken === true,
-    params: (ctx.request.params ?? {}) as Record<string, string>,
-    query: (ctx.request.query ?? {}) as Record<string, unknown>,
-    body: ctx.request.requestBody,
-  };
-}
-
-function header(ctx: Context, name: string): string | undefined {
-  const value: unknown = ctx.request.headers[name];
-  return typeof value === 'string' ? value : undefined;
 }
 
 const hasBody = (req: ExpressRequest): boolean =>
