@@ -339,6 +339,28 @@ function phase(from, to) {
   };
 }
 
+/**
+ * Per second of the measured pays (by send time): how many, and the webhook latencies of
+ * that second's pays. Stalls (a GC pause, the sandbox off the CPU) show as a few bad seconds;
+ * a backlog that builds up shows as latencies that grow second after second.
+ */
+const timeline = [];
+{
+  const start = /** @type {number} */ (sent[spec.warmup]);
+  /** @type {number[][]} */
+  const buckets = [];
+  for (let i = spec.warmup; i < total; i++) {
+    const second = Math.floor((/** @type {number} */ (sent[i]) - start) / 1000);
+    const at = /** @type {number} */ (arrived[i]);
+    (buckets[second] ??= []).push(Number.isNaN(at) ? Infinity : at - /** @type {number} */ (sent[i]));
+  }
+  for (const [second, values] of buckets.entries()) {
+    if (!values) continue;
+    const s = summary(values.filter(Number.isFinite));
+    timeline.push({ second, pays: values.length, missing: values.filter((v) => !Number.isFinite(v)).length, p50: s.p50, p99: s.p99, max: s.max });
+  }
+}
+
 const statusCodes = /** @type {Record<string, number>} */ ({});
 for (let i = spec.warmup; i < total; i++) statusCodes[String(payStatus[i])] = (statusCodes[String(payStatus[i])] ?? 0) + 1;
 
@@ -354,6 +376,7 @@ emit({
   waitedAfterLastPayMs: waitedMs,
   setup: { createMs: createdMs, fillWaitMs: filledMs },
   sandboxLog,
+  timeline,
   /** the driver's own event-loop delay during the measured pays: a floor on what it can resolve */
   driverLoopDelayMs: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
   seconds: measuredSec,

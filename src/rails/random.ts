@@ -15,13 +15,18 @@ export function seededRng(seed: number): Rng {
   };
 }
 
-const cryptoWords = new Uint32Array(2);
+/** Refilled 512 numbers at a time: one getRandomValues call per number was a hot spot. */
+const cryptoWords = new Uint32Array(1024);
+let nextWord = cryptoWords.length;
 
 /** 53 random bits, the full precision of a double in [0, 1). */
 export const cryptoRng: Rng = () => {
-  getRandomValues(cryptoWords);
-  const high = (cryptoWords[0] ?? 0) >>> 5;
-  const low = (cryptoWords[1] ?? 0) >>> 6;
+  if (nextWord >= cryptoWords.length) {
+    getRandomValues(cryptoWords);
+    nextWord = 0;
+  }
+  const high = (cryptoWords[nextWord++] ?? 0) >>> 5;
+  const low = (cryptoWords[nextWord++] ?? 0) >>> 6;
   return (high * 2 ** 26 + low) / 2 ** 53;
 };
 

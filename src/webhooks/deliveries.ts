@@ -206,8 +206,10 @@ export class Deliveries {
     };
     const at = new Date(this.clocks.nowMs(record.accountId)).toISOString();
     this.sending.set(record.id, (this.sending.get(record.id) ?? 0) + 1);
-    const work = this.dispatcher
-      .post(url, body, headers)
+    // Nothing leaves before the payment it reports, and the retry stored for this attempt,
+    // are on disk: a crash can then only repeat a webhook, never announce an unsaved one.
+    const work = this.commit()
+      .then(() => this.dispatcher.post(url, body, headers))
       .then((outcome) => this.record(record.id, at, outcome, replay))
       .then(() => this.commit())
       .catch((error: unknown) => this.logger.error({ err: error, delivery: record.id }, 'recording a webhook attempt failed'));
