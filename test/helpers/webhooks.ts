@@ -1,9 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import type { components } from '../../src/spec/openapi-types.js';
 import type { Client } from './sandbox.js';
+import { control, type Body, type Tx } from './purchases.js';
 
 export type Delivery = components['schemas']['WebhookDelivery'];
 export type DeliveryList = components['schemas']['WebhookDeliveryList'];
@@ -57,6 +58,29 @@ function reactionFor(behaviour: Behaviour, request: ReceivedRequest): Reaction {
     chosen = list[Math.min(request.index, list.length - 1)] ?? 200;
   } else chosen = behaviour as number | Reaction;
   return typeof chosen === 'number' ? { status: chosen } : chosen;
+}
+
+/**
+ * For a test file: a `receiver(behaviour)` starter whose receivers are all closed after
+ * each test.
+ */
+export function receiversClosedAfterEach(): (behaviour?: Behaviour) => Promise<Receiver> {
+  const open: Receiver[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((r) => r.close()));
+  });
+  return async (behaviour: Behaviour = 200) => {
+    const r = await startReceiver(behaviour);
+    open.push(r);
+    return r;
+  };
+}
+
+/** POST /_sandbox/transactions/:id/pay, expecting 200. */
+export async function payOk(client: Client, id: string, body?: Body): Promise<Tx> {
+  const res = await control(client, id, 'pay', body);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body;
 }
 
 /** A real HTTP webhook receiver on a free local port that records every request. */

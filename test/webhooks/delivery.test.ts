@@ -1,7 +1,7 @@
 import { ColombiaValidators } from 'colombia-validators';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ISO_UTC, createAccount } from '../helpers/catalog.js';
-import { DOCS, arsBody, boletoBody, cardBody, control, copBody, created, hybridBody, lookup, pixBody, type Body, type Tx } from '../helpers/purchases.js';
+import { DOCS, arsBody, boletoBody, cardBody, control, copBody, created, hybridBody, lookup, pixBody, type Body } from '../helpers/purchases.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import {
   deliveryOf,
@@ -10,12 +10,11 @@ import {
   hmacHex,
   listDeliveries,
   listEvents,
-  startReceiver,
   waitForDelivery,
-  type Behaviour,
   type CashinPaid,
   type Delivery,
-  type Receiver,
+  payOk,
+  receiversClosedAfterEach,
 } from '../helpers/webhooks.js';
 
 const E2E = /^E\d{8}\d{12}[A-Za-z0-9]{11}$/;
@@ -27,21 +26,9 @@ beforeAll(async () => {
 });
 afterAll(() => sb.stop());
 
-const receivers: Receiver[] = [];
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
-async function receiver(behaviour: Behaviour = 200): Promise<Receiver> {
-  const r = await startReceiver(behaviour);
-  receivers.push(r);
-  return r;
-}
+const receiver = receiversClosedAfterEach();
 
-async function pay(client: Client, id: string, body?: Body): Promise<Tx> {
-  const res = await control(client, id, 'pay', body);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body;
-}
+const pay = payOk;
 
 async function setAccountUrl(client: Client, url: string | null): Promise<void> {
   const res = await client.put<{ webhookUrl: string | null }>('/_sandbox/webhook-url', { url });

@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ISO_UTC, createAccount, expectTransactionError } from '../helpers/catalog.js';
-import { control, created, pixBody, type Body, type Tx } from '../helpers/purchases.js';
+import { control, created, pixBody } from '../helpers/purchases.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import {
   advance,
@@ -9,11 +9,10 @@ import {
   deliveryOf,
   listDeliveries,
   listEvents,
-  startReceiver,
   waitForDelivery,
-  type Behaviour,
   type Delivery,
-  type Receiver,
+  payOk,
+  receiversClosedAfterEach,
 } from '../helpers/webhooks.js';
 
 let sb: TestSandbox;
@@ -22,21 +21,9 @@ beforeAll(async () => {
 });
 afterAll(() => sb.stop());
 
-const receivers: Receiver[] = [];
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
-async function receiver(behaviour: Behaviour = 200): Promise<Receiver> {
-  const r = await startReceiver(behaviour);
-  receivers.push(r);
-  return r;
-}
+const receiver = receiversClosedAfterEach();
 
-async function pay(client: Client, id: string, body?: Body): Promise<Tx> {
-  const res = await control(client, id, 'pay', body);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body;
-}
+const pay = payOk;
 
 /** Pays a new PIX purchase whose postbackUrl is `url`; returns the transaction id. */
 async function paidTo(client: Client, url: string): Promise<string> {
