@@ -10,7 +10,26 @@ const MAX_STEPS = 100_000;
  * webhook attempts under way), so a retry scheduled by a failed attempt also runs if it
  * falls due before the end of the advance.
  */
-export async function advanceClock(
+/** Advances of one account run one after the other: two at once would both start from the same offset. */
+const queues = new Map<string, Promise<void>>();
+
+export function advanceClock(
+  clocks: AccountClocks,
+  scheduler: Scheduler,
+  accountId: string,
+  ms: number,
+  settle: () => Promise<void>,
+): Promise<void> {
+  const previous = queues.get(accountId) ?? Promise.resolve();
+  const next = previous.catch(() => undefined).then(() => advance(clocks, scheduler, accountId, ms, settle));
+  queues.set(accountId, next);
+  void next.finally(() => {
+    if (queues.get(accountId) === next) queues.delete(accountId);
+  }).catch(() => undefined);
+  return next;
+}
+
+async function advance(
   clocks: AccountClocks,
   scheduler: Scheduler,
   accountId: string,

@@ -166,7 +166,10 @@ export class Scheduler {
     const head = this.queue.peek();
     if (this.stopped || !head) return;
     const delay = Math.min(Math.max(head.realDue - Date.now(), 0), MAX_TIMER_MS);
-    this.timer = setTimeout(() => void this.drain(), delay);
+    // A failed commit (disk full) must not become an unhandled rejection that ends the process.
+    this.timer = setTimeout(() => {
+      this.drain().catch((error: unknown) => this.logger.error({ err: error }, 'scheduled jobs could not be saved'));
+    }, delay);
     this.timer.unref();
   }
 }

@@ -61,6 +61,8 @@ export class Compactor {
 
   async compact(): Promise<void> {
     await this.idle();
+    // A background trigger may have started one while we waited: two runs would share the temp file.
+    while (this.running) await this.idle();
     const run = this.run();
     this.track(run.catch(() => undefined));
     return run;

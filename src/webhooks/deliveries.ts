@@ -179,7 +179,8 @@ export class Deliveries {
       this.scheduler.schedule(record.accountId, DELIVER_JOB, record.id, now + this.retry.baseDelayMs);
       return;
     }
-    const number = record.attempts.length + 1;
+    // Replays are extra: they do not use up the automatic attempts.
+    const number = record.attempts.filter((a) => !a.replay).length + 1;
     let nextAttemptAt: string | null = null;
     if (number < this.retry.maxAttempts) {
       // Stored before the attempt starts, so a crash during it still leads to a retry;
