@@ -61,6 +61,8 @@ export class Transactions {
     const boletoKind = currency === 'BRL' && (method === 'BOLETO' || method === 'PIX_BOLETO');
     const dueDate = boletoKind ? (input.dueDate ?? defaultDueDate(now)) : null;
     if (boletoKind && input.dueDate !== undefined) checkDueDate(input.dueDate, now);
+    // Every refusal comes before the first change: a 400 leaves nothing behind, not even a used id.
+    if (method === 'CREDIT_CARD') checkCard(input, now);
 
     const id = this.nextId();
     const base = {
@@ -136,14 +138,7 @@ export class Transactions {
   }
 
   private cardView(base: Record<string, unknown>, input: PurchaseRequest, now: number): Transaction {
-    const card = input.card;
-    if (!card) throw badRequest('card is required for CREDIT_CARD');
-    if (!passesLuhn(card.number)) throw badRequest('card.number is not a valid card number (Luhn check)');
-    const today = new Date(now);
-    const expired =
-      card.expirationYear < today.getUTCFullYear() ||
-      (card.expirationYear === today.getUTCFullYear() && card.expirationMonth < today.getUTCMonth() + 1);
-    if (expired) throw badRequest('card is expired: expirationMonth/expirationYear is in the past');
+    const card = checkCard(input, now);
     const outcome = cardOutcome(card.number);
     return {
       ...base,
@@ -161,6 +156,18 @@ export class Transactions {
     this.counters.put({ id: 'transaction', last: last + 1 });
     return String(last + 1);
   }
+}
+
+function checkCard(input: PurchaseRequest, now: number): NonNullable<PurchaseRequest['card']> {
+  const card = input.card;
+  if (!card) throw badRequest('card is required for CREDIT_CARD');
+  if (!passesLuhn(card.number)) throw badRequest('card.number is not a valid card number (Luhn check)');
+  const today = new Date(now);
+  const expired =
+    card.expirationYear < today.getUTCFullYear() ||
+    (card.expirationYear === today.getUTCFullYear() && card.expirationMonth < today.getUTCMonth() + 1);
+  if (expired) throw badRequest('card is expired: expirationMonth/expirationYear is in the past');
+  return card;
 }
 
 function detailsOf(input: PurchaseRequest, dueDate: string | null): PurchaseDetails {

@@ -120,6 +120,13 @@ describe('card 400', () => {
     expect(current.status).toBe('APPROVED');
   });
 
+  it('a refused card leaves nothing behind: the next transaction id follows the previous one', async () => {
+    const before = await created(client, cardBody());
+    expectBadRequest(await purchase(client, cardBody({ card: card({ number: '4111111111111112' }) })), /card\.number/);
+    const after = await created(client, cardBody());
+    expect(Number(after.id)).toBe(Number(before.id) + 1);
+  });
+
   it('refuses CREDIT_CARD without a card', async () => {
     expectBadRequest(await purchase(client, without(cardBody(), 'card')), /^card is required for CREDIT_CARD/);
   });
