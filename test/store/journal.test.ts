@@ -1,19 +1,30 @@
-import { existsSync, symlinkSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { encodeOp } from '../../src/store/codec.js';
 import { Journal } from '../../src/store/journal.js';
-import { segmentPath } from '../../src/store/segments.js';
 import { useTmpDirs } from './helpers.js';
 
 const tmpDir = useTmpDirs();
 
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** Every FileHandle write fails with ENOSPC from now on: a full disk, on any platform. */
+async function fillTheDisk(dir: string): Promise<void> {
+  const probe = await open(path.join(dir, 'probe'), 'w');
+  const proto = Object.getPrototypeOf(probe) as { write: (...args: unknown[]) => Promise<unknown> };
+  await probe.close();
+  vi.spyOn(proto, 'write').mockRejectedValue(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }));
+}
+
 describe('Journal', () => {
-  // /dev/full fails every write with ENOSPC, standing in for a full or failing disk.
-  it.skipIf(!existsSync('/dev/full'))('rejects commits once a write has failed, and keeps rejecting', async () => {
-    const file = path.join(tmpDir(), 'sandbox.json');
-    symlinkSync('/dev/full', segmentPath(file, 1));
+  it('rejects commits once a write has failed, and keeps rejecting', async () => {
+    const dir = tmpDir();
+    const file = path.join(dir, 'sandbox.json');
     const journal = await Journal.open(file, 1, () => undefined);
+    await fillTheDisk(dir);
     journal.append(encodeOp('rows', 'a', { id: 'a' }));
     await expect(journal.commit()).rejects.toThrow(/ENOSPC/);
     journal.append(encodeOp('rows', 'b', { id: 'b' }));
