@@ -7,7 +7,9 @@
  *   products      durable POST /v2/products with 1k … 1M stored products, beside a bare
  *                 node:http server and a plain express app; start→ready time
  *   transactions  durable POST /transactions/v2/purchase and GET /transactions/:id,
- *                 beside Prism's mock of openapi.yaml and a bare node:http server
+ *                 beside Prism's mock of openapi.yaml, WireMock and Mockoon CLI with
+ *                 equivalent stubs, and bare node:http and express servers; a CPU profile
+ *                 summary of both paths
  *   webhooks      payments at a steady rate: pay→webhook latency, webhooks lost
  *
  *   npm run build && node bench/run.mjs
@@ -30,9 +32,14 @@
  *   BENCH_LABEL        free text recorded with the results (e.g. what build was measured)
  *   BENCH_CPU_PROF     a directory: the measured sandbox processes run with
  *                      --cpu-prof and write their .cpuprofile there (perturbs timings)
+ *   BENCH_PEER_WARMUP  seconds of warm-up of WireMock and Mockoon (default 8: the JVM's JIT)
+ *   BENCH_PEERS        which mock-server peers, comma separated (default wiremock,mockoon;
+ *                      installed on demand into bench/.peers, Java via apt-get when missing)
+ *   BENCH_PROFILE_DURATION  seconds per path of the profiled sandbox (default 5, 0 = none)
+ *   BENCH_RESULTS_DIR  where the results go (default bench/results)
  *   BENCH_TX_IDS, BENCH_PRISM_SPEC, BENCH_WEBHOOK_*: see bench/README.md
  *
- * Writes bench/results/latest.json and bench/results/latest.md (the suites of this run).
+ * Writes latest.json, latest.md and profile-summary.md into bench/results (the suites of this run).
  */
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -61,7 +68,22 @@ import { runWebhooks } from './suites/webhooks.mjs';
  * @property {string[]} notes how it was measured
  * @property {string[]} warnings
  * @property {object} json
+ * @property {string} [appendix] markdown after the suite's targets and notes (e.g. a profile summary)
+ * @property {{ name: string, content: string }[]} [files] more files written into the results directory
  */
+
+/**
+ * Issue 14's "Done when", gathered from the suites that ran: [suite, verdict id].
+ * @type {[string, string][]}
+ */
+const ISSUE14 = [
+  ['transactions', 'purchaseVsWiremock'],
+  ['transactions', 'purchaseP99VsWiremock'],
+  ['transactions', 'getVsWiremock'],
+  ['products', 'throughputRatioIssue14'],
+  ['webhooks', 'webhookP99'],
+  ['webhooks', 'webhooksLost'],
+];
 
 async function cleanUp() {
   for (const child of live.children) child.kill('SIGKILL');
@@ -105,7 +127,22 @@ async function main() {
   ].join('\n');
   process.stdout.write(text);
 
+  const issue14 = ISSUE14.flatMap(([suite, id]) => {
+    const v = reports.find((r) => r.name === suite)?.verdicts.find((x) => x.id === id);
+    return v ? [`| ${suite} | ${v.label} | ${v.display} | ${v.target} | ${v.verdict} |`] : [];
+  });
   const markdown = [
+    ...(issue14.length > 0
+      ? [
+          '### Issue 14 targets (performance ahead of the mock-server peers)',
+          '',
+          '| suite | target | value | goal | result |',
+          '| --- | --- | ---: | ---: | :---: |',
+          ...issue14,
+          '',
+          ...(issue14.length < ISSUE14.length ? ['Targets of suites that did not run in this run are left out.', ''] : []),
+        ]
+      : []),
     ...reports.flatMap((r) => [
       r.markdown,
       '',
@@ -116,6 +153,7 @@ async function main() {
       ...r.notes.map((n) => `- ${n}`),
       ...r.warnings.map((w) => `- **${w}**`),
       '',
+      ...(r.appendix ? [r.appendix, ''] : []),
     ]),
     `${env.cpus}, ${env.memoryGiB} GiB, node ${env.node}, ${env.platform}; commit ${env.commit ?? 'unknown'}${env.label ? ` (${env.label})` : ''}, ${env.date}; suites ${settings.suites.join(', ')}, total ${totalSec.toFixed(0)} s.`,
     '',
@@ -129,7 +167,9 @@ async function main() {
     `${JSON.stringify({ environment: env, settings, suites: settings.suites, ...bySuite.products, transactions: bySuite.transactions, webhooks: bySuite.webhooks, suiteSec, totalSec }, null, 2)}\n`,
   );
   await writeFile(path.join(RESULTS_DIR, 'latest.md'), markdown);
-  log(`wrote ${path.relative(ROOT, path.join(RESULTS_DIR, 'latest.json'))} and latest.md`);
+  const extra = reports.flatMap((r) => r.files ?? []);
+  for (const file of extra) await writeFile(path.join(RESULTS_DIR, file.name), file.content);
+  log(`wrote ${path.relative(ROOT, path.join(RESULTS_DIR, 'latest.json'))}, latest.md${extra.map((f) => `, ${f.name}`).join('')}`);
   await rm(pinned, { recursive: true, force: true });
   live.dirs.delete(pinned);
 }

@@ -17,7 +17,8 @@ import { DEFAULT_SECRET_KEY } from './populate.mjs';
 export const BENCH_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const ROOT = path.resolve(BENCH_DIR, '..');
 export const BUILT_BIN = path.join(ROOT, 'dist', 'bin.js');
-export const RESULTS_DIR = path.join(BENCH_DIR, 'results');
+// BENCH_RESULTS_DIR: trial runs (e.g. on a busy machine) can write elsewhere than the committed results
+export const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ? path.resolve(process.env.BENCH_RESULTS_DIR) : path.join(BENCH_DIR, 'results');
 
 /** other processes' CPU use, in % of one core, above which a measurement is flagged */
 export const NOISY_CPU_PCT = 25;
@@ -48,6 +49,10 @@ for (const suite of suites) {
   if (!(/** @type {readonly string[]} */ (SUITES).includes(suite))) throw new Error(`BENCH_SUITES: unknown suite ${suite} (known: ${SUITES.join(', ')})`);
 }
 
+for (const peer of (process.env.BENCH_PEERS ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)) {
+  if (peer !== 'wiremock' && peer !== 'mockoon') throw new Error(`BENCH_PEERS: unknown peer ${peer} (known: wiremock, mockoon)`);
+}
+
 const prismSpec = process.env.BENCH_PRISM_SPEC || 'dialect';
 if (prismSpec !== 'dialect' && prismSpec !== 'original') throw new Error(`BENCH_PRISM_SPEC must be dialect or original, got ${prismSpec}`);
 
@@ -74,6 +79,14 @@ export const settings = {
   // transactions suite
   txGetIds: Math.max(1, Math.round(numberEnv('BENCH_TX_IDS', 1000))),
   prismSpec: /** @type {'dialect' | 'original'} */ (prismSpec),
+  // the JVM compiles its hot paths over several seconds: WireMock measured after 2 s swings 4× between runs
+  peerWarmupSec: numberEnv('BENCH_PEER_WARMUP', 8),
+  peers: (process.env.BENCH_PEERS ?? 'wiremock,mockoon')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean),
+  // a separate, unmeasured sandbox with --cpu-prof: where the purchase and GET spend their CPU (0 = skip)
+  profileSec: numberEnv('BENCH_PROFILE_DURATION', 5),
   // webhooks suite
   webhookPayments: Math.max(1, Math.round(numberEnv('BENCH_WEBHOOK_PAYMENTS', 10_000))),
   webhookRate: Math.max(1, numberEnv('BENCH_WEBHOOK_RATE', 500)),
@@ -180,16 +193,17 @@ export function freePort() {
 /**
  * Starts `node <nodeArgs> <args(port)>` and waits for a 200 on GET /_sandbox/health
  * (every server of the bench answers it: the baselines answer any GET, Prism mocks it
- * from openapi.yaml).
+ * from openapi.yaml, the WireMock and Mockoon stubs have a route for it).
  * @param {string[]} nodeArgs
  * @param {(port: number) => string[]} args
+ * @param {{ command?: string }} [options] command: another executable than node (e.g. java; nodeArgs are then its flags)
  * @returns {Promise<Server>}
  */
-export async function startServer(nodeArgs, args) {
+export async function startServer(nodeArgs, args, options = {}) {
   const port = await freePort();
   let stderr = '';
   const started = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, ...args(port)], {
+  const child = spawn(options.command ?? process.execPath, [...nodeArgs, ...args(port)], {
     cwd: ROOT,
     env: childEnv(),
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -343,8 +357,9 @@ export function fsType(dir) {
  * server's CPU time over the measured window.
  * @param {Server} server
  * @param {Request} request
+ * @param {{ warmupSec?: number, durationSec?: number }} [options] instead of BENCH_WARMUP / BENCH_DURATION
  */
-export async function measure(server, request) {
+export async function measure(server, request, options = {}) {
   if (settings.quietWaitSec > 0) await waitForQuiet([server.child.pid, process.pid]);
   const spec = {
     url: `http://127.0.0.1:${server.port}${request.path}`,
@@ -353,11 +368,14 @@ export async function measure(server, request) {
     body: request.body,
     paths: request.paths,
     connections: settings.connections,
-    duration: settings.durationSec,
-    warmup: settings.warmupSec,
+    duration: options.durationSec ?? settings.durationSec,
+    warmup: options.warmupSec ?? settings.warmupSec,
   };
   return runMeasuringChild(path.join(BENCH_DIR, 'lib', 'load.mjs'), spec, server, 'load generator');
 }
+
+/** @returns {number} CLOCK_MONOTONIC in µs (process.hrtime), the clock of V8's .cpuprofile timestamps on Linux */
+export const monoUs = () => Number(process.hrtime.bigint() / 1000n);
 
 /**
  * Runs a measuring child process (bench/lib/load.mjs or bench/lib/webhook-driver.mjs):
@@ -383,7 +401,9 @@ export function runMeasuringChild(script, spec, server, what, onEvent) {
     /** @type {number | null} */
     let busyAtStart = null;
     let startedAt = 0;
-    /** @type {{ cpu: number | null, busy: number | null, at: number } | undefined} */
+    // CLOCK_MONOTONIC µs, V8's profile clock too: where the window lies in a server's .cpuprofile
+    let startedMonoUs = 0;
+    /** @type {{ cpu: number | null, busy: number | null, at: number, monoUs: number } | undefined} */
     let end;
     /** @type {any} */
     let result;
@@ -399,10 +419,11 @@ export function runMeasuringChild(script, spec, server, what, onEvent) {
           cpuAtStart = cpuSeconds(server.child.pid);
           busyAtStart = machineBusySeconds();
           startedAt = performance.now();
+          startedMonoUs = monoUs();
         } else if (event.event === 'measure-end') {
-          end = { cpu: cpuSeconds(server.child.pid), busy: machineBusySeconds(), at: performance.now() };
+          end = { cpu: cpuSeconds(server.child.pid), busy: machineBusySeconds(), at: performance.now(), monoUs: monoUs() };
         } else if (event.event === 'result') {
-          end ??= { cpu: cpuSeconds(server.child.pid), busy: machineBusySeconds(), at: performance.now() };
+          end ??= { cpu: cpuSeconds(server.child.pid), busy: machineBusySeconds(), at: performance.now(), monoUs: monoUs() };
           const wall = (end.at - startedAt) / 1000;
           const serverCpuPct = cpuAtStart !== null && end.cpu !== null ? (100 * (end.cpu - cpuAtStart)) / wall : null;
           const machinePct = busyAtStart !== null && end.busy !== null ? (100 * (end.busy - busyAtStart)) / wall : null;
@@ -413,6 +434,7 @@ export function runMeasuringChild(script, spec, server, what, onEvent) {
             // CPU used by anything but this server and the load generator: noise from other work on the machine
             otherCpuPct: machinePct !== null && serverCpuPct !== null ? Math.max(0, machinePct - serverCpuPct - event.loaderCpuPct) : null,
             serverPeakRssMiB: peakRssMiB(server.child.pid),
+            windowMonoUs: [startedMonoUs, end.monoUs],
           };
         } else {
           onEvent?.(event);

@@ -1,10 +1,12 @@
 // @ts-check
 /**
  * Suite "transactions": durable POST /transactions/v2/purchase and GET /transactions/:id
- * on the sandbox, beside Prism's mock of openapi.yaml (validates, stores nothing) and a
- * bare node:http server answering fixed transaction JSON, in the same run.
+ * on the sandbox, beside Prism's mock of openapi.yaml (validates, stores nothing), WireMock
+ * and Mockoon CLI with equivalent stubs (lib/peers.mjs), and bare node:http and express
+ * servers answering fixed transaction JSON, in the same run; then where the sandbox's CPU
+ * goes on both paths (a profiled sandbox, profile-summary.mjs).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -28,8 +30,12 @@ import {
   textTable,
   verdict,
 } from '../lib/harness.mjs';
+import { PEER_PACKAGES, PURCHASE_RULES, checkStubRules, ensureJava, ensurePeerPackages, mockoonCommand, wiremockCommand, wiremockMappings } from '../lib/peers.mjs';
+import { readProfile, summarizeProfile, summaryMarkdown } from '../profile-summary.mjs';
 
 const TARGETS = { purchaseThroughputRatio: 1.5, purchaseP99Ratio: 1 };
+/** issue 14: the durable purchase and the GET ahead of a warm WireMock */
+const WIREMOCK_TARGETS = { purchaseThroughputRatio: 1, purchaseP99Ratio: 1, getThroughputRatio: 1 };
 
 /** A valid BRL Pix purchase: test/helpers/purchases.ts pixBody(). */
 export const PIX_BODY = {
@@ -136,10 +142,12 @@ async function tmpDir(prefix) {
  * Measures GET then purchase on one server.
  * @param {string} name
  * @param {import('../lib/harness.mjs').Server} server
+ * @param {{ warmupSec?: number, durationSec?: number }} [options] instead of BENCH_WARMUP / BENCH_DURATION
  */
-async function measureBoth(name, server) {
-  const get = await measureQuietest(`${name} GET /transactions/:id`, () => measure(server, GET));
-  const purchase = await measureQuietest(`${name} POST /transactions/v2/purchase`, () => measure(server, PURCHASE));
+async function measureBoth(name, server, options = {}) {
+  const what = `${options.warmupSec ?? settings.warmupSec}+${options.durationSec ?? settings.durationSec} s`;
+  const get = await measureQuietest(`${name} GET /transactions/:id`, () => measure(server, GET, options), what);
+  const purchase = await measureQuietest(`${name} POST /transactions/v2/purchase`, () => measure(server, PURCHASE, options), what);
   return { get, purchase };
 }
 
@@ -149,6 +157,102 @@ async function runHttpBaseline() {
     return { name: 'node:http', kind: 'baseline', readyMs: server.readyMs, ...(await measureBoth('node:http', server)) };
   } finally {
     await stopServer(server);
+  }
+}
+
+async function runExpressBaseline() {
+  const server = await startServer([], (port) => [path.join(BENCH_DIR, 'servers', 'express-baseline.mjs'), '--port', String(port), '--reply', 'transaction']);
+  try {
+    return { name: 'express', kind: 'baseline', readyMs: server.readyMs, ...(await measureBoth('express', server)) };
+  } finally {
+    await stopServer(server);
+  }
+}
+
+/**
+ * A peer that could not be set up (no Java, npm unreachable…) is reported, not fatal: the
+ * sandbox's own figures are still worth writing down.
+ * @param {string} name
+ * @param {unknown} error
+ */
+function notMeasured(name, error) {
+  const reason = error instanceof Error ? error.message : String(error);
+  log(`${name}: not measured: ${reason}`);
+  return { name, kind: 'peer', skipped: reason };
+}
+
+/** WireMock standalone (the wiremock npm package's jar) on Java, with the stubs of lib/peers.mjs. */
+async function runWireMock() {
+  let java;
+  try {
+    await ensurePeerPackages();
+    java = ensureJava();
+  } catch (error) {
+    return notMeasured('wiremock', error);
+  }
+  const root = await tmpDir('sandbox-bench-wiremock-');
+  try {
+    const command = await wiremockCommand(root);
+    log(`wiremock ${PEER_PACKAGES.wiremock} on java ${java}: ${settings.peerWarmupSec} s warm-up`);
+    const server = await startServer([], command.args, { command: 'java' });
+    try {
+      const validation = await validationCheck(server.port);
+      const measured = await measureBoth('wiremock', server, { warmupSec: settings.peerWarmupSec });
+      return {
+        name: 'wiremock',
+        kind: 'peer',
+        version: PEER_PACKAGES.wiremock,
+        java,
+        command: `java -jar ${path.basename(command.jar)} --port <port> ${command.flags.join(' ').replace(root, '<generated stubs>')}`,
+        readyMs: server.readyMs,
+        validation,
+        ...measured,
+        stderrTail: server.stderr().trim().split('\n').slice(-5).join('\n') || undefined,
+      };
+    } finally {
+      await stopServer(server);
+    }
+  } catch (error) {
+    return notMeasured('wiremock', error);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+    live.dirs.delete(root);
+  }
+}
+
+/** Mockoon CLI with the environment of lib/peers.mjs. */
+async function runMockoon() {
+  try {
+    await ensurePeerPackages();
+  } catch (error) {
+    return notMeasured('mockoon', error);
+  }
+  const dir = await tmpDir('sandbox-bench-mockoon-');
+  try {
+    const command = await mockoonCommand(dir);
+    log(`mockoon cli ${PEER_PACKAGES['@mockoon/cli']}: ${settings.peerWarmupSec} s warm-up`);
+    const server = await startServer([], command.args);
+    try {
+      const validation = await validationCheck(server.port);
+      const measured = await measureBoth('mockoon', server, { warmupSec: settings.peerWarmupSec });
+      return {
+        name: 'mockoon',
+        kind: 'peer',
+        version: PEER_PACKAGES['@mockoon/cli'],
+        command: command.args(0).slice(1).join(' ').replace(command.file, '<generated environment>').replace('--port 0', '--port <port>'),
+        readyMs: server.readyMs,
+        validation,
+        ...measured,
+        stderrTail: server.stderr().trim().split('\n').slice(-5).join('\n') || undefined,
+      };
+    } finally {
+      await stopServer(server);
+    }
+  } catch (error) {
+    return notMeasured('mockoon', error);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+    live.dirs.delete(dir);
   }
 }
 
@@ -176,6 +280,31 @@ async function runPrism() {
   }
 }
 
+/**
+ * What the GETs read: the ids, created and filled beforehand (not timed).
+ * @param {number} port
+ */
+async function fillForGets(port) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+  const created = new Set();
+  let next = 0;
+  const worker = async () => {
+    while (next < ids.length) {
+      next++;
+      const res = await call(port, 'POST', PURCHASE.path, PIX_BODY, agent);
+      if (res.status !== 201) throw new Error(`setup purchase: HTTP ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
+      created.add(res.json.id);
+      const filled = await call(port, 'POST', `/_sandbox/transactions/${res.json.id}/fill`, undefined, agent);
+      if (filled.status !== 200) throw new Error(`setup fill: HTTP ${filled.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+  agent.destroy();
+  const missing = ids.filter((id) => !created.has(id));
+  if (missing.length > 0) throw new Error(`setup: expected ids ${ids[0]}… in a fresh store, ${missing.length} missing (e.g. ${missing[0]})`);
+  log(`sandbox: ${ids.length} transactions created and filled for the GETs`);
+}
+
 async function runSandbox() {
   const dir = await tmpDir('sandbox-bench-tx-');
   const file = path.join(dir, 'sandbox.json');
@@ -185,29 +314,11 @@ async function runSandbox() {
     ]);
     let result;
     try {
-      // what the GETs read: created and filled beforehand, not timed
-      const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
-      const created = new Set();
-      let next = 0;
-      const worker = async () => {
-        while (next < ids.length) {
-          next++;
-          const res = await call(server.port, 'POST', PURCHASE.path, PIX_BODY, agent);
-          if (res.status !== 201) throw new Error(`setup purchase: HTTP ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
-          created.add(res.json.id);
-          const filled = await call(server.port, 'POST', `/_sandbox/transactions/${res.json.id}/fill`, undefined, agent);
-          if (filled.status !== 200) throw new Error(`setup fill: HTTP ${filled.status}`);
-        }
-      };
-      await Promise.all(Array.from({ length: 16 }, worker));
-      agent.destroy();
-      const missing = ids.filter((id) => !created.has(id));
-      if (missing.length > 0) throw new Error(`setup: expected ids ${ids[0]}… in a fresh store, ${missing.length} missing (e.g. ${missing[0]})`);
-      log(`sandbox: ${ids.length} transactions created and filled for the GETs`);
+      await fillForGets(server.port);
       const validation = await validationCheck(server.port);
       const startPeakRssMiB = peakRssMiB(server.child.pid);
       const measured = await measureBoth('sandbox', server);
-      result = { name: 'sandbox', kind: 'sandbox', readyMs: server.readyMs, startPeakRssMiB, validation, ...measured };
+      result = { name: 'sandbox', kind: 'sandbox', pid: server.child.pid, readyMs: server.readyMs, startPeakRssMiB, validation, ...measured };
     } finally {
       await stopServer(server);
     }
@@ -225,6 +336,108 @@ async function runSandbox() {
     await rm(dir, { recursive: true, force: true });
     live.dirs.delete(dir);
   }
+}
+
+/**
+ * A sandbox of its own with --cpu-prof, measured BENCH_PROFILE_DURATION s per path after the
+ * usual warm-up; its figures are not the table's (the profiler slows it down).
+ * @param {string} profileDir
+ */
+async function profileSandbox(profileDir) {
+  const dir = await tmpDir('sandbox-bench-tx-prof-');
+  const file = path.join(dir, 'sandbox.json');
+  try {
+    const server = await startServer(['--cpu-prof', '--cpu-prof-dir', profileDir], (port) => [
+      build.bin, 'start', '--port', String(port), '--host', '127.0.0.1', '--data', file, '--log-level', 'warn',
+    ]);
+    try {
+      await fillForGets(server.port);
+      const measured = await measureBoth('sandbox --cpu-prof', server, { durationSec: settings.profileSec });
+      return { pid: server.child.pid, ...measured };
+    } finally {
+      await stopServer(server);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+    live.dirs.delete(dir);
+  }
+}
+
+/**
+ * The .cpuprofile a process wrote into dir on exit (node names it CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile).
+ * @param {string} dir
+ * @param {number | undefined} pid
+ */
+function profileOf(dir, pid) {
+  const name = existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith('.cpuprofile') && f.split('.')[3] === String(pid)) : undefined;
+  return name ? path.join(dir, name) : undefined;
+}
+
+/**
+ * Summaries of the purchase and GET windows of a profiled sandbox.
+ * @param {string} file
+ * @param {any} run { get, purchase } measurements with their windowMonoUs
+ * @param {string} source how the profile was taken
+ */
+function profileReport(file, run, source) {
+  const profile = readProfile(file);
+  const paths = [
+    { key: 'purchase', title: 'POST /transactions/v2/purchase', r: run.purchase },
+    { key: 'get', title: 'GET /transactions/:id', r: run.get },
+  ].map(({ key, title, r }) => {
+    const [fromUs, toUs] = r.windowMonoUs;
+    const requests = r.ok + r.non2xx;
+    return { key, title, requests, r, summary: summarizeProfile(profile, { fromUs, toUs }) };
+  });
+  const intro = `Where the sandbox's CPU goes, flame-graph style (${source}): self = samples with the frame on top of the stack, inclusive = with it anywhere on the stack; groups: express (express 5 and the packages it brings: router, body-parser, raw-body…), openapi-backend/ajv (routing and validation), store/journal (src/store), JSON (the JSON.parse/stringify builtins), node:http/net/streams, GC, src/<folder> for the sandbox's own code; other builtins count to their caller's group. Produced by bench/profile-summary.mjs.`;
+  const section = (/** @type {typeof paths[number]} */ p, /** @type {number} */ top) => [
+    `#### Profile: ${p.title} (${fmt(p.r.rps)} req/s under the profiler)`,
+    '',
+    summaryMarkdown(p.summary, { requests: p.requests, top, groups: top + 2 }),
+    '',
+  ];
+  return {
+    markdown: ['### Profile of the sandbox: purchase and GET', '', intro, '', ...paths.flatMap((p) => section(p, 10))].join('\n'),
+    file: ['# Profile summary: durable purchase and GET by id', '', intro, '', `Profile: \`${path.basename(file)}\`.`, '', ...paths.flatMap((p) => section(p, 25))].join('\n'),
+    json: Object.fromEntries(paths.map((p) => [p.key, { requests: p.requests, rps: p.r.rps, cpuUs: p.summary.cpuUs, selfByGroup: p.summary.selfByGroup, inclusiveByGroup: p.summary.inclusiveByGroup, selfByFn: p.summary.selfByFn.slice(0, 25), inclusiveByFn: p.summary.inclusiveByFn.slice(0, 25) }])),
+  };
+}
+
+/**
+ * With BENCH_CPU_PROF the measured sandbox was profiled: summarise its windows. Otherwise a
+ * profiled sandbox of its own (BENCH_PROFILE_DURATION s per path; 0 = no profile).
+ * @param {any} sandbox
+ */
+async function runProfile(sandbox) {
+  try {
+    if (settings.cpuProfDir) {
+      const file = profileOf(settings.cpuProfDir, sandbox.pid);
+      if (!file) throw new Error(`no .cpuprofile of pid ${sandbox.pid} in ${settings.cpuProfDir}`);
+      return profileReport(file, sandbox, `the measured sandbox, BENCH_CPU_PROF; ${settings.durationSec} s per path`);
+    }
+    if (settings.profileSec <= 0) return undefined;
+    const dir = await tmpDir('sandbox-bench-cpuprof-');
+    try {
+      const run = await profileSandbox(dir);
+      const file = profileOf(dir, run.pid);
+      if (!file) throw new Error(`the profiled sandbox (pid ${run.pid}) wrote no .cpuprofile`);
+      return profileReport(file, run, `a separate sandbox run with --cpu-prof after the measurements, ${settings.warmupSec} s warm-up + ${settings.profileSec} s per path`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+      live.dirs.delete(dir);
+    }
+  } catch (error) {
+    log(`profile: ${error instanceof Error ? error.message : String(error)}`);
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+const PURCHASE_RULE_TEXT = PURCHASE_RULES.map(([field, pattern]) => `${field} ${pattern}`).join(', ');
+
+/** @param {any} p a measured peer */
+function peerNote(p) {
+  const what = p.name === 'wiremock' ? `WireMock ${p.version} standalone (the wiremock npm package's jar) on Java ${p.java}` : `Mockoon CLI ${p.version} (@mockoon/cli)`;
+  return `${what}, installed on demand in bench/.peers, its own process: \`${p.command}\`; ${settings.peerWarmupSec} s warm-up. Answers to the validation probe (valid ${p.validation.valid}, unknown field ${p.validation.unknownField}, BRL without cpf ${p.validation.brlWithoutCpf}).`;
 }
 
 const HEADER = ['server', 'operation', 'req/s', 'p50 ms', 'p99 ms', 'server CPU %', 'server CPU µs/req', 'loader CPU %', 'other CPU %', 'peak RSS MiB', 'failed'];
@@ -246,14 +459,21 @@ function row(name, operation, r) {
   ];
 }
 
-/** @param {any} sandbox @param {any} prism @param {any} baseline */
-function targets(sandbox, prism, baseline) {
+/** @param {any} sandbox @param {any} prism @param {any} baseline @param {any} wiremock @param {any} mockoon @param {any} express */
+function targets(sandbox, prism, baseline, wiremock, mockoon, express) {
   const ratio = (/** @type {number | undefined} */ a, /** @type {number | undefined} */ b) => (a !== undefined && b ? a / b : null);
   const throughput = ratio(sandbox?.purchase.rps, prism?.purchase.rps);
   const p99 = ratio(sandbox?.purchase.latencyMs.p99, prism?.purchase.latencyMs.p99);
   const getThroughput = ratio(sandbox?.get.rps, prism?.get.rps);
   const getP99 = ratio(sandbox?.get.latencyMs.p99, prism?.get.latencyMs.p99);
   const vsHttp = ratio(sandbox?.purchase.rps, baseline?.purchase.rps);
+  const wmThroughput = ratio(sandbox?.purchase.rps, wiremock?.purchase?.rps);
+  const wmP99 = ratio(sandbox?.purchase.latencyMs.p99, wiremock?.purchase?.latencyMs.p99);
+  const wmGet = ratio(sandbox?.get.rps, wiremock?.get?.rps);
+  const wmGetP99 = ratio(sandbox?.get.latencyMs.p99, wiremock?.get?.latencyMs.p99);
+  const mkThroughput = ratio(sandbox?.purchase.rps, mockoon?.purchase?.rps);
+  const mkGet = ratio(sandbox?.get.rps, mockoon?.get?.rps);
+  const vsExpress = ratio(sandbox?.purchase.rps, express?.purchase?.rps);
   const ms = (/** @type {any} */ r) => (r ? `${fmt(r.latencyMs.p99, 2)} ms` : '–');
   return [
     {
@@ -275,6 +495,34 @@ function targets(sandbox, prism, baseline) {
     { id: 'getThroughputRatio', label: 'GET: sandbox req/s ÷ prism req/s', value: getThroughput, display: fmt(getThroughput, 2), target: '(info)', verdict: 'info' },
     { id: 'getP99Ratio', label: `GET: sandbox p99 ÷ prism p99 (${ms(sandbox?.get)} vs ${ms(prism?.get)})`, value: getP99, display: fmt(getP99, 2), target: '(info)', verdict: 'info' },
     { id: 'purchaseVsHttp', label: 'purchase: sandbox req/s ÷ node:http req/s', value: vsHttp, display: fmt(vsHttp, 2), target: '(info)', verdict: 'info' },
+    {
+      id: 'purchaseVsWiremock',
+      label: 'purchase: sandbox req/s ÷ wiremock req/s (issue 14)',
+      value: wmThroughput,
+      display: fmt(wmThroughput, 2),
+      target: `≥ ${WIREMOCK_TARGETS.purchaseThroughputRatio.toFixed(2)}`,
+      verdict: verdict(wmThroughput, (v) => v >= WIREMOCK_TARGETS.purchaseThroughputRatio),
+    },
+    {
+      id: 'purchaseP99VsWiremock',
+      label: `purchase: sandbox p99 ÷ wiremock p99 (${ms(sandbox?.purchase)} vs ${ms(wiremock?.purchase)}) (issue 14)`,
+      value: wmP99,
+      display: fmt(wmP99, 2),
+      target: `≤ ${WIREMOCK_TARGETS.purchaseP99Ratio.toFixed(2)}`,
+      verdict: verdict(wmP99, (v) => v <= WIREMOCK_TARGETS.purchaseP99Ratio),
+    },
+    {
+      id: 'getVsWiremock',
+      label: 'GET: sandbox req/s ÷ wiremock req/s (issue 14)',
+      value: wmGet,
+      display: fmt(wmGet, 2),
+      target: `≥ ${WIREMOCK_TARGETS.getThroughputRatio.toFixed(2)}`,
+      verdict: verdict(wmGet, (v) => v >= WIREMOCK_TARGETS.getThroughputRatio),
+    },
+    { id: 'getP99VsWiremock', label: `GET: sandbox p99 ÷ wiremock p99 (${ms(sandbox?.get)} vs ${ms(wiremock?.get)})`, value: wmGetP99, display: fmt(wmGetP99, 2), target: '(info)', verdict: 'info' },
+    { id: 'purchaseVsMockoon', label: 'purchase: sandbox req/s ÷ mockoon req/s', value: mkThroughput, display: fmt(mkThroughput, 2), target: '(info)', verdict: 'info' },
+    { id: 'getVsMockoon', label: 'GET: sandbox req/s ÷ mockoon req/s', value: mkGet, display: fmt(mkGet, 2), target: '(info)', verdict: 'info' },
+    { id: 'purchaseVsExpress', label: 'purchase: sandbox req/s ÷ express fixed reply req/s', value: vsExpress, display: fmt(vsExpress, 2), target: '(info)', verdict: 'info' },
   ];
 }
 
@@ -283,14 +531,24 @@ function targets(sandbox, prism, baseline) {
  * @returns {Promise<import('../run.mjs').SuiteReport>}
  */
 export async function runTransactions(env) {
-  log(`transactions: ${settings.connections} connections, ${settings.warmupSec} s warm-up + ${settings.durationSec} s per server and operation; GET over ${ids.length} ids`);
+  log(`transactions: ${settings.connections} connections, ${settings.warmupSec} s warm-up (peers ${settings.peerWarmupSec} s) + ${settings.durationSec} s per server and operation; GET over ${ids.length} ids`);
+  checkStubRules(PIX_BODY);
   const baseline = await runHttpBaseline();
+  const express = await runExpressBaseline();
   const prism = await runPrism();
+  const wiremock = settings.peers.includes('wiremock') ? await runWireMock() : undefined;
+  const mockoon = settings.peers.includes('mockoon') ? await runMockoon() : undefined;
   const sandbox = await runSandbox();
-  const servers = [baseline, prism, sandbox];
+  const profile = await runProfile(sandbox);
+  /** @type {any[]} */
+  const peers = [wiremock, mockoon].filter((p) => p !== undefined);
+  const measuredPeers = peers.filter((p) => !p.skipped);
+  const servers = [baseline, express, prism, ...measuredPeers, sandbox];
 
   const rows = servers.flatMap((s) => [row(s.name, 'POST purchase', s.purchase), row(s.name, 'GET :id', s.get)]);
-  const verdicts = targets(sandbox, prism, baseline);
+  const wm = /** @type {any} */ (wiremock)?.skipped ? undefined : wiremock;
+  const mk = /** @type {any} */ (mockoon)?.skipped ? undefined : mockoon;
+  const verdicts = targets(sandbox, prism, baseline, wm, mk, express);
   const validation = (/** @type {any} */ v) => `valid ${v.valid}, unknown field ${v.unknownField}, BRL without cpf ${v.brlWithoutCpf}`;
   const notes = [
     `POST /transactions/v2/purchase with one valid BRL Pix body (test/helpers/purchases.ts pixBody, ${PURCHASE.body?.length} bytes) and GET /transactions/:id rotating over ${ids.length} ids (${ids[0]}…${ids.at(-1)}; created and filled beforehand on the sandbox, any id on the others), ${settings.connections} connections, ${settings.warmupSec} s warm-up + ${settings.durationSec} s measured per server and operation (GET first, then purchase, on the same process); autocannon in its own process; 2xx only, exact percentiles.`,
@@ -299,8 +557,11 @@ export async function runTransactions(env) {
     settings.prismSpec === 'original'
       ? 'Prism mocked openapi.yaml as is (BENCH_PRISM_SPEC=original): it loads the 3.1 document and applies if/then, but ignores unevaluatedProperties (unknown fields pass), see bench/README.md.'
       : 'Prism mocked a copy of openapi.yaml with one line added, `jsonSchemaDialect: https://json-schema.org/draft/2020-12/schema` (bench only; openapi.yaml unchanged): without it Prism (via @stoplight/http-spec 7.1) labels every schema draft-07 and validates with Ajv\'s draft-07 class in non-strict mode, which silently ignores `unevaluatedProperties`, so unknown purchase fields would be accepted (201). if/then work either way. BENCH_PRISM_SPEC=original measures the file as is.',
-    'node:http: bare server answering a fixed PENDING Pix purchase to POST (201) and a filled one to GET (200), the sandbox\'s sizes; no validation, no store.',
-    'Targets (issue): purchase throughput ≥ 1.5 × Prism\'s and purchase p99 ≤ Prism\'s p99; the GET and node:http ratios are for information.',
+    'node:http: bare server answering a fixed PENDING Pix purchase to POST (201) and a filled one to GET (200), the sandbox\'s sizes; no validation, no store. express: express 5 with express.json(), the same fixed replies (the framework\'s ceiling).',
+    ...peers.map((p) => (p.skipped ? `${p.name}: not measured (${p.skipped}).` : peerNote(p))),
+    `Peers' stubs (bench/lib/peers.mjs, generated at run time, the same rules for both): POST /transactions/v2/purchase answers the fixed 201 only with Authorization equal to the bench's key, Content-Type application/json and every field of the Pix body matching its BRL format (${PURCHASE_RULE_TEXT}), a 400 otherwise; GET /transactions/<digits> answers the fixed 200 with that Authorization. Unlike the sandbox and Prism they do not refuse unknown fields (no schema, only per-field matchers), which their answers to the validation probe show.`,
+    `Targets: purchase throughput ≥ 1.5 × Prism's and purchase p99 ≤ Prism's p99; issue 14: purchase throughput ≥ 1.0 × WireMock's and p99 ≤ WireMock's, GET throughput ≥ 1.0 × WireMock's (WireMock and Mockoon measured after ${settings.peerWarmupSec} s of warm-up, BENCH_PEER_WARMUP, so that the JVM has compiled its hot paths); the other ratios are for information.`,
+    ...(profile && 'error' in profile ? [`Profile: not written (${profile.error}).`] : []),
   ];
   const all = servers.flatMap((s) => [
     { name: `${s.name} purchase`, r: s.purchase },
@@ -310,12 +571,15 @@ export async function runTransactions(env) {
     ...all.filter(({ r }) => r.otherCpuPct !== null && r.otherCpuPct > NOISY_CPU_PCT).map(({ name, r }) => `WARNING: transactions ${name}: other processes used ${fmt(r.otherCpuPct)} % of a core during the measurement; its numbers are unreliable`),
     ...all.filter(({ r }) => r.non2xx + r.errors + r.timeouts > 0).map(({ name, r }) => `WARNING: transactions ${name} had ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts ${JSON.stringify(r.statusCodes)}`),
     ...(prism.validation.unknownField < 400 ? ['WARNING: Prism accepted a purchase with an unknown field: it does not validate unevaluatedProperties with this document'] : []),
+    ...peers.filter((p) => p.skipped).map((p) => `WARNING: transactions: ${p.name} not measured, its targets are n/a: ${p.skipped}`),
+    ...measuredPeers.filter((p) => p.validation.valid !== 201 || p.validation.brlWithoutCpf < 400).map((p) => `WARNING: ${p.name}'s stub answered the validation probe ${JSON.stringify(p.validation)}: expected 201 for the valid purchase and a 4xx without cpf`),
   ];
   return {
     name: 'transactions',
     verdicts,
     text: ['transactions: durable POST /transactions/v2/purchase and GET /transactions/:id', textTable(HEADER, rows, 2)].join('\n'),
     markdown: ['### Benchmark: durable `POST /transactions/v2/purchase` and `GET /transactions/:id`', '', markdownTable(HEADER, rows, 2)].join('\n'),
+    ...(profile && 'markdown' in profile ? { appendix: profile.markdown, files: [{ name: 'profile-summary.md', content: `${profile.file}\n` }] } : {}),
     notes,
     warnings,
     json: {
@@ -324,6 +588,9 @@ export async function runTransactions(env) {
         get: { method: GET.method, path: '/transactions/:id', ids: `${ids[0]}…${ids.at(-1)}` },
       },
       results: servers,
+      peersNotMeasured: peers.filter((p) => p.skipped),
+      stubs: { wiremock: wiremockMappings(), mockoon: 'bench/lib/peers.mjs mockoonEnvironment()' },
+      profile: profile && 'json' in profile ? profile.json : profile,
       targets: verdicts,
     },
   };
