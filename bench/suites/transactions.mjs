@@ -239,7 +239,7 @@ async function runMockoon() {
         name: 'mockoon',
         kind: 'peer',
         version: PEER_PACKAGES['@mockoon/cli'],
-        command: command.args(0).slice(1).join(' ').replace(command.file, '<generated environment>').replace('--port 0', '--port <port>'),
+        command: `mockoon-cli ${command.args(0).slice(1).join(' ')}`.replace(command.file, '<generated environment>').replace('--port 0', '--port <port>'),
         readyMs: server.readyMs,
         validation,
         ...measured,
