@@ -105,7 +105,7 @@ function runWorker(request: WorkerRequest): Promise<{ result: Omit<VerifyResult,
 /** Usage problems (unknown option, missing argument) exit 2; --help exits 0. */
 const exitOnUsage = (error: CommanderError): never => process.exit(error.exitCode === 0 ? VERIFY_EXIT.passed : VERIFY_EXIT.usage);
 
-/** `payments-sandbox verify`: Pact verification both ways (see pacts/README.md). */
+/** `payments-sandbox verify`: Pact verification both ways (see docs/pact.md). */
 export function registerVerifyCommand(program: Command): void {
   program
     .command('verify')
