@@ -15,8 +15,15 @@ const dir = mkdtempSync(join(tmpdir(), 'sandbox-package-'));
 const app = join(dir, 'app');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
+// A merchant's shell: none of the npm_* variables of the `npm test` (or `npx -p node@N -c`)
+// running this suite, which would redirect npx and npm (npm_config_package, _call, _local_prefix).
 // npm, npx and the bin's `#!/usr/bin/env node` all run on the Node running this suite (22 or 24 in CI).
-const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`, NO_COLOR: '1' };
+const env = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name))),
+  // Nor this project's node_modules/.bin, which `npm test` puts first on PATH.
+  PATH: [dirname(process.execPath), ...(process.env.PATH ?? '').split(delimiter).filter((entry) => !entry.startsWith(ROOT))].join(delimiter),
+  NO_COLOR: '1',
+};
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; engines: { node: string } };
 
 let installOutput = '';
