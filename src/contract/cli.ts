@@ -1,4 +1,11 @@
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
+import { COLORS, PLAIN } from '../scenarios/report/format.js';
+import { useColor } from '../scenarios/report/console.js';
+import { formatVerifyReport } from './report.js';
+import type { VerifyResult } from './verify.js';
+import type { WorkerReply, WorkerRequest } from './verify-worker.js';
 
 /** Exit codes: 0 every interaction verified, 1 a failure, 2 usage (nothing was verified). */
 export const VERIFY_EXIT = { passed: 0, failed: 1, usage: 2 } as const;
@@ -12,6 +19,8 @@ interface VerifyCommandOptions {
   restrictedKey?: string;
   adminToken?: string;
   logLevel: string;
+  verbose?: boolean;
+  color?: boolean;
 }
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
@@ -32,20 +41,19 @@ async function verifyCommand(opts: VerifyCommandOptions): Promise<number> {
   }
   const logLevel = opts.logLevel as LogLevel;
 
-  // Loaded here, not at the top: `payments-sandbox start` never pays for Pact's native core.
-  const { verifyPacts, verifyAgainstInProcessSandbox, VerifyUsageError } = await import('./verify.js');
-  const { PactFileError } = await import('./pact-files.js');
-  const { StateSetupError } = await import('./target.js');
-  try {
-    let result;
-    if (opts.providerBaseUrl !== undefined) {
-      process.stdout.write(`Verifying ${opts.pacts?.join(', ') ?? 'the shipped pacts'} against ${opts.providerBaseUrl}\n`);
-      const reachable = await fetch(opts.providerBaseUrl, { method: 'GET', signal: AbortSignal.timeout(10_000) }).then(
-        () => true,
-        () => false,
-      );
-      if (!reachable) throw new UsageError(`cannot reach ${opts.providerBaseUrl}`);
-      result = await verifyPacts({
+  const options = { ...(opts.verbose === true && { verbose: true }) };
+  let result: Omit<VerifyResult, 'report'>;
+  let pactOutput: string;
+  if (opts.providerBaseUrl !== undefined) {
+    process.stdout.write(`Verifying ${opts.pacts?.join(', ') ?? 'the shipped pacts'} against ${opts.providerBaseUrl}\n`);
+    const reachable = await fetch(opts.providerBaseUrl, { method: 'GET', signal: AbortSignal.timeout(10_000) }).then(
+      () => true,
+      () => false,
+    );
+    if (!reachable) throw new UsageError(`cannot reach ${opts.providerBaseUrl}`);
+    ({ result, pactOutput } = await runWorker({
+      mode: 'provider',
+      options: {
         providerBaseUrl: opts.providerBaseUrl,
         logLevel,
         ...(opts.pacts && { pacts: opts.pacts }),
@@ -53,24 +61,51 @@ async function verifyCommand(opts: VerifyCommandOptions): Promise<number> {
         ...(opts.restrictedKey !== undefined && { restrictedKey: opts.restrictedKey }),
         ...(opts.stateSetupUrl !== undefined && { stateSetupUrl: opts.stateSetupUrl }),
         ...(opts.adminToken !== undefined && { adminToken: opts.adminToken }),
-      });
-    } else {
-      const pacts = opts.consumerPacts ?? opts.pacts;
-      process.stdout.write(`Verifying ${pacts?.join(', ') ?? 'the shipped pacts'} against an in-process payments-sandbox on a temporary store\n`);
-      result = await verifyAgainstInProcessSandbox({ logLevel, ...(pacts && { pacts }) });
-    }
-    process.stdout.write(`\n${result.report}`);
-    return result.ok ? VERIFY_EXIT.passed : VERIFY_EXIT.failed;
-  } catch (error) {
-    if (error instanceof VerifyUsageError || error instanceof PactFileError || error instanceof StateSetupError) throw new UsageError(error.message);
-    throw error;
+      },
+    }));
+  } else {
+    const pacts = opts.consumerPacts ?? opts.pacts;
+    process.stdout.write(`Verifying ${pacts?.join(', ') ?? 'the shipped pacts'} against an in-process payments-sandbox on a temporary store\n`);
+    ({ result, pactOutput } = await runWorker({ mode: 'in-process', options: { logLevel, ...(pacts && { pacts }) } }));
   }
+  const color = opts.color !== false && useColor(process.stdout);
+  // Pact's own report, interaction by interaction, is noise on a pass: shown on request only.
+  if (options.verbose === true && pactOutput.trim() !== '') process.stdout.write(`\n${color ? pactOutput : stripAnsi(pactOutput)}`);
+  process.stdout.write(`\n${formatVerifyReport(result, { paint: color ? COLORS : PLAIN, ...options })}`);
+  return result.ok ? VERIFY_EXIT.passed : VERIFY_EXIT.failed;
+}
+
+// eslint-disable-next-line no-control-regex
+const stripAnsi = (text: string): string => text.replace(/\u001b\[[0-9;]*[A-Za-z]/g, '');
+
+/** Errors the worker reports that mean "nothing was verified because of how it was asked". */
+const USAGE_ERRORS = new Set(['VerifyUsageError', 'PactFileError', 'StateSetupError']);
+
+/** Runs the verification in verify-worker.js, keeping Pact's own stdout out of the terminal. */
+function runWorker(request: WorkerRequest): Promise<{ result: Omit<VerifyResult, 'report'>; pactOutput: string }> {
+  const child = fork(fileURLToPath(new URL('./verify-worker.js', import.meta.url)), [], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  let pactOutput = '';
+  child.stdout?.on('data', (chunk: Buffer) => (pactOutput += chunk.toString()));
+  // The worker's own warnings and crashes still reach the user.
+  child.stderr?.pipe(process.stderr);
+  return new Promise((resolve, reject) => {
+    let reply: WorkerReply | undefined;
+    child.once('message', (message: WorkerReply) => (reply = message));
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (reply === undefined) reject(new Error(`the verification process ended without a result (${signal ?? `exit ${code}`}):\n${stripAnsi(pactOutput)}`));
+      else if (reply.ok) resolve({ result: reply.result, pactOutput });
+      else if (USAGE_ERRORS.has(reply.error.name)) reject(new UsageError(reply.error.message));
+      else reject(Object.assign(new Error(reply.error.message), { stack: reply.error.stack }));
+    });
+    child.send(request);
+  });
 }
 
 /** Usage problems (unknown option, missing argument) exit 2; --help exits 0. */
 const exitOnUsage = (error: CommanderError): never => process.exit(error.exitCode === 0 ? VERIFY_EXIT.passed : VERIFY_EXIT.usage);
 
-/** `payments-sandbox verify`: Pact verification both ways (see pacts/README.md). */
+/** `payments-sandbox verify`: Pact verification both ways (see docs/pact.md). */
 export function registerVerifyCommand(program: Command): void {
   program
     .command('verify')
@@ -87,6 +122,8 @@ export function registerVerifyCommand(program: Command): void {
     .addOption(new Option('--restricted-key <key>', 'not a payments-sandbox: a key without permissions, for the 403 interactions'))
     .addOption(new Option('--admin-token <token>', 'Bearer token for creating accounts on a sandbox that has one').env('SANDBOX_ADMIN_TOKEN'))
     .addOption(new Option('--log-level <level>', 'Pact core log level').choices([...LOG_LEVELS]).default('error'))
+    .addOption(new Option('--verbose', "every interaction, and Pact's own report before the summary"))
+    .addOption(new Option('--no-color', 'no colours, even on a terminal (NO_COLOR works too)'))
     .exitOverride(exitOnUsage)
     .action(async (opts: VerifyCommandOptions) => {
       try {

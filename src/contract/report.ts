@@ -1,5 +1,6 @@
 import { relative } from 'node:path';
-import type { VerifyResult } from './verify.js';
+import { PLAIN, type Paint } from '../scenarios/report/format.js';
+import type { InteractionOutcome, VerifyResult } from './verify.js';
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -8,28 +9,75 @@ function displayPath(file: string): string {
   return rel.startsWith('..') ? file : rel;
 }
 
+export interface VerifyReportOptions {
+  /** Colours for a terminal (default none: the report is also kept in files and CI logs). */
+  paint?: Paint;
+  /** Every interaction with its outcome, not only the failed ones. */
+  verbose?: boolean;
+}
+
+/** A table with its columns padded to their widest cell; columns listed in `right` are right-aligned. */
+function table(rows: string[][], right: ReadonlySet<number>, indent: string): string[] {
+  const widths = rows[0]?.map((_, c) => Math.max(...rows.map((r) => [...(r[c] ?? '')].length))) ?? [];
+  return rows.map(
+    (row) =>
+      indent +
+      row
+        .map((cell, c) => {
+          const pad = ' '.repeat((widths[c] ?? 0) - [...cell].length);
+          return right.has(c) ? pad + cell : cell + pad;
+        })
+        .join('  ')
+        .trimEnd(),
+  );
+}
+
 /**
- * The summary `payments-sandbox verify` prints after Pact's own output: what was verified
- * against what, one line per interaction, every failure with its mismatches, the verdict.
+ * Which pact each outcome belongs to: Pact reports outcomes in pact order, by description
+ * only, so each pact takes the outcomes of its own interactions' descriptions, once each.
  */
-export function formatVerifyReport(result: Omit<VerifyResult, 'report'>): string {
+function outcomesByPact(result: Omit<VerifyResult, 'report'>): InteractionOutcome[][] {
+  const left = [...result.outcomes];
+  return result.pacts.map((pact) => {
+    const mine: InteractionOutcome[] = [];
+    for (const interaction of pact.interactions) {
+      const at = left.findIndex((o) => o.description === interaction.description);
+      if (at >= 0) mine.push(...left.splice(at, 1));
+    }
+    return mine;
+  });
+}
+
+/**
+ * What `payments-sandbox verify` prints: what was verified against what, one summary row per
+ * pact file, the details of every failure (the passes only with `verbose`), the verdict.
+ */
+export function formatVerifyReport(result: Omit<VerifyResult, 'report'>, options: VerifyReportOptions = {}): string {
+  const p = options.paint ?? PLAIN;
   const lines: string[] = [];
-  const total = result.pacts.reduce((n, p) => n + p.interactions.length, 0);
+  const total = result.pacts.reduce((n, pact) => n + pact.interactions.length, 0);
   lines.push(`Pact verification against ${result.providerBaseUrl}`);
   lines.push(`  target: ${result.target}`);
   lines.push(`  pacts (${plural(total, 'interaction')}):`);
-  for (const pact of result.pacts) {
-    lines.push(`    ${displayPath(pact.file)}  ${pact.consumer} → ${pact.provider}, ${plural(pact.interactions.length, 'interaction')} (spec ${pact.specification})`);
-  }
-  if (result.outcomes.length > 0) {
-    lines.push('', 'Interactions:');
-    for (const o of result.outcomes) lines.push(`  ${o.ok ? '✓' : '✗'} ${o.description}${o.duration ? ` (${o.duration})` : ''}`);
+  const perPact = outcomesByPact(result);
+  const rows = [['pact file', 'consumer → provider', 'spec', 'interactions', 'passed', 'failed']];
+  result.pacts.forEach((pact, i) => {
+    const outcomes = perPact[i] ?? [];
+    const failed = outcomes.filter((o) => !o.ok).length;
+    rows.push([displayPath(pact.file), `${pact.consumer} → ${pact.provider}`, pact.specification, String(pact.interactions.length), String(outcomes.length - failed), String(failed)]);
+  });
+  lines.push(...table(rows, new Set([3, 4, 5]), '    '));
+
+  const shown = options.verbose ? result.outcomes : result.outcomes.filter((o) => !o.ok);
+  if (shown.length > 0) {
+    lines.push('', options.verbose ? 'Interactions:' : 'Failed interactions:');
+    for (const o of shown) lines.push(`  ${o.ok ? p.green('✓') : p.red('✗')} ${o.description}${o.duration ? p.dim(` (${o.duration})`) : ''}`);
   }
   if (result.failures.length > 0) {
     lines.push('', 'Failures:');
     result.failures.forEach((f, i) => {
-      lines.push(`  ${i + 1}) ${f.interaction.replace(/^Verifying a pact between /, '')}`);
-      for (const p of f.problems) lines.push(`       ${p}`);
+      lines.push(`  ${i + 1}) ${p.bold(f.interaction.replace(/^Verifying a pact between /, ''))}`);
+      for (const problem of f.problems) lines.push(`       ${problem}`);
     });
   }
   if (result.stateErrors.length > 0) {
@@ -46,10 +94,12 @@ export function formatVerifyReport(result: Omit<VerifyResult, 'report'>): string
   lines.push(
     '',
     result.ok
-      ? `Verification PASSED: ${plural(result.outcomes.length, 'interaction')} verified against ${result.providerBaseUrl} (${seconds} s)`
-      : `Verification FAILED: ${failed} of ${plural(result.outcomes.length, 'interaction')} failed` +
-          `${result.stateErrors.length > 0 ? `, ${plural(result.stateErrors.length, 'state error')}` : ''}` +
-          `${result.error !== undefined ? ', the verifier did not run' : ''} against ${result.providerBaseUrl} (${seconds} s)`,
+      ? p.green(`Verification PASSED: ${plural(result.outcomes.length, 'interaction')} verified against ${result.providerBaseUrl} (${seconds} s)`)
+      : p.red(
+          `Verification FAILED: ${failed} of ${plural(result.outcomes.length, 'interaction')} failed` +
+            `${result.stateErrors.length > 0 ? `, ${plural(result.stateErrors.length, 'state error')}` : ''}` +
+            `${result.error !== undefined ? ', the verifier did not run' : ''} against ${result.providerBaseUrl} (${seconds} s)`,
+        ),
   );
   return `${lines.join('\n')}\n`;
 }

@@ -8,7 +8,7 @@ import { basic, StateSetupError, type TargetApi } from './target.js';
  * (`fromProviderState('/v2/products/${productId}', …)`) and tears them down afterwards.
  *
  * The names below are the vocabulary payments-sandbox understands, in the shipped pacts and
- * in a merchant's own (documented in pacts/README.md). Against a payments-sandbox they are set up through its API and control
+ * in a merchant's own (documented in docs/pact.md). Against a payments-sandbox they are set up through its API and control
  * API; against any other implementation the two key states are handled by the verifier and
  * the others go to `--state-setup-url` (or are assumed to exist).
  */
@@ -172,7 +172,7 @@ export class SandboxStates implements StateBackend {
         return { transactionId: tx.id };
       }
       default:
-        this.notes.add(`state "${state}" is not one payments-sandbox knows: nothing was set up for it (see pacts/README.md for the vocabulary)`);
+        this.notes.add(`state "${state}" is not one payments-sandbox knows: nothing was set up for it (see docs/pact.md for the vocabulary)`);
         return {};
     }
   }

@@ -5,6 +5,7 @@ import type { Operation } from 'openapi-backend';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import type { Reply } from '../http/router.js';
 import { createAjv } from '../http/validator.js';
+import { coherent } from './coherent.js';
 import { preferredStatus } from './prefer.js';
 import { seedFor } from './seed.js';
 
@@ -27,6 +28,9 @@ const GENERATE: GenerateOptions = {
   // Every documented field, as a client would see in a full response; it also keeps the
   // autopilot rules' "one of contains/startsWith/equals" objects generatable.
   alwaysFakeOptionals: true,
+  // A schema's own examples and defaults are what the spec's author meant a client to see.
+  useExamplesValue: true,
+  useDefaultValue: true,
   formats: {
     // The sandbox's own timestamp form (UTC, milliseconds), in 2024–2026.
     'date-time': (random: Random) => new Date(FROM + random.int(0, 3 * 365 * DAY_S) * 1000 + random.int(0, 999)).toISOString(),
@@ -76,7 +80,7 @@ export class MockResponder {
     const content = response.content ?? {};
     const json = content['application/json'];
     if (json) {
-      return { status, json: json.schema ? this.body(operationId, status, json.schema as SchemaObject) : null, headers };
+      return { status, json: json.schema ? this.body(operationId, status, json.schema as SchemaObject, exampleOf(json)) : null, headers };
     }
     if (status >= 300 && status < 400) {
       const location = this.location(operationId, status, response, req.path);
@@ -91,8 +95,11 @@ export class MockResponder {
     return { status, bytes: typeof value === 'string' ? value : JSON.stringify(value), contentType: mediaType, headers };
   }
 
-  /** The generated body of one documented status: the same for every request, given the seed. */
-  body(operationId: string, status: number, schema: SchemaObject): unknown {
+  /**
+   * The body of one documented status: the response's own example when it has a valid one,
+   * else a generated one, made coherent; the same for every request, given the seed.
+   */
+  body(operationId: string, status: number, schema: SchemaObject, example?: unknown): unknown {
     const key = `${operationId} ${status}`;
     if (this.bodies.has(key)) return this.bodies.get(key);
     let validate = this.validators.get(key);
@@ -100,6 +107,10 @@ export class MockResponder {
       this.ajv ??= createAjv({});
       validate = this.ajv.compile(schema);
       this.validators.set(key, validate);
+    }
+    if (example !== undefined && validate(example)) {
+      this.bodies.set(key, example);
+      return example;
     }
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       let generated: unknown;
@@ -109,7 +120,7 @@ export class MockResponder {
         // json-schema-faker gives up on some seeds (conflicting constraints): try the next one.
         continue;
       }
-      for (const candidate of [withStatus(generated, status), generated]) {
+      for (const candidate of [coherent(withStatus(generated, status), operationId), coherent(generated, operationId)]) {
         if (validate(candidate)) {
           this.bodies.set(key, candidate);
           return candidate;
@@ -129,6 +140,13 @@ export class MockResponder {
     }
     return path.replace(/\/[^/]*\/?$/, '') || '/';
   }
+}
+
+/** A media type's `example`, or the value of the first of its `examples`. */
+function exampleOf(media: OpenAPIV3_1.MediaTypeObject): unknown {
+  if (media.example !== undefined) return media.example;
+  const first = Object.values(media.examples ?? {})[0];
+  return first !== undefined && 'value' in first ? first.value : undefined;
 }
 
 /** The first documented 2xx; an operation without one answers its first 3xx, else its first other status. */

@@ -1,13 +1,30 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PactV4 } from '@pact-foundation/pact';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STATES } from '../../src/contract/states.js';
-import { spawnSandbox, type SandboxProcess } from '../helpers/process.js';
+import { BIN, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
 import { M, pixCode, productId, timestamp } from './matchers.js';
 import { PaymentsClient } from './merchant-client.js';
 import { startWrongStub, verifyCli, type HttpStub } from './provider-helpers.js';
+
+// eslint-disable-next-line no-control-regex
+const ESCAPE = /\u001b\[/;
+
+/** The CLI with extra environment variables (colour settings), from the project root. */
+function verifyWithEnv(args: string[], env: Record<string, string>): ReturnType<typeof verifyCli> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'verify', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
 /** `payments-sandbox verify`, run as a merchant's CI runs it: the built CLI in a child process. */
 const dir = mkdtempSync(join(tmpdir(), 'verify-cli-'));
@@ -55,18 +72,25 @@ describe('payments-sandbox verify --provider-base-url', () => {
     expect(res.code, res.stdout + res.stderr).toBe(0);
     expect(res.stdout).toContain(`Pact verification against ${sandbox.url}`);
     expect(res.stdout).toMatch(/target: payments-sandbox \d+\.\d+\.\d+: provider states set up through its control API, in a fresh account \(acc_/);
-    expect(res.stdout).toMatch(/pacts\/merchant-client-payments-api\.json {2}merchant-client → payments-api, \d+ interactions \(spec 4\.0\)/);
-    expect(res.stdout).toContain('✓ a cashin.paid webhook for a paid BRL Pix transaction');
+    // A summary row per pact file (interactions, passed, failed), nothing per passing interaction.
+    expect(res.stdout).toMatch(/pacts\/merchant-client-payments-api\.json +merchant-client → payments-api +4\.0 +(\d+) +\1 +0\n/);
+    expect(res.stdout).toMatch(/pacts\/merchant-webhook-handler-payments-api\.json +merchant-webhook-handler → payments-api +4\.0 +2 +2 +0\n/);
+    expect(res.stdout).not.toContain('✓');
+    expect(res.stdout).not.toContain('Verifying a pact between');
     expect(res.stdout).toMatch(/Verification PASSED: \d+ interactions verified against/);
     expect(res.stdout).toContain('--secret-key is not used against a payments-sandbox');
+    // Not a terminal: no escape sequences, neither ours nor Pact's.
+    expect(res.stdout).not.toMatch(ESCAPE);
   });
 
   it('fails against a fake answering wrong bodies (exit 1), with a readable report', async () => {
     const res = await verifyCli(['--provider-base-url', stub.url, '--secret-key', 'sk_live_whatever']);
     expect(res.code, res.stdout + res.stderr).toBe(1);
     expect(res.stdout).toContain('target: not a payments-sandbox: provider states are assumed to exist (no --state-setup-url)');
-    expect(res.stdout).toContain('✗ a request to create a product');
+    expect(res.stdout).toMatch(/Failed interactions:\n(  ✗ .+\n)*  ✗ a request to create a product/);
     expect(res.stdout).toMatch(/Failures:\n {2}1\) merchant-client and payments-api /);
+    expect(res.stdout).not.toContain('✓');
+    expect(res.stdout).not.toMatch(ESCAPE);
     expect(res.stdout).toMatch(/\$: Actual map is missing the following keys: id/);
     expect(res.stdout).toMatch(/Verification FAILED: \d+ of \d+ interactions failed against http:\/\/127\.0\.0\.1:\d+/);
   });
@@ -89,21 +113,32 @@ describe('payments-sandbox verify --consumer-pacts', () => {
     const good = join(dir, 'good');
     await writeMerchantPact(good, false);
     expect(readdirSync(good)).toEqual(['acme-shop-payments-api.json']);
-    const res = await verifyCli(['--consumer-pacts', good]);
+    const res = await verifyCli(['--consumer-pacts', good, '--verbose']);
     expect(res.code, res.stdout + res.stderr).toBe(0);
     expect(res.stdout).toContain('against an in-process payments-sandbox on a temporary store');
-    expect(res.stdout).toContain('acme-shop → payments-api, 2 interactions');
+    expect(res.stdout).toMatch(/acme-shop-payments-api\.json +acme-shop → payments-api +4\.0 +2 +2 +0\n/);
+    // --verbose: Pact's own report first (without its colours off a terminal), every interaction in ours.
+    expect(res.stdout).toContain('Verifying a pact between acme-shop and payments-api');
     expect(res.stdout).toContain('✓ acme reads its Pix charge by its order number');
+    expect(res.stdout).not.toMatch(ESCAPE);
     expect(res.stdout).toContain('Verification PASSED: 2 interactions verified');
   });
 
   it('fails a merchant pact that expects what the service does not do (exit 1)', async () => {
     const bad = join(dir, 'bad');
     await writeMerchantPact(bad, true);
-    const res = await verifyCli(['--consumer-pacts', bad]);
+    const res = await verifyWithEnv(['--consumer-pacts', bad], { FORCE_COLOR: '1' });
     expect(res.code, res.stdout + res.stderr).toBe(1);
-    expect(res.stdout).toContain('✗ acme creates a product');
-    expect(res.stdout).toMatch(/acme-shop and payments-api - acme creates a product\n\s+\$\.id: Expected '.+' \(String\) to be an integer/);
-    expect(res.stdout).toContain('Verification FAILED: 1 of 2 interactions failed');
+    // FORCE_COLOR paints the verdict; NO_COLOR (below) wins over it.
+    expect(res.stdout).toContain('\u001b[31mVerification FAILED');
+    expect(res.stdout).toContain('\u001b[31m✗\u001b[39m acme creates a product');
+    const plain = await verifyWithEnv(['--consumer-pacts', bad, '--verbose'], { FORCE_COLOR: '1', NO_COLOR: '1' });
+    expect(plain.code).toBe(1);
+    expect(plain.stdout).toContain('Verifying a pact between acme-shop and payments-api');
+    expect(plain.stdout).not.toMatch(ESCAPE);
+    const summary = plain.stdout.slice(plain.stdout.indexOf('Pact verification against'));
+    expect(summary).toContain('✗ acme creates a product');
+    expect(summary).toMatch(/acme-shop and payments-api - acme creates a product\n\s+\$\.id: Expected '.+' \(String\) to be an integer/);
+    expect(summary).toContain('Verification FAILED: 1 of 2 interactions failed');
   });
 });

@@ -25,8 +25,8 @@ describe('provider verification of the shipped pacts against the sandbox', () =>
     expect(client?.interactions.length).toBeGreaterThanOrEqual(40);
   });
 
-  it('documents every provider state and every shipped pact in pacts/README.md', async () => {
-    const readme = readFileSync(`${PACT_DIR}README.md`, 'utf8');
+  it('documents every provider state and every shipped pact in docs/pact.md', async () => {
+    const readme = readFileSync(`${PACT_DIR}../docs/pact.md`, 'utf8');
     for (const state of Object.values(STATES)) expect(readme).toContain(`| \`${state}\` |`);
     for (const pact of await loadPactFiles([PACT_DIR])) {
       expect(readme).toContain(`| \`${pact.file.split('/').at(-1)}\` | \`${pact.consumer}\` → \`${pact.provider}\` | ${pact.interactions.length} `);

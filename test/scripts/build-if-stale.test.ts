@@ -1,0 +1,87 @@
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/process.js';
+
+/**
+ * scripts/build-if-stale.mjs (`npm start`, `prepare`) in a scratch project whose "tsc" only
+ * records that it ran: the decision to compile is what is tested, by file times set here.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'build-if-stale-'));
+const runs = join(dir, 'tsc-runs.log');
+const source = join(dir, 'src', 'a.ts');
+
+beforeAll(() => {
+  mkdirSync(join(dir, 'scripts'));
+  copyFileSync(join(ROOT, 'scripts', 'build-if-stale.mjs'), join(dir, 'scripts', 'build-if-stale.mjs'));
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch', type: 'module' }));
+  writeFileSync(join(dir, 'tsconfig.json'), '{}');
+  mkdirSync(join(dir, 'src'));
+  writeFileSync(source, 'export const a = 1;\n');
+  const tsc = join(dir, 'node_modules', 'typescript');
+  mkdirSync(join(tsc, 'bin'), { recursive: true });
+  writeFileSync(join(tsc, 'package.json'), JSON.stringify({ name: 'typescript', version: '0.0.0' }));
+  // Fails when FAIL_BUILD is set, after emitting (as tsc does with type errors).
+  writeFileSync(
+    join(tsc, 'bin', 'tsc'),
+    [
+      "const { appendFileSync, mkdirSync, writeFileSync } = require('node:fs');",
+      "const { join } = require('node:path');",
+      "appendFileSync(join(process.cwd(), 'tsc-runs.log'), 'run\\n');",
+      "mkdirSync(join(process.cwd(), 'dist'), { recursive: true });",
+      "writeFileSync(join(process.cwd(), 'dist', 'bin.js'), '');",
+      'process.exit(process.env.FAIL_BUILD ? 2 : 0);',
+    ].join('\n'),
+  );
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function start(env: Record<string, string> = {}): number | null {
+  return spawnSync(process.execPath, [join(dir, 'scripts', 'build-if-stale.mjs')], { cwd: dir, env: { ...process.env, ...env }, stdio: 'pipe' }).status;
+}
+const builds = (): number => (existsSync(runs) ? readFileSync(runs, 'utf8').split('\n').filter(Boolean).length : 0);
+/** Moves a file's modification time relative to the build stamp's. */
+function touch(file: string, secondsAfterStamp: number): void {
+  const stamp = Date.parse(readFileSync(join(dir, 'dist', '.build-stamp'), 'utf8').trim()) / 1000;
+  utimesSync(file, stamp + secondsAfterStamp, stamp + secondsAfterStamp);
+}
+
+describe('scripts/build-if-stale.mjs', () => {
+  it('builds when there is no build yet, then not again while nothing changed', () => {
+    expect(start()).toBe(0);
+    expect(builds()).toBe(1);
+    expect(start()).toBe(0);
+    expect(start()).toBe(0);
+    expect(builds()).toBe(1);
+  });
+
+  it('builds again when a source, tsconfig.json or package.json is newer than the last build', () => {
+    for (const file of [source, join(dir, 'tsconfig.json'), join(dir, 'package.json')]) {
+      const before = builds();
+      touch(file, 60);
+      expect(start()).toBe(0);
+      expect(builds(), file).toBe(before + 1);
+      touch(file, -60);
+    }
+    const before = builds();
+    expect(start()).toBe(0);
+    expect(builds()).toBe(before);
+  });
+
+  it('builds again when dist/ was removed', () => {
+    const before = builds();
+    unlinkSync(join(dir, 'dist', 'bin.js'));
+    expect(start()).toBe(0);
+    expect(builds()).toBe(before + 1);
+  });
+
+  it('fails with the compiler, and a failed build does not count as current', () => {
+    touch(source, 60);
+    const before = builds();
+    expect(start({ FAIL_BUILD: '1' })).not.toBe(0);
+    expect(start()).toBe(0);
+    expect(builds()).toBe(before + 2);
+  });
+});
