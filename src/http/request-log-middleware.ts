@@ -46,15 +46,17 @@ export function requestLogging({ log, accounts, logger }: RequestLoggingOptions)
       const accountId = (res.locals.accountId as string | undefined) ?? accountOf(accounts, req);
       const fault = (res.locals.fault as string | undefined) ?? null;
       const requestBody = requestBodyOf(req);
-      const responseBody = status === null ? { value: null, truncated: false } : responseBodyOf(res, body);
+      const response = lazyResponse(status === null ? undefined : String(res.getHeader('content-type') ?? ''), body);
       const line: Record<string, unknown> = { traceId, method: req.method, path, status, ms: durationMs, accountId: accountId ?? null };
       if (fault) line.fault = fault;
-      if (logger.isLevelEnabled('debug')) Object.assign(line, { requestBody: requestBody.value, responseBody: responseBody.value });
+      if (logger.isLevelEnabled('debug')) Object.assign(line, { requestBody: requestBody.value, responseBody: response().value });
       logger.info(line, 'request');
       if (unlogged(path)) return;
       const key = accountId ?? (status === 401 ? UNAUTHENTICATED : undefined);
       if (key === undefined) return;
-      const entry: RequestLogEntry = {
+      const header = res.getHeader('x-sandbox-hint');
+      const hint = hintOf(res.locals.hint as string | undefined, typeof header === 'string' ? header : undefined, status, response);
+      const entry = {
         traceId,
         at: startedAt.toISOString(),
         method: req.method,
@@ -65,15 +67,20 @@ export function requestLogging({ log, accounts, logger }: RequestLoggingOptions)
         requestHeaders: headersOf(req),
         requestBody: requestBody.value,
         requestBodyTruncated: requestBody.truncated,
-        responseBody: responseBody.value,
-        responseBodyTruncated: responseBody.truncated,
-        hint: hintOf(res, status, responseBody.value),
         fault,
       };
-      log.add(key, entry);
+      log.add(key, withLazyFields(entry, response, hint));
     };
-    res.once('finish', () => finish(res.statusCode));
-    res.once('close', () => finish(res.writableFinished ? res.statusCode : null));
+    // Logging must never take the server down: a failure here is logged, not thrown.
+    const settle = (status: number | null): void => {
+      try {
+        finish(status);
+      } catch (error) {
+        logger.error({ err: error, traceId, path }, 'recording the request failed');
+      }
+    };
+    res.once('finish', () => settle(res.statusCode));
+    res.once('close', () => settle(res.writableFinished ? res.statusCode : null));
     next();
   };
 }
@@ -141,14 +148,52 @@ function requestBodyOf(req: Request): Body {
   if (body === undefined || body === null) return { value: null, truncated: false };
   if (typeof body === 'string') return cut(body);
   if (Buffer.isBuffer(body)) return { value: `[${body.length} bytes of ${type || 'binary'}]`, truncated: false };
+  // The router refuses such bodies (400); kept as is, they would overflow the stack of every later JSON.stringify of the log.
+  if (deeperThan(body, MAX_RECORDED_DEPTH)) return { value: `[JSON body nested deeper than ${MAX_RECORDED_DEPTH} levels, not recorded]`, truncated: false };
+  // A body whose JSON text arrived well under the limit is kept as parsed, without re-encoding it to measure.
+  if (length > 0 && length <= BODY_LIMIT_BYTES / 2) return { value: body, truncated: false };
   const text = JSON.stringify(body);
   if (Buffer.byteLength(text) <= BODY_LIMIT_BYTES) return { value: body, truncated: false };
   return cut(text);
 }
 
-function responseBodyOf(res: Response, captured: Captured): Body {
+/**
+ * The answer's body, parsed only when read (the log, or a debug line): most entries never
+ * are. Built from plain values only, so an entry never keeps its request or response alive.
+ */
+function lazyResponse(contentType: string | undefined, captured: Captured): () => Body {
+  let parsed: Body | undefined;
+  return () => (parsed ??= contentType === undefined ? { value: null, truncated: false } : responseBodyOf(contentType, captured));
+}
+
+/** Enumerable getters: JSON.stringify and the schema check read them like fields. */
+function withLazyFields(
+  entry: Omit<RequestLogEntry, 'responseBody' | 'responseBodyTruncated' | 'hint'>,
+  response: () => Body,
+  hint: () => string | null,
+): RequestLogEntry {
+  Object.defineProperty(entry, 'responseBody', { enumerable: true, get: () => response().value });
+  Object.defineProperty(entry, 'responseBodyTruncated', { enumerable: true, get: () => response().truncated });
+  Object.defineProperty(entry, 'hint', { enumerable: true, get: hint });
+  return entry as RequestLogEntry;
+}
+
+const MAX_RECORDED_DEPTH = 64;
+
+/** Whether objects and arrays nest deeper than `limit`; walks without recursion, so any depth is safe. */
+function deeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(node)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+function responseBodyOf(type: string, captured: Captured): Body {
   if (captured.total === 0) return { value: null, truncated: false };
-  const type = String(res.getHeader('content-type') ?? '');
   const bytes = Buffer.concat(captured.chunks);
   const truncated = captured.total > BODY_LIMIT_BYTES;
   if (/json/i.test(type)) {
@@ -196,17 +241,20 @@ function queryOf(originalUrl: string): Record<string, string | string[]> {
   return out;
 }
 
-/** A fault's own explanation, else for a 4xx the sandbox's x-sandbox-hint header, else the error message. */
-function hintOf(res: Response, status: number | null, body: unknown): string | null {
-  const faultHint = res.locals.hint as string | undefined;
-  if (faultHint) return faultHint;
-  if (status === null || status < 400 || status >= 500) return null;
-  const header = res.getHeader('x-sandbox-hint');
-  if (typeof header === 'string' && header) return header;
-  if (body !== null && typeof body === 'object') {
+/**
+ * A fault's own explanation, else for a 4xx the sandbox's x-sandbox-hint header, else the
+ * error message (read from the answer when asked for).
+ */
+function hintOf(faultHint: string | undefined, header: string | undefined, status: number | null, response: () => Body): () => string | null {
+  if (faultHint) return () => faultHint;
+  if (status === null || status < 400 || status >= 500) return () => null;
+  if (header) return () => header;
+  return () => {
+    const body = response().value;
+    if (body === null || typeof body !== 'object') return null;
     const b = body as { message?: unknown; error?: unknown };
     if (typeof b.message === 'string') return b.message;
     if (typeof b.error === 'string') return b.error;
-  }
-  return null;
+    return null;
+  };
 }

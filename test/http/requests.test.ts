@@ -145,6 +145,16 @@ describe('GET /_sandbox/requests', () => {
     expect(whole).toMatchObject({ responseBody: small.body, responseBodyTruncated: false });
   });
 
+  it('records a body nested too deep to serialise as a note, and keeps answering', async () => {
+    const client = await account();
+    const raw = `{"name":"Deep","metadata":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`;
+    const res = await client.request('POST', '/v2/products', { raw, headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(400);
+    const [entry] = (await log(client, `?traceId=${res.headers.get('x-trace-id')}`)).data as [Entry];
+    expect(entry.requestBody).toBe('[JSON body nested deeper than 64 levels, not recorded]');
+    expect(entry.status).toBe(400);
+  });
+
   it("never shows one account's requests to another", async () => {
     const a = await account();
     const b = await account();
