@@ -38,6 +38,16 @@ async function raw(client: Client, method: string, path: string, body?: Body, si
   return fetch(new URL(path, client.baseUrl), { method, headers, body: body ? JSON.stringify(body) : undefined, signal });
 }
 
+/** Waits until the account's rule fired `times` times (a held request gives no other sign that it arrived). */
+async function waitForFired(client: Client, times: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const state = await client.get<{ rules: Array<{ fired: number }> }>('/_sandbox/faults');
+    if (state.body.rules.reduce((n, r) => n + r.fired, 0) >= times) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`the rules did not fire ${times} time(s)`);
+}
+
 const createdCount = async (client: Client): Promise<number> => (await listEvents(client, { type: 'transaction.created', limit: 100 })).data.length;
 
 describe('PUT/GET/DELETE /_sandbox/faults', () => {
@@ -141,6 +151,15 @@ describe('timeout and reset', () => {
     expect(await createdCount(client)).toBe(0);
     const log = await client.get<{ data: Array<{ status: number | null; fault: string | null; path: string }> }>('/_sandbox/requests?path=/transactions/v2');
     expect(log.body.data[0]).toMatchObject({ status: null, fault: 'hang', path: '/transactions/v2/purchase' });
+  });
+
+  it('a request held by a timeout rule does not keep the sandbox from stopping', async () => {
+    const own = await startSandbox({ inMemory: true });
+    await setRules(own.client, [{ match: { operation: 'getClock' }, action: { timeout: true } }]);
+    const held = raw(own.client, 'GET', '/_sandbox/clock');
+    await waitForFired(own.client, 1);
+    await own.stop();
+    await expect(held).rejects.toThrow(/fetch failed/);
   });
 
   it('reset destroys the connection and stores nothing', async () => {

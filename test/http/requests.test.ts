@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config.js';
+import { spawnSandbox } from '../helpers/process.js';
 import { startServer } from '../../src/server.js';
 import { pixBody } from '../helpers/purchases.js';
 import { basic, Client, startSandbox, type TestSandbox } from '../helpers/sandbox.js';
@@ -246,5 +247,31 @@ describe('the server log', () => {
     const withBodies = debug.lines.filter((l) => l.traceId === debug.traceId);
     expect(withBodies).toHaveLength(1);
     expect(withBodies[0]).toMatchObject({ requestBody: { name: 'Logged' }, responseBody: { name: 'Logged' } });
+  });
+});
+
+describe('the start banner', () => {
+  it("prints the console URL and the default account's webhook secret", async () => {
+    const proc = await spawnSandbox(['--in-memory']);
+    try {
+      const webhookSecret = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no webhook secret in the banner:\n${proc.output()}`)), 10_000);
+        const check = (): void => {
+          const match = /webhook secret: (whsec_[0-9a-f]+)/.exec(proc.output());
+          if (match?.[1]) {
+            clearTimeout(timer);
+            resolve(match[1]);
+          }
+        };
+        check();
+        proc.child.stdout?.on('data', check);
+      });
+      expect(proc.output()).toContain(`console:       ${proc.url}/_sandbox/`);
+      const me = await new Client(proc.url, 'sk_test_sandbox').get<{ webhookSecret: string }>('/_sandbox/account');
+      expect(me.body.webhookSecret).toBe(webhookSecret);
+    } finally {
+      proc.child.kill('SIGKILL');
+      await proc.exited;
+    }
   });
 });
