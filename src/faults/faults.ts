@@ -149,6 +149,14 @@ export class Faults {
     return undefined;
   }
 
+  /** Forgets a held delivery that will not be attempted any more. */
+  drop(accountId: string, deliveryId: string): void {
+    const record = this.records.get(accountId);
+    if (!record?.held[deliveryId]) return;
+    const { [deliveryId]: _dropped, ...rest } = record.held;
+    this.records.put({ ...record, held: rest });
+  }
+
   /** Deliveries held by an outOfOrder rule, other than `except`: another attempt overtook them, they may go now. */
   overtaken(accountId: string, except: string): string[] {
     const held = this.records.get(accountId)?.held ?? {};

@@ -30,8 +30,12 @@ export class HttpFaults {
     const fired = this.faults.forRequest(accountId, operationId, req.method, req.path);
     if (!fired) return PROCEED;
     const { ruleId, action } = fired;
-    res.locals.fault = ruleId;
-    res.setHeader(FAULT_HEADER, ruleId);
+    const mark = (): void => {
+      res.locals.fault = ruleId;
+      res.setHeader(FAULT_HEADER, ruleId);
+    };
+    // An afterCommit rule has not fired yet: the request may still fail on its own.
+    if (!('afterCommit' in action)) mark();
     if ('latencyMs' in action) {
       await new Promise((resolve) => setTimeout(resolve, action.latencyMs));
       return PROCEED;
@@ -56,6 +60,7 @@ export class HttpFaults {
       return {
         answered: false,
         afterCommit: () => {
+          mark();
           this.faults.confirm(accountId, ruleId);
           sendFault(res, req.path, status, retryAfter, `fault rule ${ruleId} answered ${status} after the change was made and stored`);
         },

@@ -182,7 +182,11 @@ export class Deliveries {
 
   private runAttempt(job: Job): void {
     const record = this.records.get(job.ref);
-    if (!record || record.status !== 'pending' || !record.url) return;
+    if (!record || record.status !== 'pending' || !record.url) {
+      // Delivered by a replay, or wiped by a reset, while a fault rule held it.
+      this.faults?.drop(job.accountId, job.ref);
+      return;
+    }
     const now = this.clocks.nowMs(record.accountId);
     if (this.sending.has(record.id)) {
       this.scheduler.schedule(record.accountId, DELIVER_JOB, record.id, now + this.retry.baseDelayMs);

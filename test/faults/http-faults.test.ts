@@ -189,6 +189,9 @@ describe('afterCommit', () => {
     await setRules(client, [{ match: { operation: 'createPurchase' }, action: { afterCommit: { status: 500 } } }]);
     const res = await client.post('/transactions/v2/purchase', { amount: 1 });
     expect(res.status).toBe(400);
+    expect(res.headers.get('x-sandbox-fault')).toBeNull();
+    const [entry] = (await client.get<{ data: Array<{ fault: string | null }> }>(`/_sandbox/requests?traceId=${res.headers.get('x-trace-id')}`)).body.data;
+    expect(entry?.fault).toBeNull();
     expect((await client.get<{ rules: Array<{ fired: number }> }>('/_sandbox/faults')).body.rules[0]?.fired).toBe(0);
   });
 });

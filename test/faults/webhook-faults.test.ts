@@ -91,6 +91,25 @@ describe('webhook faults', () => {
     expect(r.requests).toHaveLength(1);
   });
 
+  it('a replay while a delay rule holds the attempt goes out as is, and the held attempt is then dropped', async () => {
+    const { client } = await createAccount(sb);
+    await setRules(client, [{ id: 'late', match: { operation: 'webhook' }, action: { delayMs: 30_000 } }]);
+    const r = await receiver(200);
+    const tx = await created(client, pixBody({ postbackUrl: r.url }));
+    await payOk(client, tx.id);
+    await advance(client, 1_000);
+    const held = await deliveryOf(client, tx.id);
+    expect(held.attempts).toEqual([]);
+    const replayed = await client.post<FaultedDelivery>(`/_sandbox/webhooks/${held.id}/replay`);
+    expect(replayed.status).toBe(200);
+    expect(replayed.body.status).toBe('delivered');
+    expect(replayed.body.attempts).toEqual([expect.objectContaining({ replay: true, httpStatus: 200 })]);
+    expect(replayed.body.attempts[0]).not.toHaveProperty('fault');
+    await advance(client, 30_000);
+    expect(r.requests).toHaveLength(1);
+    expect((await deliveryOf(client, tx.id)).attempts).toHaveLength(1);
+  });
+
   it('outOfOrder: a held delivery arrives after the next one of the account', async () => {
     const { client } = await createAccount(sb);
     await setRules(client, [{ id: 'swap', match: { operation: 'webhook' }, action: { outOfOrder: true }, times: 1 }]);
