@@ -33,7 +33,7 @@ import { loadRulesFile } from './autopilot/load-rules.js';
 import { createAutopilotHandlers } from './http/autopilot-handlers.js';
 import { installResponseValidation } from './http/response-validation.js';
 import { MockResponder } from './mock/responder.js';
-import { Faults } from './faults/faults.js';
+import { Faults, operationIdsOf } from './faults/faults.js';
 import { HttpFaults } from './faults/http-faults.js';
 import { loadFaultsFile } from './faults/load-faults.js';
 import { createFaultHandlers } from './http/fault-handlers.js';
@@ -99,9 +99,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   const autopilot = new Autopilot(store, transactions, transitions, scheduler, sandboxRules, logger);
   const reset = new AccountReset({ products, offers, images, transactions, scheduler, clocks, events, deliveries, commit });
   const defaultAccount = accounts.ensureDefault(config.secretKey);
-  const operationIds = new Set(Object.values(document.paths ?? {}).flatMap((item) =>
-    Object.values(item ?? {}).flatMap((op) => (op && typeof op === 'object' && 'operationId' in op && typeof op.operationId === 'string' ? [op.operationId] : []))));
-  const faults = new Faults(store, config.faultSeed, operationIds);
+  const faults = new Faults(store, config.faultSeed, operationIdsOf(document));
   deliveries.useFaults(faults);
   const httpFaults = new HttpFaults(faults);
   if (config.faultsFile) faults.set(defaultAccount.id, loadFaultsFile(config.faultsFile, document));

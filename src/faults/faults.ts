@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { badRequest } from '../http/errors.js';
+import type { OpenApiDocument } from '../spec/openapi.js';
 import type { components } from '../spec/openapi-types.js';
 import type { Collection, Store } from '../store/store.js';
 
@@ -219,6 +220,18 @@ export class Faults {
     if (rules !== record.rules) this.records.put({ ...record, rules });
     return fired;
   }
+}
+
+/** Every operationId of the document: what `match.operation` may name. */
+export function operationIdsOf(document: OpenApiDocument): Set<string> {
+  const ids = new Set<string>();
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item ?? {})) {
+      const id: unknown = operation !== null && typeof operation === 'object' ? (operation as { operationId?: unknown }).operationId : undefined;
+      if (typeof id === 'string') ids.add(id);
+    }
+  }
+  return ids;
 }
 
 /** Uniform in [0, 1) from the first 32 bits of a SHA-256. */
