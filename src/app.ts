@@ -33,6 +33,13 @@ import { loadRulesFile } from './autopilot/load-rules.js';
 import { createAutopilotHandlers } from './http/autopilot-handlers.js';
 import { installResponseValidation } from './http/response-validation.js';
 import { MockResponder } from './mock/responder.js';
+import { Faults, operationIdsOf } from './faults/faults.js';
+import { HttpFaults } from './faults/http-faults.js';
+import { loadFaultsFile } from './faults/load-faults.js';
+import { createFaultHandlers } from './http/fault-handlers.js';
+import { createInspectorHandlers } from './http/inspector-handlers.js';
+import { RequestLog } from './http/request-log.js';
+import { requestLogging } from './http/request-log-middleware.js';
 
 export interface Sandbox {
   app: Express;
@@ -92,6 +99,11 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   const autopilot = new Autopilot(store, transactions, transitions, scheduler, sandboxRules, logger);
   const reset = new AccountReset({ products, offers, images, transactions, scheduler, clocks, events, deliveries, commit });
   const defaultAccount = accounts.ensureDefault(config.secretKey);
+  const faults = new Faults(store, config.faultSeed, operationIdsOf(document));
+  deliveries.useFaults(faults);
+  const httpFaults = new HttpFaults(faults);
+  if (config.faultsFile) faults.set(defaultAccount.id, loadFaultsFile(config.faultsFile, document));
+  const requestLog = new RequestLog(config.requestLogSize);
   await store.commit();
 
   const mock = new MockResponder({ seed: config.mockSeed });
@@ -103,17 +115,21 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
       ...createTransactionHandlers({ accounts, transactions, transitions, clocks, scheduler, deliveries }),
       ...createWebhookHandlers({ deliveries, events, scheduler }),
       ...createAutopilotHandlers(autopilot),
+      ...createFaultHandlers(faults),
+      ...createInspectorHandlers(config, requestLog),
     },
     accounts,
     adminToken: config.adminToken,
     commit,
     logger,
     fallback: (operation, req) => mock.respond(operation, req),
+    faults: httpFaults,
   });
 
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.use(requestLogging({ log: requestLog, accounts, logger }));
   installResponseValidation(app, { document, mode: config.validateResponses, logger });
   app.use(express.json({ limit: config.jsonLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(router);
@@ -132,7 +148,10 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     attachEventStream: (server) => {
       stream = attachEventStream(server, accounts, events);
     },
-    closeStreams: () => stream?.close(),
+    closeStreams: () => {
+      stream?.close();
+      httpFaults.releaseHung();
+    },
     close: async () => {
       stream?.close();
       scheduler.stop();

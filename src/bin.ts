@@ -51,6 +51,9 @@ program
   )
   .addOption(new Option('--mock', 'stateless stub: answer every operation from its openapi.yaml schema').env('SANDBOX_MOCK'))
   .addOption(new Option('--seed <n>', 'seed of the generated (mock) responses').env('SANDBOX_MOCK_SEED').argParser(integer).default(DEFAULTS.mockSeed))
+  .addOption(new Option('--request-log-size <n>', 'request log entries kept per account (in memory)').env('SANDBOX_REQUEST_LOG_SIZE').argParser(integer).default(DEFAULTS.requestLogSize))
+  .addOption(new Option('--fault-seed <n>', 'seed of probabilistic fault rules').env('SANDBOX_FAULT_SEED').argParser(integer).default(DEFAULTS.faultSeed))
+  .addOption(new Option('--faults <file>', "fault rules (YAML/JSON) for the default account").env('SANDBOX_FAULTS'))
   .action(async (opts: StartOptions) => {
     const config = resolveConfig(toConfig(opts));
     const logger = createLogger(config.logLevel);
@@ -65,7 +68,10 @@ program
         (config.mock ? `  mode:          mock (stateless, answers generated from openapi.yaml, seed ${config.mockSeed})\n` : '') +
         (config.validateResponses !== 'off' ? `  responses:     validated against openapi.yaml (${config.validateResponses})\n` : '') +
         `  store:         ${config.inMemory ? 'in memory (nothing kept on disk)' : config.dataFile}\n` +
+        `  console:       ${running.url}/_sandbox/\n` +
         `  secret key:    ${config.secretKey}\n` +
+        `  webhook secret: ${running.sandbox.defaultAccount.webhookSecret} (x-signature key of the default account)\n` +
+        (config.faultsFile ? `  faults:        ${config.faultsFile} (default account)\n` : '') +
         `  Authorization: Basic ${auth}\n\n`,
     );
     const shutdown = (signal: string): void => {
@@ -105,6 +111,9 @@ interface StartOptions {
   validateResponses?: ResponseValidationMode;
   mock?: boolean | string;
   seed: number;
+  requestLogSize: number;
+  faultSeed: number;
+  faults?: string;
 }
 
 /** A boolean flag or its env var form (SANDBOX_IN_MEMORY=1); "0" and "false" mean off. */
@@ -131,6 +140,9 @@ function toConfig(opts: StartOptions): ConfigInput {
     validateResponses: opts.validateResponses ?? 'off',
     mock: flag(opts.mock),
     mockSeed: opts.seed,
+    requestLogSize: opts.requestLogSize,
+    faultSeed: opts.faultSeed,
+    faultsFile: opts.faults,
   };
 }
 

@@ -42,6 +42,12 @@ export interface Config {
   mock: boolean;
   /** Seed of the generated responses (mock mode, and operations without a handler). */
   mockSeed: number;
+  /** Request log entries kept per account (in memory); 0 keeps none. */
+  requestLogSize: number;
+  /** Seed of the probability draws of fault rules. */
+  faultSeed: number;
+  /** Fault rules file (YAML or JSON) loaded for the default account at start; undefined: none. */
+  faultsFile: string | undefined;
 }
 
 export const DEFAULTS = {
@@ -56,6 +62,8 @@ export const DEFAULTS = {
   webhookMaxAttempts: 8,
   webhookTimeoutMs: 5000,
   mockSeed: 1,
+  requestLogSize: 1000,
+  faultSeed: 1,
 } as const;
 
 /** Docker images set this so the defaults match the container (bind all, data in /data). */
@@ -90,6 +98,9 @@ export function resolveConfig(input: ConfigInput): Config {
     validateResponses: validate === true ? 'log' : validate === false ? 'off' : validate,
     mock,
     mockSeed: input.mockSeed ?? DEFAULTS.mockSeed,
+    requestLogSize: input.requestLogSize ?? DEFAULTS.requestLogSize,
+    faultSeed: input.faultSeed ?? DEFAULTS.faultSeed,
+    faultsFile: input.faultsFile || undefined,
   };
 }
 

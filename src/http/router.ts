@@ -2,6 +2,7 @@ import type { Request as ExpressRequest, RequestHandler, Response } from 'expres
 import { OpenAPIBackend, type Operation, type Request as RoutedRequest } from 'openapi-backend';
 import type { AccountRecord, Accounts } from '../accounts/accounts.js';
 import { bearerTokenMatches, secretKeyFromHeader } from '../accounts/accounts.js';
+import type { HttpFaults } from '../faults/http-faults.js';
 import type { Logger } from '../log.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import type { OperationId, Permission } from '../spec/types.js';
@@ -44,6 +45,8 @@ export interface RouterOptions {
   logger: Logger;
   /** Answers operations without a handler (the schema-generated mock) instead of a 501. */
   fallback?: (operation: Operation, req: ExpressRequest) => Reply;
+  /** The accounts' fault rules (src/faults), applied right after authentication. */
+  faults?: HttpFaults;
 }
 
 type SandboxOperation = Operation & { 'x-permission'?: Permission };
@@ -111,6 +114,13 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
     const operation = matched as SandboxOperation;
     const caller = authenticate(operation, req.headers.authorization);
     if (!caller) return sendError(res, req.path, 401, UNAUTHORIZED);
+    // The request log files the request under this account (src/http/request-log-middleware.ts).
+    if (caller.account) res.locals.accountId = caller.account.id;
+    const fault =
+      options.faults && caller.account && operation.operationId
+        ? await options.faults.apply(caller.account.id, operation.operationId, req, res)
+        : undefined;
+    if (fault?.answered) return;
     const refusal = refuse(operation, caller.account, req);
     if (refusal) return sendError(res, req.path, refusal.status, refusal.message);
     const validation = api.validator.validateRequest(routed, matched);
@@ -132,6 +142,7 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
       body: routed.body,
     });
     await commit();
+    if (fault?.afterCommit) return fault.afterCommit();
     send(res, reply);
   }
 

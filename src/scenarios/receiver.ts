@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { signatureValid } from './signature.js';
 import type { ReceiverConfig } from './types.js';
 
 /** One request the receiver got, with what it answered. */
@@ -32,6 +33,8 @@ export class WebhookReceiver {
   readonly requests: ReceivedWebhook[] = [];
   private failuresLeft = 0;
   private failStatus = 500;
+  private rejectInvalidSignatures = false;
+  private secret: string | undefined;
   private readonly waiters = new Set<() => void>();
   private server: Server | undefined;
   url = '';
@@ -39,20 +42,29 @@ export class WebhookReceiver {
   configure(config: ReceiverConfig): void {
     if (config.failFirst !== undefined) this.failuresLeft = config.failFirst;
     if (config.status !== undefined) this.failStatus = config.status;
+    if (config.rejectInvalidSignatures !== undefined) this.rejectInvalidSignatures = config.rejectInvalidSignatures;
+  }
+
+  /** The scenario account's webhookSecret, for rejectInvalidSignatures. */
+  useSecret(secret: string | undefined): void {
+    this.secret = secret;
   }
 
   async start(options: ReceiverOptions = {}): Promise<void> {
     const server = createServer((req, res) => {
       void readBody(req).then((rawBody) => {
-        const failing = this.failuresLeft > 0;
-        if (failing) this.failuresLeft--;
-        const answered = failing ? this.failStatus : 200;
         let body: unknown = rawBody;
         try {
           body = JSON.parse(rawBody) as unknown;
         } catch {
           // Kept as text.
         }
+        const signature = req.headers['x-signature'];
+        const forged =
+          this.rejectInvalidSignatures && this.secret !== undefined && !signatureValid(body, typeof signature === 'string' ? signature : undefined, this.secret);
+        const failing = !forged && this.failuresLeft > 0;
+        if (failing) this.failuresLeft--;
+        const answered = forged ? 401 : failing ? this.failStatus : 200;
         this.requests.push({
           seq: this.requests.length + 1,
           at: new Date().toISOString(),
@@ -64,7 +76,7 @@ export class WebhookReceiver {
           answered,
         });
         res.writeHead(answered, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(failing ? { error: 'scenario receiver failing on purpose' } : { received: true }));
+        res.end(JSON.stringify(forged ? { error: 'invalid signature' } : failing ? { error: 'scenario receiver failing on purpose' } : { received: true }));
         for (const wake of [...this.waiters]) wake();
       });
     });

@@ -200,6 +200,7 @@ async function execute(scenario: Scenario, baseUrl: string, options: RunOptions)
       receiver.configure(scenario.receiver ?? {});
       const spec = render(scenario.account ?? {}, templateContext(state, env, runId)) as ScenarioAccount;
       state.account = await setUpAccount(spec, state, options.adminToken);
+      receiver.useSecret(state.account.webhookSecret);
     } catch (error) {
       failed = true;
       emit({

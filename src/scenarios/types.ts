@@ -20,7 +20,8 @@ export type StepKind =
   | 'expectTransaction'
   | 'expectWebhook'
   | 'expectError'
-  | 'receiver';
+  | 'receiver'
+  | 'faults';
 
 export const STEP_KINDS: readonly StepKind[] = [
   'account',
@@ -36,6 +37,7 @@ export const STEP_KINDS: readonly StepKind[] = [
   'expectWebhook',
   'expectError',
   'receiver',
+  'faults',
 ];
 
 /** The kinds an `expectError` step can wrap: the ones that make one call. */
@@ -54,6 +56,8 @@ export interface ExpectSpec {
 export interface ReceiverConfig {
   failFirst?: number;
   status?: number;
+  /** Answer 401 to a webhook whose x-signature does not verify with the account's webhookSecret, as a careful merchant does. */
+  rejectInvalidSignatures?: boolean;
 }
 
 export interface ScenarioAccount {

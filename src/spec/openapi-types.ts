@@ -517,6 +517,97 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sandbox/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who am I
+         * @description The account the key belongs to, with its webhook secret (to verify `x-signature`); never the secret key.
+         */
+        get: operations["getSandboxAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's request log
+         * @description Every API and control request made with the account's key (reads of this log
+         *     excepted), newest first, with cursor pagination. Kept in memory: the newest
+         *     `SANDBOX_REQUEST_LOG_SIZE` (default 1000) per account, lost on restart.
+         */
+        get: operations["listRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/requests/unauthenticated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Requests refused with 401 whose credentials name no account
+         * @description The global log: requests that failed authentication and whose key (if any) belongs
+         *     to no account. Same shape, filters and bound as `/_sandbox/requests`. Needs the
+         *     admin token when the sandbox has one (`Authorization: Bearer <token>`).
+         */
+        get: operations["listUnauthenticatedRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/faults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's fault rules
+         * @description Rules that make the sandbox misbehave on purpose (errors, latency, timeouts, resets, errors after commit, webhook duplicates, delays, bad signatures, reordering), each with how often it fired.
+         */
+        get: operations["getFaults"];
+        /**
+         * Replace the account's fault rules
+         * @description Replaces every rule (counters start again at 0). Rules are tried in order; the first
+         *     that matches and passes its `times` and `probability` fires, one per request or
+         *     webhook attempt. Stored durably: they survive a restart.
+         */
+        put: operations["setFaults"];
+        post?: never;
+        /** Remove every fault rule of the account */
+        delete: operations["clearFaults"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sandbox/checkout/{id}": {
         parameters: {
             query?: never;
@@ -970,6 +1061,8 @@ export interface components {
             /** @description The first 1 KiB of the receiver's answer. */
             responseBody: string | null;
             replay: boolean;
+            /** @description The id of the fault rule that changed this attempt (sent only then). */
+            fault?: string;
         };
         /** @description The `cashin.paid` webhook body, sent with its keys sorted at every depth. */
         CashinPaid: {
@@ -1078,6 +1171,115 @@ export interface components {
              */
             source: "account" | "sandbox" | "none";
             rules: components["schemas"]["AutopilotRule"][];
+        };
+        SandboxAccount: {
+            id: string;
+            userId: string;
+            name: string;
+            permissions: components["schemas"]["Permission"][];
+            webhookUrl: string | null;
+            /** @description HMAC-SHA256 key of the x-signature header of webhooks. */
+            webhookSecret: string;
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        RequestLogEntry: {
+            /** @description The x-trace-id the response carried. */
+            traceId: string;
+            at: components["schemas"]["Timestamp"];
+            method: string;
+            path: string;
+            query: {
+                [key: string]: string | string[];
+            };
+            /** @description null when no answer was sent (a timeout or reset fault, or the client went away first). */
+            status: number | null;
+            durationMs: number;
+            /** @description The request's headers; Authorization masked. */
+            requestHeaders: {
+                [key: string]: string;
+            };
+            /** @description The parsed JSON body, a text body, a description of a binary one, or null; a string cut at 64 KiB when larger. */
+            requestBody: unknown;
+            requestBodyTruncated: boolean;
+            /** @description The parsed JSON answer, a text answer, a description of a binary one, or null; a string cut at 64 KiB when larger. */
+            responseBody: unknown;
+            responseBodyTruncated: boolean;
+            /** @description The sandbox's explanation of a 4xx (its x-sandbox-hint header, else the error message), or of a fired fault. */
+            hint: string | null;
+            /** @description The id of the fault rule that fired */
+            fault: string | null;
+        };
+        RequestLogList: {
+            data: components["schemas"]["RequestLogEntry"][];
+            hasMore: boolean;
+        };
+        FaultRules: {
+            rules: components["schemas"]["FaultRule"][];
+        };
+        FaultRule: {
+            /** @description Named in the request and delivery logs; default rule-<position from 1>. */
+            id?: string;
+            match?: components["schemas"]["FaultMatch"];
+            action: components["schemas"]["FaultAction"];
+            /** @description Fires at most this many times (counted since the rules were set). */
+            times?: number;
+            /** @description Fires on this share of the matching requests, sampled from SANDBOX_FAULT_SEED, the rule id and the match count (reproducible). */
+            probability?: number;
+            /** @description Ignored when set. */
+            readonly fired?: number;
+        };
+        /** @description Every given field must hold; an empty match takes every API and control request. */
+        FaultMatch: {
+            /** @description An operationId of openapi.yaml, or `webhook` for webhook delivery attempts. */
+            operation?: string;
+            /** @enum {string} */
+            method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+            /** @description The request path; `*` matches any characters (`/transactions/*`). */
+            path?: string;
+            /** @description For `webhook` rules: only deliveries of this event (e.g. cashin.paid). */
+            event?: string;
+        };
+        FaultAction: {
+            status: components["schemas"]["FaultStatus"];
+            /** @description Retry-After seconds for 429 and 503 (default 1). */
+            retryAfter?: number;
+        } | {
+            latencyMs: number;
+        } | {
+            /** @constant */
+            timeout: true;
+        } | {
+            /** @constant */
+            reset: true;
+        } | {
+            afterCommit: {
+                status: components["schemas"]["FaultStatus"];
+                retryAfter?: number;
+            };
+        } | {
+            duplicate: number;
+        } | {
+            delayMs: number;
+        } | {
+            /** @constant */
+            badSignature: true;
+        } | {
+            /** @constant */
+            outOfOrder: true;
+        };
+        /** @enum {integer} */
+        FaultStatus: 429 | 500 | 502 | 503 | 504;
+        FaultRuleState: {
+            id: string;
+            match: components["schemas"]["FaultMatch"];
+            action: components["schemas"]["FaultAction"];
+            times?: number;
+            probability?: number;
+            /** @description How often it fired since the rules were set. */
+            fired: number;
+        };
+        FaultRulesState: {
+            rules: components["schemas"]["FaultRuleState"][];
         };
         Clock: {
             accountId: string;
@@ -2034,6 +2236,161 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AutopilotState"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            413: components["responses"]["TransactionTooLarge"];
+        };
+    };
+    getSandboxAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxAccount"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+        };
+    };
+    listRequests: {
+        parameters: {
+            query?: {
+                /** @description An exact status (`400`) or a class (`4xx`). */
+                status?: string;
+                /** @description Requests whose path starts with this. */
+                path?: string;
+                traceId?: string;
+                limit?: number;
+                /** @description traceId of the last entry of the previous page. */
+                startingAfter?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the log. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestLogList"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+        };
+    };
+    listUnauthenticatedRequests: {
+        parameters: {
+            query?: {
+                /** @description An exact status (`401`) or a class (`4xx`). */
+                status?: string;
+                path?: string;
+                traceId?: string;
+                limit?: number;
+                startingAfter?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the log. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestLogList"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+        };
+    };
+    getFaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules in effect. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FaultRulesState"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+        };
+    };
+    setFaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FaultRules"];
+            };
+        };
+        responses: {
+            /** @description The rules now in effect. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FaultRulesState"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
+        };
+    };
+    clearFaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No rules left. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FaultRulesState"];
                 };
             };
             400: components["responses"]["TransactionBadRequest"];

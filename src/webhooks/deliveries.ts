@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Accounts } from '../accounts/accounts.js';
 import type { Events } from '../events/events.js';
+import type { Faults, WebhookFault } from '../faults/faults.js';
 import { HttpError, notFound } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { paginate, type Page } from '../catalog/paginate.js';
@@ -25,6 +26,8 @@ export interface Attempt {
   durationMs: number;
   responseBody: string | null;
   replay: boolean;
+  /** The fault rule that changed this attempt (held, duplicated, mis-signed), when one did. */
+  fault?: string;
 }
 
 export interface Delivery {
@@ -71,6 +74,7 @@ export class Deliveries {
   private readonly inFlight = new Map<string, Set<Promise<void>>>();
   /** Deliveries with an attempt under way: a retry never overlaps its own previous attempt. */
   private readonly sending = new Map<string, number>();
+  private faults: Faults | undefined;
 
   constructor(
     store: Store,
@@ -86,6 +90,11 @@ export class Deliveries {
   ) {
     this.records = store.collection<DeliveryRecord>('deliveries', { groupBy: (d) => d.accountId });
     scheduler.register(DELIVER_JOB, (job) => this.runAttempt(job));
+  }
+
+  /** Fault rules of the accounts (src/faults): automatic attempts consult them; replays go out as they are. */
+  useFaults(faults: Faults): void {
+    this.faults = faults;
   }
 
   /** Deliveries left pending by a stop or a crash get their job back (normally they still have it). */
@@ -173,10 +182,22 @@ export class Deliveries {
 
   private runAttempt(job: Job): void {
     const record = this.records.get(job.ref);
-    if (!record || record.status !== 'pending' || !record.url) return;
+    if (!record || record.status !== 'pending' || !record.url) {
+      // Delivered by a replay, or wiped by a reset, while a fault rule held it.
+      this.faults?.drop(job.accountId, job.ref);
+      return;
+    }
     const now = this.clocks.nowMs(record.accountId);
     if (this.sending.has(record.id)) {
       this.scheduler.schedule(record.accountId, DELIVER_JOB, record.id, now + this.retry.baseDelayMs);
+      return;
+    }
+    const fault = this.faults?.forWebhookAttempt(record.accountId, record.id, record.event);
+    if (fault && 'postponeMs' in fault) {
+      // Held (delayMs, outOfOrder): the attempt is not made now and uses up nothing.
+      const due = now + fault.postponeMs;
+      this.scheduler.schedule(record.accountId, DELIVER_JOB, record.id, due);
+      this.records.put({ ...record, nextAttemptAt: new Date(due).toISOString() });
       return;
     }
     // Replays are extra: they do not use up the automatic attempts.
@@ -191,16 +212,17 @@ export class Deliveries {
     }
     const updated = { ...record, nextAttemptAt };
     this.records.put(updated);
-    void this.send(updated, false);
+    void this.send(updated, false, fault);
   }
 
-  private send(record: DeliveryRecord, replay: boolean): Promise<void> {
+  private send(record: DeliveryRecord, replay: boolean, fault?: WebhookFault): Promise<void> {
     const account = this.accounts.get(record.accountId);
     const url = record.url;
     if (!account || !url) return Promise.resolve();
     const body = JSON.stringify(sortKeysDeep(record.payload));
     const headers = {
-      'x-signature': signBody(record.payload, account.webhookSecret),
+      // A badSignature fault signs with another key: a well-formed signature that does not verify.
+      'x-signature': signBody(record.payload, fault && 'badSignature' in fault ? `${account.webhookSecret}:bad-signature-fault` : account.webhookSecret),
       'x-sandbox-delivery': record.id,
       'x-sandbox-event': record.event,
       'x-sandbox-attempt': String(record.attempts.length + 1),
@@ -211,7 +233,13 @@ export class Deliveries {
     // are on disk: a crash can then only repeat a webhook, never announce an unsaved one.
     const work = this.commit()
       .then(() => this.dispatcher.post(url, body, headers))
-      .then((outcome) => this.record(record.id, at, outcome, replay))
+      .then(async (outcome) => {
+        // A duplicate fault sends the same request again; the first answer is the attempt's.
+        const copies = fault && 'duplicate' in fault ? (fault.duplicate ?? 0) : 0;
+        for (let i = 0; i < copies; i++) await this.dispatcher.post(url, body, headers);
+        return outcome;
+      })
+      .then((outcome) => this.record(record.id, at, outcome, replay, fault?.ruleId))
       .then(() => this.commit())
       .catch((error: unknown) => this.logger.error({ err: error, delivery: record.id }, 'recording a webhook attempt failed'));
     let set = this.inFlight.get(record.accountId);
@@ -227,10 +255,15 @@ export class Deliveries {
     return work;
   }
 
-  private record(id: string, at: string, outcome: AttemptOutcome, replay: boolean): void {
+  private record(id: string, at: string, outcome: AttemptOutcome, replay: boolean, fault?: string): void {
     const current = this.records.get(id);
     if (!current) return; // wiped by a reset while the attempt was under way
     const attempt: Attempt = { at, httpStatus: outcome.httpStatus, error: outcome.error, durationMs: outcome.durationMs, responseBody: outcome.responseBody, replay };
+    if (fault) attempt.fault = fault;
+    // An attempt that outOfOrder rules held back for was just answered: they go now, after it.
+    for (const held of this.faults?.overtaken(current.accountId, id) ?? []) {
+      this.scheduler.schedule(current.accountId, DELIVER_JOB, held, this.clocks.nowMs(current.accountId));
+    }
     const attempts = [...current.attempts, attempt];
     let next: DeliveryRecord;
     if (outcome.ok) {

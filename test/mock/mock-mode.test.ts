@@ -42,6 +42,7 @@ const BODIES: Record<string, unknown> = {
   payTransaction: {},
   advanceClock: { ms: 1000 },
   setAutopilot: { rules: [] },
+  setFaults: { rules: [] },
 };
 
 interface Route {

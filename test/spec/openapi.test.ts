@@ -7,6 +7,8 @@ import { createHandlers } from '../../src/http/handlers.js';
 import { createTransactionHandlers } from '../../src/http/transaction-handlers.js';
 import { createWebhookHandlers } from '../../src/http/webhook-handlers.js';
 import { createAutopilotHandlers } from '../../src/http/autopilot-handlers.js';
+import { createFaultHandlers } from '../../src/http/fault-handlers.js';
+import { createInspectorHandlers } from '../../src/http/inspector-handlers.js';
 import { OPENAPI_PATH, loadOpenApi } from '../../src/spec/openapi.js';
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
@@ -51,6 +53,8 @@ describe('openapi.yaml', () => {
       ...Object.keys(createTransactionHandlers({} as Parameters<typeof createTransactionHandlers>[0])),
       ...Object.keys(createWebhookHandlers({} as Parameters<typeof createWebhookHandlers>[0])),
       ...Object.keys(createAutopilotHandlers({} as Parameters<typeof createAutopilotHandlers>[0])),
+      ...Object.keys(createFaultHandlers({} as Parameters<typeof createFaultHandlers>[0])),
+      ...Object.keys(createInspectorHandlers({} as Parameters<typeof createInspectorHandlers>[0], {} as Parameters<typeof createInspectorHandlers>[1])),
     ];
     expect([...handled].sort()).toEqual([...ids].map(String).sort());
   });

@@ -6,6 +6,7 @@ import { expectErrorStep } from './expect-error.js';
 import { expectTransactionStep } from './expect-transaction.js';
 import { expectWebhookStep } from './expect-webhook.js';
 import { expireStep } from './expire.js';
+import { faultsStep } from './faults.js';
 import { offerStep } from './offer.js';
 import { payStep } from './pay.js';
 import { productStep } from './product.js';
@@ -29,4 +30,5 @@ export const STEPS: Record<StepKind, StepDefinition> = {
   expectWebhook: expectWebhookStep,
   expectError: expectErrorStep,
   receiver: receiverStep,
+  faults: faultsStep,
 };

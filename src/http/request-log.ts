@@ -1,0 +1,76 @@
+import type { components } from '../spec/openapi-types.js';
+import { badRequest } from './errors.js';
+
+export type RequestLogEntry = components['schemas']['RequestLogEntry'];
+export type RequestLogList = components['schemas']['RequestLogList'];
+
+export interface RequestLogQuery {
+  /** `400` or `4xx`. */
+  status?: string;
+  /** A path prefix. */
+  path?: string;
+  traceId?: string;
+  limit?: number;
+  /** traceId of the last entry of the previous page. */
+  startingAfter?: string;
+}
+
+/** Where requests that failed authentication and name no account are kept. */
+export const UNAUTHENTICATED = Symbol('unauthenticated');
+type LogKey = string | typeof UNAUTHENTICATED;
+
+/**
+ * The request log: a bounded ring per account, in memory only. It is a debugging view of
+ * recent traffic, rebuilt by using the sandbox; keeping it out of the store keeps every
+ * request from becoming a journal write.
+ */
+export class RequestLog {
+  private readonly rings = new Map<LogKey, RequestLogEntry[]>();
+
+  constructor(readonly size: number) {}
+
+  add(key: LogKey, entry: RequestLogEntry): void {
+    if (this.size === 0) return;
+    let ring = this.rings.get(key);
+    if (!ring) this.rings.set(key, (ring = []));
+    ring.push(entry);
+    if (ring.length > this.size) ring.splice(0, ring.length - this.size);
+  }
+
+  /** Newest first; the cursor is a traceId, so pages stay put while new requests arrive. */
+  list(key: LogKey, query: RequestLogQuery): RequestLogList {
+    const ring = this.rings.get(key) ?? [];
+    const limit = query.limit ?? 20;
+    let start = ring.length - 1;
+    if (query.startingAfter !== undefined) {
+      const at = ring.findIndex((e) => e.traceId === query.startingAfter);
+      if (at < 0) throw badRequest(`startingAfter ${query.startingAfter} is not in the request log (it may have been pushed out by newer requests)`);
+      start = at - 1;
+    }
+    const keep = filterOf(query);
+    const data: RequestLogEntry[] = [];
+    for (let i = start; i >= 0; i--) {
+      const entry = ring[i] as RequestLogEntry;
+      if (!keep(entry)) continue;
+      if (data.length === limit) return { data, hasMore: true };
+      data.push(entry);
+    }
+    return { data, hasMore: false };
+  }
+
+  forget(key: LogKey): void {
+    this.rings.delete(key);
+  }
+}
+
+function filterOf(query: RequestLogQuery): (entry: RequestLogEntry) => boolean {
+  const status = query.status?.toLowerCase();
+  const statusClass = status?.endsWith('xx') ? status[0] : undefined;
+  return (entry) =>
+    (status === undefined ||
+      (statusClass !== undefined
+        ? entry.status !== null && String(entry.status)[0] === statusClass
+        : entry.status === Number(status))) &&
+    (query.path === undefined || entry.path.startsWith(query.path)) &&
+    (query.traceId === undefined || entry.traceId === query.traceId);
+}
