@@ -51,6 +51,8 @@ program
   )
   .addOption(new Option('--mock', 'stateless stub: answer every operation from its openapi.yaml schema').env('SANDBOX_MOCK'))
   .addOption(new Option('--seed <n>', 'seed of the generated (mock) responses').env('SANDBOX_MOCK_SEED').argParser(integer).default(DEFAULTS.mockSeed))
+  .addOption(new Option('--pix-instruction <mode>', 'plain Pix code in the 201 (immediate) or filled later like the hybrid (delayed)').env('SANDBOX_PIX_INSTRUCTION').choices(['immediate', 'delayed']).default(DEFAULTS.pixInstruction))
+  .addOption(new Option('--pix-expiry <ms>', 'lifetime of a plain Pix (its expiresAt)').env('SANDBOX_PIX_EXPIRY_MS').argParser(integer).default(DEFAULTS.pixExpiryMs))
   .action(async (opts: StartOptions) => {
     const config = resolveConfig(toConfig(opts));
     const logger = createLogger(config.logLevel);
@@ -105,6 +107,8 @@ interface StartOptions {
   validateResponses?: ResponseValidationMode;
   mock?: boolean | string;
   seed: number;
+  pixInstruction: 'immediate' | 'delayed';
+  pixExpiry: number;
 }
 
 /** A boolean flag or its env var form (SANDBOX_IN_MEMORY=1); "0" and "false" mean off. */
@@ -131,6 +135,8 @@ function toConfig(opts: StartOptions): ConfigInput {
     validateResponses: opts.validateResponses ?? 'off',
     mock: flag(opts.mock),
     mockSeed: opts.seed,
+    pixInstruction: opts.pixInstruction,
+    pixExpiryMs: opts.pixExpiry,
   };
 }
 

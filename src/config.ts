@@ -42,6 +42,10 @@ export interface Config {
   mock: boolean;
   /** Seed of the generated responses (mock mode, and operations without a handler). */
   mockSeed: number;
+  /** `immediate`: a plain Pix carries its code in the 201; `delayed`: filled later, like the hybrid. */
+  pixInstruction: 'immediate' | 'delayed';
+  /** Lifetime of a plain Pix: its expiresAt, after which it expires on the account's clock. */
+  pixExpiryMs: number;
 }
 
 export const DEFAULTS = {
@@ -56,6 +60,8 @@ export const DEFAULTS = {
   webhookMaxAttempts: 8,
   webhookTimeoutMs: 5000,
   mockSeed: 1,
+  pixInstruction: 'immediate',
+  pixExpiryMs: 24 * 60 * 60 * 1000,
 } as const;
 
 /** Docker images set this so the defaults match the container (bind all, data in /data). */
@@ -90,6 +96,8 @@ export function resolveConfig(input: ConfigInput): Config {
     validateResponses: validate === true ? 'log' : validate === false ? 'off' : validate,
     mock,
     mockSeed: input.mockSeed ?? DEFAULTS.mockSeed,
+    pixInstruction: input.pixInstruction ?? DEFAULTS.pixInstruction,
+    pixExpiryMs: input.pixExpiryMs ?? DEFAULTS.pixExpiryMs,
   };
 }
 
