@@ -158,9 +158,11 @@ export interface paths {
          *     select the variant: COP (BANK_TRANSFER default, PSE, NEQUI, BREB; the payer is sent
          *     to `redirectUrl`), ARS (BANK_TRANSFER; the payer pays to `cvu`), BRL (`currency`
          *     omitted or `BRL`; `paymentMethod` required: PIX, BOLETO, PIX_BOLETO, CREDIT_CARD).
-         *     Payment instructions may be empty at creation; read `GET /transactions/{id}` until
-         *     they are filled. Amount limits: COP 1,000,000 to 1,000,000,000 centavos; ARS 200,000
-         *     to 100,000,000 centavos.
+         *     Payment instructions may be empty at creation (a plain PIX carries its `pixCode`,
+         *     `qrCode` and `expiresAt` in the 201); read `GET /transactions/{id}` until they are
+         *     filled. Amount limits: COP 1,000,000 to 1,000,000,000 centavos; ARS 200,000 to
+         *     100,000,000 centavos; outside them the message is exactly `Sale value below minimum`
+         *     or `Sale value exceeds maximum`, the range in the `x-sandbox-hint` header.
          */
         post: operations["createPurchase"];
         delete?: never;
@@ -1253,9 +1255,11 @@ export interface components {
                 "application/json": components["schemas"]["ProductError"];
             };
         };
-        /** @description Validation error; the message names the field and the rule. */
+        /** @description Validation error; the message names the field and the rule (amounts out of range answer the exact messages integrations match on, the rule in `x-sandbox-hint`). */
         TransactionBadRequest: {
             headers: {
+                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on. */
+                "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -1280,9 +1284,11 @@ export interface components {
                 "application/json": components["schemas"]["TransactionError"];
             };
         };
-        /** @description Not found in this account. */
+        /** @description Not found in this account (an unknown transaction is exactly `Transaction not found`, the id in `x-sandbox-hint`). */
         TransactionNotFound: {
             headers: {
+                /** @description What was looked up. */
+                "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
             content: {
