@@ -81,6 +81,10 @@ describe('GET /transactions/:externalId?searchBy=externalId', () => {
     const res = await client.get('/transactions/never-used?searchBy=externalId');
     expectTransactionError(res, 404, /^Transaction not found$/);
     expect(res.headers.get('x-sandbox-hint')).toMatch(/externalId never-used/);
+    // Header values are Latin-1: anything else in the hint is percent-escaped, never a 500.
+    const odd = await client.get(`/transactions/${encodeURIComponent('pedido ä\n東京')}?searchBy=externalId`);
+    expectTransactionError(odd, 404, /^Transaction not found$/);
+    expect(odd.headers.get('x-sandbox-hint')).toBe('no transaction with externalId pedido %C3%A4%0A%E6%9D%B1%E4%BA%AC in this account');
   });
 
   it("answers 404 for another account's externalId, and each account finds its own", async () => {
