@@ -16,11 +16,10 @@ import { Scheduler } from './scheduler/scheduler.js';
 import { loadOpenApi } from './spec/openapi.js';
 import { Store } from './store/store.js';
 import { createTransactionHandlers } from './http/transaction-handlers.js';
-import { HttpError } from './http/errors.js';
 import { loadFeeTable } from './transactions/fees.js';
-import { FILL_JOB, Transactions } from './transactions/transactions.js';
+import { Transactions } from './transactions/transactions.js';
 import { Transitions } from './transactions/transitions.js';
-import { wireBoletoExpiry } from './transactions/boleto-expiry.js';
+import { wireTransactionJobs } from './transactions/jobs.js';
 import { Events } from './events/events.js';
 import { attachEventStream, type EventStream } from './events/event-stream.js';
 import { wireTransactionEvents } from './events/transaction-events.js';
@@ -76,16 +75,10 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     fees: loadFeeTable(config.feesFile),
     instructionDelayMs: config.instructionDelayMs,
     strictDocuments: config.strictDocuments,
+    pixInstruction: config.pixInstruction,
+    pixExpiryMs: config.pixExpiryMs,
   });
   const transitions = new Transitions(transactions, accounts, clocks, scheduler, () => publicUrl);
-  scheduler.register(FILL_JOB, (job) => {
-    try {
-      transitions.fill(job.accountId, job.ref);
-    } catch (error) {
-      // The transaction was wiped by a reset after the job was stored: nothing to fill.
-      if (!(error instanceof HttpError && error.status === 404)) throw error;
-    }
-  });
   const events = new Events(store);
   const dispatcher = new Dispatcher(config.webhookTimeoutMs);
   const deliveries = new Deliveries(store, accounts, transactions, clocks, scheduler, dispatcher, events, commit, logger, {
@@ -93,7 +86,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     maxAttempts: config.webhookMaxAttempts,
   });
   wireTransactionEvents(transactions, transitions, events, deliveries);
-  wireBoletoExpiry(transactions, transitions, scheduler);
+  wireTransactionJobs(transactions, transitions, scheduler);
   deliveries.resume();
   const sandboxRules = config.autopilotFile ? loadRulesFile(config.autopilotFile, document).rules : [];
   const autopilot = new Autopilot(store, transactions, transitions, scheduler, sandboxRules, logger);

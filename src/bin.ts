@@ -54,6 +54,8 @@ program
   .addOption(new Option('--request-log-size <n>', 'request log entries kept per account (in memory)').env('SANDBOX_REQUEST_LOG_SIZE').argParser(integer).default(DEFAULTS.requestLogSize))
   .addOption(new Option('--fault-seed <n>', 'seed of probabilistic fault rules').env('SANDBOX_FAULT_SEED').argParser(integer).default(DEFAULTS.faultSeed))
   .addOption(new Option('--faults <file>', "fault rules (YAML/JSON) for the default account").env('SANDBOX_FAULTS'))
+  .addOption(new Option('--pix-instruction <mode>', 'plain Pix code in the 201 (immediate) or filled later like the hybrid (delayed)').env('SANDBOX_PIX_INSTRUCTION').choices(['immediate', 'delayed']).default(DEFAULTS.pixInstruction))
+  .addOption(new Option('--pix-expiry <ms>', 'lifetime of a plain Pix (its expiresAt)').env('SANDBOX_PIX_EXPIRY_MS').argParser(integer).default(DEFAULTS.pixExpiryMs))
   .action(async (opts: StartOptions) => {
     const config = resolveConfig(toConfig(opts));
     const logger = createLogger(config.logLevel);
@@ -114,6 +116,8 @@ interface StartOptions {
   requestLogSize: number;
   faultSeed: number;
   faults?: string;
+  pixInstruction: 'immediate' | 'delayed';
+  pixExpiry: number;
 }
 
 /** A boolean flag or its env var form (SANDBOX_IN_MEMORY=1); "0" and "false" mean off. */
@@ -143,6 +147,8 @@ function toConfig(opts: StartOptions): ConfigInput {
     requestLogSize: opts.requestLogSize,
     faultSeed: opts.faultSeed,
     faultsFile: opts.faults,
+    pixInstruction: opts.pixInstruction,
+    pixExpiryMs: opts.pixExpiry,
   };
 }
 

@@ -48,6 +48,10 @@ export interface Config {
   faultSeed: number;
   /** Fault rules file (YAML or JSON) loaded for the default account at start; undefined: none. */
   faultsFile: string | undefined;
+  /** `immediate`: a plain Pix carries its code in the 201; `delayed`: filled later, like the hybrid. */
+  pixInstruction: 'immediate' | 'delayed';
+  /** Lifetime of a plain Pix: its expiresAt, after which it expires on the account's clock. */
+  pixExpiryMs: number;
 }
 
 export const DEFAULTS = {
@@ -64,6 +68,8 @@ export const DEFAULTS = {
   mockSeed: 1,
   requestLogSize: 1000,
   faultSeed: 1,
+  pixInstruction: 'immediate',
+  pixExpiryMs: 24 * 60 * 60 * 1000,
 } as const;
 
 /** Docker images set this so the defaults match the container (bind all, data in /data). */
@@ -101,6 +107,8 @@ export function resolveConfig(input: ConfigInput): Config {
     requestLogSize: input.requestLogSize ?? DEFAULTS.requestLogSize,
     faultSeed: input.faultSeed ?? DEFAULTS.faultSeed,
     faultsFile: input.faultsFile || undefined,
+    pixInstruction: input.pixInstruction ?? DEFAULTS.pixInstruction,
+    pixExpiryMs: input.pixExpiryMs ?? DEFAULTS.pixExpiryMs,
   };
 }
 

@@ -1,4 +1,4 @@
-import { HttpError } from '../http/errors.js';
+import { isDomainError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { AutopilotRule, AutopilotRules, AutopilotState } from '../spec/types.js';
@@ -73,9 +73,11 @@ export class Autopilot {
       else if (action.do === 'pay') this.transitions.pay(accountId, id, action.rail);
       else if (action.do === 'expire') this.transitions.expire(accountId, id);
       else if (action.do === 'decline') this.transitions.decline(accountId, id);
+      else if (action.do === 'refund') this.transitions.refund(accountId, id);
+      else if (action.do === 'chargeback') this.transitions.chargeback(accountId, id);
     } catch (error) {
       // Someone got there first (paid by hand, expired, reset): the autopilot steps aside.
-      if (!(error instanceof HttpError)) throw error;
+      if (!isDomainError(error)) throw error;
       this.logger.info({ transaction: id, rule: ruleName, action: action.do, reason: error.message }, 'autopilot action skipped');
     }
   }

@@ -7,6 +7,8 @@ export type EventType =
   | 'transaction.paid'
   | 'transaction.expired'
   | 'transaction.declined'
+  | 'transaction.refunded'
+  | 'transaction.chargeback'
   | 'webhook.delivered'
   | 'webhook.failed';
 

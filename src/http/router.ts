@@ -3,11 +3,13 @@ import { OpenAPIBackend, type Operation, type Request as RoutedRequest } from 'o
 import type { AccountRecord, Accounts } from '../accounts/accounts.js';
 import { bearerTokenMatches, secretKeyFromHeader } from '../accounts/accounts.js';
 import type { HttpFaults } from '../faults/http-faults.js';
+import { DomainError, type DomainErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import type { OperationId, Permission } from '../spec/types.js';
 import { HttpError, errorBody, familyOf } from './errors.js';
 import { createAjv, describeValidationErrors } from './validator.js';
+import { exactValidationMessage, notEmulated, unknownPrototypeField, nonFiniteNumberField } from './request-checks.js';
 
 /** What a handler sees: the authenticated caller and the validated, coerced request. */
 export interface Call {
@@ -90,10 +92,12 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
       headers: req.headers as RoutedRequest['headers'],
     };
     handle(routed, req, res).catch((error: unknown) => {
-      if (error instanceof HttpError) {
+      if (error instanceof HttpError || error instanceof DomainError) {
+        const status = error instanceof HttpError ? error.status : DOMAIN_STATUS[error.code];
+        const hint = error instanceof DomainError ? error.hint : undefined;
         // A failed handler may still have changed state before throwing: keep the barrier.
         commit().then(
-          () => sendError(res, req.path, error.status, error.message),
+          () => sendError(res, req.path, status, error.message, hint),
           (flushError: unknown) => internalError(res, req, flushError),
         );
         return;
@@ -103,12 +107,19 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
   };
 
   async function handle(routed: RoutedRequest, req: ExpressRequest, res: Response): Promise<void> {
+    // Endpoints of the real service that integrations call but the sandbox does not emulate:
+    // a clear 501 rather than whatever route their path happens to resemble (a 405).
+    const unemulated = notEmulated(req.method, req.path);
+    if (unemulated) return sendError(res, req.path, 501, unemulated);
     let matched: Operation;
     try {
       matched = api.router.matchOperation(routed, true);
     } catch (error) {
+      // 405 only where the spec has the path with other methods; a path it does not have is not emulated.
       const notAllowed = error instanceof Error && error.message.startsWith('405');
-      const message = notAllowed ? `${req.method} is not allowed on ${req.path}` : `no route for ${req.method} ${req.path}`;
+      const message = notAllowed
+        ? `${req.method} is not allowed on ${req.path}`
+        : `${req.method} ${req.path} is not emulated by the sandbox: the spec has no such endpoint`;
       return sendError(res, req.path, notAllowed ? 405 : 404, message);
     }
     const operation = matched as SandboxOperation;
@@ -124,7 +135,14 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
     const refusal = refuse(operation, caller.account, req);
     if (refusal) return sendError(res, req.path, refusal.status, refusal.message);
     const validation = api.validator.validateRequest(routed, matched);
-    if (validation.errors) return sendError(res, req.path, 400, describeValidationErrors(validation.errors));
+    if (validation.errors) {
+      const described = describeValidationErrors(validation.errors);
+      // Integrations match some messages exactly; the sandbox's explanation then goes in the hint.
+      const exact = exactValidationMessage(validation.errors);
+      return exact ? sendError(res, req.path, 400, exact, described) : sendError(res, req.path, 400, described);
+    }
+    const unknownField = unknownPrototypeField(operation, routed.body);
+    if (unknownField) return sendError(res, req.path, 400, unknownField);
 
     const handler = operation.operationId ? handlers.get(operation.operationId as OperationId) : undefined;
     if (!handler) {
@@ -181,6 +199,8 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
     }
     const deep = tooDeepField(req.body);
     if (deep) return { status: 400, message: `${deep} is nested deeper than ${MAX_BODY_DEPTH} levels` };
+    const infinite = nonFiniteNumberField(req.body);
+    if (infinite) return { status: 400, message: `${infinite} is a number JSON cannot keep (too large, e.g. 1e999)` };
     return undefined;
   }
 }
@@ -231,7 +251,15 @@ function send(res: Response, reply: Reply): void {
   res.status(reply.status).type(reply.contentType).send(reply.bytes);
 }
 
-export function sendError(res: Response, path: string, status: number, message: string): void {
+/** The HTTP status of each domain error, decided here once. */
+const DOMAIN_STATUS: Record<DomainErrorCode, number> = { invalid: 400, not_found: 404, conflict: 409 };
+
+/** Response header with the sandbox's longer explanation, when `message` is an exact text integrations match on. */
+export const HINT_HEADER = 'x-sandbox-hint';
+
+export function sendError(res: Response, path: string, status: number, message: string, hint?: string): void {
   if (res.headersSent) return;
+  // Header values are Latin-1 only: anything else is escaped rather than dropped.
+  if (hint) res.set(HINT_HEADER, hint.replace(/[^\x20-\x7e]/g, (c) => encodeURIComponent(c)));
   res.status(status).json(errorBody(familyOf(path), status, message));
 }

@@ -11,7 +11,9 @@ import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
 import type { Deliveries } from '../webhooks/deliveries.js';
 import type { Rail, Transitions } from '../transactions/transitions.js';
-import { notFound } from './errors.js';
+import { notFound } from '../errors.js';
+import { TRANSACTION_NOT_FOUND } from '../transactions/transactions.js';
+import { presentTransaction } from './present-transaction.js';
 import { owner, type Handlers } from './router.js';
 
 export interface TransactionServices {
@@ -24,12 +26,13 @@ export interface TransactionServices {
 }
 
 const json = (status: number, body: unknown) => ({ status, json: body });
+const present = async (status: number, record: TransactionRecord) => json(status, await presentTransaction(record.view));
 const HTML = 'text/html; charset=utf-8';
 
 /** Payer pages carry no key: the transaction id in the URL is what the payer was given. */
 function payerTransaction(s: TransactionServices, id: string): { record: TransactionRecord; merchant: string } {
   const record = s.transactions.records.get(id);
-  if (!record) throw notFound(`transaction ${id} not found`);
+  if (!record) throw notFound(TRANSACTION_NOT_FOUND, `no transaction with id ${id}`);
   return { record, merchant: s.accounts.get(record.accountId)?.name ?? 'Sandbox merchant' };
 }
 
@@ -47,19 +50,29 @@ export function createTransactionHandlers(s: TransactionServices): Handlers {
     offsetMs: s.clocks.offsetOf(accountId),
   });
   return {
-    createPurchase: (call) => json(201, s.transactions.create(owner(call), call.body as PurchaseRequest).view),
+    createPurchase: (call) => present(201, s.transactions.create(owner(call), call.body as PurchaseRequest)),
     getTransaction: (call) => {
       const id = String(call.params.id);
+      // searchBy=id is what typed clients send by default: the same as no searchBy.
       const record = call.query.searchBy === 'externalId' ? s.transactions.getByExternalId(owner(call), id) : s.transactions.get(owner(call), id);
-      return json(200, record.view);
+      return present(200, record);
     },
 
-    fillTransaction: (call) => json(200, s.transitions.fill(owner(call).id, String(call.params.id)).view),
+    fillTransaction: (call) => present(200, s.transitions.fill(owner(call).id, String(call.params.id))),
     payTransaction: (call) => {
       const { rail } = (call.body ?? {}) as { rail?: Rail };
-      return json(200, s.transitions.pay(owner(call).id, String(call.params.id), rail).view);
+      return present(200, s.transitions.pay(owner(call).id, String(call.params.id), rail));
     },
-    expireTransaction: (call) => json(200, s.transitions.expire(owner(call).id, String(call.params.id)).view),
+    expireTransaction: (call) => present(200, s.transitions.expire(owner(call).id, String(call.params.id))),
+    declineTransaction: (call) => {
+      const { message } = (call.body ?? {}) as { message?: string };
+      return present(200, s.transitions.decline(owner(call).id, String(call.params.id), { message }));
+    },
+    refundTransaction: (call) => present(200, s.transitions.refund(owner(call).id, String(call.params.id))),
+    chargebackTransaction: (call) => {
+      const { reason } = (call.body ?? {}) as { reason?: string };
+      return present(200, s.transitions.chargeback(owner(call).id, String(call.params.id), reason));
+    },
     getClock: (call) => json(200, clockOf(owner(call).id)),
     advanceClock: async (call) => {
       const account = owner(call);
@@ -79,7 +92,7 @@ export function createTransactionHandlers(s: TransactionServices): Handlers {
     },
     rejectCheckout: (call) => {
       const { record } = checkoutTransaction(s, String(call.params.id));
-      s.transitions.decline(record.accountId, record.id);
+      s.transitions.decline(record.accountId, record.id, { reason: 'REJECTED' });
       return { status: 303, redirect: `${checkoutPath(record.id)}?result=rejected` };
     },
     getBoletoPage: (call) => {

@@ -37,14 +37,14 @@ function pixCodeOf(view: Transaction): string {
 const BANK_CODE = '341-7';
 const STAMPS: Partial<Record<Transaction['status'], { text: string; tone: 'ok' | 'bad' }>> = {
   APPROVED: { text: 'Pago', tone: 'ok' },
-  EXPIRED: { text: 'Vencido', tone: 'bad' },
   BLOCKED: { text: 'Cancelado', tone: 'bad' },
   REFUNDED: { text: 'Estornado', tone: 'bad' },
   CHARGEBACK: { text: 'Contestado', tone: 'bad' },
 };
 
 function stamp(view: Transaction): SafeHtml | null {
-  const s = STAMPS[view.status];
+  // A charge that ran out of time is BLOCKED too; the payer knows it as "overdue".
+  const s = view.statusReason === 'EXPIRED' ? { text: 'Vencido', tone: 'bad' as const } : STAMPS[view.status];
   if (!s) return null;
   const rail = 'paidRail' in view ? view.paidRail : null;
   const via = view.status === 'APPROVED' && rail === 'PIX' ? 'via Pix' : view.status === 'APPROVED' && rail === 'BOLETO' ? 'via boleto' : '';

@@ -69,10 +69,12 @@ const STATUS_LABELS: Readonly<Record<Status, { es: string; en: string; tone: 'pe
   PENDING: { es: 'Pendiente', en: 'Pending', tone: 'pending' },
   APPROVED: { es: 'Pago aprobado', en: 'Payment approved', tone: 'ok' },
   BLOCKED: { es: 'Pago rechazado', en: 'Payment rejected', tone: 'bad' },
-  EXPIRED: { es: 'Expirado', en: 'Expired', tone: 'muted' },
   REFUNDED: { es: 'Reembolsado', en: 'Refunded', tone: 'muted' },
   CHARGEBACK: { es: 'Contracargo', en: 'Chargeback', tone: 'bad' },
 };
+
+/** BLOCKED covers a charge that ran out of time, which the payer should not read as a rejection. */
+const TIMED_OUT_LABEL = { es: 'Expirado', en: 'Expired', tone: 'muted' } as const;
 
 const METHOD_LABELS: Readonly<Record<string, { es: string; en: string }>> = {
   PSE: { es: 'PSE · Débito bancario', en: 'Online bank debit' },
@@ -178,7 +180,7 @@ export function renderCheckoutPage(
   result?: 'approved' | 'rejected' | string,
 ): string {
   const { view, details } = record;
-  const status = STATUS_LABELS[view.status];
+  const status = view.statusReason === 'EXPIRED' ? TIMED_OUT_LABEL : STATUS_LABELS[view.status];
   const method = METHOD_LABELS[view.method] ?? { es: view.method, en: '' };
   const amount = formatAmount(view.amount, view.currency);
   const pending = view.status === 'PENDING';

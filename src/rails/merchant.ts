@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { transliterate } from 'transliteration';
 import { nitCheckDigit } from './documents.js';
+import { MERCHANT_NAME_MAX, normalizeMerchantText } from './pix.js';
 
 /** Digits derived from a seed: stable across restarts and renders, never a real number. */
 export function hashDigits(seed: string, count: number): string {
@@ -14,4 +16,24 @@ export function hashDigits(seed: string, count: number): string {
 export function merchantNit(accountId: string): { base: string; dv: string } {
   const base = `9${hashDigits(`merchant-nit:${accountId}`, 8)}`;
   return { base, dv: nitCheckDigit(base) };
+}
+
+/** Used when an account's name has nothing a Pix code can carry, even transliterated (only emoji, say). */
+export const FALLBACK_PIX_MERCHANT_NAME = 'Sandbox merchant';
+
+/**
+ * The merchant name (field 59) of the account's Pix codes. Field 59 carries a narrow
+ * charset, so other scripts are transliterated to Latin (東京 → Dong Jing, Москва →
+ * Moskva) and a name left with nothing usable falls back to a fixed one: any name an
+ * account can be created with still gets valid codes.
+ */
+export function pixMerchantName(accountName: string): string {
+  for (const candidate of [transliterate(accountName), accountName]) {
+    try {
+      return normalizeMerchantText(candidate, MERCHANT_NAME_MAX, 'merchantName');
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+    }
+  }
+  return FALLBACK_PIX_MERCHANT_NAME;
 }

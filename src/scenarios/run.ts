@@ -94,7 +94,7 @@ async function withSandbox<T>(options: RunOptions, work: (baseUrl: string, inPro
   }
 }
 
-const TRANSACTION_KINDS: readonly string[] = ['waitForInstruction', 'pay', 'expire', 'expectTransaction'];
+const TRANSACTION_KINDS: readonly string[] = ['waitForInstruction', 'pay', 'expire', 'decline', 'refund', 'chargeback', 'expectTransaction'];
 
 /** Fills the defaults that come from earlier steps, so titles and reports show them. */
 function withDefaults(kind: string, params: Params, state: ScenarioState): Params {

@@ -16,6 +16,9 @@ export type StepKind =
   | 'waitForInstruction'
   | 'pay'
   | 'expire'
+  | 'decline'
+  | 'refund'
+  | 'chargeback'
   | 'advanceClock'
   | 'expectTransaction'
   | 'expectWebhook'
@@ -32,6 +35,9 @@ export const STEP_KINDS: readonly StepKind[] = [
   'waitForInstruction',
   'pay',
   'expire',
+  'decline',
+  'refund',
+  'chargeback',
   'advanceClock',
   'expectTransaction',
   'expectWebhook',
@@ -41,8 +47,8 @@ export const STEP_KINDS: readonly StepKind[] = [
 ];
 
 /** The kinds an `expectError` step can wrap: the ones that make one call. */
-export type CallKind = 'account' | 'request' | 'product' | 'offer' | 'purchase' | 'pay' | 'expire' | 'advanceClock';
-export const CALL_KINDS: readonly CallKind[] = ['account', 'request', 'product', 'offer', 'purchase', 'pay', 'expire', 'advanceClock'];
+export type CallKind = 'account' | 'request' | 'product' | 'offer' | 'purchase' | 'pay' | 'expire' | 'decline' | 'refund' | 'chargeback' | 'advanceClock';
+export const CALL_KINDS: readonly CallKind[] = ['account', 'request', 'product', 'offer', 'purchase', 'pay', 'expire', 'decline', 'refund', 'chargeback', 'advanceClock'];
 
 /** `key` of a step: undefined = the scenario account's key, null = no Authorization header. */
 export type KeyParam = string | null | undefined;

@@ -158,9 +158,11 @@ export interface paths {
          *     select the variant: COP (BANK_TRANSFER default, PSE, NEQUI, BREB; the payer is sent
          *     to `redirectUrl`), ARS (BANK_TRANSFER; the payer pays to `cvu`), BRL (`currency`
          *     omitted or `BRL`; `paymentMethod` required: PIX, BOLETO, PIX_BOLETO, CREDIT_CARD).
-         *     Payment instructions may be empty at creation; read `GET /transactions/{id}` until
-         *     they are filled. Amount limits: COP 1,000,000 to 1,000,000,000 centavos; ARS 200,000
-         *     to 100,000,000 centavos.
+         *     Payment instructions may be empty at creation (a plain PIX carries its `pixCode`,
+         *     `qrCode` and `expiresAt` in the 201); read `GET /transactions/{id}` until they are
+         *     filled. Amount limits: COP 1,000,000 to 1,000,000,000 centavos; ARS 200,000 to
+         *     100,000,000 centavos; outside them the message is exactly `Sale value below minimum`
+         *     or `Sale value exceeds maximum`, the range in the `x-sandbox-hint` header.
          */
         post: operations["createPurchase"];
         delete?: never;
@@ -336,9 +338,78 @@ export interface paths {
         put?: never;
         /**
          * Expire a pending transaction
-         * @description PENDING → EXPIRED (a sandbox extension); any other status is 409.
+         * @description PENDING → BLOCKED with `statusReason` EXPIRED; emits `cashin.expired`. Any other status is 409.
          */
         post: operations["expireTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/transactions/{id}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline a pending transaction
+         * @description PENDING → BLOCKED with `statusReason` DECLINED; emits `cashin.failed` whose `error_message` is `message` (default "Payment declined"). Any other status is 409.
+         */
+        post: operations["declineTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/transactions/{id}/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund a paid transaction
+         * @description APPROVED → REFUNDED (`statusReason` REFUNDED); emits `cashin.refunded`. Any other status is 409.
+         */
+        post: operations["refundTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/transactions/{id}/chargeback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Charge back a paid transaction
+         * @description APPROVED → CHARGEBACK (`statusReason` CHARGEBACK), as a card chargeback or a Pix MED infraction; emits `infraction.updated` whose `error_message` is `reason`. Any other status is 409.
+         */
+        post: operations["chargebackTransaction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -895,10 +966,7 @@ export interface components {
             installments?: number;
             /** @description Caller's reference, echoed in lookups and webhooks. */
             externalId?: string;
-            /**
-             * Format: uri
-             * @description Webhook URL of this transaction; default the account's webhook URL.
-             */
+            /** @description Webhook URL of this transaction; default the account's webhook URL. `""` counts as absent. */
             postbackUrl?: string;
         } & (unknown & unknown & unknown);
         CopPurchaseRules: {
@@ -923,13 +991,30 @@ export interface components {
             responsibleDocument?: unknown;
         } & (unknown & unknown);
         /**
-         * @description PENDING at creation; APPROVED once paid. EXPIRED is a sandbox extension.
+         * @description PENDING at creation; APPROVED once paid; REFUNDED and CHARGEBACK after a payment;
+         *     BLOCKED when the charge ended unpaid (expired, declined, rejected by the payer):
+         *     `statusReason` says why. These five are what integrators' typed clients know.
          * @enum {string}
          */
-        TransactionStatus: "PENDING" | "APPROVED" | "REFUNDED" | "CHARGEBACK" | "BLOCKED" | "EXPIRED";
+        TransactionStatus: "PENDING" | "APPROVED" | "REFUNDED" | "CHARGEBACK" | "BLOCKED";
+        /**
+         * @description Sandbox field: why the transaction left PENDING other than by being paid (BLOCKED:
+         *     EXPIRED, DECLINED or REJECTED; REFUNDED; CHARGEBACK). Null while PENDING or APPROVED.
+         * @enum {string|null}
+         */
+        StatusReason: "EXPIRED" | "DECLINED" | "REJECTED" | "REFUNDED" | "CHARGEBACK" | null;
+        /** @description Who paid (after payment); the same payer as the webhooks' `payload.payer`. */
+        Payer: {
+            name: string;
+            document: string | null;
+            bank: string;
+            ispb: string;
+        };
         TransactionBase: {
             /** @description Numeric string, unique across accounts, increasing. */
             id: string;
+            /** @description Equal to `id` (integrators read this name). */
+            transactionId: string;
             currency: components["schemas"]["Currency"];
             method: components["schemas"]["PaymentMethod"];
             /** @description Null except for CREDIT_CARD. */
@@ -937,18 +1022,23 @@ export interface components {
             /** @description Echo of the caller's reference. */
             externalId: string | null;
             status: components["schemas"]["TransactionStatus"];
+            statusReason: components["schemas"]["StatusReason"];
             /** @description Echo of the amount */
             amount: number;
-            /** @description Webhook URL in effect: the request's, else the account's, else null. */
+            /** @description Echo of the request's postbackUrl (null when absent or empty). Webhooks go there, else to the account's webhook URL as it is when the event happens. */
             postbackUrl: string | null;
             referrerUrl: null;
-            /** @description Null in all shown responses. */
-            expiresAt: null;
+            /** @description Plain PIX: creation + the Pix lifetime (default 24 h); the Pix expires then. Null elsewhere. */
+            expiresAt: components["schemas"]["Timestamp"] | null;
             createdAt: components["schemas"]["Timestamp"];
             /** @description Fee in centavos, from the fee table. */
             costFee: number;
-            /** @description When the transaction was paid (sandbox addition). */
-            paidAt?: components["schemas"]["Timestamp"] | null;
+            /** @description When the transaction was paid (APPROVED); null before. */
+            approvedAt: components["schemas"]["Timestamp"] | null;
+            /** @description After payment: the Pix end-to-end id, the webhooks' `end_to_end_id`; null before. */
+            endToEndId: string | null;
+            /** @description After payment, who paid; null before. */
+            payer: components["schemas"]["Payer"] | null;
         };
         /** @description COP: the instruction is redirectUrl, null at creation, then the hosted payer page. */
         CopTransaction: components["schemas"]["TransactionBase"] & {
@@ -995,7 +1085,7 @@ export interface components {
         /** @description Registration pending. */
         EmptyInstruction: Record<string, never>;
         /**
-         * @description BRL. PIX: `pixCode` only. BOLETO: `paymentInstruction` only. PIX_BOLETO: both, each
+         * @description BRL. PIX: `pixCode` (with `qrCode` and `expiresAt`) in the 201 itself. BOLETO: `paymentInstruction` only. PIX_BOLETO: both, each
          *     possibly empty at creation (registration pending). CREDIT_CARD: `installments` and
          *     `card` (brand and last four digits), and `declineReason` when the test card declines.
          */
@@ -1004,8 +1094,10 @@ export interface components {
             currency?: "BRL";
             /** @enum {unknown} */
             method?: "PIX" | "BOLETO" | "PIX_BOLETO" | "CREDIT_CARD";
-            /** @description Pix copy-and-paste code (BR Code); empty until filled. */
+            /** @description Pix copy-and-paste code (BR Code); empty until filled (a plain PIX has it in the 201). */
             pixCode?: string;
+            /** @description The Pix QR as a base64 PNG, no `data:` prefix; present wherever pixCode is non-empty. */
+            qrCode?: string;
             paymentInstruction?: components["schemas"]["EmptyInstruction"] | components["schemas"]["BoletoInstruction"];
             /**
              * @description Which rail paid (sandbox addition).
@@ -1064,25 +1156,31 @@ export interface components {
             /** @description The id of the fault rule that changed this attempt (sent only then). */
             fault?: string;
         };
-        /** @description The `cashin.paid` webhook body, sent with its keys sorted at every depth. */
-        CashinPaid: {
+        /**
+         * @description The lifecycle webhooks: paid, expired, declined (failed), refunded, charged back (infraction.updated).
+         * @enum {string}
+         */
+        WebhookEventName: "cashin.paid" | "cashin.expired" | "cashin.failed" | "cashin.refunded" | "infraction.updated";
+        /** @description The body of every lifecycle webhook (one shape for all), sent with its keys sorted at every depth. */
+        WebhookBody: {
             /** @constant */
             environment: "sandbox";
-            /** @constant */
-            event: "cashin.paid";
+            event: components["schemas"]["WebhookEventName"];
             payload: {
                 /** @description Centavos. */
                 amount: number;
-                /** @description Pix end-to-end id: E + payer ISPB + yyyyMMddHHmm + 11 alphanumerics. */
-                end_to_end_id: string;
-                error_message: null;
+                /** @description Pix end-to-end id: E + payer ISPB + yyyyMMddHHmm + 11 alphanumerics; null for a charge never paid. */
+                end_to_end_id: string | null;
+                /** @description Set on cashin.failed (the decline message) and infraction.updated (the reason). */
+                error_message: string | null;
                 external_id: string | null;
+                /** @description Null for a charge never paid. */
                 payer: {
                     document: string | null;
                     institution: string;
                     ispb: string;
                     name: string;
-                };
+                } | null;
                 receiver: {
                     document: string;
                     name: string;
@@ -1094,14 +1192,13 @@ export interface components {
         WebhookDelivery: {
             /** @description Also sent as x-sandbox-delivery, stable across retries. */
             id: string;
-            /** @constant */
-            event: "cashin.paid";
+            event: components["schemas"]["WebhookEventName"];
             transactionId: string;
             url: string | null;
             status: components["schemas"]["DeliveryStatus"];
             attempts: components["schemas"]["WebhookAttempt"][];
             nextAttemptAt: components["schemas"]["Timestamp"] | null;
-            payload: components["schemas"]["CashinPaid"];
+            payload: components["schemas"]["WebhookBody"];
             createdAt: components["schemas"]["Timestamp"];
         };
         WebhookDeliveryList: {
@@ -1109,7 +1206,7 @@ export interface components {
             hasMore: boolean;
         };
         /** @enum {string} */
-        EventType: "transaction.created" | "transaction.instruction_filled" | "transaction.paid" | "transaction.expired" | "transaction.declined" | "webhook.delivered" | "webhook.failed";
+        EventType: "transaction.created" | "transaction.instruction_filled" | "transaction.paid" | "transaction.expired" | "transaction.declined" | "transaction.refunded" | "transaction.chargeback" | "webhook.delivered" | "webhook.failed";
         Event: {
             id: string;
             type: components["schemas"]["EventType"];
@@ -1152,7 +1249,7 @@ export interface components {
         };
         AutopilotAction: {
             /** @enum {string} */
-            do: "fill" | "pay" | "expire" | "decline";
+            do: "fill" | "pay" | "expire" | "decline" | "refund" | "chargeback";
             /**
              * @description Delay after creation on the account's clock.
              * @default 0
@@ -1360,9 +1457,11 @@ export interface components {
                 "application/json": components["schemas"]["ProductError"];
             };
         };
-        /** @description Validation error; the message names the field and the rule. */
+        /** @description Validation error; the message names the field and the rule (amounts out of range answer the exact messages integrations match on, the rule in `x-sandbox-hint`). */
         TransactionBadRequest: {
             headers: {
+                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on. */
+                "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -1387,9 +1486,11 @@ export interface components {
                 "application/json": components["schemas"]["TransactionError"];
             };
         };
-        /** @description Not found in this account. */
+        /** @description Not found in this account (an unknown transaction is exactly `Transaction not found`, the id in `x-sandbox-hint`). */
         TransactionNotFound: {
             headers: {
+                /** @description What was looked up. */
+                "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -1752,7 +1853,8 @@ export interface operations {
     getTransaction: {
         parameters: {
             query?: {
-                searchBy?: "externalId";
+                /** @description `id` (the default) or `externalId`. */
+                searchBy?: "id" | "externalId";
             };
             header?: never;
             path: {
@@ -1978,6 +2080,104 @@ export interface operations {
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
+        };
+    };
+    declineTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    message?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The declined transaction. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            404: components["responses"]["TransactionNotFound"];
+            409: components["responses"]["TransactionConflict"];
+            413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
+        };
+    };
+    refundTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refunded transaction. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            404: components["responses"]["TransactionNotFound"];
+            409: components["responses"]["TransactionConflict"];
+            413: components["responses"]["TransactionTooLarge"];
+        };
+    };
+    chargebackTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The charged-back transaction. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            404: components["responses"]["TransactionNotFound"];
+            409: components["responses"]["TransactionConflict"];
+            413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
         };
     };
     getClock: {

@@ -1,4 +1,4 @@
-import { badRequest } from '../http/errors.js';
+import { invalid } from '../errors.js';
 
 const DAY_MS = 86_400_000;
 /** The boleto due-date factor restarted at 1000 on 2025-02-22 and wraps again on 2049-10-13. */
@@ -15,6 +15,6 @@ export function defaultDueDate(nowMs: number): string {
 
 export function checkDueDate(dueDate: string, nowMs: number): void {
   const today = brazilDate(nowMs);
-  if (dueDate < today) throw badRequest(`dueDate must not be in the past (today is ${today} in Brazil)`);
-  if (dueDate > LAST_DUE_DATE) throw badRequest(`dueDate must be at most ${LAST_DUE_DATE} (the boleto due-date factor's range)`);
+  if (dueDate < today) throw invalid(`dueDate must not be in the past (today is ${today} in Brazil)`);
+  if (dueDate > LAST_DUE_DATE) throw invalid(`dueDate must be at most ${LAST_DUE_DATE} (the boleto due-date factor's range)`);
 }

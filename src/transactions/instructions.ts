@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AccountRecord } from '../accounts/accounts.js';
 import { buildAlias, buildCuit, buildCvu } from '../rails/argentina.js';
 import { buildBoleto } from '../rails/boleto.js';
+import { pixMerchantName } from '../rails/merchant.js';
 import { buildBrCode } from '../rails/pix.js';
 import { cryptoRng, type Rng } from '../rails/random.js';
 import type { Transaction } from '../spec/types.js';
@@ -50,7 +51,7 @@ export function fillInstruction(
         kind: 'static',
         key: pixKeyOf(account.id),
         amountCentavos: view.amount,
-        merchantName: account.name,
+        merchantName: pixMerchantName(account.name),
         merchantCity: PIX_CITY,
         txid: `SBX${record.id}`,
       });

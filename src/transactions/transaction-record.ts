@@ -35,3 +35,6 @@ export function toTransaction(record: TransactionRecord): Transaction {
 export function isFilled(record: TransactionRecord): boolean {
   return record.filledAt !== null;
 }
+
+/** Why a transaction left PENDING other than by being paid (sandbox field `statusReason`). */
+export type StatusReason = NonNullable<Transaction['statusReason']>;

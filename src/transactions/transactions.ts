@@ -1,5 +1,5 @@
 import type { AccountRecord } from '../accounts/accounts.js';
-import { badRequest, notFound } from '../http/errors.js';
+import { invalid, notFound } from '../errors.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { PurchaseRequest, Transaction } from '../spec/types.js';
@@ -7,10 +7,16 @@ import type { Collection, Store } from '../store/store.js';
 import { feeFor, type FeeTable } from './fees.js';
 import { checkDocuments } from './documents-check.js';
 import { defaultDueDate, checkDueDate } from './due-date.js';
+import { settlementOf } from './settlement.js';
 import { cardBrand, cardOutcome, passesLuhn } from './test-cards.js';
 import type { Currency, PurchaseDetails, TransactionRecord } from './transaction-record.js';
 
 export const FILL_JOB = 'fillInstruction';
+/** A plain Pix not paid by its expiresAt expires, on the account's clock. */
+export const EXPIRE_PIX_JOB = 'expirePix';
+
+/** The exact message integrations match on for an unknown transaction; details go in the hint. */
+export const TRANSACTION_NOT_FOUND = 'Transaction not found';
 
 interface Counter {
   id: string;
@@ -30,6 +36,10 @@ export interface TransactionsOptions {
   fees: FeeTable;
   instructionDelayMs: number;
   strictDocuments: boolean;
+  /** `immediate`: a plain Pix carries its code in the 201; `delayed`: filled later like the hybrid. */
+  pixInstruction: 'immediate' | 'delayed';
+  /** Lifetime of a plain Pix (its expiresAt). */
+  pixExpiryMs: number;
 }
 
 export class Transactions {
@@ -37,6 +47,8 @@ export class Transactions {
   private readonly counters: Collection<Counter>;
   private readonly refs: Collection<ExternalRef>;
   private readonly createListeners: ((record: TransactionRecord) => void)[] = [];
+  /** Fills an instruction at creation (plain Pix, immediate mode); set by the wiring, which owns the fill. */
+  private fillNow: ((record: TransactionRecord, account: AccountRecord) => TransactionRecord) | undefined;
 
   constructor(
     store: Store,
@@ -53,6 +65,10 @@ export class Transactions {
     this.createListeners.push(listener);
   }
 
+  setImmediateFill(fill: (record: TransactionRecord, account: AccountRecord) => TransactionRecord): void {
+    this.fillNow = fill;
+  }
+
   create(account: AccountRecord, input: PurchaseRequest): TransactionRecord {
     const currency: Currency = input.currency ?? 'BRL';
     const method = input.paymentMethod ?? 'BANK_TRANSFER';
@@ -65,20 +81,26 @@ export class Transactions {
     if (method === 'CREDIT_CARD') checkCard(input, now);
 
     const id = this.nextId();
+    const plainPix = currency === 'BRL' && method === 'PIX';
     const base = {
       id,
+      transactionId: id,
       currency,
       method,
       installments: null,
       externalId: input.externalId ?? null,
       status: 'PENDING' as const,
+      statusReason: null,
       amount: input.amount,
-      postbackUrl: input.postbackUrl ?? account.webhookUrl ?? null,
+      // The request's own URL only ("" is how integrations send "none"); the account's is read when an event happens.
+      postbackUrl: input.postbackUrl || null,
       referrerUrl: null,
-      expiresAt: null,
+      expiresAt: plainPix ? new Date(now + this.options.pixExpiryMs).toISOString() : null,
       createdAt: new Date(now).toISOString(),
       costFee: feeFor(this.options.fees, currency, method, input.amount),
-      paidAt: null,
+      approvedAt: null,
+      endToEndId: null,
+      payer: null,
     };
     let view: Transaction;
     if (currency === 'COP') view = { ...base, currency, redirectUrl: null } as Transaction;
@@ -93,14 +115,16 @@ export class Transactions {
       } as Transaction;
     }
 
-    const record: TransactionRecord = { id, accountId: account.id, view, details: detailsOf(input, dueDate), filledAt: null };
+    let record: TransactionRecord = { id, accountId: account.id, view, details: detailsOf(input, dueDate), filledAt: null };
+    if (plainPix && this.options.pixInstruction === 'immediate' && this.fillNow) record = this.fillNow(record, account);
     this.records.put(record);
     if (record.view.externalId !== null) {
       this.refs.put({ id: `${account.id}\n${record.view.externalId}`, transactionId: id });
     }
-    if (method !== 'CREDIT_CARD') {
+    if (method !== 'CREDIT_CARD' && record.filledAt === null) {
       this.scheduler.schedule(account.id, FILL_JOB, id, now + this.options.instructionDelayMs);
     }
+    if (plainPix) this.scheduler.schedule(account.id, EXPIRE_PIX_JOB, id, now + this.options.pixExpiryMs);
     for (const listener of this.createListeners) listener(record);
     return record;
   }
@@ -108,7 +132,7 @@ export class Transactions {
   /** Another account's transaction answers exactly like a missing one. */
   get(account: { id: string }, id: string): TransactionRecord {
     const record = this.records.get(id);
-    if (!record || record.accountId !== account.id) throw notFound(`transaction ${id} not found`);
+    if (!record || record.accountId !== account.id) throw notFound(TRANSACTION_NOT_FOUND, `no transaction with id ${id} in this account`);
     return record;
   }
 
@@ -116,7 +140,7 @@ export class Transactions {
   getByExternalId(account: { id: string }, externalId: string): TransactionRecord {
     const ref = this.refs.get(`${account.id}\n${externalId}`);
     const record = ref && this.records.get(ref.transactionId);
-    if (!record || record.accountId !== account.id) throw notFound(`no transaction with externalId ${externalId}`);
+    if (!record || record.accountId !== account.id) throw notFound(TRANSACTION_NOT_FOUND, `no transaction with externalId ${externalId} in this account`);
     return record;
   }
 
@@ -140,12 +164,14 @@ export class Transactions {
   private cardView(base: Record<string, unknown>, input: PurchaseRequest, now: number): Transaction {
     const card = checkCard(input, now);
     const outcome = cardOutcome(card.number);
+    const approved = outcome.status === 'APPROVED';
     return {
       ...base,
       installments: input.installments ?? 1,
       status: outcome.status,
-      paidAt: outcome.status === 'APPROVED' ? new Date(now).toISOString() : null,
-      paidRail: outcome.status === 'APPROVED' ? 'CARD' : null,
+      statusReason: outcome.status === 'BLOCKED' ? 'DECLINED' : null,
+      ...(approved && settlementOf(input.name, input.cpf ?? null, new Date(now))),
+      paidRail: approved ? 'CARD' : null,
       card: { brand: cardBrand(card.number), last4: card.number.slice(-4), holderName: card.holderName },
       declineReason: outcome.declineReason,
     } as Transaction;
@@ -160,13 +186,13 @@ export class Transactions {
 
 function checkCard(input: PurchaseRequest, now: number): NonNullable<PurchaseRequest['card']> {
   const card = input.card;
-  if (!card) throw badRequest('card is required for CREDIT_CARD');
-  if (!passesLuhn(card.number)) throw badRequest('card.number is not a valid card number (Luhn check)');
+  if (!card) throw invalid('card is required for CREDIT_CARD');
+  if (!passesLuhn(card.number)) throw invalid('card.number is not a valid card number (Luhn check)');
   const today = new Date(now);
   const expired =
     card.expirationYear < today.getUTCFullYear() ||
     (card.expirationYear === today.getUTCFullYear() && card.expirationMonth < today.getUTCMonth() + 1);
-  if (expired) throw badRequest('card is expired: expirationMonth/expirationYear is in the past');
+  if (expired) throw invalid('card is expired: expirationMonth/expirationYear is in the past');
   return card;
 }
 

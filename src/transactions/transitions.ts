@@ -1,11 +1,12 @@
-import type { Accounts } from '../accounts/accounts.js';
-import { HttpError, badRequest } from '../http/errors.js';
+import type { AccountRecord, Accounts } from '../accounts/accounts.js';
+import { conflict, invalid, notFound } from '../errors.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Transaction } from '../spec/types.js';
 import { fillInstruction } from './instructions.js';
-import type { TransactionRecord } from './transaction-record.js';
-import { FILL_JOB, type Transactions } from './transactions.js';
+import { settlementOf } from './settlement.js';
+import type { StatusReason, TransactionRecord } from './transaction-record.js';
+import { EXPIRE_PIX_JOB, FILL_JOB, type Transactions } from './transactions.js';
 
 export type Rail = 'PIX' | 'BOLETO';
 
@@ -16,18 +17,36 @@ const RAILS: Partial<Record<Transaction['method'], Rail[]>> = {
   PIX_BOLETO: ['PIX', 'BOLETO'],
 };
 
-/** `at` is the account-clock instant of the change. */
-export type TransitionListener = (record: TransactionRecord, previous: TransactionRecord, at: string) => void;
+/** What a transition says beyond the new state: the webhook's `error_message`. */
+export interface TransitionDetail {
+  message?: string;
+}
 
-const conflict = (record: TransactionRecord, action: string): HttpError => {
-  const paid = record.view.status === 'APPROVED' && 'paidRail' in record.view && record.view.paidRail ? ` (paid by ${record.view.paidRail})` : '';
-  return new HttpError(409, `transaction ${record.id} is ${record.view.status}${paid}; only a PENDING transaction can be ${action}`);
+/** `at` is the account-clock instant of the change. */
+export type TransitionListener = (record: TransactionRecord, previous: TransactionRecord, at: string, detail: TransitionDetail) => void;
+
+const describe = (record: TransactionRecord): string => {
+  const view = record.view;
+  const paid = view.status === 'APPROVED' && 'paidRail' in view && view.paidRail ? ` (paid by ${view.paidRail})` : '';
+  const reason = view.statusReason && view.statusReason !== view.status ? ` (${view.statusReason})` : '';
+  return `transaction ${record.id} is ${view.status}${reason}${paid}`;
 };
 
+const notPending = (record: TransactionRecord, action: string) =>
+  conflict(`${describe(record)}; only a PENDING transaction can be ${action}`);
+const notApproved = (record: TransactionRecord, action: string) =>
+  conflict(`${describe(record)}; only an APPROVED transaction can be ${action}`);
+
+export const DEFAULT_DECLINE_MESSAGE = 'Payment declined';
+export const REJECTED_MESSAGE = 'Payment rejected by the payer';
+export const DEFAULT_CHARGEBACK_REASON = 'Chargeback requested by the payer';
+
 /**
- * The transaction state machine: PENDING → APPROVED (pay), PENDING → EXPIRED (expire),
- * PENDING → BLOCKED (decline), and filling the instruction. Every path that changes a
- * transaction (control API, hosted pages, scheduler) goes through here.
+ * The transaction state machine, with the five statuses integrators' typed clients know:
+ * PENDING → APPROVED (pay), PENDING → BLOCKED (expire, decline, the payer's rejection),
+ * APPROVED → REFUNDED (refund), APPROVED → CHARGEBACK (chargeback); `statusReason` says
+ * why. Every path that changes a transaction (control API, hosted pages, scheduler,
+ * autopilot) goes through here.
  */
 export class Transitions {
   private readonly listeners: TransitionListener[] = [];
@@ -44,12 +63,17 @@ export class Transitions {
     this.listeners.push(listener);
   }
 
+  /** The instruction of a transaction being created (plain Pix answered in its 201): no transition of its own. */
+  fillAtCreation(record: TransactionRecord, account: AccountRecord): TransactionRecord {
+    return fillInstruction(record, account, this.publicUrl(), this.clocks.nowMs(account.id));
+  }
+
   /** Fills the instruction now (idempotent); the scheduled fill is then moot. */
   fill(accountId: string, id: string): TransactionRecord {
     const record = this.transactions.get({ id: accountId }, id);
     if (record.filledAt !== null || record.view.method === 'CREDIT_CARD') return record;
     const account = this.accounts.get(accountId);
-    if (!account) throw new HttpError(404, `account ${accountId} not found`);
+    if (!account) throw notFound(`account ${accountId} not found`);
     this.scheduler.cancel(accountId, FILL_JOB, id);
     return this.commitTransition(record, fillInstruction(record, account, this.publicUrl(), this.clocks.nowMs(accountId)));
   }
@@ -58,39 +82,71 @@ export class Transitions {
     const record = this.transactions.get({ id: accountId }, id);
     const view = record.view;
     const rails = RAILS[view.method];
-    if (rail !== undefined && !rails) throw badRequest(`rail applies to BRL Pix and boleto transactions, not to ${view.currency} ${view.method}`);
+    if (rail !== undefined && !rails) throw invalid(`rail applies to BRL Pix and boleto transactions, not to ${view.currency} ${view.method}`);
     if (rail !== undefined && rails && !rails.includes(rail)) {
-      throw badRequest(`rail ${rail} is not a rail of a ${view.method} transaction (use ${rails.join(' or ')})`);
+      throw invalid(`rail ${rail} is not a rail of a ${view.method} transaction (use ${rails.join(' or ')})`);
     }
-    if (view.status !== 'PENDING') throw conflict(record, 'paid');
+    if (view.status !== 'PENDING') throw notPending(record, 'paid');
     // A payer cannot pay before the instruction exists: paying implies it was issued.
     const filled = this.fill(accountId, id);
-    const now = new Date(this.clocks.nowMs(accountId)).toISOString();
+    this.scheduler.cancel(accountId, EXPIRE_PIX_JOB, id);
+    const details = filled.details;
+    const document = details.cpf ?? (view.currency === 'COP' ? details.responsibleDocument : null);
+    const settlement = settlementOf(details.name, document, new Date(this.clocks.nowMs(accountId)));
     const paidRail = view.method === 'CREDIT_CARD' ? 'CARD' : rails ? (rail ?? rails[0]) : undefined;
-    const next = { ...filled.view, status: 'APPROVED', paidAt: now, ...(paidRail && { paidRail }) } as Transaction;
+    const next = { ...filled.view, status: 'APPROVED', statusReason: null, ...settlement, ...(paidRail && { paidRail }) } as Transaction;
     return this.commitTransition(filled, { ...filled, view: next });
   }
 
+  /** The charge's time ran out (control API, a boleto's due date, a Pix's expiresAt). */
   expire(accountId: string, id: string): TransactionRecord {
     const record = this.transactions.get({ id: accountId }, id);
-    if (record.view.status !== 'PENDING') throw conflict(record, 'expired');
-    // An ended transaction gets no instruction any more.
-    this.scheduler.cancel(accountId, FILL_JOB, id);
-    return this.commitTransition(record, { ...record, view: { ...record.view, status: 'EXPIRED' } as Transaction });
+    if (record.view.status !== 'PENDING') throw notPending(record, 'expired');
+    return this.block(record, 'EXPIRED', {});
   }
 
-  /** The payer or the issuer refused: the hosted checkout's Reject button. */
-  decline(accountId: string, id: string): TransactionRecord {
+  /**
+   * The issuer refused (`DECLINED`, control API) or the payer did (`REJECTED`, the hosted
+   * checkout's Reject button).
+   */
+  decline(accountId: string, id: string, options: { message?: string; reason?: 'DECLINED' | 'REJECTED' } = {}): TransactionRecord {
     const record = this.transactions.get({ id: accountId }, id);
-    if (record.view.status !== 'PENDING') throw conflict(record, 'declined');
-    this.scheduler.cancel(accountId, FILL_JOB, id);
-    return this.commitTransition(record, { ...record, view: { ...record.view, status: 'BLOCKED' } as Transaction });
+    if (record.view.status !== 'PENDING') throw notPending(record, 'declined');
+    const reason = options.reason ?? 'DECLINED';
+    const message = options.message ?? (reason === 'REJECTED' ? REJECTED_MESSAGE : DEFAULT_DECLINE_MESSAGE);
+    return this.block(record, reason, { message });
   }
 
-  private commitTransition(previous: TransactionRecord, next: TransactionRecord): TransactionRecord {
+  refund(accountId: string, id: string): TransactionRecord {
+    const record = this.transactions.get({ id: accountId }, id);
+    if (record.view.status !== 'APPROVED') throw notApproved(record, 'refunded');
+    return this.settle(record, 'REFUNDED', {});
+  }
+
+  /** A chargeback (card) or a Pix MED infraction that returns the money. */
+  chargeback(accountId: string, id: string, reason?: string): TransactionRecord {
+    const record = this.transactions.get({ id: accountId }, id);
+    if (record.view.status !== 'APPROVED') throw notApproved(record, 'charged back');
+    return this.settle(record, 'CHARGEBACK', { message: reason ?? DEFAULT_CHARGEBACK_REASON });
+  }
+
+  private block(record: TransactionRecord, reason: StatusReason, detail: TransitionDetail): TransactionRecord {
+    // An ended transaction gets no instruction any more, and cannot expire again.
+    this.scheduler.cancel(record.accountId, FILL_JOB, record.id);
+    this.scheduler.cancel(record.accountId, EXPIRE_PIX_JOB, record.id);
+    const view = { ...record.view, status: 'BLOCKED', statusReason: reason } as Transaction;
+    return this.commitTransition(record, { ...record, view }, detail);
+  }
+
+  private settle(record: TransactionRecord, status: 'REFUNDED' | 'CHARGEBACK', detail: TransitionDetail): TransactionRecord {
+    const view = { ...record.view, status, statusReason: status } as Transaction;
+    return this.commitTransition(record, { ...record, view }, detail);
+  }
+
+  private commitTransition(previous: TransactionRecord, next: TransactionRecord, detail: TransitionDetail = {}): TransactionRecord {
     this.transactions.replace(next);
     const at = new Date(this.clocks.nowMs(next.accountId)).toISOString();
-    for (const listener of this.listeners) listener(next, previous, at);
+    for (const listener of this.listeners) listener(next, previous, at, detail);
     return next;
   }
 }

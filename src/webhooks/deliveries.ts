@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Accounts } from '../accounts/accounts.js';
 import type { Events } from '../events/events.js';
 import type { Faults, WebhookFault } from '../faults/faults.js';
-import { HttpError, notFound } from '../http/errors.js';
+import { conflict, notFound } from '../errors.js';
 import type { Logger } from '../log.js';
 import { paginate, type Page } from '../catalog/paginate.js';
 import { cryptoRng } from '../rails/random.js';
@@ -12,7 +12,7 @@ import type { Collection, Store } from '../store/store.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
 import type { AttemptOutcome, Dispatcher } from './dispatcher.js';
-import { cashinPaidBody, type CashinPaidBody } from './payload.js';
+import { webhookBody, type WebhookBody, type WebhookEvent } from './payload.js';
 import { signBody, sortKeysDeep } from './signature.js';
 
 export const DELIVER_JOB = 'deliverWebhook';
@@ -32,13 +32,13 @@ export interface Attempt {
 
 export interface Delivery {
   id: string;
-  event: 'cashin.paid';
+  event: WebhookEvent;
   transactionId: string;
   url: string | null;
   status: DeliveryStatus;
   attempts: Attempt[];
   nextAttemptAt: string | null;
-  payload: CashinPaidBody;
+  payload: WebhookBody;
   createdAt: string;
 }
 
@@ -105,21 +105,25 @@ export class Deliveries {
     }
   }
 
-  /** Called on PENDING → APPROVED. */
-  transactionPaid(record: TransactionRecord): void {
+  /**
+   * Queues the webhook of a lifecycle event (cashin.paid on PENDING → APPROVED, and the
+   * others). The URL is the transaction's postbackUrl, else the account's webhook URL as
+   * it is now, when the event happens.
+   */
+  transactionEvent(record: TransactionRecord, event: WebhookEvent, errorMessage: string | null = null): void {
     const account = this.accounts.get(record.accountId);
     if (!account) return;
     const now = this.clocks.nowMs(account.id);
     const url = record.view.postbackUrl ?? account.webhookUrl;
     const delivery: DeliveryRecord = {
       id: `whd_${randomUUID()}`,
-      event: 'cashin.paid',
+      event,
       transactionId: record.id,
       url,
       status: url ? 'pending' : 'undeliverable',
       attempts: [],
       nextAttemptAt: url ? new Date(now).toISOString() : null,
-      payload: cashinPaidBody(record, account, new Date(now)),
+      payload: webhookBody(event, record, account, errorMessage),
       createdAt: new Date(now).toISOString(),
       accountId: account.id,
     };
@@ -147,7 +151,7 @@ export class Deliveries {
     const record = this.records.get(id);
     if (!record || record.accountId !== accountId) throw notFound(`webhook delivery ${id} not found`);
     const url = record.url ?? this.currentUrl(record);
-    if (!url) throw new HttpError(409, 'no webhook URL: the transaction has no postbackUrl and the account none (PUT /_sandbox/webhook-url)');
+    if (!url) throw conflict('no webhook URL: the transaction has no postbackUrl and the account none (PUT /_sandbox/webhook-url)');
     const updated = { ...record, url, status: record.status === 'undeliverable' ? ('failed' as const) : record.status };
     this.records.put(updated);
     await this.send(updated, true);

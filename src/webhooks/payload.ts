@@ -1,32 +1,24 @@
 import type { AccountRecord } from '../accounts/accounts.js';
 import { merchantNit } from '../rails/merchant.js';
-import { endToEndId } from '../rails/pix-e2e.js';
-import { cryptoRng, pick, type Rng } from '../rails/random.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 
-/** Real Brazilian institutions and their ISPB codes, as a payer's bank would appear. */
-const PAYER_INSTITUTIONS = [
-  { ispb: '00000000', institution: 'BCO DO BRASIL S.A.' },
-  { ispb: '60701190', institution: 'ITAÚ UNIBANCO S.A.' },
-  { ispb: '60746948', institution: 'BCO BRADESCO S.A.' },
-  { ispb: '90400888', institution: 'BCO SANTANDER (BRASIL) S.A.' },
-  { ispb: '00360305', institution: 'CAIXA ECONOMICA FEDERAL' },
-  { ispb: '18236120', institution: 'NU PAGAMENTOS - IP' },
-] as const;
+/** The lifecycle events of a cash-in, as integrators' webhook handlers name them. */
+export type WebhookEvent = 'cashin.paid' | 'cashin.expired' | 'cashin.failed' | 'cashin.refunded' | 'infraction.updated';
 
-export interface CashinPaidBody {
+export interface WebhookBody {
   [key: string]: unknown;
-  event: 'cashin.paid';
+  event: WebhookEvent;
   environment: 'sandbox';
   payload: {
     transaction_id: string;
     withdrawal_id: null;
     external_id: string | null;
     amount: number;
-    end_to_end_id: string;
-    payer: { name: string; document: string | null; ispb: string; institution: string };
+    /** Null for a charge that was never paid. */
+    end_to_end_id: string | null;
+    payer: { name: string; document: string | null; ispb: string; institution: string } | null;
     receiver: { name: string; document: string };
-    error_message: null;
+    error_message: string | null;
   };
 }
 
@@ -36,28 +28,32 @@ function receiverDocument(record: TransactionRecord): string {
   return `${nit.base}${nit.dv}`;
 }
 
-/** The webhook v2 body integrators' public client code receives for a paid cash-in. */
-export function cashinPaidBody(record: TransactionRecord, account: AccountRecord, paidAt: Date, rng: Rng = cryptoRng): CashinPaidBody {
-  const bank = pick(rng, PAYER_INSTITUTIONS);
+/**
+ * The webhook v2 body integrators' public client code receives: one shape for every
+ * lifecycle event. The payer and end-to-end id are the transaction's own (set when it
+ * was paid), so lookups and webhooks agree; a charge never paid has neither.
+ */
+export function webhookBody(event: WebhookEvent, record: TransactionRecord, account: AccountRecord, errorMessage: string | null = null): WebhookBody {
+  const view = record.view;
+  const payer = view.payer ?? null;
   return {
-    event: 'cashin.paid',
+    event,
     environment: 'sandbox',
     payload: {
       transaction_id: record.id,
       withdrawal_id: null,
-      external_id: record.view.externalId,
-      amount: record.view.amount,
-      end_to_end_id: endToEndId(bank.ispb, paidAt, rng),
-      payer: {
-        name: record.details.name,
-        // BRL carries the payer's CPF; in COP the payer's document is responsibleDocument.
-        document: record.details.cpf ?? (record.view.currency === 'COP' ? record.details.responsibleDocument : null),
-        ispb: bank.ispb,
-        institution: bank.institution,
-      },
+      external_id: view.externalId,
+      amount: view.amount,
+      end_to_end_id: view.endToEndId ?? null,
+      payer: payer && { name: payer.name, document: payer.document, ispb: payer.ispb, institution: payer.bank },
       // In COP responsibleDocument is the payer's; the merchant is the sandbox's NIT for the account.
       receiver: { name: account.name, document: receiverDocument(record) },
-      error_message: null,
+      error_message: errorMessage,
     },
   };
+}
+
+/** The `cashin.paid` body of a paid transaction. */
+export function cashinPaidBody(record: TransactionRecord, account: AccountRecord): WebhookBody {
+  return webhookBody('cashin.paid', record, account);
 }

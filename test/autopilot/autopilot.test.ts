@@ -55,10 +55,24 @@ describe('the default rules (magic values)', () => {
     expect(tx.paidRail).toBe('BOLETO');
   });
 
-  it('an amount ending in 05 is declined and 09 expires', async () => {
+  it('an amount ending in 05 is declined and 09 expires: both BLOCKED, with their statusReason', async () => {
     const client = await freshAccount();
-    expect((await statusAfter(client, pixBody({ amount: 15005 }), 3000)).after).toBe('BLOCKED');
-    expect((await statusAfter(client, boletoBody({ amount: 15009 }), 3000)).after).toBe('EXPIRED');
+    const declined = await statusAfter(client, pixBody({ amount: 15005 }), 3000);
+    expect([declined.after, declined.tx.statusReason]).toEqual(['BLOCKED', 'DECLINED']);
+    const expired = await statusAfter(client, boletoBody({ amount: 15009 }), 3000);
+    expect([expired.after, expired.tx.statusReason]).toEqual(['BLOCKED', 'EXPIRED']);
+  });
+
+  it('an amount ending in 07 is paid then refunded, 08 paid then charged back', async () => {
+    const client = await freshAccount();
+    const refunded = await created(client, pixBody({ amount: 15007 }));
+    const chargedBack = await created(client, copBody({ amount: 1500008 }));
+    await advance(client, 3000);
+    expect((await lookup(client, refunded.id)).status).toBe('APPROVED');
+    expect((await lookup(client, chargedBack.id)).status).toBe('APPROVED');
+    await advance(client, 3000);
+    expect(await lookup(client, refunded.id)).toMatchObject({ status: 'REFUNDED', statusReason: 'REFUNDED' });
+    expect(await lookup(client, chargedBack.id)).toMatchObject({ status: 'CHARGEBACK', statusReason: 'CHARGEBACK' });
   });
 
   it('[pay] in the description and an autopay- externalId pay whatever the amount', async () => {
@@ -69,7 +83,7 @@ describe('the default rules (magic values)', () => {
 
   it('other amounts stay PENDING', async () => {
     const client = await freshAccount();
-    const { after, tx } = await statusAfter(client, pixBody({ amount: 15000 }), 10_000);
+    const { after, tx } = await statusAfter(client, hybridBody({ amount: 15000 }), 10_000);
     expect(after).toBe('PENDING');
     expect(tx.pixCode).toBe('');
   });
@@ -96,7 +110,7 @@ describe('/_sandbox/autopilot', () => {
     expect(set.body).toEqual({ source: 'account', ...rules });
     const cop = await created(client, copBody());
     await advance(client, 0);
-    expect((await lookup(client, cop.id)).status).toBe('EXPIRED');
+    expect(await lookup(client, cop.id)).toMatchObject({ status: 'BLOCKED', statusReason: 'EXPIRED' });
     // The account's rules replace the sandbox's: a magic 01 amount no longer pays.
     expect((await statusAfter(client, pixBody({ amount: 15001 }), 3000)).after).toBe('PENDING');
 

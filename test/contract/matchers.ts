@@ -42,6 +42,8 @@ export const boletoBarcode = () => M.regex('^[0-9]{44}$', '341911640000001500010
 export const boletoDigitableLine = () => M.regex('^[0-9]{47}$', '34191090080000000000001000000024116400000015000');
 export const cvu = () => M.regex('^[0-9]{22}$', '0003780601974995950268');
 export const cuit = () => M.regex('^[0-9]{11}$', '34583928091');
+/** The Pix QR as a base64 PNG, no `data:` prefix (a PNG's base64 starts iVBORw0KGgo). */
+export const qrCode = () => M.regex('^iVBORw0KGgo[A-Za-z0-9+/]*={0,2}$', 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==');
 export const endToEndId = () => M.regex('^E[0-9]{8}[0-9]{12}[A-Za-z0-9]{11}$', 'E18236120202611211530aB3dE5fG7hJ');
 
 /** `{status, error}` of the product endpoints; `error` names what is wrong. */

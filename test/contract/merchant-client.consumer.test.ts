@@ -11,6 +11,7 @@ import {
   boletoDigitableLine,
   cuit,
   cvu,
+  endToEndId,
   EXAMPLE_PRODUCT_ID,
   INVALID_KEY,
   jsonHeaders,
@@ -21,6 +22,7 @@ import {
   PLACEHOLDER_KEY,
   productError,
   productId,
+  qrCode,
   PROVIDER,
   timestamp,
   transactionError,
@@ -281,9 +283,11 @@ describe('merchant client → payments API: offers', () => {
 /** The creation answer every variant shares: PENDING, the amount echoed, a fee. */
 const created = (currency: string, method: string, amount: number, fields: Record<string, unknown> = {}) => ({
   id: transactionId(),
+  transactionId: transactionId(),
   currency,
   method,
   status: 'PENDING',
+  statusReason: null,
   amount,
   costFee: M.integer(149),
   createdAt: timestamp(),
@@ -309,7 +313,6 @@ describe('merchant client → payments API: purchases (201)', () => {
       body: arsBody({ externalId: 'order-ars-1' }),
       response: created('ARS', 'BANK_TRANSFER', 500_000, { externalId: 'order-ars-1', cvu: null, paymentInstruction: {} }),
     },
-    { title: 'a BRL Pix purchase', body: pixBody(), response: created('BRL', 'PIX', 15_000, { pixCode: M.string('') }) },
     { title: 'a BRL boleto purchase', body: boletoBody(), response: created('BRL', 'BOLETO', 15_000, { paymentInstruction: {} }) },
     {
       title: 'a BRL hybrid Pix-or-boleto purchase',
@@ -333,6 +336,19 @@ describe('merchant client → payments API: purchases (201)', () => {
     });
   }
 
+  it('creates a BRL Pix purchase whose code, QR and expiry are in the 201', async () => {
+    const body = pixBody();
+    await interaction('a request to create a BRL Pix purchase')
+      .withRequest('POST', '/transactions/v2/purchase', (b) => b.headers(jsonHeaders()).jsonBody(body))
+      .willRespondWith(201, (b) => b.jsonBody(created('BRL', 'PIX', 15_000, { pixCode: pixCode(), qrCode: qrCode(), expiresAt: timestamp('2026-02-01T12:00:00.000Z') })))
+      .executeTest(async (server) => {
+        const tx = await client(server.url).purchase(purchase(body));
+        expect(tx.status).toBe('PENDING');
+        // Integrations read the Pix from the 201: no polling needed.
+        expect(instructionReady(tx)).toBe(true);
+      });
+  });
+
   it('creates a BRL card purchase approved at once (test card)', async () => {
     const body = cardBody({ installments: 3 });
     await interaction('a request to create a BRL card purchase with an approved card')
@@ -341,6 +357,8 @@ describe('merchant client → payments API: purchases (201)', () => {
         b.jsonBody({
           ...created('BRL', 'CREDIT_CARD', 15_000, { installments: 3, card: { brand: M.string('visa'), last4: '1111', holderName: M.string('MARIA SILVA') } }),
           status: 'APPROVED',
+          approvedAt: timestamp(),
+          endToEndId: endToEndId(),
         }),
       )
       .executeTest(async (server) => {
@@ -353,10 +371,11 @@ describe('merchant client → payments API: purchases (201)', () => {
     const body = cardBody({ card: { number: '4000000000000002', holderName: 'MARIA SILVA', expirationMonth: 12, expirationYear: 2040, cvv: '123' } });
     await interaction('a request to create a BRL card purchase with a declined card')
       .withRequest('POST', '/transactions/v2/purchase', (b) => b.headers(jsonHeaders()).jsonBody(body))
-      .willRespondWith(201, (b) => b.jsonBody({ ...created('BRL', 'CREDIT_CARD', 15_000), status: 'BLOCKED', declineReason: M.string('card_declined') }))
+      .willRespondWith(201, (b) => b.jsonBody({ ...created('BRL', 'CREDIT_CARD', 15_000), status: 'BLOCKED', statusReason: 'DECLINED', declineReason: M.string('card_declined') }))
       .executeTest(async (server) => {
         const tx = await client(server.url).purchase(purchase(body));
         expect(tx.status).toBe('BLOCKED');
+        expect(tx.statusReason).toBe('DECLINED');
       });
   });
 });
@@ -366,9 +385,9 @@ describe('merchant client → payments API: purchase errors', () => {
     { title: 'a COP purchase without a phone', body: without(copBody(), 'phone'), mentions: 'phone' },
     { title: 'a COP purchase without an e-mail', body: without(copBody(), 'email'), mentions: 'email' },
     { title: "a COP purchase without the payer's document", body: without(copBody(), 'responsibleDocument'), mentions: 'responsibleDocument' },
-    { title: 'a COP purchase below the minimum amount', body: copBody({ amount: 10_000 }), mentions: 'amount' },
+    { title: 'a COP purchase below the minimum amount', body: copBody({ amount: 10_000 }), mentions: 'Sale value below minimum' },
     { title: 'an ARS purchase with an invalid e-mail', body: arsBody({ email: 'ana-at-example' }), mentions: 'email' },
-    { title: 'an ARS purchase above the maximum amount', body: arsBody({ amount: 100_000_001 }), mentions: 'amount' },
+    { title: 'an ARS purchase above the maximum amount', body: arsBody({ amount: 100_000_001 }), mentions: 'Sale value exceeds maximum' },
     { title: 'a BRL hybrid purchase with an incomplete boletoAddress', body: hybridBody({ boletoAddress: { address: 'Rua Augusta', district: 'Consolação', city: 'São Paulo', uf: 'SP' } }), mentions: 'zipCode' },
     { title: 'a BRL hybrid purchase without the payer cpf', body: without(hybridBody(), 'cpf'), mentions: 'cpf' },
   ];
@@ -471,10 +490,37 @@ describe('merchant client → payments API: lookups', () => {
   it('reads a paid transaction (APPROVED)', async () => {
     await interaction('a request to read a paid transaction', [STATES.paidTransaction, { currency: 'BRL', paymentMethod: 'PIX' }])
       .withRequest('GET', txPath(), (b) => b.headers(authHeader()))
-      .willRespondWith(200, (b) => b.jsonBody({ id: transactionId(), currency: 'BRL', method: 'PIX', status: 'APPROVED', amount: M.integer(15000), pixCode: pixCode() }))
+      .willRespondWith(200, (b) =>
+        b.jsonBody({
+          id: transactionId(),
+          transactionId: transactionId(),
+          currency: 'BRL',
+          method: 'PIX',
+          status: 'APPROVED',
+          statusReason: null,
+          amount: M.integer(15000),
+          pixCode: pixCode(),
+          qrCode: qrCode(),
+          approvedAt: timestamp(),
+          endToEndId: endToEndId(),
+          payer: { name: M.string('Maria Silva'), document: M.string('52998224725'), bank: M.string('NU PAGAMENTOS - IP'), ispb: M.regex('^[0-9]{8}$', '18236120') },
+        }),
+      )
       .executeTest(async (server) => {
         const tx = await client(server.url).getTransaction('100000000');
         expect(tx.status).toBe('APPROVED');
+        expect(tx.endToEndId).toMatch(/^E\d{8}/);
+        expect(tx.payer?.name).toBe('Maria Silva');
+      });
+  });
+
+  it('reads a transaction with searchBy=id, the typed clients\' default', async () => {
+    await interaction('a request to read a transaction with searchBy=id', filled('BRL', 'PIX_BOLETO'))
+      .withRequest('GET', txPath(), (b) => b.query({ searchBy: 'id' }).headers(authHeader()))
+      .willRespondWith(200, (b) => b.jsonBody({ id: transactionId(), transactionId: transactionId(), currency: 'BRL', method: 'PIX_BOLETO', status: 'PENDING', pixCode: pixCode() }))
+      .executeTest(async (server) => {
+        const tx = await client(server.url).getTransactionById('100000000');
+        expect(tx.status).toBe('PENDING');
       });
   });
 
@@ -491,7 +537,7 @@ describe('merchant client → payments API: lookups', () => {
   it('gets 404 for a transaction that does not exist', async () => {
     await interaction('a request to read a transaction that does not exist')
       .withRequest('GET', '/transactions/1', (b) => b.headers(authHeader()))
-      .willRespondWith(404, (b) => b.jsonBody(transactionError(404, '1')))
+      .willRespondWith(404, (b) => b.jsonBody({ statusCode: 404, message: 'Transaction not found', error: M.string('Not Found') }))
       .executeTest(async (server) => {
         const error = await apiError(client(server.url).getTransaction('1'));
         expect(error.status).toBe(404);

@@ -48,6 +48,11 @@ export class PaymentsClient {
     return this.request<Transaction>('GET', `/transactions/${encodeURIComponent(id)}`);
   }
 
+  /** `searchBy=id`, what typed clients of this API family send by default. */
+  getTransactionById(id: string): Promise<Transaction> {
+    return this.request<Transaction>('GET', `/transactions/${encodeURIComponent(id)}?searchBy=id`);
+  }
+
   findTransactionByExternalId(externalId: string): Promise<Transaction> {
     return this.request<Transaction>('GET', `/transactions/${encodeURIComponent(externalId)}?searchBy=externalId`);
   }

@@ -54,6 +54,6 @@ describe('provider verification has teeth', () => {
     expect(result.report).toContain('$: Actual map is missing the following keys: id');
     expect(result.report).toContain("$.status: Expected 'CREATED' (String) to be equal to 'PENDING' (String)");
     expect(result.report).toContain('status: expected 400 but was 201');
-    expect(result.report).toMatch(/Verification FAILED: \d+ of 45 interactions failed/);
+    expect(result.report).toMatch(/Verification FAILED: \d+ of 46 interactions failed/);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ISO_UTC, createAccount, expectTransactionError } from '../helpers/catalog.js';
-import { control, created, pixBody, type Tx } from '../helpers/purchases.js';
+import { cardBody, control, copBody, created, hybridBody, pixBody, VALID_CARD, type Tx } from '../helpers/purchases.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { listEvents, startReceiver, waitForDelivery, type Delivery, type Receiver, type SandboxEvent } from '../helpers/webhooks.js';
 
@@ -15,7 +15,7 @@ afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
 });
 
-async function ok(client: Client, id: string, action: 'fill' | 'pay'): Promise<Tx> {
+async function ok(client: Client, id: string, action: 'fill' | 'pay' | 'expire' | 'decline' | 'refund' | 'chargeback'): Promise<Tx> {
   const res = await control(client, id, action);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body;
@@ -25,7 +25,8 @@ async function ok(client: Client, id: string, action: 'fill' | 'pay'): Promise<T
 async function flow(client: Client): Promise<{ created: Tx; filled: Tx; paid: Tx; delivery: Delivery }> {
   const r = await startReceiver(200);
   receivers.push(r);
-  const tx = await created(client, pixBody({ postbackUrl: r.url }));
+  // The hybrid: its instruction is filled after creation (a plain Pix has it in the 201).
+  const tx = await created(client, hybridBody({ postbackUrl: r.url }));
   const filled = await ok(client, tx.id, 'fill');
   const paid = await ok(client, tx.id, 'pay');
   const delivery = await waitForDelivery(client, tx.id, (d) => d.status === 'delivered', 'delivered');
@@ -54,9 +55,11 @@ describe('GET /_sandbox/events', () => {
     expect(new Set(seqs).size).toBe(4);
     const stamps = events.map((e) => Date.parse(e.createdAt));
     expect(stamps).toEqual([...stamps].sort((a, b) => a - b));
+    // Events carry the stored transaction: the QR image (qrCode) is derived on answers only.
+    const stored = ({ qrCode: _q, ...rest }: Tx) => rest;
     expect(events[0]!.data).toEqual(f.created);
-    expect(events[1]!.data).toEqual(f.filled);
-    expect(events[2]!.data).toEqual(f.paid);
+    expect(events[1]!.data).toEqual(stored(f.filled));
+    expect(events[2]!.data).toEqual(stored(f.paid));
     expect(events[3]!.data).toEqual(f.delivery);
   });
 
@@ -119,8 +122,49 @@ describe('GET /_sandbox/events', () => {
 
   it('rejects an unknown type and a bad limit (400)', async () => {
     const { client } = await createAccount(sb);
-    for (const query of ['type=transaction.refunded', 'limit=0', 'limit=101', 'limit=abc']) {
+    for (const query of ['type=transaction.refund', 'type=cashin.paid', 'limit=0', 'limit=101', 'limit=abc']) {
       expectTransactionError(await client.get(`/_sandbox/events?${query}`), 400);
     }
+  });
+});
+
+describe('lifecycle events', () => {
+  it('expire, decline, refund and chargeback each append their event with the transaction after the change', async () => {
+    const { client } = await createAccount(sb);
+    const expired = await ok(client, (await created(client, copBody())).id, 'expire');
+    const declined = await ok(client, (await created(client, copBody())).id, 'decline');
+    const refunded = await ok(client, (await ok(client, (await created(client, copBody())).id, 'pay')).id, 'refund');
+    const chargedBack = await ok(client, (await ok(client, (await created(client, copBody())).id, 'pay')).id, 'chargeback');
+    for (const [type, tx] of [
+      ['transaction.expired', expired],
+      ['transaction.declined', declined],
+      ['transaction.refunded', refunded],
+      ['transaction.chargeback', chargedBack],
+    ] as const) {
+      const events = await allEvents(client, { type });
+      expect(events.map((e) => e.transactionId), type).toEqual([tx.id]);
+      expect(events[0]!.data).toEqual(tx);
+    }
+    expect(expired).toMatchObject({ status: 'BLOCKED', statusReason: 'EXPIRED' });
+    expect(declined).toMatchObject({ status: 'BLOCKED', statusReason: 'DECLINED' });
+    expect(refunded).toMatchObject({ status: 'REFUNDED', statusReason: 'REFUNDED' });
+    expect(chargedBack).toMatchObject({ status: 'CHARGEBACK', statusReason: 'CHARGEBACK' });
+  });
+
+  it('a plain Pix is created with its instruction: created and instruction_filled at the same instant', async () => {
+    const { client } = await createAccount(sb);
+    const tx = await created(client, pixBody());
+    const events = await allEvents(client, { transactionId: tx.id });
+    expect(events.map((e) => e.type)).toEqual(['transaction.created', 'transaction.instruction_filled']);
+    expect(events.map((e) => e.createdAt)).toEqual([tx.createdAt, tx.createdAt]);
+    // Events carry the stored transaction: the QR image is derived on answers only.
+    const { qrCode: _q, ...stored } = tx;
+    expect(events[1]!.data).toEqual(stored);
+  });
+
+  it('a declined test card is created BLOCKED: created then declined', async () => {
+    const { client } = await createAccount(sb);
+    const tx = await created(client, cardBody({ card: { ...VALID_CARD, number: '4000000000000002' } }));
+    expect((await allEvents(client, { transactionId: tx.id })).map((e) => e.type)).toEqual(['transaction.created', 'transaction.declined']);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createAccount, expectTransactionError } from '../helpers/catalog.js';
-import { control, created, pixBody, type Tx } from '../helpers/purchases.js';
+import { control, created, hybridBody, type Tx } from '../helpers/purchases.js';
 import { basic, startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { listEvents, type SandboxEvent } from '../helpers/webhooks.js';
 
@@ -77,14 +77,14 @@ function refusal(url: string, headers: Record<string, string> = {}): Promise<{ s
   });
 }
 
-async function ok(client: Client, id: string, action: 'fill' | 'pay'): Promise<Tx> {
+async function ok(client: Client, id: string, action: 'fill' | 'pay' | 'expire' | 'decline' | 'refund' | 'chargeback'): Promise<Tx> {
   const res = await control(client, id, action);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body;
 }
 
 async function flow(client: Client): Promise<Tx[]> {
-  const tx = await created(client, pixBody());
+  const tx = await created(client, hybridBody());
   return [tx, await ok(client, tx.id, 'fill'), await ok(client, tx.id, 'pay')];
 }
 
@@ -105,21 +105,47 @@ describe('WebSocket /_sandbox/events/ws', () => {
       const messages = await stream.waitFor(3);
       expect(messages.map((m) => m.type)).toEqual(TYPES);
       expect(messages.map((m) => m.transactionId)).toEqual(TYPES.map(() => states[0]!.id));
-      expect(messages.map((m) => m.data)).toEqual(states);
+      // Events carry the stored transaction: the QR image (qrCode) is derived on answers only.
+      expect(messages.map((m) => m.data)).toEqual(states.map(({ qrCode: _q, ...stored }) => stored));
       // The same events as the list, byte for byte.
       expect(messages).toEqual((await listEvents(client)).data);
     }
     // Give a stray cross-account message the chance to arrive: one more event in B only.
-    const extra = await created(b.client, pixBody());
+    const extra = await created(b.client, hybridBody());
     await streamB.waitFor(4);
     expect(streamB.messages[3]!.transactionId).toBe(extra.id);
     expect(streamA.messages).toHaveLength(3);
   });
 
+  it('carries every lifecycle change: expired, declined, paid, refunded, chargeback', async () => {
+    const { account, client } = await createAccount(sb);
+    const stream = await connect(wsUrl(sb.url), { authorization: basic(account.secretKey) });
+    const expired = await ok(client, (await created(client, hybridBody())).id, 'expire');
+    const declined = await ok(client, (await created(client, hybridBody())).id, 'decline');
+    const paid = await created(client, hybridBody());
+    await ok(client, paid.id, 'pay');
+    const refunded = await ok(client, paid.id, 'refund');
+    const other = await created(client, hybridBody());
+    await ok(client, other.id, 'pay');
+    const chargedBack = await ok(client, other.id, 'chargeback');
+    const messages = await stream.waitFor(12);
+    const changes = messages.filter((m) => !['transaction.created', 'transaction.instruction_filled'].includes(m.type));
+    expect(changes.map((m) => [m.type, m.transactionId])).toEqual([
+      ['transaction.expired', expired.id],
+      ['transaction.declined', declined.id],
+      ['transaction.paid', paid.id],
+      ['transaction.refunded', refunded.id],
+      ['transaction.paid', other.id],
+      ['transaction.chargeback', chargedBack.id],
+    ]);
+    const { qrCode: _q, ...stored } = refunded;
+    expect(changes[3]!.data).toEqual(stored);
+  });
+
   it('authenticates with ?key= (browsers cannot set headers)', async () => {
     const { account, client } = await createAccount(sb);
     const stream = await connect(wsUrl(sb.url, `?key=${encodeURIComponent(account.secretKey)}`));
-    const tx = await created(client, pixBody());
+    const tx = await created(client, hybridBody());
     const [first] = await stream.waitFor(1);
     expect(first).toMatchObject({ type: 'transaction.created', transactionId: tx.id, data: tx });
   });
@@ -147,15 +173,15 @@ describe('WebSocket /_sandbox/events/ws', () => {
 
   it('?startingAfter= first replays the events missed after that one, then streams live', async () => {
     const { account, client } = await createAccount(sb);
-    const one = await created(client, pixBody());
-    const two = await created(client, pixBody());
+    const one = await created(client, hybridBody());
+    const two = await created(client, hybridBody());
     await ok(client, two.id, 'fill');
     const before = (await listEvents(client)).data;
     expect(before.map((e) => e.transactionId)).toEqual([one.id, two.id, two.id]);
     const stream = await connect(wsUrl(sb.url, `?startingAfter=${before[0]!.id}`), { authorization: basic(account.secretKey) });
     await stream.waitFor(2);
     expect(stream.messages).toEqual(before.slice(1));
-    const three = await created(client, pixBody());
+    const three = await created(client, hybridBody());
     await stream.waitFor(3);
     expect(stream.messages[2]).toMatchObject({ type: 'transaction.created', transactionId: three.id });
     expect(stream.messages).toHaveLength(3);
@@ -164,11 +190,11 @@ describe('WebSocket /_sandbox/events/ws', () => {
   it("a cursor from another account replays nothing of that account", async () => {
     const a = await createAccount(sb);
     const b = await createAccount(sb);
-    const mine = await created(a.client, pixBody());
+    const mine = await created(a.client, hybridBody());
     await ok(a.client, mine.id, 'fill');
     const cursor = (await listEvents(a.client)).data[0]!.id;
     const stream = await connect(wsUrl(sb.url, `?startingAfter=${cursor}`), { authorization: basic(b.account.secretKey) });
-    const own = await created(b.client, pixBody());
+    const own = await created(b.client, hybridBody());
     await stream.waitFor(1);
     expect(stream.messages.map((m) => m.transactionId)).toEqual([own.id]);
   });

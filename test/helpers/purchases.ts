@@ -96,7 +96,7 @@ export function expectBadRequest(res: Reply, message: RegExp): void {
 }
 
 /** A control-API call: POST /_sandbox/transactions/:id/<action>. */
-export function control(client: Client, id: string, action: 'fill' | 'pay' | 'expire', body?: Body): Promise<Reply<Tx>> {
+export function control(client: Client, id: string, action: 'fill' | 'pay' | 'expire' | 'decline' | 'refund' | 'chargeback', body?: Body): Promise<Reply<Tx>> {
   return client.post<Tx>(`/_sandbox/transactions/${id}/${action}`, body);
 }
 

@@ -10,7 +10,7 @@ export type Delivery = components['schemas']['WebhookDelivery'];
 export type DeliveryList = components['schemas']['WebhookDeliveryList'];
 export type SandboxEvent = components['schemas']['Event'];
 export type EventList = components['schemas']['EventList'];
-export type CashinPaid = components['schemas']['CashinPaid'];
+export type CashinPaid = components['schemas']['WebhookBody'];
 
 /** One request as the receiver saw it, recorded once its body was fully read. */
 export interface ReceivedRequest {

@@ -31,8 +31,15 @@ describe('test cards', () => {
     expect(tx.status).toBe(outcome.status);
     expect(tx.declineReason).toBe(outcome.declineReason);
     expect(tx.paidRail).toBe(outcome.status === 'APPROVED' ? 'CARD' : null);
-    if (outcome.status === 'APPROVED') expect(tx.paidAt).toMatch(ISO_UTC);
-    else expect(tx.paidAt).toBeNull();
+    expect(tx.statusReason).toBe(outcome.status === 'BLOCKED' ? 'DECLINED' : null);
+    if (outcome.status === 'APPROVED') {
+      expect(tx.approvedAt).toBe(tx.createdAt);
+      expect(tx.endToEndId).toMatch(/^E\d{8}\d{12}[A-Za-z0-9]{11}$/);
+      expect(tx.payer).toEqual({ name: 'Maria Silva', document: '52998224725', bank: expect.any(String), ispb: expect.stringMatching(/^\d{8}$/) });
+    } else {
+      expect(tx.approvedAt).toBeNull();
+      expect(tx.payer).toBeNull();
+    }
     expect(await lookup(client, tx.id)).toEqual(tx);
   });
 
@@ -55,7 +62,7 @@ describe('test cards', () => {
     expect(tx.status).toBe('PENDING');
     const paid = await control(client, tx.id, 'pay');
     expect(paid.status).toBe(200);
-    expect(paid.body).toMatchObject({ status: 'APPROVED', paidRail: 'CARD', paidAt: expect.stringMatching(ISO_UTC) });
+    expect(paid.body).toMatchObject({ status: 'APPROVED', statusReason: null, paidRail: 'CARD', approvedAt: expect.stringMatching(ISO_UTC) });
     expectBadRequest(await control(client, tx.id, 'pay', { rail: 'PIX' }), /^rail applies to BRL Pix and boleto/);
   });
 });
@@ -66,18 +73,22 @@ describe('the card response', () => {
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       id: expect.stringMatching(/^[0-9]+$/),
+      transactionId: res.body.id,
       currency: 'BRL',
       method: 'CREDIT_CARD',
       installments: 3,
       externalId: 'card-1',
       status: 'APPROVED',
+      statusReason: null,
       amount: 15_000,
       postbackUrl: null,
       referrerUrl: null,
       expiresAt: null,
       createdAt: expect.stringMatching(ISO_UTC),
       costFee: fee(DEFAULT_FEES.BRL.CREDIT_CARD, 15_000),
-      paidAt: expect.stringMatching(ISO_UTC),
+      approvedAt: res.body.createdAt,
+      endToEndId: expect.stringMatching(/^E\d{8}\d{12}[A-Za-z0-9]{11}$/),
+      payer: { name: 'Maria Silva', document: '52998224725', bank: expect.any(String), ispb: expect.stringMatching(/^\d{8}$/) },
       paidRail: 'CARD',
       card: { brand: 'visa', last4: '1111', holderName: 'MARIA SILVA' },
       declineReason: null,

@@ -19,8 +19,8 @@ import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.
 let sb: TestSandbox;
 let client: Client;
 beforeAll(async () => {
-  // Instructions are due only after ten minutes: only the control API fills them here.
-  sb = await startSandbox({ instructionDelayMs: 600_000 });
+  // Instructions are due only after ten minutes, plain Pix included: only the control API fills them here.
+  sb = await startSandbox({ instructionDelayMs: 600_000, pixInstruction: 'delayed' });
   client = (await createAccount(sb)).client;
 });
 afterAll(() => sb.stop());
@@ -40,13 +40,19 @@ const VARIANTS: [string, () => Body, string | undefined][] = [
 ];
 
 describe('pay', () => {
-  it.each(VARIANTS)('%s: PENDING → APPROVED with paidAt, filling the instruction first', async (_label, body, rail) => {
+  it.each(VARIANTS)('%s: PENDING → APPROVED with approvedAt, endToEndId and payer, filling the instruction first', async (_label, body, rail) => {
     const tx = await created(client, body());
     expect(isFilledTx(tx)).toBe(false);
+    expect(tx).toMatchObject({ approvedAt: null, endToEndId: null, payer: null, statusReason: null });
     const paid = await pay(tx.id);
     expect(paid.status).toBe('APPROVED');
-    expect(paid.paidAt).toMatch(ISO_UTC);
-    expect(Date.parse(String(paid.paidAt))).toBeGreaterThanOrEqual(Date.parse(tx.createdAt));
+    expect(paid.statusReason).toBeNull();
+    expect(paid.approvedAt).toMatch(ISO_UTC);
+    expect(paid).not.toHaveProperty('paidAt');
+    expect(Date.parse(String(paid.approvedAt))).toBeGreaterThanOrEqual(Date.parse(tx.createdAt));
+    expect(paid.endToEndId).toMatch(/^E\d{8}\d{12}[A-Za-z0-9]{11}$/);
+    expect(paid.payer).toEqual({ name: 'Maria Silva', document: tx.currency === 'ARS' ? null : expect.any(String), bank: expect.any(String), ispb: expect.stringMatching(/^\d{8}$/) });
+    expect(String(paid.endToEndId).slice(1, 9)).toBe((paid.payer as { ispb: string }).ispb);
     expect(isFilledTx(paid)).toBe(true);
     if (rail) expect(paid.paidRail).toBe(rail);
     else expect(paid).not.toHaveProperty('paidRail');
@@ -60,11 +66,11 @@ describe('pay', () => {
     expect(await lookup(own, paid.id)).toEqual(paid);
   });
 
-  it("paidAt is on the account's clock", async () => {
+  it("approvedAt is on the account's clock", async () => {
     const { client: own } = await createAccount(sb);
     const tx = await created(own, copBody());
     expect((await own.post('/_sandbox/clock/advance', { ms: 86_400_000 })).status).toBe(200);
-    const paidAt = Date.parse(String((await pay(tx.id, undefined, own)).paidAt));
+    const paidAt = Date.parse(String((await pay(tx.id, undefined, own)).approvedAt));
     expect(paidAt - Date.now()).toBeGreaterThan(86_400_000 - 60_000);
     expect(paidAt - Date.now()).toBeLessThan(86_400_000 + 60_000);
   });
@@ -121,15 +127,16 @@ describe('pay', () => {
 });
 
 describe('expire', () => {
-  it.each(VARIANTS)('%s: PENDING → EXPIRED; then pay and expire are 409', async (_label, body) => {
+  it.each(VARIANTS)('%s: PENDING → BLOCKED (statusReason EXPIRED); then pay and expire are 409', async (_label, body) => {
     const tx = await created(client, body());
     const res = await control(client, tx.id, 'expire');
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.status).toBe('EXPIRED');
-    expect(res.body.paidAt).toBeNull();
+    expect(res.body.status).toBe('BLOCKED');
+    expect(res.body.statusReason).toBe('EXPIRED');
+    expect(res.body.approvedAt).toBeNull();
     expect(await lookup(client, tx.id)).toEqual(res.body);
-    expectTransactionError(await control(client, tx.id, 'pay'), 409, /is EXPIRED; only a PENDING transaction can be paid/);
-    expectTransactionError(await control(client, tx.id, 'expire'), 409, /is EXPIRED; only a PENDING transaction can be expired/);
+    expectTransactionError(await control(client, tx.id, 'pay'), 409, /is BLOCKED \(EXPIRED\); only a PENDING transaction can be paid/);
+    expectTransactionError(await control(client, tx.id, 'expire'), 409, /is BLOCKED \(EXPIRED\); only a PENDING transaction can be expired/);
     expect(await lookup(client, tx.id)).toEqual(res.body);
   });
 
@@ -138,7 +145,7 @@ describe('expire', () => {
     expect((await control(client, tx.id, 'expire')).status).toBe(200);
     expect((await client.post('/_sandbox/clock/advance', { ms: 600_000 })).status).toBe(200);
     const after = await lookup(client, tx.id);
-    expect(after.status).toBe('EXPIRED');
+    expect(after).toMatchObject({ status: 'BLOCKED', statusReason: 'EXPIRED' });
     expect(isFilledTx(after)).toBe(false);
   });
 
@@ -150,18 +157,19 @@ describe('expire', () => {
 });
 
 describe('ownership', () => {
-  it("fill, pay and expire of another account's transaction are 404, and change nothing", async () => {
+  it("every control call on another account's transaction is 404 Transaction not found, and changes nothing", async () => {
     const { client: other } = await createAccount(sb);
     const tx = await created(client, hybridBody());
-    for (const action of ['fill', 'pay', 'expire'] as const) {
+    for (const action of ['fill', 'pay', 'expire', 'decline', 'refund', 'chargeback'] as const) {
       const res = await control(other, tx.id, action);
-      expectTransactionError(res, 404, new RegExp(`transaction ${tx.id} not found`));
+      expectTransactionError(res, 404, /^Transaction not found$/);
+      expect(res.headers.get('x-sandbox-hint')).toBe(`no transaction with id ${tx.id} in this account`);
     }
     expect(await lookup(client, tx.id)).toEqual(tx);
   });
 
   it('an unknown id is 404; no key is 401', async () => {
-    for (const action of ['fill', 'pay', 'expire'] as const) {
+    for (const action of ['fill', 'pay', 'expire', 'decline', 'refund', 'chargeback'] as const) {
       expectTransactionError(await control(client, '999999999999', action), 404);
       const tx = await created(client, pixBody());
       expectTransactionError(await control(sb.clientFor(undefined), tx.id, action), 401);

@@ -34,10 +34,21 @@ const DELAY = 200;
 let quick: TestSandbox;
 /** Instructions due only after a minute: filled by the clock or the control API. */
 let slow: TestSandbox;
+/** Plain Pix filled later like the hybrid (`--pix-instruction delayed`), to test a client's polling. */
+let quickDelayedPix: TestSandbox;
 beforeAll(async () => {
-  [quick, slow] = await Promise.all([startSandbox({ instructionDelayMs: DELAY }), startSandbox({ instructionDelayMs: 60_000 })]);
+  [quick, slow, quickDelayedPix] = await Promise.all([
+    startSandbox({ instructionDelayMs: DELAY }),
+    startSandbox({ instructionDelayMs: 60_000 }),
+    startSandbox({ instructionDelayMs: DELAY, pixInstruction: 'delayed' }),
+  ]);
+  // The first purchase and lookup of a sandbox compile their response schemas, slower than DELAY on a busy machine.
+  for (const sb of [quick, quickDelayedPix]) {
+    const { client } = await createAccount(sb);
+    await lookup(client, (await created(client, copBody())).id);
+  }
 });
-afterAll(() => Promise.all([quick.stop(), slow.stop()]));
+afterAll(() => Promise.all([quick.stop(), slow.stop(), quickDelayedPix.stop()]));
 
 const VARIANTS: [string, () => Body][] = [
   ['COP', () => copBody()],
@@ -46,6 +57,8 @@ const VARIANTS: [string, () => Body][] = [
   ['BOLETO', () => boletoBody()],
   ['PIX_BOLETO', () => hybridBody()],
 ];
+/** What is empty at creation by default: everything but a plain Pix. */
+const DELAYED_VARIANTS = VARIANTS.filter(([label]) => label !== 'PIX');
 
 /** A sandbox URL as the sandbox emits it (http://localhost:<port>/...), fetched at the address it listens on. */
 function onSandbox(sb: TestSandbox, url: string): string {
@@ -66,8 +79,11 @@ async function fill(client: Client, id: string): Promise<Tx> {
 }
 
 describe('filling after the delay', () => {
-  it.each(VARIANTS)('%s: empty at creation and on early reads, filled when read after the delay', async (_label, body) => {
-    const { client } = await createAccount(quick);
+  it.each([
+    ...DELAYED_VARIANTS.map(([label, body]) => [label, body, () => quick] as const),
+    ['PIX with --pix-instruction delayed', () => pixBody(), () => quickDelayedPix] as const,
+  ])('%s: empty at creation and on early reads, filled when read after the delay', async (_label, body, sandbox) => {
+    const { client } = await createAccount(sandbox());
     const tx = await created(client, body());
     expect(isFilledTx(tx)).toBe(false);
     const due = Date.parse(tx.createdAt) + DELAY;
@@ -84,9 +100,22 @@ describe('filling after the delay', () => {
     expect(reads.at(-1)!.at).toBeGreaterThanOrEqual(due - 5);
     expect(filled.status).toBe('PENDING');
     // Filling touches the instruction fields only.
-    const { redirectUrl: _r, cvu: _c, pixCode: _p, paymentInstruction: _i, ...rest } = filled;
+    const { redirectUrl: _r, cvu: _c, pixCode: _p, qrCode: _q, paymentInstruction: _i, ...rest } = filled;
     const { redirectUrl: _r2, cvu: _c2, pixCode: _p2, paymentInstruction: _i2, ...restAtCreation } = tx;
     expect(rest).toEqual(restAtCreation);
+    expect(tx).not.toHaveProperty('qrCode');
+    if (filled.pixCode) expect(filled.qrCode).toMatch(/^iVBORw0KGgo/);
+  });
+
+  it('PIX (default, immediate): the 201 carries pixCode, qrCode and expiresAt; nothing changes at the fill time', async () => {
+    const { client } = await createAccount(quick);
+    const tx = await created(client, pixBody());
+    expect(isFilledTx(tx)).toBe(true);
+    expect(tx.pixCode).toMatch(/^000201/);
+    expect(tx.qrCode).toMatch(/^iVBORw0KGgo/);
+    expect(Date.parse(String(tx.expiresAt)) - Date.parse(tx.createdAt)).toBe(86_400_000);
+    await new Promise((resolve) => setTimeout(resolve, DELAY * 2));
+    expect(await lookup(client, tx.id)).toEqual(tx);
   });
 });
 
@@ -114,7 +143,7 @@ describe('the account clock', () => {
 });
 
 describe('POST /_sandbox/transactions/:id/fill', () => {
-  it.each(VARIANTS)('%s: fills now, and a second call changes nothing', async (_label, body) => {
+  it.each(VARIANTS)('%s: fills now (a plain Pix already is), and a second call changes nothing', async (_label, body) => {
     const { client } = await createAccount(slow);
     const tx = await created(client, body());
     const first = await fill(client, tx.id);
@@ -126,7 +155,7 @@ describe('POST /_sandbox/transactions/:id/fill', () => {
   it("answers 404 for another account's transaction and an unknown id", async () => {
     const { client } = await createAccount(slow);
     const { client: other } = await createAccount(slow);
-    const tx = await created(client, pixBody());
+    const tx = await created(client, hybridBody());
     expectTransactionError(await control(other, tx.id, 'fill'), 404);
     expectTransactionError(await control(client, '999999999999', 'fill'), 404);
     expect((await lookup(client, tx.id)).pixCode).toBe('');
@@ -280,6 +309,16 @@ describe('hosted pages', () => {
       expect(res.headers.get('content-type')).toBe('image/png');
       const image = PNG.sync.read(Buffer.from(await res.arrayBuffer()));
       expect(jsQR(new Uint8ClampedArray(image.data), image.width, image.height)?.data).toBe(tx.pixCode);
+    }
+  });
+
+  it('qrCode is the base64 PNG (no data: prefix) of the pixCode, in the 201 and in lookups', async () => {
+    for (const tx of [await created(client, pixBody()), await fill(client, (await created(client, hybridBody())).id)]) {
+      const qrCode = String(tx.qrCode);
+      expect(qrCode).not.toMatch(/^data:/);
+      const image = PNG.sync.read(Buffer.from(qrCode, 'base64'));
+      expect(jsQR(new Uint8ClampedArray(image.data), image.width, image.height)?.data).toBe(tx.pixCode);
+      expect((await lookup(client, tx.id)).qrCode).toBe(qrCode);
     }
   });
 

@@ -18,11 +18,13 @@ describe('ARS 201', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body).toEqual({
       id: expect.stringMatching(/^[0-9]+$/),
+      transactionId: res.body.id,
       currency: 'ARS',
       method: 'BANK_TRANSFER',
       installments: null,
       externalId: 'order-ars-1',
       status: 'PENDING',
+      statusReason: null,
       amount: 500_000,
       postbackUrl: 'https://merchant.example/ars',
       referrerUrl: null,
@@ -31,7 +33,9 @@ describe('ARS 201', () => {
       expiresAt: null,
       createdAt: expect.stringMatching(ISO_UTC),
       costFee: fee(DEFAULT_FEES.ARS, 500_000),
-      paidAt: null,
+      approvedAt: null,
+      endToEndId: null,
+      payer: null,
     });
   });
 
@@ -61,8 +65,10 @@ describe('ARS 201', () => {
 
 describe('ARS 400', () => {
   it('refuses amounts 199999 and 100000001 naming the ARS range', async () => {
-    for (const amount of [199_999, 100_000_001]) {
-      expectBadRequest(await purchase(client, arsBody({ amount })), /^amount must be from 200000 to 100000000 centavos in ARS/);
+    for (const [amount, message] of [[199_999, 'Sale value below minimum'], [100_000_001, 'Sale value exceeds maximum']] as const) {
+      const res = await purchase(client, arsBody({ amount }));
+      expectBadRequest(res, new RegExp(`^${message}$`));
+      expect(res.headers.get('x-sandbox-hint')).toMatch(/^amount must be from 200000 to 100000000 centavos in ARS/);
     }
   });
 

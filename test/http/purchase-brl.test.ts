@@ -40,18 +40,22 @@ const BOLETO_KINDS: [string, (o?: Body) => Body][] = [
 
 const common = (method: string, tx: Tx) => ({
   id: expect.stringMatching(/^[0-9]+$/),
+  transactionId: tx.id,
   currency: 'BRL',
   method,
   installments: null,
   externalId: `ref-${method}`,
   status: 'PENDING',
+  statusReason: null,
   amount: 15_000,
   postbackUrl: null,
   referrerUrl: null,
   expiresAt: null,
   createdAt: expect.stringMatching(ISO_UTC),
   costFee: fee(DEFAULT_FEES.BRL[method as keyof typeof DEFAULT_FEES.BRL], tx.amount),
-  paidAt: null,
+  approvedAt: null,
+  endToEndId: null,
+  payer: null,
   paidRail: null,
 });
 
@@ -61,9 +65,14 @@ describe('BRL 201', () => {
     expect(tx).toEqual({ ...common('PIX_BOLETO', tx), pixCode: '', paymentInstruction: {} });
   });
 
-  it('PIX: only pixCode, no paymentInstruction key; boletoAddress not needed', async () => {
+  it('PIX: pixCode, qrCode and expiresAt (creation + 24 h) in the 201, no paymentInstruction key; boletoAddress not needed', async () => {
     const tx = await created(client, pixBody({ externalId: 'ref-PIX' }));
-    expect(tx).toEqual({ ...common('PIX', tx), pixCode: '' });
+    expect(tx).toEqual({
+      ...common('PIX', tx),
+      pixCode: expect.stringMatching(/^000201/),
+      qrCode: expect.stringMatching(/^iVBORw0KGgo/),
+      expiresAt: new Date(Date.parse(tx.createdAt) + 86_400_000).toISOString(),
+    });
     expect(tx).not.toHaveProperty('paymentInstruction');
   });
 
@@ -85,15 +94,17 @@ describe('BRL 201', () => {
       const omitted = await created(client, body({ externalId: 'same' }));
       const explicit = await created(client, body({ externalId: 'same', currency: 'BRL' }));
       expect(omitted.currency).toBe('BRL');
-      const strip = ({ id: _i, createdAt: _c, ...rest }: Tx) => rest;
+      // The id, and what is derived from it (the Pix txid) or from the creation time, differ.
+      const strip = ({ id: _i, transactionId: _t, createdAt: _c, expiresAt: _e, pixCode: _p, qrCode: _q, ...rest }: Tx) => rest;
       expect(strip(explicit), method).toEqual(strip(omitted));
     }
   });
 
-  it("postbackUrl is the request's, else the account's webhook URL, in every method", async () => {
+  it("postbackUrl echoes the request's (null when absent or empty), in every method", async () => {
     const { client: own } = await createAccount(sb, undefined, { webhookUrl: 'https://merchant.example/global' });
     for (const [method, body] of BUILDERS) {
-      expect((await created(own, body())).postbackUrl, method).toBe('https://merchant.example/global');
+      expect((await created(own, body())).postbackUrl, method).toBeNull();
+      expect((await created(own, body({ postbackUrl: '' }))).postbackUrl, method).toBeNull();
       expect((await created(own, body({ postbackUrl: 'http://merchant.example/tx' }))).postbackUrl, method).toBe('http://merchant.example/tx');
     }
   });
@@ -112,7 +123,9 @@ describe('BRL 201', () => {
   it('accepts a name of 255 characters and the largest amount a boleto holds', async () => {
     expect((await created(client, hybridBody({ name: 'N'.repeat(255) }))).status).toBe('PENDING');
     expect((await created(client, hybridBody({ amount: 9_999_999_999 }))).amount).toBe(9_999_999_999);
-    expectBadRequest(await purchase(client, hybridBody({ amount: 10_000_000_000 })), /^amount must be at most 9999999999/);
+    const tooBig = await purchase(client, hybridBody({ amount: 10_000_000_000 }));
+    expectBadRequest(tooBig, /^Sale value exceeds maximum$/);
+    expect(tooBig.headers.get('x-sandbox-hint')).toMatch(/^amount must be at most 9999999999/);
   });
 
   it('boletoAddress number and complement are optional', async () => {
@@ -235,9 +248,14 @@ describe('BRL 400', () => {
     expectBadRequest(await purchase(client, hybridBody({ name: 'N'.repeat(256) })), /^name must be 1 to 255 characters/);
   });
 
-  it('refuses an amount of 10.5, a string amount, and 0', async () => {
-    for (const amount of [10.5, '1500', 0, -100]) {
+  it('refuses an amount of 10.5 and a string amount naming the rule, 0 and below as "Sale value below minimum"', async () => {
+    for (const amount of [10.5, '1500']) {
       expectBadRequest(await purchase(client, hybridBody({ amount })), /^amount must be a positive integer number of centavos/);
+    }
+    for (const amount of [0, -100]) {
+      const res = await purchase(client, hybridBody({ amount }));
+      expectBadRequest(res, /^Sale value below minimum$/);
+      expect(res.headers.get('x-sandbox-hint')).toMatch(/^amount must be a positive integer number of centavos/);
     }
   });
 

@@ -21,11 +21,13 @@ describe('COP 201', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body).toEqual({
       id: expect.stringMatching(/^[0-9]+$/),
+      transactionId: res.body.id,
       currency: 'COP',
       method: 'BANK_TRANSFER',
       installments: null,
       externalId: 'order-cop-1',
       status: 'PENDING',
+      statusReason: null,
       amount: 1_500_000,
       postbackUrl: null,
       referrerUrl: null,
@@ -33,7 +35,9 @@ describe('COP 201', () => {
       expiresAt: null,
       createdAt: expect.stringMatching(ISO_UTC),
       costFee: fee(DEFAULT_FEES.COP, 1_500_000),
-      paidAt: null,
+      approvedAt: null,
+      endToEndId: null,
+      payer: null,
     });
     const createdAt = Date.parse(res.body.createdAt);
     expect(createdAt).toBeGreaterThanOrEqual(before - 5);
@@ -50,7 +54,7 @@ describe('COP 201', () => {
       expect(tx.redirectUrl).toBeNull();
       responses.push(tx);
     }
-    const rest = responses.map(({ method: _m, id: _i, createdAt: _c, ...others }) => others);
+    const rest = responses.map(({ method: _m, id: _i, transactionId: _t, createdAt: _c, ...others }) => others);
     for (const other of rest.slice(1)) expect(other).toEqual(rest[0]);
     expect(new Set(responses.map((r) => r.id)).size).toBe(4);
     // costFee in particular is the same for the four methods.
@@ -84,26 +88,23 @@ describe('COP 201', () => {
 });
 
 describe('postbackUrl', () => {
-  it("is the request's, else the account's webhook URL at creation, else null", async () => {
+  it("echoes the request's, null when absent or empty, whatever the account's webhook URL", async () => {
     const { client: own } = await createAccount(sb);
     expect((await created(own, copBody())).postbackUrl).toBeNull();
     expect((await created(own, copBody({ postbackUrl: 'https://merchant.example/hook' }))).postbackUrl).toBe('https://merchant.example/hook');
 
     expect((await own.put('/_sandbox/webhook-url', { url: 'https://merchant.example/global' })).status).toBe(200);
     const viaAccount = await created(own, copBody());
-    expect(viaAccount.postbackUrl).toBe('https://merchant.example/global');
+    expect(viaAccount.postbackUrl).toBeNull();
+    expect((await created(own, copBody({ postbackUrl: '' }))).postbackUrl).toBeNull();
     expect((await created(own, copBody({ postbackUrl: 'https://merchant.example/own' }))).postbackUrl).toBe('https://merchant.example/own');
-
-    // The URL in effect is fixed at creation: changing the account's URL later does not rewrite it.
-    expect((await own.put('/_sandbox/webhook-url', { url: 'https://merchant.example/changed' })).status).toBe(200);
-    expect((await lookup(own, viaAccount.id)).postbackUrl).toBe('https://merchant.example/global');
-    expect((await own.put('/_sandbox/webhook-url', { url: null })).status).toBe(200);
-    expect((await created(own, copBody())).postbackUrl).toBeNull();
+    expect((await lookup(own, viaAccount.id)).postbackUrl).toBeNull();
   });
 
-  it("uses the webhookUrl the account was created with", async () => {
-    const { client: own } = await createAccount(sb, undefined, { webhookUrl: 'https://merchant.example/from-account' });
-    expect((await created(own, copBody())).postbackUrl).toBe('https://merchant.example/from-account');
+  it('refuses a postbackUrl that is neither an http(s) URL nor empty', async () => {
+    for (const postbackUrl of ['ftp://merchant.example/hook', 'merchant.example', ' ']) {
+      expectBadRequest(await purchase(client, copBody({ postbackUrl })), /^postbackUrl must be an http\(s\) URL \(or empty for none\)/);
+    }
   });
 });
 
@@ -132,9 +133,11 @@ describe('COP 400', () => {
     }
   });
 
-  it('refuses amounts 999999 and 1000000001 naming the COP range', async () => {
-    for (const amount of [999_999, 10_000, 1_000_000_001]) {
-      expectBadRequest(await purchase(client, copBody({ amount })), /^amount must be from 1000000 to 1000000000 centavos in COP/);
+  it('refuses amounts 999999 and 1000000001 with the exact messages, the COP range in x-sandbox-hint', async () => {
+    for (const [amount, message] of [[999_999, 'Sale value below minimum'], [10_000, 'Sale value below minimum'], [1_000_000_001, 'Sale value exceeds maximum']] as const) {
+      const res = await purchase(client, copBody({ amount }));
+      expectBadRequest(res, new RegExp(`^${message}$`));
+      expect(res.headers.get('x-sandbox-hint')).toMatch(/^amount must be from 1000000 to 1000000000 centavos in COP/);
     }
   });
 

@@ -23,11 +23,11 @@ describe('GET /transactions/:id', () => {
     }
   });
 
-  it('answers 404 in the transaction error shape for an unknown id', async () => {
+  it('answers 404 "Transaction not found" for an unknown id, the id in x-sandbox-hint', async () => {
     for (const id of ['999999999999', 'not-a-number']) {
       const res = await client.get(`/transactions/${id}`);
-      expectTransactionError(res, 404, new RegExp(id));
-      expect(res.body).toEqual({ statusCode: 404, message: expect.any(String), error: 'Not Found' });
+      expect(res.body).toEqual({ statusCode: 404, message: 'Transaction not found', error: 'Not Found' });
+      expect(res.headers.get('x-sandbox-hint')).toMatch(new RegExp(`no transaction with id ${id}`));
     }
   });
 
@@ -35,12 +35,10 @@ describe('GET /transactions/:id', () => {
     const tx = await created(client, copBody());
     const res = await other.get(`/transactions/${tx.id}`);
     expectTransactionError(res, 404);
-    expect(res.body).toEqual({ statusCode: 404, message: `transaction ${tx.id} not found`, error: 'Not Found' });
-    expect((await other.get('/transactions/999999999999')).body).toEqual({
-      statusCode: 404,
-      message: 'transaction 999999999999 not found',
-      error: 'Not Found',
-    });
+    expect(res.body).toEqual({ statusCode: 404, message: 'Transaction not found', error: 'Not Found' });
+    const missing = await other.get('/transactions/999999999999');
+    expect(missing.body).toEqual(res.body);
+    expect(res.headers.get('x-sandbox-hint')).toBe(`no transaction with id ${tx.id} in this account`);
   });
 
   it('answers 401 {statusCode, message} without a key or with a bad key', async () => {
@@ -81,7 +79,12 @@ describe('GET /transactions/:externalId?searchBy=externalId', () => {
 
   it('answers 404 for an unknown externalId', async () => {
     const res = await client.get('/transactions/never-used?searchBy=externalId');
-    expectTransactionError(res, 404, /never-used/);
+    expectTransactionError(res, 404, /^Transaction not found$/);
+    expect(res.headers.get('x-sandbox-hint')).toMatch(/externalId never-used/);
+    // Header values are Latin-1: anything else in the hint is percent-escaped, never a 500.
+    const odd = await client.get(`/transactions/${encodeURIComponent('pedido ä\n東京')}?searchBy=externalId`);
+    expectTransactionError(odd, 404, /^Transaction not found$/);
+    expect(odd.headers.get('x-sandbox-hint')).toBe('no transaction with externalId pedido %C3%A4%0A%E6%9D%B1%E4%BA%AC in this account');
   });
 
   it("answers 404 for another account's externalId, and each account finds its own", async () => {
@@ -98,12 +101,29 @@ describe('GET /transactions/:externalId?searchBy=externalId', () => {
     expectTransactionError(await client.get('/transactions/only-external'), 404);
   });
 
-  it('answers 400 for searchBy other than externalId', async () => {
+  it('answers 400 naming id and externalId for any other searchBy', async () => {
     const tx = await created(client, copBody({ externalId: 'x-1' }));
-    for (const searchBy of ['other', 'id', '']) {
+    for (const searchBy of ['other', 'ID', 'external_id', '']) {
       const res = await client.get(`/transactions/${tx.id}?searchBy=${searchBy}`);
-      expectTransactionError(res, 400, /searchBy/);
+      expectTransactionError(res, 400, /^searchBy must be id or externalId$/);
       expect((res.body as { error: string }).error).toBe('Bad Request');
     }
+  });
+});
+
+describe('GET /transactions/:id?searchBy=id', () => {
+  it('is the same as no searchBy, for every variant', async () => {
+    for (const body of [copBody(), arsBody(), pixBody(), hybridBody()]) {
+      const tx = await created(client, body);
+      const res = await client.get<Tx>(`/transactions/${tx.id}?searchBy=id`);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(await client.get<Tx>(`/transactions/${tx.id}`).then((r) => r.body));
+    }
+  });
+
+  it('looks up ids only: an externalId with searchBy=id is 404 Transaction not found', async () => {
+    await created(client, copBody({ externalId: 'by-id-only' }));
+    const res = await client.get('/transactions/by-id-only?searchBy=id');
+    expect(res.body).toEqual({ statusCode: 404, message: 'Transaction not found', error: 'Not Found' });
   });
 });

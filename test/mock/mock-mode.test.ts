@@ -40,6 +40,8 @@ const BODIES: Record<string, unknown> = {
   setWebhookUrl: { url: 'https://example.test/hooks' },
   resetAccount: {},
   payTransaction: {},
+  declineTransaction: { message: 'Saldo insuficiente' },
+  chargebackTransaction: { reason: 'MED: fraude' },
   advanceClock: { ms: 1000 },
   setAutopilot: { rules: [] },
   setFaults: { rules: [] },

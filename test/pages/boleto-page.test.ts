@@ -186,11 +186,13 @@ describe('renderBoletoPage', () => {
     const paid = renderBoletoPage(withStatus(record, 'APPROVED'), 'Loja');
     expect(paid).toMatch(/<div class="stamp ok" role="status"><span class="stamp-text">Pago<\/span>/);
     expect(paid).not.toContain('qr.png');
-    const expired = renderBoletoPage(withStatus(record, 'EXPIRED'), 'Loja');
+    const expired = renderBoletoPage(withStatus(record, 'BLOCKED', 'EXPIRED'), 'Loja');
     expect(expired).toMatch(/<span class="stamp-text">Vencido<\/span>/);
+    const cancelled = renderBoletoPage(withStatus(record, 'BLOCKED', 'DECLINED'), 'Loja');
+    expect(cancelled).toMatch(/<span class="stamp-text">Cancelado<\/span>/);
     expect(renderBoletoPage(record, 'Loja')).not.toContain('class="stamp');
     // Nothing to wait for once it is final.
-    expect(renderBoletoPage(withStatus(brlPendingRecord('BOLETO'), 'EXPIRED'), 'Loja')).not.toContain('http-equiv');
+    expect(renderBoletoPage(withStatus(brlPendingRecord('BOLETO'), 'BLOCKED', 'EXPIRED'), 'Loja')).not.toContain('http-equiv');
   });
 
   it('escapes every interpolated value', () => {

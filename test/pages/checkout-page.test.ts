@@ -117,12 +117,14 @@ describe('renderCheckoutPage', () => {
   });
 
   it.each([
-    ['APPROVED', 'Pago aprobado'],
-    ['BLOCKED', 'Pago rechazado'],
-    ['EXPIRED', 'Expirado'],
-  ] as const)('%s: shows "%s" and no forms', (status, label) => {
+    ['APPROVED', null, 'Pago aprobado'],
+    ['BLOCKED', 'REJECTED', 'Pago rechazado'],
+    ['BLOCKED', 'EXPIRED', 'Expirado'],
+    ['REFUNDED', 'REFUNDED', 'Reembolsado'],
+    ['CHARGEBACK', 'CHARGEBACK', 'Contracargo'],
+  ] as const)('%s (%s): shows "%s" and no forms', (status, statusReason, label) => {
     for (const method of METHODS) {
-      const page = renderCheckoutPage(copRecord(method, { status }), 'Tienda');
+      const page = renderCheckoutPage(copRecord(method, { status, statusReason }), 'Tienda');
       expect(page).not.toContain('<form');
       expect(page).not.toContain('<button');
       expect(page).toContain(`<p class="final-title">${label}</p>`);

@@ -18,11 +18,15 @@ const base = {
   installments: null,
   externalId: 'order-1',
   status: 'PENDING',
+  statusReason: null,
   postbackUrl: null,
   referrerUrl: null,
   expiresAt: null,
   createdAt: '2026-07-12T15:30:00.000Z',
   costFee: 0,
+  approvedAt: null,
+  endToEndId: null,
+  payer: null,
 } as const;
 
 const baseDetails: PurchaseDetails = {
@@ -41,7 +45,7 @@ export type CopMethod = 'PSE' | 'NEQUI' | 'BREB' | 'BANK_TRANSFER';
 
 export function copRecord(
   method: CopMethod,
-  overrides: { status?: Transaction['status']; details?: Partial<PurchaseDetails>; id?: string } = {},
+  overrides: { status?: Transaction['status']; statusReason?: Transaction['statusReason']; details?: Partial<PurchaseDetails>; id?: string } = {},
 ): TransactionRecord {
   const id = overrides.id ?? '1000042';
   return {
@@ -50,10 +54,12 @@ export function copRecord(
     view: {
       ...base,
       id,
+      transactionId: id,
       currency: 'COP',
       method,
       amount: 1_500_000,
       status: overrides.status ?? 'PENDING',
+      statusReason: overrides.statusReason ?? null,
       redirectUrl: `http://localhost:4010/_sandbox/checkout/${id}`,
     },
     details: { ...baseDetails, ...overrides.details },
@@ -73,6 +79,7 @@ export function brlPendingRecord(
     view: {
       ...base,
       id,
+      transactionId: id,
       currency: 'BRL',
       method,
       amount: overrides.amount ?? 123_456,
@@ -102,6 +109,6 @@ export function brlPendingRecord(
   };
 }
 
-export function withStatus(record: TransactionRecord, status: Transaction['status']): TransactionRecord {
-  return { ...record, view: { ...record.view, status } as Transaction };
+export function withStatus(record: TransactionRecord, status: Transaction['status'], statusReason: Transaction['statusReason'] = null): TransactionRecord {
+  return { ...record, view: { ...record.view, status, statusReason } as Transaction };
 }

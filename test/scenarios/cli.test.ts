@@ -71,19 +71,19 @@ describe('payments-sandbox scenario run', () => {
     expect(res.code, res.stdout + res.stderr).toBe(1);
     expect(res.stdout).toContain(`✗ 3. wrong on purpose (expectTransaction)`);
     expect(res.stdout).toContain(`${WRONG}:10`);
-    expect(res.stdout).toMatch(/status\n\s+expected: "EXPIRED"\n\s+actual: {3}"APPROVED"/);
+    expect(res.stdout).toMatch(/status\n\s+expected: "REFUNDED"\n\s+actual: {3}"APPROVED"/);
     expect(res.stdout).toMatch(/amount\n\s+expected: 99999\n\s+actual: {3}15000/);
     expect(res.stdout).toMatch(/HTTP GET http:\/\/127\.0\.0\.1:\d+\/transactions\/\d+ → 200/);
     expect(res.stdout).toContain('Scenarios: 1 failed, 1 passed, 2 total');
-    expect(res.stdout).toContain(`✗ ${WRONG} — A paid Pix charge wrongly expected to be expired  (step 3. wrong on purpose (expectTransaction), line 10)`);
+    expect(res.stdout).toContain(`✗ ${WRONG} — A paid Pix charge wrongly expected to be refunded  (step 3. wrong on purpose (expectTransaction), line 10)`);
 
     const junit = parseJUnit(readFileSync(output, 'utf8'));
     expect(junit.testsuites).toMatchObject({ failures: '1', skipped: '1' });
     const [wrong, good] = junit.testsuites.testsuite;
-    expect(wrong).toMatchObject({ name: 'A paid Pix charge wrongly expected to be expired', tests: '4', failures: '1' });
+    expect(wrong).toMatchObject({ name: 'A paid Pix charge wrongly expected to be refunded', tests: '4', failures: '1' });
     const failure = wrong?.testcase.find((c) => c.failure)?.failure;
     expect(failure?.message).toMatch(/^transaction \d+ does not match \(2 differences\)$/);
-    expect(failure?.['#text']).toContain('expected: "EXPIRED"');
+    expect(failure?.['#text']).toContain('expected: "REFUNDED"');
     expect(failure?.['#text']).toContain('actual:   "APPROVED"');
     expect(good).toMatchObject({ failures: '0' });
   });

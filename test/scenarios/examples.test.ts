@@ -47,9 +47,9 @@ describe('example scenarios in scenarios/', () => {
     );
     // Every step kind of the language is shown by at least one example.
     expect([...kinds].sort()).toEqual(
-      ['account', 'advanceClock', 'expectError', 'expectTransaction', 'expectWebhook', 'expire', 'faults', 'offer', 'pay', 'product', 'purchase', 'receiver', 'request', 'waitForInstruction'].sort(),
+      ['account', 'advanceClock', 'chargeback', 'decline', 'expectError', 'expectTransaction', 'expectWebhook', 'expire', 'faults', 'offer', 'pay', 'product', 'purchase', 'receiver', 'refund', 'request', 'waitForInstruction'].sort(),
     );
-    for (const name of ['hybrid-paid-by-pix', 'hybrid-paid-by-boleto', 'webhook-receiver-recovers', 'boleto-expires', 'permission-errors', 'validation-errors', 'faults-purchase-503-retry', 'faults-timeout-after-commit', 'faults-duplicate-webhook', 'faults-bad-signature']) {
+    for (const name of ['hybrid-paid-by-pix', 'hybrid-paid-by-boleto', 'webhook-receiver-recovers', 'boleto-expires', 'permission-errors', 'validation-errors', 'refund-and-chargeback', 'faults-purchase-503-retry', 'faults-timeout-after-commit', 'faults-duplicate-webhook', 'faults-bad-signature']) {
       expect(files).toContain(`scenarios/${name}.yaml`);
     }
   });

@@ -31,16 +31,16 @@ describe('a deliberately wrong expectation', () => {
     const failed = result.steps[2];
     expect(failed?.failure?.message).toMatch(/^transaction \d+ does not match \(2 differences\)$/);
     expect(failed?.failure?.mismatches).toEqual([
-      { path: 'status', expected: 'EXPIRED', actual: 'APPROVED' },
+      { path: 'status', expected: 'REFUNDED', actual: 'APPROVED' },
       { path: 'amount', expected: 99999, actual: 15000 },
     ]);
     expect(failed?.failure?.exchange).toMatchObject({ method: 'GET', status: 200 });
 
     const report = formatScenarioResult(result);
-    expect(report).toContain(`FAIL ${file} — A paid Pix charge wrongly expected to be expired`);
+    expect(report).toContain(`FAIL ${file} — A paid Pix charge wrongly expected to be refunded`);
     expect(report).toContain(`✗ 3. wrong on purpose (expectTransaction)`);
     expect(report).toContain(`${file}:10`);
-    expect(report).toMatch(/status\n\s+expected: "EXPIRED"\n\s+actual: {3}"APPROVED"/);
+    expect(report).toMatch(/status\n\s+expected: "REFUNDED"\n\s+actual: {3}"APPROVED"/);
     expect(report).toMatch(/amount\n\s+expected: 99999\n\s+actual: {3}15000/);
     expect(report).toMatch(/HTTP GET http:\/\/127\.0\.0\.1:\d+\/transactions\/\d+ → 200/);
     expect(report).toContain('- 4. expectWebhook (skipped)');
@@ -98,9 +98,9 @@ steps:
   });
 
   it('a template that finds nothing fails its step with the reason', async () => {
-    const result = await run('name: t\nsteps:\n  - id: buy\n    purchase: {}\n  - pay: { transaction: "{{ steps.buy.response.transactionId }}" }\n');
+    const result = await run('name: t\nsteps:\n  - id: buy\n    purchase: {}\n  - pay: { transaction: "{{ steps.buy.response.paymentId }}" }\n');
     expect(outcomes(result)).toEqual(['passed', 'failed']);
-    expect(result.steps[1]?.failure?.message).toMatch(/^\{\{ steps\.buy\.response\.transactionId \}\}: steps\.buy\.response has no "transactionId" \(keys: id, currency/);
+    expect(result.steps[1]?.failure?.message).toMatch(/^\{\{ steps\.buy\.response\.paymentId \}\}: steps\.buy\.response has no "paymentId" \(keys: id, transactionId, currency/);
   });
 });
 
@@ -200,7 +200,7 @@ describe('reporters', () => {
             line: 5,
             outcome: 'failed',
             durationMs: 6,
-            failure: { message: 'transaction 1 does not match <x>', mismatches: [{ path: 'status', expected: 'EXPIRED', actual: 'APPROVED' }], details: [] },
+            failure: { message: 'transaction 1 does not match <x>', mismatches: [{ path: 'status', expected: 'REFUNDED', actual: 'APPROVED' }], details: [] },
           },
           { index: 2, kind: 'pay', title: 'pay 1', line: 7, outcome: 'skipped', durationMs: 0 },
         ],
@@ -221,7 +221,7 @@ describe('reporters', () => {
       const plain = stripAnsi(text());
       expect(/\u001b\[/.test(text())).toBe(color);
       expect(plain).toContain('✓ 1. purchase BRL PIX [buy]  5 ms');
-      expect(plain).toMatch(/✗ 2\. expectTransaction 1 {2}6 ms {2}scenarios\/a&b\.yaml:5\n {6}transaction 1 does not match <x>\n {6}status\n {8}expected: "EXPIRED"\n {8}actual: {3}"APPROVED"/);
+      expect(plain).toMatch(/✗ 2\. expectTransaction 1 {2}6 ms {2}scenarios\/a&b\.yaml:5\n {6}transaction 1 does not match <x>\n {6}status\n {8}expected: "REFUNDED"\n {8}actual: {3}"APPROVED"/);
       expect(plain).toContain('- 3. pay 1 (skipped)');
       expect(plain).toContain('Scenarios: 1 failed, 1 passed, 2 total (1.2 s)');
     }
@@ -238,7 +238,7 @@ describe('reporters', () => {
     expect(first?.name).toBe('Pago <com> "aspas" & \'apóstrofo\' fim');
     expect(first?.testcase.map((c) => c.name)).toEqual(['1. purchase BRL PIX [buy]', '2. expectTransaction 1', '3. pay 1']);
     expect(first?.testcase[1]?.failure?.message).toBe('transaction 1 does not match <x>');
-    expect(first?.testcase[1]?.failure?.['#text']).toContain('expected: "EXPIRED"');
+    expect(first?.testcase[1]?.failure?.['#text']).toContain('expected: "REFUNDED"');
     expect(first?.testcase[2]).toHaveProperty('skipped');
     expect(second).toMatchObject({ tests: '1', failures: '0' });
   });

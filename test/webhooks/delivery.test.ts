@@ -70,14 +70,17 @@ describe('cashin.paid: body, headers and signature', () => {
         error_message: null,
       },
     });
-    const e2e = body.payload.end_to_end_id;
+    const e2e = String(body.payload.end_to_end_id);
     expect(e2e).toHaveLength(32);
     // E + the payer's ISPB + the minute of payment (UTC) + 11 alphanumerics.
-    expect(e2e.slice(1, 9)).toBe(body.payload.payer.ispb);
-    const paidMinute = Math.floor(Date.parse(String(paid.paidAt)) / 60_000) * 60_000;
+    expect(e2e.slice(1, 9)).toBe(body.payload.payer!.ispb);
+    // The lookup shows the same end-to-end id and payer as the webhook.
+    expect(paid.endToEndId).toBe(e2e);
+    expect(paid.payer).toEqual({ name: 'Maria Silva', document: DOCS.cpf, bank: body.payload.payer!.institution, ispb: body.payload.payer!.ispb });
+    const paidMinute = Math.floor(Date.parse(String(paid.approvedAt)) / 60_000) * 60_000;
     expect(e2eStampMs(e2e)).toBeGreaterThanOrEqual(paidMinute);
     expect(e2eStampMs(e2e)).toBeLessThanOrEqual(paidMinute + 60_000);
-    expect(body.payload.payer.institution.length).toBeGreaterThan(0);
+    expect(body.payload.payer!.institution.length).toBeGreaterThan(0);
 
     // Sent with its keys sorted at every depth, compact: exactly the string that is signed.
     expectKeysSortedDeep(JSON.parse(req!.rawBody));
@@ -163,12 +166,12 @@ describe('target URL', () => {
     expect(global.requests).toHaveLength(0);
   });
 
-  it("without postbackUrl, the account's URL set before creation is the transaction's postbackUrl and gets the delivery", async () => {
+  it("without postbackUrl (absent or empty), the account's URL gets the delivery; postbackUrl stays null", async () => {
     const { client } = await createAccount(sb);
     const global = await receiver(200);
     await setAccountUrl(client, global.url);
-    const tx = await created(client, pixBody());
-    expect(tx.postbackUrl).toBe(global.url);
+    const tx = await created(client, pixBody({ postbackUrl: '' }));
+    expect(tx.postbackUrl).toBeNull();
     await pay(client, tx.id);
     const [req] = await global.waitForRequests(1);
     expect((req!.body as CashinPaid).payload.transaction_id).toBe(tx.id);
@@ -179,7 +182,7 @@ describe('target URL', () => {
     const global = await receiver(200);
     const { client } = await createAccount(sb, undefined, { webhookUrl: global.url });
     const tx = await created(client, pixBody());
-    expect(tx.postbackUrl).toBe(global.url);
+    expect(tx.postbackUrl).toBeNull();
     await pay(client, tx.id);
     await global.waitForRequests(1);
     expect((await delivered(client, tx.id)).url).toBe(global.url);
@@ -200,18 +203,33 @@ describe('target URL', () => {
     expect((await delivered(client, tx.id)).url).toBe(global.url);
   });
 
-  it('account URL changed between creation and payment: the URL in effect at creation (the postbackUrl) gets it', async () => {
+  it('account URL changed between creation and payment: the URL as it is when the payment happens gets it', async () => {
     const { client } = await createAccount(sb);
     const before = await receiver(200);
     const after = await receiver(200);
     await setAccountUrl(client, before.url);
     const tx = await created(client, pixBody());
-    expect(tx.postbackUrl).toBe(before.url);
+    expect(tx.postbackUrl).toBeNull();
     await setAccountUrl(client, after.url);
     await pay(client, tx.id);
-    await before.waitForRequests(1);
-    expect((await delivered(client, tx.id)).url).toBe(before.url);
-    expect(after.requests).toHaveLength(0);
+    await after.waitForRequests(1);
+    expect((await delivered(client, tx.id)).url).toBe(after.url);
+    expect(before.requests).toHaveLength(0);
+  });
+
+  it('each lifecycle event reads the account URL when it happens: paid to one URL, refunded to the next', async () => {
+    const { client } = await createAccount(sb);
+    const first = await receiver(200);
+    const second = await receiver(200);
+    await setAccountUrl(client, first.url);
+    const tx = await created(client, pixBody());
+    await pay(client, tx.id);
+    await first.waitForRequests(1);
+    await setAccountUrl(client, second.url);
+    expect((await control(client, tx.id, 'refund')).status).toBe(200);
+    const [refund] = await second.waitForRequests(1);
+    expect((refund!.body as CashinPaid).event).toBe('cashin.refunded');
+    expect(first.requests.map((q) => (q.body as CashinPaid).event)).toEqual(['cashin.paid']);
   });
 
   it('with neither URL the delivery is recorded as undeliverable and nothing is sent, not even to a URL set later', async () => {
@@ -264,7 +282,7 @@ describe('which changes deliver', () => {
     const payload = (req!.body as CashinPaid).payload;
     expect(payload.transaction_id).toBe(tx.id);
     expect(payload.amount).toBe(tx.amount);
-    expect(payload.payer.document).toBe(payerDocument);
+    expect(payload.payer!.document).toBe(payerDocument);
     expect(payload.end_to_end_id).toMatch(E2E);
   });
 
@@ -305,7 +323,7 @@ describe('which changes deliver', () => {
     expect((await delivered(client, tx.id)).url).toBe(r.url);
   });
 
-  it('expire, a declined card and a rejected COP checkout deliver nothing', async () => {
+  it('expire, a declined card and a rejected COP checkout deliver cashin.expired and cashin.failed', async () => {
     const { client } = await createAccount(sb);
     const r = await receiver(200);
     const expired = await created(client, pixBody({ postbackUrl: r.url }));
@@ -317,12 +335,20 @@ describe('which changes deliver', () => {
     expect(res.status).toBe(303);
     expect((await lookup(client, rejected.id)).status).toBe('BLOCKED');
 
-    // Nothing is in the log for them; a payment made afterwards is the receiver's only request.
-    const sentinel = await created(client, pixBody({ postbackUrl: r.url }));
-    await pay(client, sentinel.id);
-    await delivered(client, sentinel.id);
-    expect(r.requests.map((q) => (q.body as CashinPaid).payload.transaction_id)).toEqual([sentinel.id]);
-    expect((await listDeliveries(client)).data.map((d) => d.transactionId)).toEqual([sentinel.id]);
+    for (const tx of [expired, declined, rejected]) await delivered(client, tx.id);
+    const bodies = r.requests.map((q) => q.body as CashinPaid);
+    expect(bodies.map((b) => [b.event, b.payload.transaction_id, b.payload.error_message])).toEqual([
+      ['cashin.expired', expired.id, null],
+      ['cashin.failed', declined.id, 'card_declined'],
+      ['cashin.failed', rejected.id, 'Payment rejected by the payer'],
+    ]);
+    // Never paid: no end-to-end id, no payer.
+    for (const b of bodies) expect(b.payload).toMatchObject({ end_to_end_id: null, payer: null });
+    expect((await listDeliveries(client)).data.map((d) => [d.event, d.transactionId])).toEqual([
+      ['cashin.expired', expired.id],
+      ['cashin.failed', declined.id],
+      ['cashin.failed', rejected.id],
+    ]);
     const events = (await listEvents(client, { limit: 100 })).data;
     expect(events.filter((e) => e.type === 'transaction.expired').map((e) => e.transactionId)).toEqual([expired.id]);
     expect(events.filter((e) => e.type === 'transaction.declined').map((e) => e.transactionId)).toEqual([declined.id, rejected.id]);

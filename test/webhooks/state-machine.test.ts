@@ -69,21 +69,20 @@ describe('boleto due dates on the account clock', () => {
     expect(before.status).toBe('PENDING');
     expect(isFilledTx(before)).toBe(true);
     expect(String((before.paymentInstruction as { dueDate: string }).dueDate)).toContain(brazilDay(now, 3));
-    // Past it: EXPIRED, with an event.
+    // Past it: BLOCKED (statusReason EXPIRED), with an event.
     await advance(client, 10_000);
     const after = await lookup(client, tx.id);
-    expect(after.status).toBe('EXPIRED');
-    expect(after.paidAt).toBeNull();
+    expect(after).toMatchObject({ status: 'BLOCKED', statusReason: 'EXPIRED', approvedAt: null });
     const events = (await listEvents(client, { transactionId: tx.id })).data;
     expect(events.map((e) => e.type)).toEqual(['transaction.created', 'transaction.instruction_filled', 'transaction.expired']);
     const expired = events[2]!;
-    expect((expired.data as Tx).status).toBe('EXPIRED');
+    expect(expired.data as Tx).toMatchObject({ status: 'BLOCKED', statusReason: 'EXPIRED' });
     // Stamped on the account clock, at the end of the due date.
     expect(Date.parse(expired.createdAt)).toBeGreaterThanOrEqual(end);
     expect(Date.parse(expired.createdAt)).toBeLessThan(end + 60_000);
-    expectTransactionError(await control(client, tx.id, 'pay'), 409, /is EXPIRED; only a PENDING transaction can be paid/);
-    // An expiry delivers no webhook.
-    expect((await listDeliveries(client)).data).toEqual([]);
+    expectTransactionError(await control(client, tx.id, 'pay'), 409, /is BLOCKED \(EXPIRED\); only a PENDING transaction can be paid/);
+    // The expiry's webhook, undeliverable here (no URL).
+    expect((await listDeliveries(client)).data.map((d) => [d.event, d.status])).toEqual([['cashin.expired', 'undeliverable']]);
   });
 
   it('due today: the BOLETO expires after midnight in Brazil, the PIX_BOLETO stays PENDING and payable by Pix', async () => {
@@ -92,7 +91,7 @@ describe('boleto due dates on the account clock', () => {
     const boleto = await created(client, boletoBody({ dueDate: today }));
     const hybrid = await created(client, hybridBody({ dueDate: today }));
     await advance(client, endOfDay(today) - (await clockNow(client)) + 60_000);
-    expect((await lookup(client, boleto.id)).status).toBe('EXPIRED');
+    expect(await lookup(client, boleto.id)).toMatchObject({ status: 'BLOCKED', statusReason: 'EXPIRED' });
     expect((await lookup(client, hybrid.id)).status).toBe('PENDING');
     const expired = (await listEvents(client, { type: 'transaction.expired' })).data;
     expect(expired.map((e) => e.transactionId)).toEqual([boleto.id]);
@@ -116,7 +115,7 @@ describe('boleto due dates on the account clock', () => {
 });
 
 describe('transitions from a non-PENDING state: 409 in the transaction error shape', () => {
-  it('EXPIRED, APPROVED and BLOCKED transactions refuse pay and expire', async () => {
+  it('expired, paid and declined transactions refuse pay, expire and decline', async () => {
     const { client } = await createAccount(sb);
     const expired = await created(client, pixBody());
     expect((await control(client, expired.id, 'expire')).status).toBe(200);
@@ -125,15 +124,16 @@ describe('transitions from a non-PENDING state: 409 in the transaction error sha
     const blocked = await created(client, cardBody({ card: { number: '4000000000009995', holderName: 'X', expirationMonth: 12, expirationYear: 2040, cvv: '123' } }));
     expect(blocked.status).toBe('BLOCKED');
     const cases: [Tx, string][] = [
-      [expired, 'EXPIRED'],
+      [expired, 'BLOCKED \\(EXPIRED\\)'],
       [paid, 'APPROVED'],
-      [blocked, 'BLOCKED'],
+      [blocked, 'BLOCKED \\(DECLINED\\)'],
     ];
     for (const [tx, status] of cases) {
       const before = await lookup(client, tx.id);
-      for (const action of ['pay', 'expire'] as const) {
+      for (const action of ['pay', 'expire', 'decline'] as const) {
         const res = await control(client, tx.id, action);
-        expectTransactionError(res, 409, new RegExp(`transaction ${tx.id} is ${status}.*only a PENDING transaction can be ${action === 'pay' ? 'paid' : 'expired'}`));
+        const done = { pay: 'paid', expire: 'expired', decline: 'declined' }[action];
+        expectTransactionError(res, 409, new RegExp(`transaction ${tx.id} is ${status}.*only a PENDING transaction can be ${done}`));
         expect(res.body).toEqual({ statusCode: 409, message: expect.any(String), error: 'Conflict' });
       }
       expect(await lookup(client, tx.id)).toEqual(before);
@@ -145,8 +145,8 @@ describe('account clocks', () => {
   it("advancing one account's clock moves neither another's clock nor its jobs", async () => {
     const { account: a, client: ca } = await createAccount(sb);
     const { account: b, client: cb } = await createAccount(sb);
-    const txA = await created(ca, pixBody());
-    const txB = await created(cb, pixBody());
+    const txA = await created(ca, hybridBody());
+    const txB = await created(cb, hybridBody());
     expect(await advance(ca, DELAY)).toBe(DELAY);
     const clockA = await ca.get<{ accountId: string; now: string; offsetMs: number }>('/_sandbox/clock');
     const clockB = await cb.get<{ accountId: string; now: string; offsetMs: number }>('/_sandbox/clock');

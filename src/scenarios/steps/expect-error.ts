@@ -6,6 +6,7 @@ import { advanceClockCall } from './advance-clock.js';
 import type { CallDefinition, Params, StepDefinition } from './context.js';
 import { call, errorText, recordOf } from './context.js';
 import { expireCall } from './expire.js';
+import { chargebackCall, declineCall, refundCall } from './lifecycle.js';
 import { offerCall } from './offer.js';
 import { payCall } from './pay.js';
 import { productCall } from './product.js';
@@ -20,6 +21,9 @@ export const CALLS: Record<CallKind, CallDefinition> = {
   purchase: purchaseCall,
   pay: payCall,
   expire: expireCall,
+  decline: declineCall,
+  refund: refundCall,
+  chargeback: chargebackCall,
   advanceClock: advanceClockCall,
 };
 

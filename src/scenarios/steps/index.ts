@@ -7,6 +7,7 @@ import { expectTransactionStep } from './expect-transaction.js';
 import { expectWebhookStep } from './expect-webhook.js';
 import { expireStep } from './expire.js';
 import { faultsStep } from './faults.js';
+import { chargebackStep, declineStep, refundStep } from './lifecycle.js';
 import { offerStep } from './offer.js';
 import { payStep } from './pay.js';
 import { productStep } from './product.js';
@@ -25,6 +26,9 @@ export const STEPS: Record<StepKind, StepDefinition> = {
   waitForInstruction: waitForInstructionStep,
   pay: payStep,
   expire: expireStep,
+  decline: declineStep,
+  refund: refundStep,
+  chargeback: chargebackStep,
   advanceClock: advanceClockStep,
   expectTransaction: expectTransactionStep,
   expectWebhook: expectWebhookStep,

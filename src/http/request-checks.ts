@@ -1,0 +1,101 @@
+import type { ErrorObject } from 'ajv';
+import type { Operation } from 'openapi-backend';
+
+/**
+ * Endpoints of the real service (v1 and neighbours) that integrations call and the sandbox
+ * does not emulate, with what to use instead.
+ */
+const NOT_EMULATED: { method: string; path: RegExp; instead: string }[] = [
+  { method: 'POST', path: /^\/transactions\/purchase$/, instead: 'v1 purchase; the sandbox emulates POST /transactions/v2/purchase' },
+  { method: 'POST', path: /^\/transactions\/credit-card$/, instead: 'v1 card purchase; use POST /transactions/v2/purchase with paymentMethod CREDIT_CARD' },
+  { method: 'POST', path: /^\/transactions\/billet$/, instead: 'v1 boleto purchase; use POST /transactions/v2/purchase with paymentMethod BOLETO' },
+  { method: 'POST', path: /^\/transactions\/refund\/[^/]+$/, instead: 'refunds are simulated with POST /_sandbox/transactions/{id}/refund' },
+  { method: 'GET', path: /^\/users\/balance$/, instead: 'balances are not emulated' },
+  { method: 'POST', path: /^\/withdraws\/cash-out$/, instead: 'cash-out is not emulated' },
+];
+
+/** The 501 message for a known endpoint the sandbox does not emulate, naming the method and path. */
+export function notEmulated(method: string, path: string): string | undefined {
+  const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
+  const known = NOT_EMULATED.find((e) => e.method === method && e.path.test(trimmed));
+  return known && `${method} ${path} is not emulated by the sandbox (${known.instead})`;
+}
+
+/** Exact texts some validation failures must carry (`x-exact-message: {keyword: text}` in openapi.yaml). */
+export function exactValidationMessage(errors: ErrorObject[]): string | undefined {
+  const first = errors[0];
+  const exact = (first?.parentSchema as { 'x-exact-message'?: Record<string, unknown> } | undefined)?.['x-exact-message'];
+  const text = first && exact?.[first.keyword];
+  return typeof text === 'string' ? text : undefined;
+}
+
+type Schema = {
+  $ref?: string;
+  properties?: Record<string, Schema>;
+  additionalProperties?: unknown;
+  unevaluatedProperties?: unknown;
+  allOf?: Schema[];
+  oneOf?: Schema[];
+  anyOf?: Schema[];
+  then?: Schema;
+  else?: Schema;
+  'x-message'?: string;
+};
+
+/** Names every plain object has through its prototype: JSON Schema validators may take them as declared. */
+const PROTOTYPE_NAMES = new Set([...Object.getOwnPropertyNames(Object.prototype), '__proto__']);
+
+/**
+ * A body field named like a member of Object.prototype (`constructor`, `toString`,
+ * `__proto__` …) where the schema declares no such field and refuses unknown ones: the
+ * message every other unknown field gets. Ajv's property checks see those names as
+ * present on any object, so they would otherwise pass.
+ */
+export function unknownPrototypeField(operation: Operation, body: unknown): string | undefined {
+  const requestBody = operation.requestBody as { content?: Record<string, { schema?: Schema }> } | undefined;
+  const schema = requestBody?.content?.['application/json']?.schema;
+  return schema ? walk(schema, body, '') : undefined;
+}
+
+function variants(schema: Schema): Schema[] {
+  const out: Schema[] = [schema];
+  for (const sub of [...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? []), schema.then, schema.else]) {
+    if (sub) out.push(...variants(sub));
+  }
+  return out;
+}
+
+function walk(schema: Schema, value: unknown, path: string): string | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const all = variants(schema);
+  const declared = new Map<string, Schema>();
+  for (const s of all) for (const [name, sub] of Object.entries(s.properties ?? {})) if (!declared.has(name)) declared.set(name, sub);
+  const closed = all.some((s) => s.additionalProperties === false || s.unevaluatedProperties === false);
+  const phrase = all.map((s) => s['x-message']).find((m) => m !== undefined) ?? 'is not an allowed field';
+  for (const key of Object.keys(value)) {
+    const name = path ? `${path}.${key}` : key;
+    const sub = declared.get(key);
+    if (!sub) {
+      if (closed && PROTOTYPE_NAMES.has(key)) return `${name} ${phrase}`;
+      continue;
+    }
+    const nested = walk(sub, (value as Record<string, unknown>)[key], name);
+    if (nested) return nested;
+  }
+  return undefined;
+}
+
+/**
+ * The first field holding a number JSON cannot represent (1e999 parses as Infinity):
+ * stored, it would silently become null.
+ */
+export function nonFiniteNumberField(body: unknown, path = ''): string | undefined {
+  if (typeof body === 'number') return Number.isFinite(body) ? undefined : path || 'body';
+  if (body === null || typeof body !== 'object') return undefined;
+  for (const [key, value] of Object.entries(body)) {
+    const name = Array.isArray(body) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+    const found = nonFiniteNumberField(value, name);
+    if (found) return found;
+  }
+  return undefined;
+}
