@@ -1,43 +1,82 @@
-import { open, readFile, rename, stat } from 'node:fs/promises';
+import { open, readFile, rename, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Low, type Adapter } from 'lowdb';
 import { fsyncDir } from './segments.js';
 import { isRecord } from './state.js';
 import type { Record, State } from './types.js';
 
-export interface Snapshot {
-  format: 1;
-  /** last journal segment whose ops are included */
+/** What the snapshot file holds: every record, and the last journal segment they include. */
+export interface SnapshotData {
   journalSeq: number;
-  collections: { [name: string]: Record[] };
+  state: State;
 }
 
-/**
- * lowdb's JSONFile (steno) renames a temp file but never fsyncs, so a power
- * loss can leave an empty snapshot after the journal it replaced is gone.
- */
-export class DurableJsonFile<T> implements Adapter<T> {
-  constructor(
-    private readonly file: string,
-    private readonly parse: (raw: unknown) => T,
-  ) {}
+const FORMAT = 2;
+const HEADER = /^\{"format":2,"journalSeq":(\d+),"collections":\{$/;
+const READ_CHUNK = 4 * 1024 * 1024;
+const WRITE_CHUNK = 1024 * 1024;
+const NEWLINE = 0x0a;
 
-  async read(): Promise<T | null> {
-    let text: string;
+/**
+ * lowdb adapter for the snapshot, which may hold more records than V8 can put
+ * in one string: it is written and read one record per line, yet the file is
+ * still one JSON document (`{"format":2,"journalSeq":n,"collections":{"name":[
+ * record,\n ...]}}`) that JSON.parse, jq or an editor reads whole.
+ *
+ * lowdb's JSONFile (steno) renames a temp file but never fsyncs, so a power
+ * loss could leave an empty snapshot after the journal it replaced is gone:
+ * this one fsyncs the temp file and the directory around the rename.
+ */
+export class StreamingSnapshotFile implements Adapter<SnapshotData> {
+  constructor(private readonly file: string) {}
+
+  async read(): Promise<SnapshotData | null> {
+    let fh: FileHandle;
     try {
-      text = await readFile(this.file, 'utf8');
+      fh = await open(this.file, 'r');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
     }
-    return this.parse(JSON.parse(text));
+    try {
+      const streamed = await readLines(fh);
+      if (streamed !== undefined) return streamed;
+    } finally {
+      await fh.close();
+    }
+    // Format 1 (one JSON string), or a file someone reformatted or wrote by hand.
+    return parseWhole(JSON.parse(await readFile(this.file, 'utf8')));
   }
 
-  async write(data: T): Promise<void> {
+  async write(data: SnapshotData): Promise<void> {
     const tmp = tempPath(this.file);
     const fh = await open(tmp, 'w');
     try {
-      await fh.writeFile(JSON.stringify(data));
+      let buffered: string[] = [];
+      let size = 0;
+      const push = async (text: string): Promise<void> => {
+        buffered.push(text);
+        size += text.length;
+        if (size < WRITE_CHUNK) return;
+        await fh.writeFile(buffered.join(''));
+        buffered = [];
+        size = 0;
+      };
+      await push(`{"format":${FORMAT},"journalSeq":${data.journalSeq},"collections":{`);
+      let firstCollection = true;
+      for (const [name, records] of data.state) {
+        if (records.size === 0) continue;
+        await push(`${firstCollection ? '' : ','}\n${JSON.stringify(name)}:[`);
+        firstCollection = false;
+        let first = true;
+        for (const record of records.values()) {
+          await push(`${first ? '' : ','}\n${JSON.stringify(record)}`);
+          first = false;
+        }
+        await push('\n]');
+      }
+      await push('\n}}\n');
+      if (buffered.length > 0) await fh.writeFile(buffered.join(''));
       await fh.sync();
     } finally {
       await fh.close();
@@ -51,23 +90,89 @@ export function tempPath(file: string): string {
   return `${file}.tmp`;
 }
 
-function parseSnapshot(raw: unknown): Snapshot {
+/** undefined: not the line-per-record layout this adapter writes, read it whole instead. */
+async function readLines(fh: FileHandle): Promise<SnapshotData | undefined> {
+  const state: State = new Map();
+  let journalSeq: number | undefined;
+  let records: Map<string, Record> | undefined;
+  let ended = false;
+  let carry = Buffer.alloc(0);
+  // false: leave the layout for the whole-file reader; throw: the layout is ours but a record is bad.
+  const line = (raw: Buffer): boolean => {
+    if (ended) return raw.length === 0;
+    if (journalSeq === undefined) {
+      const match = HEADER.exec(raw.toString('utf8'));
+      if (match === null) return false;
+      journalSeq = Number(match[1]);
+      return true;
+    }
+    const first = raw[0];
+    if (records !== undefined && first === 0x7b /* { */) {
+      const end = raw[raw.length - 1] === 0x2c /* , */ ? raw.length - 1 : raw.length;
+      const value: unknown = JSON.parse(raw.toString('utf8', 0, end));
+      if (!isRecord(value)) throw new Error('invalid snapshot: a record without a string id');
+      records.set(value.id, value);
+      return true;
+    }
+    const text = raw.toString('utf8');
+    if (records === undefined && first === 0x22 /* " */ && text.endsWith(':[')) {
+      const name: unknown = JSON.parse(text.replace(/^,/, '').slice(0, -2));
+      if (typeof name !== 'string') return false;
+      records = new Map();
+      state.set(name, records);
+      return true;
+    }
+    if (records !== undefined && (text === ']' || text === '],')) {
+      records = undefined;
+      return true;
+    }
+    if (records === undefined && text === '}}') {
+      ended = true;
+      return true;
+    }
+    // The separator of a following collection starts its header line.
+    if (records === undefined && text.startsWith(',"') && text.endsWith(':[')) return line(raw.subarray(1));
+    return false;
+  };
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(READ_CHUNK);
+    const { bytesRead } = await fh.read(chunk, 0, READ_CHUNK, null);
+    if (bytesRead === 0) break;
+    const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+    let start = 0;
+    for (let nl = data.indexOf(NEWLINE, start); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
+      if (!line(data.subarray(start, nl))) return undefined;
+      start = nl + 1;
+    }
+    // A header longer than a chunk is not ours: never carry an unbounded line.
+    if (journalSeq === undefined && data.length - start > 4096) return undefined;
+    carry = Buffer.from(data.subarray(start));
+  }
+  if (carry.length > 0 && !line(carry)) return undefined;
+  if (journalSeq === undefined) return undefined;
+  if (!ended) throw new Error('invalid snapshot: the file ends before its last collection is closed');
+  return { journalSeq, state };
+}
+
+function parseWhole(raw: unknown): SnapshotData {
   const fail = (why: string): never => {
     throw new Error(`invalid snapshot: ${why}`);
   };
   if (typeof raw !== 'object' || raw === null) return fail('not an object');
   const { format, journalSeq, collections } = raw as { [key: string]: unknown };
-  if (format !== 1) return fail(`unsupported format ${String(format)}`);
+  if (format !== 1 && format !== FORMAT) return fail(`unsupported format ${String(format)}`);
   if (typeof journalSeq !== 'number' || !Number.isInteger(journalSeq)) return fail('bad journalSeq');
   if (typeof collections !== 'object' || collections === null) return fail('bad collections');
+  const state: State = new Map();
   for (const [name, records] of Object.entries(collections)) {
     if (!Array.isArray(records) || !records.every(isRecord)) return fail(`bad collection ${name}`);
+    state.set(name, new Map(records.map((record) => [record.id, record])));
   }
-  return raw as Snapshot;
+  return { journalSeq, state };
 }
 
-function snapshotDb(file: string): Low<Snapshot> {
-  return new Low(new DurableJsonFile(file, parseSnapshot), { format: 1, journalSeq: 0, collections: {} });
+function snapshotDb(file: string): Low<SnapshotData> {
+  return new Low(new StreamingSnapshotFile(file), { journalSeq: 0, state: new Map() });
 }
 
 export interface LoadedSnapshot {
@@ -79,27 +184,17 @@ export interface LoadedSnapshot {
 export async function readSnapshot(file: string): Promise<LoadedSnapshot> {
   const db = snapshotDb(file);
   await db.read();
-  const state: State = new Map();
-  for (const [name, records] of Object.entries(db.data.collections)) {
-    const byId = new Map<string, Record>();
-    for (const record of records) byId.set(record.id, record);
-    state.set(name, byId);
-  }
   const bytes = await stat(file).then(
     (s) => s.size,
     () => 0,
   );
-  return { state, journalSeq: db.data.journalSeq, bytes };
+  return { state: db.data.state, journalSeq: db.data.journalSeq, bytes };
 }
 
 /** Returns the snapshot's size, which sets the next compaction threshold. */
 export async function writeSnapshot(file: string, state: State, journalSeq: number): Promise<number> {
   const db = snapshotDb(file);
-  const collections: Snapshot['collections'] = {};
-  for (const [name, records] of state) {
-    if (records.size > 0) collections[name] = Array.from(records.values());
-  }
-  db.data = { format: 1, journalSeq, collections };
+  db.data = { journalSeq, state };
   await db.write();
   return (await stat(file)).size;
 }

@@ -1,0 +1,80 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readSnapshot, writeSnapshot } from '../../src/store/snapshot.js';
+import { Store } from '../../src/store/store.js';
+import type { State } from '../../src/store/types.js';
+import { row, useTmpDirs, type Row } from './helpers.js';
+
+const tmpDir = useTmpDirs();
+
+interface SnapshotFile {
+  format: number;
+  journalSeq: number;
+  collections: { [name: string]: Row[] };
+}
+
+describe('snapshot file', () => {
+  it('after close() is the whole store as one JSON document, the journal gone', async () => {
+    const dir = tmpDir();
+    const file = path.join(dir, 'sandbox.json');
+    const store = await Store.open({ file });
+    const rows = store.collection<Row>('rows');
+    rows.put(row('a'));
+    rows.put({ ...row('b'), payload: 'line\nbreak, "quoted" ],\n}}' });
+    rows.put(row('c'));
+    rows.delete('c');
+    store.collection<Row>('other').put(row('o'));
+    store.collection<Row>('empty').put(row('e'));
+    store.collection<Row>('empty').delete('e');
+    await store.close();
+
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as SnapshotFile;
+    expect(parsed.format).toBe(2);
+    expect(Object.keys(parsed.collections)).toEqual(['rows', 'other']);
+    expect(parsed.collections['rows']?.map((r) => r.id)).toEqual(['a', 'b']);
+    expect(parsed.collections['rows']?.[1]?.payload).toBe('line\nbreak, "quoted" ],\n}}');
+
+    const reopened = await Store.open({ file });
+    expect(reopened.collection<Row>('rows').get('b')?.payload).toBe('line\nbreak, "quoted" ],\n}}');
+    expect(reopened.stats().records).toBe(3);
+    await reopened.close();
+  });
+
+  it('is written one record per line and read back in order, many records', async () => {
+    const file = path.join(tmpDir(), 'sandbox.json');
+    const state: State = new Map([
+      ['rows', new Map(Array.from({ length: 20_000 }, (_, i) => [`r${i}`, { id: `r${i}`, n: i }]))],
+      ['accounts', new Map([['acc', { id: 'acc' }]])],
+    ]);
+    await writeSnapshot(file, state, 7);
+    const text = readFileSync(file, 'utf8');
+    expect(text.split('\n').length).toBeGreaterThan(20_000);
+    expect((JSON.parse(text) as SnapshotFile).collections['rows']).toHaveLength(20_000);
+    const loaded = await readSnapshot(file);
+    expect(loaded.journalSeq).toBe(7);
+    expect([...(loaded.state.get('rows')?.keys() ?? [])]).toEqual(Array.from({ length: 20_000 }, (_, i) => `r${i}`));
+    expect(loaded.state.get('accounts')?.get('acc')).toEqual({ id: 'acc' });
+  });
+
+  it('reads a format 1 file and a hand-formatted one', async () => {
+    const dir = tmpDir();
+    const v1 = path.join(dir, 'v1.json');
+    writeFileSync(v1, JSON.stringify({ format: 1, journalSeq: 3, collections: { rows: [row('a'), row('b')] } }));
+    const one = await readSnapshot(v1);
+    expect(one.journalSeq).toBe(3);
+    expect([...(one.state.get('rows')?.keys() ?? [])]).toEqual(['a', 'b']);
+
+    const pretty = path.join(dir, 'pretty.json');
+    writeFileSync(pretty, JSON.stringify({ format: 2, journalSeq: 0, collections: { rows: [row('x')] } }, null, 2));
+    expect((await readSnapshot(pretty)).state.get('rows')?.get('x')?.id).toBe('x');
+  });
+
+  it('refuses a truncated file rather than loading part of it', async () => {
+    const file = path.join(tmpDir(), 'sandbox.json');
+    await writeSnapshot(file, new Map([['rows', new Map([['a', row('a')], ['b', row('b')]])]]), 1);
+    const text = readFileSync(file, 'utf8');
+    writeFileSync(file, text.slice(0, text.lastIndexOf('\n]')));
+    await expect(readSnapshot(file)).rejects.toThrow(/invalid snapshot|JSON/);
+  });
+});
