@@ -33,6 +33,8 @@ import { loadRulesFile } from './autopilot/load-rules.js';
 import { createAutopilotHandlers } from './http/autopilot-handlers.js';
 import { installResponseValidation } from './http/response-validation.js';
 import { MockResponder } from './mock/responder.js';
+import { applySeed, loadSeedFile } from './sandbox/seed.js';
+import { Retention } from './sandbox/retention.js';
 
 export interface Sandbox {
   app: Express;
@@ -44,6 +46,8 @@ export interface Sandbox {
   closeStreams(): void;
   store: Store;
   defaultAccount: AccountRecord;
+  /** Background deletion of old records (SANDBOX_RETENTION_DAYS); undefined when off. Other record kinds join with `add`. */
+  retention: Retention | undefined;
   /** Flushes and closes the store; the HTTP server is the caller's to stop first. */
   close(): Promise<void>;
 }
@@ -92,7 +96,23 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   const autopilot = new Autopilot(store, transactions, transitions, scheduler, sandboxRules, logger);
   const reset = new AccountReset({ products, offers, images, transactions, scheduler, clocks, events, deliveries, commit });
   const defaultAccount = accounts.ensureDefault(config.secretKey);
+  if (config.seedFile) {
+    try {
+      const seeded = applySeed(loadSeedFile(config.seedFile, document), { accounts, products, offers, transactions, transitions });
+      logger.info({ seedFile: config.seedFile, ...seeded }, 'seed file applied');
+    } catch (error) {
+      // Releases the data file's lock, so a corrected file can be tried again in this process.
+      await store.close({ snapshot: false });
+      throw error;
+    }
+  }
   await store.commit();
+  const retention = config.retentionDays === undefined
+    ? undefined
+    : new Retention({ days: config.retentionDays, accountIds: () => accounts.ids(), nowMs: (id) => clocks.nowMs(id), commit, logger, intervalMs: config.retentionIntervalMs });
+  retention?.add('transactions', (id, cutoff, limit) => transactions.deleteOlderThan(id, cutoff, limit));
+  retention?.add('deliveries', (id, cutoff, limit) => deliveries.deleteOlderThan(id, cutoff, limit));
+  retention?.add('events', (id, cutoff, limit) => events.deleteOlderThan(id, cutoff, limit));
 
   const mock = new MockResponder({ seed: config.mockSeed });
   const router = await createRouter({
@@ -120,12 +140,14 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   app.use(bodyErrors(logger));
   // Jobs that fell due while the sandbox was down run now, before the first request.
   await scheduler.start();
+  retention?.start();
 
   let stream: EventStream | undefined;
   return {
     app,
     store,
     defaultAccount,
+    retention,
     setPublicUrl: (url) => {
       publicUrl = config.publicUrl ?? url;
     },
@@ -136,6 +158,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     close: async () => {
       stream?.close();
       scheduler.stop();
+      await retention?.stop();
       // Attempts under way are recorded before the store closes; their retries are stored.
       await Promise.all([...accounts.ids()].map((id) => deliveries.idle(id)));
       await dispatcher.close();

@@ -42,6 +42,12 @@ export interface Config {
   mock: boolean;
   /** Seed of the generated responses (mock mode, and operations without a handler). */
   mockSeed: number;
+  /** Fixtures (YAML or JSON) applied idempotently at start: accounts with fixed keys, products, offers, transactions. */
+  seedFile: string | undefined;
+  /** Deletes accounts' transactions, deliveries and events older than this on the account clock; undefined: keep all. */
+  retentionDays: number | undefined;
+  /** Pause between retention sweeps (tests shorten it). */
+  retentionIntervalMs: number;
 }
 
 export const DEFAULTS = {
@@ -56,6 +62,7 @@ export const DEFAULTS = {
   webhookMaxAttempts: 8,
   webhookTimeoutMs: 5000,
   mockSeed: 1,
+  retentionIntervalMs: 60_000,
 } as const;
 
 /** Docker images set this so the defaults match the container (bind all, data in /data). */
@@ -90,6 +97,9 @@ export function resolveConfig(input: ConfigInput): Config {
     validateResponses: validate === true ? 'log' : validate === false ? 'off' : validate,
     mock,
     mockSeed: input.mockSeed ?? DEFAULTS.mockSeed,
+    seedFile: input.seedFile || undefined,
+    retentionDays: input.retentionDays || undefined,
+    retentionIntervalMs: input.retentionIntervalMs ?? DEFAULTS.retentionIntervalMs,
   };
 }
 
