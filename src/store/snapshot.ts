@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Low, type Adapter } from 'lowdb';
 import { fsyncDir } from './segments.js';
 import { isRecord } from './state.js';
-import type { Record, State } from './types.js';
+import { RawRecord, type Record, type State } from './types.js';
 
 /** What the snapshot file holds: every record, and the last journal segment they include. */
 export interface SnapshotData {
@@ -70,7 +70,7 @@ export class StreamingSnapshotFile implements Adapter<SnapshotData> {
         firstCollection = false;
         let first = true;
         for (const record of records.values()) {
-          await push(`${first ? '' : ','}\n${JSON.stringify(record)}`);
+          await push(`${first ? '' : ','}\n${record instanceof RawRecord ? record.json : JSON.stringify(record)}`);
           first = false;
         }
         await push('\n]');
@@ -90,33 +90,43 @@ export function tempPath(file: string): string {
   return `${file}.tmp`;
 }
 
+/** A record line that starts with its id needs no parse to be stored: `{"id":"<id>",...`. */
+const ID_PREFIX = '{"id":"';
+
 /** undefined: not the line-per-record layout this adapter writes, read it whole instead. */
 async function readLines(fh: FileHandle): Promise<SnapshotData | undefined> {
   const state: State = new Map();
   let journalSeq: number | undefined;
-  let records: Map<string, Record> | undefined;
+  let records: Map<string, Record | RawRecord> | undefined;
   let ended = false;
   let carry = Buffer.alloc(0);
   // false: leave the layout for the whole-file reader; throw: the layout is ours but a record is bad.
-  const line = (raw: Buffer): boolean => {
-    if (ended) return raw.length === 0;
+  const line = (text: string): boolean => {
+    if (ended) return text.length === 0;
     if (journalSeq === undefined) {
-      const match = HEADER.exec(raw.toString('utf8'));
+      const match = HEADER.exec(text);
       if (match === null) return false;
       journalSeq = Number(match[1]);
       return true;
     }
-    const first = raw[0];
-    if (records !== undefined && first === 0x7b /* { */) {
-      const end = raw[raw.length - 1] === 0x2c /* , */ ? raw.length - 1 : raw.length;
-      const value: unknown = JSON.parse(raw.toString('utf8', 0, end));
+    if (records !== undefined && text.startsWith('{')) {
+      const json = text.endsWith(',') ? text.slice(0, -1) : text;
+      if (json.startsWith(ID_PREFIX)) {
+        const close = json.indexOf('"', ID_PREFIX.length);
+        const id = json.slice(ID_PREFIX.length, close);
+        // An id with escapes is left to JSON.parse, which knows what it spells.
+        if (close > ID_PREFIX.length && !id.includes('\\') && (json[close + 1] === ',' || json[close + 1] === '}') && json.endsWith('}')) {
+          records.set(id, new RawRecord(json));
+          return true;
+        }
+      }
+      const value: unknown = JSON.parse(json);
       if (!isRecord(value)) throw new Error('invalid snapshot: a record without a string id');
       records.set(value.id, value);
       return true;
     }
-    const text = raw.toString('utf8');
-    if (records === undefined && first === 0x22 /* " */ && text.endsWith(':[')) {
-      const name: unknown = JSON.parse(text.replace(/^,/, '').slice(0, -2));
+    if (records === undefined && text.startsWith('"') && text.endsWith(':[')) {
+      const name: unknown = JSON.parse(text.slice(0, -2));
       if (typeof name !== 'string') return false;
       records = new Map();
       state.set(name, records);
@@ -130,8 +140,6 @@ async function readLines(fh: FileHandle): Promise<SnapshotData | undefined> {
       ended = true;
       return true;
     }
-    // The separator of a following collection starts its header line.
-    if (records === undefined && text.startsWith(',"') && text.endsWith(':[')) return line(raw.subarray(1));
     return false;
   };
   for (;;) {
@@ -139,16 +147,25 @@ async function readLines(fh: FileHandle): Promise<SnapshotData | undefined> {
     const { bytesRead } = await fh.read(chunk, 0, READ_CHUNK, null);
     if (bytesRead === 0) break;
     const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+    const last = data.lastIndexOf(NEWLINE);
+    if (last === -1) {
+      // A header longer than a chunk is not ours: never carry an unbounded line.
+      if (journalSeq === undefined) return undefined;
+      carry = Buffer.from(data);
+      continue;
+    }
+    // Decoded once per chunk, cut at a newline so no UTF-8 sequence is split; lines are slices of it.
+    const text = data.toString('utf8', 0, last);
     let start = 0;
-    for (let nl = data.indexOf(NEWLINE, start); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
-      if (!line(data.subarray(start, nl))) return undefined;
+    for (;;) {
+      const nl = text.indexOf('\n', start);
+      if (!line(nl === -1 ? text.slice(start) : text.slice(start, nl))) return undefined;
+      if (nl === -1) break;
       start = nl + 1;
     }
-    // A header longer than a chunk is not ours: never carry an unbounded line.
-    if (journalSeq === undefined && data.length - start > 4096) return undefined;
-    carry = Buffer.from(data.subarray(start));
+    carry = Buffer.from(data.subarray(last + 1));
   }
-  if (carry.length > 0 && !line(carry)) return undefined;
+  if (carry.length > 0 && !line(carry.toString('utf8'))) return undefined;
   if (journalSeq === undefined) return undefined;
   if (!ended) throw new Error('invalid snapshot: the file ends before its last collection is closed');
   return { journalSeq, state };

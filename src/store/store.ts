@@ -8,7 +8,7 @@ import { loadFromDisk } from './load.js';
 import { DataFileLock } from './lock.js';
 import { listSegments, segmentPath } from './segments.js';
 import { writeSnapshot } from './snapshot.js';
-import type { CollectionOptions, Logger, Record, State, StoreOptions } from './types.js';
+import type { CollectionOptions, Logger, RawRecord, Record, State, StoreOptions } from './types.js';
 
 export { Collection } from './collection.js';
 export { DataFileLockedError } from './lock.js';
@@ -75,7 +75,7 @@ export class Store {
       this.state.set(name, records);
     }
     // Loaded records were validated only as { id: string }; their shape is the declaring caller's contract.
-    const created = new Collection<T>(name, records as Map<string, T>, options, this.sink(), this.logger);
+    const created = new Collection<T>(name, records as Map<string, T | RawRecord>, options, this.sink(), this.logger);
     this.collections.set(name, created as unknown as Collection<Record>);
     return created;
   }

@@ -22,8 +22,16 @@ export interface StoreOptions {
   logger?: Logger;
 }
 
+/**
+ * A record as the snapshot holds it, not parsed yet: most stored records are never read
+ * during a process's life, and parsing millions of them at start is what made it slow.
+ */
+export class RawRecord {
+  constructor(readonly json: string) {}
+}
+
 /** Every record of every collection, keyed by collection name then id, in insertion order. */
-export type State = Map<string, Map<string, Record>>;
+export type State = Map<string, Map<string, Record | RawRecord>>;
 
 /** One journal entry; a null value is a delete. */
 export interface Op {
