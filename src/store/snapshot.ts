@@ -91,7 +91,29 @@ export function tempPath(file: string): string {
 }
 
 /** A record line that starts with its id needs no parse to be stored: `{"id":"<id>",...`. */
-const ID_PREFIX = '{"id":"';
+const ID_PREFIX = Buffer.from('{"id":"');
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const CLOSE_BRACE = 0x7d;
+
+/**
+ * The id of a record line `{"id":"<id>",…}` (or `…}` for a record that is only an id),
+ * read from the bytes; undefined when the line does not start so simply (then it is parsed).
+ */
+function leadingId(data: Buffer, start: number, end: number): string | undefined {
+  if (end - start < ID_PREFIX.length + 2 || data.compare(ID_PREFIX, 0, ID_PREFIX.length, start, start + ID_PREFIX.length) !== 0) return undefined;
+  const from = start + ID_PREFIX.length;
+  for (let i = from; i < end; i++) {
+    const byte = data[i];
+    // An escape is left to JSON.parse, which knows what it spells.
+    if (byte === BACKSLASH) return undefined;
+    if (byte !== QUOTE) continue;
+    if (i === from || (data[i + 1] !== COMMA && data[i + 1] !== CLOSE_BRACE) || data[end - 1] !== CLOSE_BRACE) return undefined;
+    return data.toString('utf8', from, i);
+  }
+  return undefined;
+}
 
 /** undefined: not the line-per-record layout this adapter writes, read it whole instead. */
 async function readLines(fh: FileHandle): Promise<SnapshotData | undefined> {
@@ -101,28 +123,26 @@ async function readLines(fh: FileHandle): Promise<SnapshotData | undefined> {
   let ended = false;
   let carry = Buffer.alloc(0);
   // false: leave the layout for the whole-file reader; throw: the layout is ours but a record is bad.
-  const line = (text: string): boolean => {
+  // Each record keeps a string of its own line (not a slice of a larger one), so it frees its memory once parsed.
+  const line = (data: Buffer, start: number, end: number): boolean => {
+    if (records !== undefined && data[start] === 0x7b /* { */) {
+      const stop = data[end - 1] === COMMA ? end - 1 : end;
+      const id = leadingId(data, start, stop);
+      if (id !== undefined) {
+        records.set(id, new RawRecord(data.toString('utf8', start, stop)));
+        return true;
+      }
+      const value: unknown = JSON.parse(data.toString('utf8', start, stop));
+      if (!isRecord(value)) throw new Error('invalid snapshot: a record without a string id');
+      records.set(value.id, value);
+      return true;
+    }
+    const text = data.toString('utf8', start, end);
     if (ended) return text.length === 0;
     if (journalSeq === undefined) {
       const match = HEADER.exec(text);
       if (match === null) return false;
       journalSeq = Number(match[1]);
-      return true;
-    }
-    if (records !== undefined && text.startsWith('{')) {
-      const json = text.endsWith(',') ? text.slice(0, -1) : text;
-      if (json.startsWith(ID_PREFIX)) {
-        const close = json.indexOf('"', ID_PREFIX.length);
-        const id = json.slice(ID_PREFIX.length, close);
-        // An id with escapes is left to JSON.parse, which knows what it spells.
-        if (close > ID_PREFIX.length && !id.includes('\\') && (json[close + 1] === ',' || json[close + 1] === '}') && json.endsWith('}')) {
-          records.set(id, new RawRecord(json));
-          return true;
-        }
-      }
-      const value: unknown = JSON.parse(json);
-      if (!isRecord(value)) throw new Error('invalid snapshot: a record without a string id');
-      records.set(value.id, value);
       return true;
     }
     if (records === undefined && text.startsWith('"') && text.endsWith(':[')) {
@@ -147,25 +167,16 @@ async function readLines(fh: FileHandle): Promise<SnapshotData | undefined> {
     const { bytesRead } = await fh.read(chunk, 0, READ_CHUNK, null);
     if (bytesRead === 0) break;
     const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
-    const last = data.lastIndexOf(NEWLINE);
-    if (last === -1) {
-      // A header longer than a chunk is not ours: never carry an unbounded line.
-      if (journalSeq === undefined) return undefined;
-      carry = Buffer.from(data);
-      continue;
-    }
-    // Decoded once per chunk, cut at a newline so no UTF-8 sequence is split; lines are slices of it.
-    const text = data.toString('utf8', 0, last);
     let start = 0;
-    for (;;) {
-      const nl = text.indexOf('\n', start);
-      if (!line(nl === -1 ? text.slice(start) : text.slice(start, nl))) return undefined;
-      if (nl === -1) break;
+    for (let nl = data.indexOf(NEWLINE, start); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
+      if (!line(data, start, nl)) return undefined;
       start = nl + 1;
     }
-    carry = Buffer.from(data.subarray(last + 1));
+    // A header longer than a chunk is not ours: never carry an unbounded line.
+    if (journalSeq === undefined && data.length - start > 4096) return undefined;
+    carry = Buffer.from(data.subarray(start));
   }
-  if (carry.length > 0 && !line(carry.toString('utf8'))) return undefined;
+  if (carry.length > 0 && !line(carry, 0, carry.length)) return undefined;
   if (journalSeq === undefined) return undefined;
   if (!ended) throw new Error('invalid snapshot: the file ends before its last collection is closed');
   return { journalSeq, state };

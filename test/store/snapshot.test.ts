@@ -58,6 +58,23 @@ describe('snapshot file', () => {
     expect(loaded.state.get('accounts')?.get('acc')).toEqual(new RawRecord('{"id":"acc"}'));
   });
 
+  it('reads back ids with escapes or non-ASCII characters and records whose id is not the first field', async () => {
+    const file = path.join(tmpDir(), 'sandbox.json');
+    const store = await Store.open({ file });
+    const rows = store.collection<{ id: string; n: number }>('rows', { groupBy: () => 'all' });
+    const ids = ['plain', 'ação-ü', 'quote"in', 'back\\slash', 'tab\there'];
+    for (const [n, id] of ids.entries()) rows.put({ id, n });
+    store.collection<{ name: string; id: string }>('late').put({ name: 'first', id: 'late-id' });
+    await store.close();
+
+    const reopened = await Store.open({ file });
+    const again = reopened.collection<{ id: string; n: number }>('rows', { groupBy: () => 'all' });
+    for (const [n, id] of ids.entries()) expect(again.get(id)).toEqual({ id, n });
+    expect([...again.group('all')].map((r) => r.id)).toEqual(ids);
+    expect(reopened.collection('late').get('late-id')).toEqual({ name: 'first', id: 'late-id' });
+    await reopened.close();
+  });
+
   it('reads a format 1 file and a hand-formatted one', async () => {
     const dir = tmpDir();
     const v1 = path.join(dir, 'v1.json');
