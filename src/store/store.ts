@@ -74,7 +74,7 @@ export class Store {
       records = new Map();
       this.state.set(name, records);
     }
-    // Loaded records were validated only as { id: string }; their shape is the declaring caller's contract.
+    // Loaded records are checked only as { id: string } (when first parsed); their shape is the declaring caller's contract.
     const created = new Collection<T>(name, records as Map<string, T | RawRecord>, options, this.sink(), this.logger);
     this.collections.set(name, created as unknown as Collection<Record>);
     return created;
