@@ -52,37 +52,88 @@ export class StreamingSnapshotFile implements Adapter<SnapshotData> {
     const tmp = tempPath(this.file);
     const fh = await open(tmp, 'w');
     try {
-      let buffered: string[] = [];
-      let size = 0;
-      const push = async (text: string): Promise<void> => {
-        buffered.push(text);
-        size += text.length;
-        if (size < WRITE_CHUNK) return;
-        await fh.writeFile(buffered.join(''));
-        buffered = [];
-        size = 0;
-      };
-      await push(`{"format":${FORMAT},"journalSeq":${data.journalSeq},"collections":{`);
+      const out = new ChunkedWriter(fh);
+      await out.text(`{"format":${FORMAT},"journalSeq":${data.journalSeq},"collections":{`);
       let firstCollection = true;
       for (const [name, records] of data.state) {
         if (records.size === 0) continue;
-        await push(`${firstCollection ? '' : ','}\n${JSON.stringify(name)}:[`);
+        await out.text(`${firstCollection ? '' : ','}\n${JSON.stringify(name)}:[`);
         firstCollection = false;
         let first = true;
         for (const record of records.values()) {
-          await push(`${first ? '' : ','}\n${record instanceof RawRecord ? record.json : JSON.stringify(record)}`);
+          if (record instanceof RawRecord) {
+            // Unparsed records go back as the bytes they were read as, neighbours in one piece.
+            if (!first && out.extendRun(record)) continue;
+            await out.text(first ? '\n' : ',\n');
+            out.startRun(record);
+          } else {
+            await out.text(`${first ? '\n' : ',\n'}${JSON.stringify(record)}`);
+          }
           first = false;
         }
-        await push('\n]');
+        await out.text('\n]');
       }
-      await push('\n}}\n');
-      if (buffered.length > 0) await fh.writeFile(buffered.join(''));
+      await out.text('\n}}\n');
+      await out.flush();
       await fh.sync();
     } finally {
       await fh.close();
     }
     await rename(tmp, this.file);
     await fsyncDir(path.dirname(this.file));
+  }
+}
+
+/** Buffers text and runs of unparsed records' bytes, and writes them about a megabyte at a time. */
+class ChunkedWriter {
+  private texts: string[] = [];
+  private parts: Buffer[] = [];
+  private size = 0;
+  private run: { chunk: Buffer; start: number; end: number } | undefined;
+
+  constructor(private readonly fh: FileHandle) {}
+
+  async text(value: string): Promise<void> {
+    this.endRun();
+    this.texts.push(value);
+    this.size += value.length;
+    if (this.size >= WRITE_CHUNK) await this.flush();
+  }
+
+  startRun(record: RawRecord): void {
+    this.endRun();
+    this.run = { chunk: record.chunk, start: record.start, end: record.end };
+  }
+
+  /** True when `record` follows the current run in its chunk, separated by exactly `,\n`, as the reader found it. */
+  extendRun(record: RawRecord): boolean {
+    const run = this.run;
+    if (run === undefined || run.chunk !== record.chunk || run.end + 2 !== record.start) return false;
+    run.end = record.end;
+    return true;
+  }
+
+  async flush(): Promise<void> {
+    this.endRun();
+    this.endTexts();
+    if (this.parts.length > 0) await this.fh.writeFile(Buffer.concat(this.parts));
+    this.parts = [];
+    this.size = 0;
+  }
+
+  private endRun(): void {
+    if (this.run === undefined) return;
+    this.endTexts();
+    const { chunk, start, end } = this.run;
+    this.parts.push(chunk.subarray(start, end));
+    this.size += end - start;
+    this.run = undefined;
+  }
+
+  private endTexts(): void {
+    if (this.texts.length === 0) return;
+    this.parts.push(Buffer.from(this.texts.join('')));
+    this.texts = [];
   }
 }
 
@@ -123,13 +174,13 @@ async function readLines(fh: FileHandle): Promise<SnapshotData | undefined> {
   let ended = false;
   let carry = Buffer.alloc(0);
   // false: leave the layout for the whole-file reader; throw: the layout is ours but a record is bad.
-  // Each record keeps a string of its own line (not a slice of a larger one), so it frees its memory once parsed.
+  // An unparsed record points into the chunk it was read in; a chunk is freed once none of its records is left unparsed.
   const line = (data: Buffer, start: number, end: number): boolean => {
     if (records !== undefined && data[start] === 0x7b /* { */) {
       const stop = data[end - 1] === COMMA ? end - 1 : end;
       const id = leadingId(data, start, stop);
       if (id !== undefined) {
-        records.set(id, new RawRecord(data.toString('utf8', start, stop)));
+        records.set(id, new RawRecord(data, start, stop));
         return true;
       }
       const value: unknown = JSON.parse(data.toString('utf8', start, stop));

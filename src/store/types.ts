@@ -27,7 +27,20 @@ export interface StoreOptions {
  * during a process's life, and parsing millions of them at start is what made it slow.
  */
 export class RawRecord {
-  constructor(readonly json: string) {}
+  /** Bytes `start`..`end` of a chunk read from the snapshot: no string exists until the record is used. */
+  constructor(
+    readonly chunk: Buffer,
+    readonly start: number,
+    readonly end: number,
+  ) {}
+
+  get json(): string {
+    return this.chunk.toString('utf8', this.start, this.end);
+  }
+
+  get bytes(): Buffer {
+    return this.chunk.subarray(this.start, this.end);
+  }
 }
 
 /** Every record of every collection, keyed by collection name then id, in insertion order. */
