@@ -214,10 +214,12 @@ async function readLines(fh: FileHandle): Promise<SnapshotData | undefined> {
     return false;
   };
   for (;;) {
-    const chunk = Buffer.allocUnsafe(READ_CHUNK);
-    const { bytesRead } = await fh.read(chunk, 0, READ_CHUNK, null);
+    // The unfinished last line of the previous chunk goes first, so no chunk is copied again.
+    const chunk = Buffer.allocUnsafe(carry.length + READ_CHUNK);
+    carry.copy(chunk, 0);
+    const { bytesRead } = await fh.read(chunk, carry.length, READ_CHUNK, null);
     if (bytesRead === 0) break;
-    const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+    const data = chunk.subarray(0, carry.length + bytesRead);
     let start = 0;
     for (let nl = data.indexOf(NEWLINE, start); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
       if (!line(data, start, nl)) return undefined;
