@@ -11,6 +11,7 @@
  *                 equivalent stubs, and bare node:http and express servers; a CPU profile
  *                 summary of both paths
  *   webhooks      payments at a steady rate: pay→webhook latency, webhooks lost
+ *   store         start→ready and RSS with 100k, 1M and 3M stored records, GET p99 at 3M vs 1k
  *
  *   npm run build && node bench/run.mjs
  *
@@ -21,6 +22,7 @@
  *   BENCH_CONNECTIONS  concurrent keep-alive connections (default 50)
  *   BENCH_SIZES        stored product counts, comma separated (default 1000,10000,100000,1000000)
  *   BENCH_START_RUNS   start-to-ready samples per size, median reported (default 3)
+ *   BENCH_STORE_SIZES  store suite: stored records (default 1000,100000,1000000,3000000)
  *   BENCH_TMPDIR       where the data directories go (default the OS temp dir; the
  *                      journal's fdatasync cost depends on this file system)
  *   BENCH_QUIET_WAIT   up to this many seconds, wait before each measurement until the rest of
@@ -48,6 +50,7 @@ import { BUILT_BIN, RESULTS_DIR, ROOT, elapsedSec, environment, live, log, pinBu
 import { runProducts } from './suites/products.mjs';
 import { runTransactions } from './suites/transactions.mjs';
 import { runWebhooks } from './suites/webhooks.mjs';
+import { runStore } from './suites/store.mjs';
 
 /**
  * @typedef {object} Verdict
@@ -96,7 +99,7 @@ for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
   });
 }
 
-const RUNNERS = { products: runProducts, transactions: runTransactions, webhooks: runWebhooks };
+const RUNNERS = { products: runProducts, transactions: runTransactions, webhooks: runWebhooks, store: runStore };
 
 async function main() {
   if (!existsSync(BUILT_BIN)) throw new Error(`${path.relative(ROOT, BUILT_BIN)} not found: run npm run build first`);
@@ -164,7 +167,7 @@ async function main() {
   await writeFile(
     path.join(RESULTS_DIR, 'latest.json'),
     // products keeps its keys at the top level (request, results, targets) as before
-    `${JSON.stringify({ environment: env, settings, suites: settings.suites, ...bySuite.products, transactions: bySuite.transactions, webhooks: bySuite.webhooks, suiteSec, totalSec }, null, 2)}\n`,
+    `${JSON.stringify({ environment: env, settings, suites: settings.suites, ...bySuite.products, transactions: bySuite.transactions, webhooks: bySuite.webhooks, store: bySuite.store, suiteSec, totalSec }, null, 2)}\n`,
   );
   await writeFile(path.join(RESULTS_DIR, 'latest.md'), markdown);
   const extra = reports.flatMap((r) => r.files ?? []);

@@ -39,6 +39,8 @@ import { createFaultHandlers } from './http/fault-handlers.js';
 import { createInspectorHandlers } from './http/inspector-handlers.js';
 import { RequestLog } from './http/request-log.js';
 import { requestLogging } from './http/request-log-middleware.js';
+import { applySeed, loadSeedFile } from './sandbox/seed.js';
+import { Retention } from './sandbox/retention.js';
 
 export interface Sandbox {
   app: Express;
@@ -50,6 +52,8 @@ export interface Sandbox {
   closeStreams(): void;
   store: Store;
   defaultAccount: AccountRecord;
+  /** Background deletion of old records (SANDBOX_RETENTION_DAYS); undefined when off. Other record kinds join with `add`. */
+  retention: Retention | undefined;
   /** Flushes and closes the store; the HTTP server is the caller's to stop first. */
   close(): Promise<void>;
 }
@@ -97,7 +101,23 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   const httpFaults = new HttpFaults(faults);
   if (config.faultsFile) faults.set(defaultAccount.id, loadFaultsFile(config.faultsFile, document));
   const requestLog = new RequestLog(config.requestLogSize);
+  if (config.seedFile) {
+    try {
+      const seeded = applySeed(loadSeedFile(config.seedFile, document), { accounts, products, offers, transactions, transitions });
+      logger.info({ seedFile: config.seedFile, ...seeded }, 'seed file applied');
+    } catch (error) {
+      // Releases the data file's lock, so a corrected file can be tried again in this process.
+      await store.close({ snapshot: false });
+      throw error;
+    }
+  }
   await store.commit();
+  const retention = config.retentionDays === undefined
+    ? undefined
+    : new Retention({ days: config.retentionDays, accountIds: () => accounts.ids(), nowMs: (id) => clocks.nowMs(id), commit, logger, intervalMs: config.retentionIntervalMs });
+  retention?.add('transactions', (id, cutoff, limit) => transactions.deleteOlderThan(id, cutoff, limit));
+  retention?.add('deliveries', (id, cutoff, limit) => deliveries.deleteOlderThan(id, cutoff, limit));
+  retention?.add('events', (id, cutoff, limit) => events.deleteOlderThan(id, cutoff, limit));
 
   const mock = new MockResponder({ seed: config.mockSeed });
   const router = await createRouter({
@@ -129,12 +149,14 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   app.use(bodyErrors(logger));
   // Jobs that fell due while the sandbox was down run now, before the first request.
   await scheduler.start();
+  retention?.start();
 
   let stream: EventStream | undefined;
   return {
     app,
     store,
     defaultAccount,
+    retention,
     setPublicUrl: (url) => {
       publicUrl = config.publicUrl ?? url;
     },
@@ -148,6 +170,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     close: async () => {
       stream?.close();
       scheduler.stop();
+      await retention?.stop();
       // Attempts under way are recorded before the store closes; their retries are stored.
       await Promise.all([...accounts.ids()].map((id) => deliveries.idle(id)));
       await dispatcher.close();

@@ -50,15 +50,20 @@ program
       .argParser(validationMode),
   )
   .addOption(new Option('--mock', 'stateless stub: answer every operation from its openapi.yaml schema').env('SANDBOX_MOCK'))
-  .addOption(new Option('--seed <n>', 'seed of the generated (mock) responses').env('SANDBOX_MOCK_SEED').argParser(integer).default(DEFAULTS.mockSeed))
   .addOption(new Option('--request-log-size <n>', 'request log entries kept per account (in memory)').env('SANDBOX_REQUEST_LOG_SIZE').argParser(integer).default(DEFAULTS.requestLogSize))
   .addOption(new Option('--fault-seed <n>', 'seed of probabilistic fault rules').env('SANDBOX_FAULT_SEED').argParser(integer).default(DEFAULTS.faultSeed))
   .addOption(new Option('--faults <file>', "fault rules (YAML/JSON) for the default account").env('SANDBOX_FAULTS'))
   .addOption(new Option('--pix-instruction <mode>', 'plain Pix code in the 201 (immediate) or filled later like the hybrid (delayed)').env('SANDBOX_PIX_INSTRUCTION').choices(['immediate', 'delayed']).default(DEFAULTS.pixInstruction))
   .addOption(new Option('--pix-expiry <ms>', 'lifetime of a plain Pix (its expiresAt)').env('SANDBOX_PIX_EXPIRY_MS').argParser(integer).default(DEFAULTS.pixExpiryMs))
+  .addOption(new Option('--mock-seed <n>', 'seed of the generated (mock) responses').env('SANDBOX_MOCK_SEED').argParser(integer).default(DEFAULTS.mockSeed))
+  // Renamed so it is not mistaken for --seed-file; kept so existing scripts still start.
+  .addOption(new Option('--seed <n>', 'deprecated: use --mock-seed').argParser(integer).hideHelp())
+  .addOption(new Option('--seed-file <file>', 'fixtures (YAML/JSON) applied idempotently at start: accounts with fixed keys, products, offers, transactions').env('SANDBOX_SEED_FILE'))
+  .addOption(new Option('--retention-days <days>', "delete accounts' transactions, deliveries and events older than this on the account clock (default: keep all)").env('SANDBOX_RETENTION_DAYS').argParser(integer))
   .action(async (opts: StartOptions) => {
     const config = resolveConfig(toConfig(opts));
     const logger = createLogger(config.logLevel);
+    if (opts.seed !== undefined) logger.warn('--seed is deprecated and will be removed: use --mock-seed (the seed of mock responses; --seed-file seeds data)');
     const running = await startServer(config, logger);
     const auth = Buffer.from(`secret:${config.secretKey}`).toString('base64');
     logger.info(
@@ -112,12 +117,16 @@ interface StartOptions {
   /** Already parsed by validationMode; the bare flag gives its preset, "log". */
   validateResponses?: ResponseValidationMode;
   mock?: boolean | string;
-  seed: number;
   requestLogSize: number;
   faultSeed: number;
   faults?: string;
   pixInstruction: 'immediate' | 'delayed';
   pixExpiry: number;
+  mockSeed: number;
+  /** deprecated alias of mockSeed */
+  seed?: number;
+  seedFile?: string;
+  retentionDays?: number;
 }
 
 /** A boolean flag or its env var form (SANDBOX_IN_MEMORY=1); "0" and "false" mean off. */
@@ -143,12 +152,14 @@ function toConfig(opts: StartOptions): ConfigInput {
     compactMinBytes: opts.compactMinBytes,
     validateResponses: opts.validateResponses ?? 'off',
     mock: flag(opts.mock),
-    mockSeed: opts.seed,
     requestLogSize: opts.requestLogSize,
     faultSeed: opts.faultSeed,
     faultsFile: opts.faults,
     pixInstruction: opts.pixInstruction,
     pixExpiryMs: opts.pixExpiry,
+    mockSeed: opts.seed ?? opts.mockSeed,
+    seedFile: opts.seedFile,
+    retentionDays: opts.retentionDays,
   };
 }
 

@@ -52,6 +52,12 @@ export interface Config {
   pixInstruction: 'immediate' | 'delayed';
   /** Lifetime of a plain Pix: its expiresAt, after which it expires on the account's clock. */
   pixExpiryMs: number;
+  /** Fixtures (YAML or JSON) applied idempotently at start: accounts with fixed keys, products, offers, transactions. */
+  seedFile: string | undefined;
+  /** Deletes accounts' transactions, deliveries and events older than this on the account clock; undefined: keep all. */
+  retentionDays: number | undefined;
+  /** Pause between retention sweeps (tests shorten it). */
+  retentionIntervalMs: number;
 }
 
 export const DEFAULTS = {
@@ -70,6 +76,7 @@ export const DEFAULTS = {
   faultSeed: 1,
   pixInstruction: 'immediate',
   pixExpiryMs: 24 * 60 * 60 * 1000,
+  retentionIntervalMs: 60_000,
 } as const;
 
 /** Docker images set this so the defaults match the container (bind all, data in /data). */
@@ -109,6 +116,9 @@ export function resolveConfig(input: ConfigInput): Config {
     faultsFile: input.faultsFile || undefined,
     pixInstruction: input.pixInstruction ?? DEFAULTS.pixInstruction,
     pixExpiryMs: input.pixExpiryMs ?? DEFAULTS.pixExpiryMs,
+    seedFile: input.seedFile || undefined,
+    retentionDays: input.retentionDays || undefined,
+    retentionIntervalMs: input.retentionIntervalMs ?? DEFAULTS.retentionIntervalMs,
   };
 }
 

@@ -23,7 +23,7 @@ export const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ? path.resolve(process.
 /** other processes' CPU use, in % of one core, above which a measurement is flagged */
 export const NOISY_CPU_PCT = 25;
 
-export const SUITES = /** @type {const} */ (['products', 'transactions', 'webhooks']);
+export const SUITES = /** @type {const} */ (['products', 'transactions', 'webhooks', 'store']);
 
 /** @param {string} name @param {number} fallback */
 function numberEnv(name, fallback) {
@@ -72,6 +72,17 @@ export const settings = {
       }
     }),
   startRuns: Math.max(1, Math.round(numberEnv('BENCH_START_RUNS', 3))),
+  // store suite: the first and last sizes also measure GET p99
+  storeSizes: (process.env.BENCH_STORE_SIZES || '1000,100000,1000000,3000000')
+    .split(',')
+    .filter((s) => s.trim())
+    .map((s) => {
+      try {
+        return count(s);
+      } catch {
+        throw new Error(`BENCH_STORE_SIZES: bad size ${s}`);
+      }
+    }),
   tmpDir: process.env.BENCH_TMPDIR || os.tmpdir(),
   retries: Math.round(numberEnv('BENCH_RETRIES', 0)),
   quietWaitSec: numberEnv('BENCH_QUIET_WAIT', 0),

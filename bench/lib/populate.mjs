@@ -1,8 +1,8 @@
 // @ts-check
 /**
- * Writes a sandbox snapshot (src/store/snapshot.ts, format 1) holding the
- * default account and `count` products, streamed to disk so that a 1M-record
- * file (~350 MB) never exists as one string in this process.
+ * Writes a sandbox snapshot (src/store/snapshot.ts, format 2: one record per
+ * line) holding the default account and `count` products, streamed to disk so
+ * that a 1M-record file (~350 MB) never exists as one string in this process.
  *
  * The account is written exactly as Accounts.ensureDefault would create it, so
  * the server finds it unchanged at start (same id, same key, same keyHash) and
@@ -22,6 +22,12 @@ const CHUNK = 2000;
 const BASE_TIME = Date.parse('2025-01-01T00:00:00.000Z');
 
 /**
+ * A UUID v4-shaped id derived from i, so a run can name stored products without keeping them.
+ * @param {number} i
+ */
+export const productId = (i) => `prd_00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`;
+
+/**
  * @param {number} i
  * @param {string} userId
  */
@@ -31,7 +37,7 @@ function product(i, userId) {
   // externalId unique index is populated as in a real account.
   const even = i % 2 === 0;
   return {
-    id: `prd_${randomUUID()}`,
+    id: productId(i),
     createdByUserId: userId,
     name: `Seeded product ${i}`,
     description: even ? `Seeded by the benchmark, product number ${i}` : null,
@@ -73,14 +79,14 @@ export async function writeSnapshot(file, count) {
     if (!out.write(text)) await Promise.race([once(out, 'drain'), failed]);
   };
 
-  await write(`{"format":1,"journalSeq":0,"collections":{"accounts":[${JSON.stringify(account)}],"products":[`);
+  await write(`{"format":2,"journalSeq":0,"collections":{\n"accounts":[\n${JSON.stringify(account)}\n],\n"products":[`);
   for (let from = 0; from < count; from += CHUNK) {
     const to = Math.min(count, from + CHUNK);
     const parts = [];
     for (let i = from; i < to; i++) parts.push(JSON.stringify(product(i, userId)));
-    await write((from === 0 ? '' : ',') + parts.join(','));
+    await write((from === 0 ? '\n' : ',\n') + parts.join(',\n'));
   }
-  await write(']}}');
+  await write('\n]\n}}\n');
   out.end();
   await Promise.race([once(out, 'close'), failed]);
   const { size } = await stat(file);

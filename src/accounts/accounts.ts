@@ -11,6 +11,15 @@ export interface AccountRecord extends Account {
   keyHash: string;
 }
 
+export interface FixedAccount {
+  id: string;
+  secretKey: string;
+  name?: string;
+  permissions?: Permission[];
+  webhookUrl?: string | null;
+  webhookSecret?: string;
+}
+
 const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest();
 
 export class Accounts {
@@ -47,6 +56,30 @@ export class Accounts {
     const record = this.newRecord(`acc_${randomUUID()}`, input, `sk_test_${randomBytes(24).toString('hex')}`);
     this.accounts.put(record);
     return record;
+  }
+
+  /**
+   * An account with a fixed id and key (seed files). Fields the fixture leaves out keep
+   * their stored value, so applying the same fixture again changes nothing.
+   */
+  upsertFixed(fixed: FixedAccount): AccountRecord {
+    const keyHash = sha256(fixed.secretKey).toString('hex');
+    const holder = this.accounts.findUnique('keyHash', keyHash);
+    if (holder && holder.id !== fixed.id) throw new Error(`secret key of account ${fixed.id} is already the key of account ${holder.id}`);
+    const existing = this.accounts.get(fixed.id);
+    const base = existing ?? this.newRecord(fixed.id, { name: fixed.name }, fixed.secretKey);
+    const next: AccountRecord = {
+      ...base,
+      name: fixed.name ?? base.name,
+      secretKey: fixed.secretKey,
+      keyHash,
+      permissions: fixed.permissions ? ALL_PERMISSIONS.filter((p) => fixed.permissions?.includes(p)) : base.permissions,
+      webhookUrl: fixed.webhookUrl !== undefined ? fixed.webhookUrl : base.webhookUrl,
+      webhookSecret: fixed.webhookSecret ?? base.webhookSecret,
+    };
+    if (existing && JSON.stringify(existing) === JSON.stringify(next)) return existing;
+    this.accounts.put(next);
+    return next;
   }
 
   ids(): string[] {

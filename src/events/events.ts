@@ -93,6 +93,17 @@ export class Events {
     };
   }
 
+  /** Retention: deletes up to `limit` of the account's events created before `cutoff` (ISO, account clock). */
+  deleteOlderThan(accountId: string, cutoff: string, limit: number): number {
+    const old: string[] = [];
+    for (const e of this.records.group(accountId)) {
+      if (old.length >= limit || e.createdAt >= cutoff) break;
+      old.push(e.id);
+    }
+    for (const id of old) this.records.delete(id);
+    return old.length;
+  }
+
   deleteAll(accountId: string): number {
     const owned = [...this.records.group(accountId)];
     for (const e of owned) this.records.delete(e.id);

@@ -1,4 +1,5 @@
-import type { CollectionOptions, Logger, Record } from './types.js';
+import { isRecord } from './state.js';
+import { RawRecord, type CollectionOptions, type Logger, type Record } from './types.js';
 
 /** Receives each change after validation and before it is applied, so a refusal leaves memory untouched. */
 export type ChangeSink = (collection: string, id: string, value: Record | null) => void;
@@ -8,25 +9,19 @@ const EMPTY: ReadonlyMap<string, never> = new Map<string, never>();
 export class Collection<T extends Record> {
   private readonly groups = new Map<string, Map<string, T>>();
   private readonly indexes = new Map<string, Map<string, string>>();
+  /** groups and indexes exist only once something needs them: a store that is only read by id never parses most records */
+  private built: boolean;
 
   /** `records` is adopted, not copied: it is the store's live state for this collection. */
   constructor(
     private readonly name: string,
-    private readonly records: Map<string, T>,
+    private readonly records: Map<string, T | RawRecord>,
     private readonly options: CollectionOptions<T>,
     private readonly sink: ChangeSink,
-    logger?: Logger,
+    private readonly logger?: Logger,
   ) {
     for (const index of Object.keys(options.unique ?? {})) this.indexes.set(index, new Map());
-    for (const value of records.values()) {
-      this.addToGroup(value);
-      for (const [index, keys, key] of this.indexKeys(value)) {
-        const holder = keys.get(key);
-        // Only reachable if indexes were redeclared over existing data; the newer record wins.
-        if (holder !== undefined) logger?.warn({ collection: name, index, key, ids: [holder, value.id] }, 'duplicate unique key in stored data');
-        keys.set(key, value.id);
-      }
-    }
+    this.built = options.groupBy === undefined && this.indexes.size === 0;
   }
 
   get size(): number {
@@ -34,12 +29,14 @@ export class Collection<T extends Record> {
   }
 
   get(id: string): T | undefined {
-    return this.records.get(id);
+    const stored = this.records.get(id);
+    return stored instanceof RawRecord ? this.materialize(id, stored) : stored;
   }
 
   put(value: T): void {
     if (typeof value.id !== 'string') throw new TypeError(`${this.name}: record id must be a string`);
-    const previous = this.records.get(value.id);
+    this.build();
+    const previous = this.get(value.id);
     for (const [index, keys, key] of this.indexKeys(value)) {
       const holder = keys.get(key);
       if (holder !== undefined && holder !== value.id) {
@@ -57,7 +54,8 @@ export class Collection<T extends Record> {
   }
 
   delete(id: string): void {
-    const previous = this.records.get(id);
+    this.build();
+    const previous = this.get(id);
     if (previous === undefined) return;
     this.sink(this.name, id, null);
     this.records.delete(id);
@@ -66,24 +64,55 @@ export class Collection<T extends Record> {
   }
 
   values(): IterableIterator<T> {
-    return this.records.values();
+    this.materializeAll();
+    return this.records.values() as IterableIterator<T>;
   }
 
   group(key: string): IterableIterator<T> {
     this.requireGroupBy();
+    this.build();
     return (this.groups.get(key) ?? EMPTY).values();
   }
 
   groupSize(key: string): number {
     this.requireGroupBy();
+    this.build();
     return this.groups.get(key)?.size ?? 0;
   }
 
   findUnique(index: string, key: string): T | undefined {
     const keys = this.indexes.get(index);
     if (keys === undefined) throw new Error(`${this.name}: no unique index ${index}`);
+    this.build();
     const id = keys.get(key);
-    return id === undefined ? undefined : this.records.get(id);
+    return id === undefined ? undefined : this.get(id);
+  }
+
+  /** Map.set on an existing key keeps its position, so parsing never reorders. */
+  private materialize(id: string, raw: RawRecord): T {
+    const value: unknown = JSON.parse(raw.json);
+    if (!isRecord(value) || value.id !== id) throw new Error(`${this.name}: stored record ${id} is not a record with that id`);
+    this.records.set(id, value as T);
+    return value as T;
+  }
+
+  private materializeAll(): void {
+    for (const [id, stored] of this.records) if (stored instanceof RawRecord) this.materialize(id, stored);
+  }
+
+  private build(): void {
+    if (this.built) return;
+    this.built = true;
+    this.materializeAll();
+    for (const value of this.records.values() as IterableIterator<T>) {
+      this.addToGroup(value);
+      for (const [index, keys, key] of this.indexKeys(value)) {
+        const holder = keys.get(key);
+        // Only reachable if indexes were redeclared over existing data; the newer record wins.
+        if (holder !== undefined) this.logger?.warn({ collection: this.name, index, key, ids: [holder, value.id] }, 'duplicate unique key in stored data');
+        keys.set(key, value.id);
+      }
+    }
   }
 
   private *indexKeys(value: T): Generator<[string, Map<string, string>, string]> {

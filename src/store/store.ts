@@ -1,16 +1,24 @@
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { encodeOp } from './codec.js';
 import { Collection, type ChangeSink } from './collection.js';
 import { Compactor } from './compaction.js';
 import { Journal } from './journal.js';
 import { loadFromDisk } from './load.js';
-import type { CollectionOptions, Logger, Record, State, StoreOptions } from './types.js';
+import { DataFileLock } from './lock.js';
+import { listSegments, segmentPath } from './segments.js';
+import { writeSnapshot } from './snapshot.js';
+import type { CollectionOptions, Logger, RawRecord, Record, State, StoreOptions } from './types.js';
 
 export { Collection } from './collection.js';
+export { DataFileLockedError } from './lock.js';
 export type { CollectionOptions, Logger, Record, StoreOptions } from './types.js';
 
 const DEFAULT_COMPACT_MIN_BYTES = 64 * 1024 * 1024;
 
 interface Disk {
+  file: string;
+  lock: DataFileLock;
   journal: Journal;
   compactor: Compactor;
 }
@@ -36,18 +44,26 @@ export class Store {
   static async open(options: StoreOptions): Promise<Store> {
     const { file, logger } = options;
     if (file === undefined) return new Store(new Map(), undefined, logger);
-    const loaded = await loadFromDisk(file, logger);
-    let compactor: Compactor | undefined;
-    const journal = await Journal.open(file, loaded.currentSeq, () => compactor?.maybeStart());
-    compactor = new Compactor(
-      file,
-      journal,
-      options.compactMinBytes ?? DEFAULT_COMPACT_MIN_BYTES,
-      loaded.snapshotBytes,
-      loaded.closedSegments,
-      logger,
-    );
-    return new Store(loaded.state, { journal, compactor }, logger);
+    await mkdir(path.dirname(file), { recursive: true });
+    // Before anything is read: loading truncates torn journal tails another writer may still be appending to.
+    const lock = await DataFileLock.acquire(file, logger);
+    try {
+      const loaded = await loadFromDisk(file, logger);
+      let compactor: Compactor | undefined;
+      const journal = await Journal.open(file, loaded.currentSeq, () => compactor?.maybeStart());
+      compactor = new Compactor(
+        file,
+        journal,
+        options.compactMinBytes ?? DEFAULT_COMPACT_MIN_BYTES,
+        loaded.snapshotBytes,
+        loaded.closedSegments,
+        logger,
+      );
+      return new Store(loaded.state, { file, lock, journal, compactor }, logger);
+    } catch (err) {
+      await lock.release();
+      throw err;
+    }
   }
 
   collection<T extends Record>(name: string, options: CollectionOptions<T> = {}): Collection<T> {
@@ -58,8 +74,8 @@ export class Store {
       records = new Map();
       this.state.set(name, records);
     }
-    // Loaded records were validated only as { id: string }; their shape is the declaring caller's contract.
-    const created = new Collection<T>(name, records as Map<string, T>, options, this.sink(), this.logger);
+    // Loaded records are checked only as { id: string } (when first parsed); their shape is the declaring caller's contract.
+    const created = new Collection<T>(name, records as Map<string, T | RawRecord>, options, this.sink(), this.logger);
     this.collections.set(name, created as unknown as Collection<Record>);
     return created;
   }
@@ -68,8 +84,13 @@ export class Store {
     return this.disk?.journal.commit() ?? Promise.resolve();
   }
 
-  close(): Promise<void> {
-    this.closing ??= this.shutDown();
+  /**
+   * Flushes the journal and folds it into the data file, which is then complete
+   * on its own. `snapshot: false` leaves snapshot and journal as a crash would
+   * (what recovery tests start from). Idempotent: the first call's options win.
+   */
+  close(options: { snapshot?: boolean } = {}): Promise<void> {
+    this.closing ??= this.shutDown(options.snapshot ?? true);
     return this.closing;
   }
 
@@ -97,9 +118,26 @@ export class Store {
     };
   }
 
-  private async shutDown(): Promise<void> {
+  /**
+   * A clean stop leaves the data file complete on its own (what a user opens to
+   * look, or copies) and the journal gone. If the journal failed, nothing more is
+   * written: the snapshot and journal on disk stay as a crash would leave them.
+   */
+  private async shutDown(snapshot: boolean): Promise<void> {
     if (this.disk === undefined) return;
-    await this.disk.compactor.stop();
-    await this.disk.journal.close();
+    const { file, lock, journal, compactor } = this.disk;
+    try {
+      await compactor.stop();
+      await journal.close();
+      if (!snapshot) return;
+      await writeSnapshot(file, this.state, journal.seq);
+      // Only once the snapshot that includes them is durable; after a crash in between, load skips them.
+      for (const seq of await listSegments(file)) {
+        if (seq <= journal.seq) await rm(segmentPath(file, seq), { force: true });
+      }
+      compactor.closedSegments.clear();
+    } finally {
+      await lock.release();
+    }
   }
 }

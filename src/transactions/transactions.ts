@@ -161,6 +161,24 @@ export class Transactions {
     return owned.length;
   }
 
+  /**
+   * Retention: deletes up to `limit` of the account's settled transactions created before
+   * `cutoff` (ISO, account clock). PENDING ones stay: they can still be paid or expire.
+   */
+  deleteOlderThan(accountId: string, cutoff: string, limit: number): number {
+    const old: TransactionRecord[] = [];
+    for (const record of this.records.group(accountId)) {
+      if (old.length >= limit || record.view.createdAt >= cutoff) break;
+      if (record.view.status !== 'PENDING') old.push(record);
+    }
+    for (const record of old) {
+      this.records.delete(record.id);
+      const key = `${accountId}\n${record.view.externalId}`;
+      if (record.view.externalId !== null && this.refs.get(key)?.transactionId === record.id) this.refs.delete(key);
+    }
+    return old.length;
+  }
+
   private cardView(base: Record<string, unknown>, input: PurchaseRequest, now: number): Transaction {
     const card = checkCard(input, now);
     const outcome = cardOutcome(card.number);

@@ -167,6 +167,17 @@ export class Deliveries {
     }
   }
 
+  /** Retention: deletes up to `limit` finished deliveries created before `cutoff` (ISO, account clock); pending ones keep their retries. */
+  deleteOlderThan(accountId: string, cutoff: string, limit: number): number {
+    const old: string[] = [];
+    for (const d of this.records.group(accountId)) {
+      if (old.length >= limit || d.createdAt >= cutoff) break;
+      if (d.status !== 'pending') old.push(d.id);
+    }
+    for (const id of old) this.records.delete(id);
+    return old.length;
+  }
+
   deleteAll(accountId: string): number {
     const owned = [...this.records.group(accountId)];
     for (const d of owned) this.records.delete(d.id);
