@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/spec/types.js';
-import { cardBody, created, pixBody } from '../helpers/purchases.js';
+import { arsBody, cardBody, created } from '../helpers/purchases.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
 const sandboxes: TestSandbox[] = [];
@@ -19,7 +19,8 @@ describe('retention (SANDBOX_RETENTION_DAYS)', () => {
     const other = sb.client;
 
     const old = await created(client, cardBody());
-    const oldPending = await created(client, pixBody());
+    // An ARS transfer has no deadline (a Pix would expire after 24 h and so be settled).
+    const oldPending = await created(client, arsBody());
     const otherOld = await created(other, cardBody());
     expect((await client.post('/_sandbox/clock/advance', { ms: 2 * DAY })).status).toBe(200);
     const middle = await created(client, cardBody());
