@@ -33,6 +33,7 @@ import { loadRulesFile } from './autopilot/load-rules.js';
 import { createAutopilotHandlers } from './http/autopilot-handlers.js';
 import { installResponseValidation } from './http/response-validation.js';
 import { MockResponder } from './mock/responder.js';
+import { createConsoleRoutes } from './console/routes.js';
 
 export interface Sandbox {
   app: Express;
@@ -116,6 +117,8 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   app.set('etag', false);
   installResponseValidation(app, { document, mode: config.validateResponses, logger });
   app.use(express.json({ limit: config.jsonLimitBytes, type: ['application/json', 'application/*+json'] }));
+  // The console, the spec and its reference page are for people, outside openapi.yaml's routing.
+  app.use(createConsoleRoutes());
   app.use(router);
   app.use(bodyErrors(logger));
   // Jobs that fell due while the sandbox was down run now, before the first request.

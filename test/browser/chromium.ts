@@ -1,0 +1,73 @@
+import { execSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+/** Debian's build: playwright's own browser downloads cannot reach their host from here. */
+export const CHROMIUM = process.env.SANDBOX_CHROMIUM ?? '/usr/bin/chromium';
+const INSTALL = 'apt-get update && apt-get install -y chromium';
+
+/** Installs Debian's chromium when it is missing and we may (root); otherwise says what to run. */
+export function ensureChromium(): string {
+  if (existsSync(CHROMIUM)) return CHROMIUM;
+  if (process.getuid?.() === 0) {
+    execSync(INSTALL, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    if (existsSync(CHROMIUM)) return CHROMIUM;
+  }
+  throw new Error(`The browser tests need Chromium at ${CHROMIUM}. Install it with: sudo sh -c '${INSTALL}'`);
+}
+
+/**
+ * The machine's network is closed: without these, Chromium waits on update, sync and QUIC
+ * connections that never answer. A fresh profile per browser keeps runs independent.
+ */
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
+
+export interface TestBrowser {
+  /** One browser (a persistent context on a fresh profile); each test opens its own pages. */
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+export async function launchChromium(): Promise<TestBrowser> {
+  const executablePath = ensureChromium();
+  const profile = mkdtempSync(join(tmpdir(), 'sandbox-chromium-'));
+  // playwright passes the profile to Chromium as --user-data-dir.
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    args: FLAGS,
+    viewport: { width: WIDTHS.desktop, height: 800 },
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+export const WIDTHS = { desktop: 1280, phone: 390 } as const;
+
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+
+/** Full-page PNG under test-artifacts/ (gitignored), named for what it shows. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const path = join(ARTIFACTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
