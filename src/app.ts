@@ -34,6 +34,7 @@ import { createAutopilotHandlers } from './http/autopilot-handlers.js';
 import { installResponseValidation } from './http/response-validation.js';
 import { MockResponder } from './mock/responder.js';
 import { createConsoleRoutes } from './console/routes.js';
+import { createPageHandlers } from './pages/handlers.js';
 
 export interface Sandbox {
   app: Express;
@@ -102,6 +103,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     handlers: config.mock ? {} : {
       ...createHandlers({ config, accounts, products, offers, images, objects, reset }),
       ...createTransactionHandlers({ accounts, transactions, transitions, clocks, scheduler, deliveries }),
+      ...createPageHandlers({ accounts, transactions, transitions }),
       ...createWebhookHandlers({ deliveries, events, scheduler }),
       ...createAutopilotHandlers(autopilot),
     },
