@@ -199,7 +199,7 @@ body{margin:0;background:#eceff3;color:#000;font:10pt/1.3 Arial,Helvetica,sans-s
 .small{font-size:8pt;margin:1mm 0}
 .mono .value,.mono{font-family:"Courier New",Courier,monospace}
 /* When the digitable line does not fit beside the bank, it takes the next row whole: never clipped. */
-.slip-head{display:flex;flex-wrap:wrap;align-items:flex-end;justify-content:space-between;row-gap:1mm;border-bottom:2px solid #000;padding-bottom:1mm}
+.slip-head{display:flex;flex-wrap:wrap;align-items:flex-end;row-gap:1mm;border-bottom:2px solid #000;padding-bottom:1mm}
 .bank{font-weight:bold;font-size:13pt;padding-right:3mm;white-space:nowrap}
 .bank-code{font-weight:bold;font-size:16pt;border-left:2px solid #000;border-right:2px solid #000;padding:0 3mm;white-space:nowrap}
 .line{flex:1 0 auto;text-align:right;font-weight:bold;font-size:12.5pt;font-family:"Courier New",Courier,monospace;white-space:nowrap}
@@ -239,6 +239,7 @@ table,tbody,tr,td{display:block;width:auto!important}
 td{border:1px solid #000;border-top:0}
 tr:first-child td:first-child{border-top:1px solid #000}
 .instructions .value{min-height:0}
+td:has(> .value:empty){display:none}
 .barcode-row{flex-direction:column;gap:2mm}
 .barcode{max-width:100%}
 .pix-body{flex-wrap:wrap}

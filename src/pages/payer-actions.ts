@@ -32,4 +32,5 @@ export const PAYER_ACTIONS_CSS = `
 .banner{margin:0 0 12px;padding:10px 12px;border-radius:8px;font-weight:bold}
 .banner.ok{background:#dcf5e4;color:#146c34}
 .banner.bad{background:#fde2e1;color:#a1261f}
+@media print{.payer-actions,.hint.noprint{display:none}}
 `;

@@ -46,7 +46,7 @@ ${payerActions(pixPagePath(record.id), html`Pagar no sandbox <small lang="en">Pa
   const waiting = html`<section class="pix"><h2>Gerando o código Pix…</h2><p class="small">Esta página se atualiza sozinha. <span lang="en">This page refreshes by itself.</span></p></section>`;
 
   const body = html`<main class="card">
-<p class="tag">Sandbox · <span lang="en">no real money moves</span></p>
+<p class="tag">Sandbox · sem dinheiro real <span lang="en">(no real money moves)</span></p>
 ${payerResult(result)}
 <header>
 <p class="merchant">${merchantName}</p>
