@@ -87,6 +87,8 @@ summary{cursor:pointer;padding:3px 0}
 footer{max-width:1180px;margin:0 auto;padding:16px}
 @media (max-width:640px){
   main{padding:10px}
+  nav ul{flex-wrap:wrap;padding:0 4px}
+  nav a{padding:8px 9px}
   .hide-narrow{display:none}
   .facts{grid-template-columns:1fr}
   .facts dt{margin-top:6px}
