@@ -33,7 +33,8 @@ export class Api {
   constructor(readonly key: string) {}
 
   async request<T = unknown>(method: string, path: string, body?: unknown): Promise<Answer<T>> {
-    const headers: Record<string, string> = { authorization: authorization(this.key), accept: 'application/json' };
+    // Marks the console's own calls, so a request log can tell them from the integration's.
+    const headers: Record<string, string> = { authorization: authorization(this.key), accept: 'application/json', 'x-sandbox-client': 'console' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await res.text();

@@ -10,17 +10,21 @@ interface LoggedRequest {
   method: string;
   path: string;
   query?: unknown;
-  status: number;
+  /** null when no answer was sent (a timeout or reset fault, or the client went away). */
+  status: number | null;
   durationMs: number;
   requestHeaders?: Record<string, string>;
   requestBody?: unknown;
   responseBody?: unknown;
   hint?: string | null;
   fault?: unknown;
-  truncated?: boolean;
+  requestBodyTruncated?: boolean;
+  responseBodyTruncated?: boolean;
 }
 
-const tone = (status: number): string => (status >= 500 ? 'bad' : status >= 400 ? 'warn' : 'ok');
+const tone = (status: number | null): string => (status === null || status >= 500 ? 'bad' : status >= 400 ? 'warn' : 'ok');
+
+const cut = (truncated: boolean | undefined): Child => (truncated ? h('span', { class: 'tag' }, 'truncated at 64 KiB') : null);
 
 function entry(r: LoggedRequest): HTMLElement {
   const hint: Child = r.hint ? h('p', { class: 'hint' }, h('strong', {}, 'Hint: '), r.hint) : null;
@@ -30,21 +34,21 @@ function entry(r: LoggedRequest): HTMLElement {
     h(
       'summary',
       {},
-      h('span', { class: `badge ${tone(r.status)}` }, String(r.status)),
+      h('span', { class: `badge ${tone(r.status)}` }, r.status === null ? 'no answer' : String(r.status)),
       ' ',
       h('strong', {}, r.method),
       ' ',
       h('span', { class: 'mono wrap' }, r.path),
-      h('span', { class: 'small muted' }, ` · ${r.durationMs} ms · ${when(r.at)}`),
+      h('span', { class: 'small muted' }, ` · ${Math.round(r.durationMs)} ms · ${when(r.at)}`),
     ),
     hint,
     r.fault ? h('p', { class: 'hint' }, h('strong', {}, 'Fault rule fired: '), typeof r.fault === 'string' ? r.fault : JSON.stringify(r.fault)) : null,
     h('p', { class: 'small muted' }, 'Trace id ', h('code', {}, r.traceId)),
     r.query && Object.keys(r.query as object).length ? [h('h3', {}, 'Query'), pre(r.query, 'Query')] : null,
     r.requestHeaders ? [h('h3', {}, 'Request headers'), pre(r.requestHeaders, 'Request headers')] : null,
-    h('h3', {}, 'Request body'),
+    h('h3', {}, 'Request body', cut(r.requestBodyTruncated)),
     r.requestBody === undefined || r.requestBody === null ? h('p', { class: 'muted' }, 'None.') : pre(r.requestBody, 'Request body'),
-    h('h3', {}, 'Response body'),
+    h('h3', {}, 'Response body', cut(r.responseBodyTruncated)),
     r.responseBody === undefined || r.responseBody === null ? h('p', { class: 'muted' }, 'None.') : pre(r.responseBody, 'Response body'),
   );
 }
