@@ -16,7 +16,9 @@ const DOCS_ASSETS: Readonly<Record<string, string>> = {
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
   'swagger-ui.css': 'text/css; charset=utf-8',
 };
-const docsDir = (): string => dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+let docsDirectory: string | undefined;
+/** Resolved on first use, so a sandbox nobody opens the docs of never looks for the package. */
+const docsDir = (): string => (docsDirectory ??= dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json')));
 
 /** The console's own scripts and styles only; data comes from this origin (fetch and the event WebSocket). */
 const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";

@@ -9,7 +9,7 @@ import { html, raw, type SafeHtml } from './html.js';
 import { itf25Svg } from './itf.js';
 import { renderDocument } from './layout.js';
 import { PAYER_ACTIONS_CSS, payerActions, payerResult } from './payer-actions.js';
-import { boletoPath } from './paths.js';
+import { boletoPath, pixPagePath } from './paths.js';
 
 export { itf25Bars, itf25Svg } from './itf.js';
 
@@ -79,6 +79,7 @@ function pixSection(record: TransactionRecord, code: string): SafeHtml {
 <label for="pix-code">Pix copia e cola</label>
 <textarea id="pix-code" readonly rows="5" spellcheck="false">${code}</textarea>
 <p class="small">Pago por Pix, o boleto deixa de valer; pago o boleto, o Pix deixa de valer.</p>
+<p class="small noprint"><a href="${pixPagePath(record.id)}">Página Pix com botões do sandbox</a></p>
 </div>
 </div>
 </section>`;

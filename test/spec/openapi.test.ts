@@ -7,6 +7,7 @@ import { createHandlers } from '../../src/http/handlers.js';
 import { createTransactionHandlers } from '../../src/http/transaction-handlers.js';
 import { createWebhookHandlers } from '../../src/http/webhook-handlers.js';
 import { createAutopilotHandlers } from '../../src/http/autopilot-handlers.js';
+import { createPageHandlers } from '../../src/pages/handlers.js';
 import { OPENAPI_PATH, loadOpenApi } from '../../src/spec/openapi.js';
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
@@ -51,6 +52,7 @@ describe('openapi.yaml', () => {
       ...Object.keys(createTransactionHandlers({} as Parameters<typeof createTransactionHandlers>[0])),
       ...Object.keys(createWebhookHandlers({} as Parameters<typeof createWebhookHandlers>[0])),
       ...Object.keys(createAutopilotHandlers({} as Parameters<typeof createAutopilotHandlers>[0])),
+      ...Object.keys(createPageHandlers({} as Parameters<typeof createPageHandlers>[0])),
     ];
     expect([...handled].sort()).toEqual([...ids].map(String).sort());
   });
