@@ -86,6 +86,12 @@ describe('console', () => {
         expect(hook.requests.length).toBeGreaterThanOrEqual(2);
       } else {
         await page.locator('h1 .badge', { hasText: 'APPROVED' }).waitFor();
+        await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
+        await page.getByRole('heading', { name: 'Webhook deliveries' }).waitFor();
+        await page.locator(`article.delivery:has(a[href="#/transactions/${tx.id}"])`).waitFor();
+        expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+        await screenshot(page, 'console-webhooks-phone');
+        await page.goBack();
       }
       await screenshot(page, `console-transaction-${name}`);
       await page.close();
