@@ -1,5 +1,5 @@
 import { execSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,15 +9,51 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 export const CHROMIUM = process.env.SANDBOX_CHROMIUM ?? '/usr/bin/chromium';
 const INSTALL = 'apt-get update && apt-get install -y chromium';
 
-/** Installs Debian's chromium when it is missing and we may (root); otherwise says what to run. */
-export function ensureChromium(): string {
-  if (existsSync(CHROMIUM)) return CHROMIUM;
-  if (process.getuid?.() === 0) {
-    execSync(INSTALL, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    if (existsSync(CHROMIUM)) return CHROMIUM;
+/** One test file installs while the others (other forks) wait; a lock older than this is a dead run's. */
+const LOCK = join(tmpdir(), 'payments-sandbox-chromium-install.lock');
+const STALE_LOCK_MS = 15 * 60_000;
+
+/** Waiting on another process's install is polling by nature: there is nothing to subscribe to. */
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function takeLock(): boolean {
+  try {
+    mkdirSync(LOCK);
+    return true;
+  } catch {
+    try {
+      if (Date.now() - statSync(LOCK).mtimeMs > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true });
+    } catch {
+      // released meanwhile
+    }
+    return false;
   }
-  throw new Error(`The browser tests need Chromium at ${CHROMIUM}. Install it with: sudo sh -c '${INSTALL}'`);
 }
+
+/**
+ * Debian's chromium, installed when it is missing and we may (root); otherwise the error says
+ * what to run. Installing takes minutes: callers give their setup hook INSTALL_TIMEOUT_MS.
+ */
+export async function ensureChromium(): Promise<string> {
+  const missing = `The browser tests need Chromium at ${CHROMIUM}. Install it with: sudo sh -c '${INSTALL}'`;
+  if (existsSync(CHROMIUM)) return CHROMIUM;
+  if (process.getuid?.() !== 0) throw new Error(missing);
+  while (!takeLock()) {
+    if (existsSync(CHROMIUM)) return CHROMIUM;
+    await pause(1000);
+  }
+  try {
+    if (!existsSync(CHROMIUM)) {
+      execSync(INSTALL, { stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    }
+  } finally {
+    rmSync(LOCK, { recursive: true, force: true });
+  }
+  if (!existsSync(CHROMIUM)) throw new Error(`${missing} (installing did not provide it)`);
+  return CHROMIUM;
+}
+
+export const INSTALL_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * The machine's network is closed: without these, Chromium waits on update, sync and QUIC
@@ -42,7 +78,7 @@ export interface TestBrowser {
 }
 
 export async function launchChromium(): Promise<TestBrowser> {
-  const executablePath = ensureChromium();
+  const executablePath = await ensureChromium();
   const profile = mkdtempSync(join(tmpdir(), 'sandbox-chromium-'));
   // playwright passes the profile to Chromium as --user-data-dir.
   const context = await chromium.launchPersistentContext(profile, {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { created, pixBody } from '../helpers/purchases.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { receiversClosedAfterEach } from '../helpers/webhooks.js';
-import { launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
+import { INSTALL_TIMEOUT_MS, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
 
 /**
  * The console driven as a person would, in headless Chromium against a real sandbox. One test
@@ -15,7 +15,7 @@ const receiver = receiversClosedAfterEach();
 
 beforeAll(async () => {
   [sandbox, chromium] = await Promise.all([startSandbox({ instructionDelayMs: 60_000 }), launchChromium()]);
-});
+}, INSTALL_TIMEOUT_MS);
 afterAll(async () => {
   await chromium?.close();
   await sandbox?.stop();

@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boletoBody, copBody, created, hybridBody, lookup, pixBody } from '../helpers/purchases.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
+import { INSTALL_TIMEOUT_MS, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
 
 /** The hosted payer pages in headless Chromium, at desktop and phone widths and printed. */
 let sandbox: TestSandbox;
@@ -10,7 +10,7 @@ let chromium: TestBrowser;
 
 beforeAll(async () => {
   [sandbox, chromium] = await Promise.all([startSandbox({ instructionDelayMs: 60_000 }), launchChromium()]);
-});
+}, INSTALL_TIMEOUT_MS);
 afterAll(async () => {
   await chromium?.close();
   await sandbox?.stop();
