@@ -4,6 +4,8 @@
  */
 export const CONSOLE_CSS = `
 *{box-sizing:border-box}
+/* The hidden attribute wins over any display a class gives. */
+[hidden]{display:none!important}
 :root{--fg:#1b2430;--muted:#4f5b6b;--line:#d9dee6;--bg:#f4f6f9;--card:#fff;--accent:#1d4ed8;--ok:#146c34;--ok-bg:#dcf5e4;--bad:#a1261f;--bad-bg:#fde2e1;--warn:#7a4d00;--warn-bg:#fff1cc;--mono:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 html{-webkit-text-size-adjust:100%}
 body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif}

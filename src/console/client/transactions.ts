@@ -196,6 +196,7 @@ function actions(ctx: Context, tx: Tx, after: (tx: Tx) => void): HTMLElement {
       const answer: Answer<Tx> = await ctx.api.post<Tx>(`/_sandbox/transactions/${encodeURIComponent(tx.id)}/${action.name}`, action.body?.(tx, actionInputs.note.trim(), actionInputs.rail));
       if (answer.missing) {
         out.textContent = `${action.label} is not available in this sandbox version.`;
+        out.className = 'action-result note';
         for (const [i, b] of buttons.entries()) b.disabled = !ACTIONS[i]!.enabled(tx);
         return;
       }
