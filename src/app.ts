@@ -41,6 +41,8 @@ import { RequestLog } from './http/request-log.js';
 import { requestLogging } from './http/request-log-middleware.js';
 import { applySeed, loadSeedFile } from './sandbox/seed.js';
 import { Retention } from './sandbox/retention.js';
+import { createConsoleRoutes } from './console/routes.js';
+import { createPageHandlers } from './pages/handlers.js';
 
 export interface Sandbox {
   app: Express;
@@ -126,6 +128,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     handlers: config.mock ? {} : {
       ...createHandlers({ config, accounts, products, offers, images, objects, reset }),
       ...createTransactionHandlers({ accounts, transactions, transitions, clocks, scheduler, deliveries }),
+      ...createPageHandlers({ accounts, transactions, transitions }),
       ...createWebhookHandlers({ deliveries, events, scheduler }),
       ...createAutopilotHandlers(autopilot),
       ...createFaultHandlers(faults),
@@ -145,6 +148,8 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   app.use(requestLogging({ log: requestLog, accounts, logger }));
   installResponseValidation(app, { document, mode: config.validateResponses, logger });
   app.use(express.json({ limit: config.jsonLimitBytes, type: ['application/json', 'application/*+json'] }));
+  // The console, the spec and its reference page are for people, outside openapi.yaml's routing.
+  app.use(createConsoleRoutes());
   app.use(router);
   app.use(bodyErrors(logger));
   // Jobs that fell due while the sandbox was down run now, before the first request.

@@ -252,7 +252,7 @@ function send(res: Response, reply: Reply): void {
 }
 
 /** The HTTP status of each domain error, decided here once. */
-const DOMAIN_STATUS: Record<DomainErrorCode, number> = { invalid: 400, not_found: 404, conflict: 409 };
+export const DOMAIN_STATUS: Record<DomainErrorCode, number> = { invalid: 400, not_found: 404, conflict: 409 };
 
 /** Response header with the sandbox's longer explanation, when `message` is an exact text integrations match on. */
 export const HINT_HEADER = 'x-sandbox-hint';

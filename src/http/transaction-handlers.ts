@@ -1,18 +1,12 @@
 import type { Accounts } from '../accounts/accounts.js';
-import { pixQrPng } from '../pages/pix-qr.js';
-import { renderBoletoPage } from '../pages/boleto-page.js';
-import { renderCheckoutPage } from '../pages/checkout-page.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import { advanceClock } from '../scheduler/advance-clock.js';
 import type { Clock, PurchaseRequest } from '../spec/types.js';
-import { checkoutPath } from '../transactions/instructions.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
 import type { Deliveries } from '../webhooks/deliveries.js';
 import type { Rail, Transitions } from '../transactions/transitions.js';
-import { notFound } from '../errors.js';
-import { TRANSACTION_NOT_FOUND } from '../transactions/transactions.js';
 import { presentTransaction } from './present-transaction.js';
 import { owner, type Handlers } from './router.js';
 
@@ -27,21 +21,6 @@ export interface TransactionServices {
 
 const json = (status: number, body: unknown) => ({ status, json: body });
 const present = async (status: number, record: TransactionRecord) => json(status, await presentTransaction(record.view));
-const HTML = 'text/html; charset=utf-8';
-
-/** Payer pages carry no key: the transaction id in the URL is what the payer was given. */
-function payerTransaction(s: TransactionServices, id: string): { record: TransactionRecord; merchant: string } {
-  const record = s.transactions.records.get(id);
-  if (!record) throw notFound(TRANSACTION_NOT_FOUND, `no transaction with id ${id}`);
-  return { record, merchant: s.accounts.get(record.accountId)?.name ?? 'Sandbox merchant' };
-}
-
-/** The hosted checkout (page and buttons) is the redirectUrl of COP transactions only. */
-function checkoutTransaction(s: TransactionServices, id: string): { record: TransactionRecord; merchant: string } {
-  const found = payerTransaction(s, id);
-  if (found.record.view.currency !== 'COP') throw notFound(`transaction ${found.record.id} has no checkout page (only COP does)`);
-  return found;
-}
 
 export function createTransactionHandlers(s: TransactionServices): Handlers {
   const clockOf = (accountId: string): Clock => ({
@@ -78,35 +57,6 @@ export function createTransactionHandlers(s: TransactionServices): Handlers {
       const account = owner(call);
       await advanceClock(s.clocks, s.scheduler, account.id, (call.body as { ms: number }).ms, () => s.deliveries.idle(account.id));
       return json(200, clockOf(account.id));
-    },
-
-    getCheckoutPage: (call) => {
-      const { record, merchant } = checkoutTransaction(s, String(call.params.id));
-      const result = typeof call.query.result === 'string' ? call.query.result : undefined;
-      return { status: 200, contentType: HTML, bytes: renderCheckoutPage(record, merchant, result) };
-    },
-    approveCheckout: (call) => {
-      const { record } = checkoutTransaction(s, String(call.params.id));
-      s.transitions.pay(record.accountId, record.id);
-      return { status: 303, redirect: `${checkoutPath(record.id)}?result=approved` };
-    },
-    rejectCheckout: (call) => {
-      const { record } = checkoutTransaction(s, String(call.params.id));
-      s.transitions.decline(record.accountId, record.id, { reason: 'REJECTED' });
-      return { status: 303, redirect: `${checkoutPath(record.id)}?result=rejected` };
-    },
-    getBoletoPage: (call) => {
-      const { record, merchant } = payerTransaction(s, String(call.params.id));
-      if (record.view.method !== 'BOLETO' && record.view.method !== 'PIX_BOLETO') {
-        throw notFound(`transaction ${record.id} has no boleto`);
-      }
-      return { status: 200, contentType: HTML, bytes: renderBoletoPage(record, merchant) };
-    },
-    getPixQr: async (call) => {
-      const { record } = payerTransaction(s, String(call.params.id));
-      const code = 'pixCode' in record.view ? record.view.pixCode : undefined;
-      if (!code) throw notFound(`transaction ${record.id} has no Pix code${code === '' ? ' yet' : ''}`);
-      return { status: 200, contentType: 'image/png', bytes: await pixQrPng(code) };
     },
   };
 }

@@ -8,6 +8,8 @@ import { cpfCnpjLabel, formatBrl, formatCpfCnpj, formatDateBr } from './format.j
 import { html, raw, type SafeHtml } from './html.js';
 import { itf25Svg } from './itf.js';
 import { renderDocument } from './layout.js';
+import { PAYER_ACTIONS_CSS, payerActions, payerResult } from './payer-actions.js';
+import { boletoPath, pixPagePath } from './paths.js';
 
 export { itf25Bars, itf25Svg } from './itf.js';
 
@@ -77,6 +79,7 @@ function pixSection(record: TransactionRecord, code: string): SafeHtml {
 <label for="pix-code">Pix copia e cola</label>
 <textarea id="pix-code" readonly rows="5" spellcheck="false">${code}</textarea>
 <p class="small">Pago por Pix, o boleto deixa de valer; pago o boleto, o Pix deixa de valer.</p>
+<p class="small noprint"><a href="${pixPagePath(record.id)}">Página Pix com botões do sandbox</a></p>
 </div>
 </div>
 </section>`;
@@ -114,7 +117,7 @@ ${pending && code && pixSection(record, code)}
  * The printable page a boleto's `boletoUrl` points to: receipt stub and ficha de compensação in the
  * FEBRABAN layout, with the ITF barcode drawn as SVG so it prints sharp at any zoom.
  */
-export function renderBoletoPage(record: TransactionRecord, merchantName: string): string {
+export function renderBoletoPage(record: TransactionRecord, merchantName: string, result?: string): string {
   const { view, details } = record;
   const instruction = boletoInstructionOf(view);
   if (!instruction) return registrationPendingPage(record, merchantName);
@@ -140,7 +143,8 @@ export function renderBoletoPage(record: TransactionRecord, merchantName: string
 </div>`;
 
   const body = html`<main class="sheet">
-<p class="tag noprint">Sandbox · boleto de teste, sem valor em banco real: pague pelo controle do sandbox. Para imprimir: Ctrl+P.</p>
+<p class="tag noprint">Sandbox · boleto de teste, sem valor em banco real: pague pelos botões abaixo ou pelo controle do sandbox. Para imprimir: Ctrl+P.</p>
+${payerResult(result)}
 ${stamp(view)}
 <section class="receipt">
 ${header('Recibo do Pagador')}
@@ -180,6 +184,7 @@ ${raw(itf25Svg(barcode))}
 <span class="small">Autenticação mecânica · <strong>Ficha de Compensação</strong></span>
 </div>
 </section>
+${pending && payerActions(boletoPath(record.id), html`Pagar boleto no sandbox <small lang="en">Pay in sandbox</small>`)}
 ${pending && code && pixSection(record, code)}
 </main>`;
 
@@ -194,10 +199,11 @@ body{margin:0;background:#eceff3;color:#000;font:10pt/1.3 Arial,Helvetica,sans-s
 .tag{margin:0 0 4mm;font-size:9pt;color:#8a5a00;background:#fff4d6;padding:2mm 3mm;border-radius:2px}
 .small{font-size:8pt;margin:1mm 0}
 .mono .value,.mono{font-family:"Courier New",Courier,monospace}
-.slip-head{display:flex;align-items:flex-end;border-bottom:2px solid #000;padding-bottom:1mm}
+/* When the digitable line does not fit beside the bank, it takes the next row whole: never clipped. */
+.slip-head{display:flex;flex-wrap:wrap;align-items:flex-end;row-gap:1mm;border-bottom:2px solid #000;padding-bottom:1mm}
 .bank{font-weight:bold;font-size:13pt;padding-right:3mm;white-space:nowrap}
 .bank-code{font-weight:bold;font-size:16pt;border-left:2px solid #000;border-right:2px solid #000;padding:0 3mm;white-space:nowrap}
-.line{flex:1;text-align:right;font-weight:bold;font-size:12.5pt;font-family:"Courier New",Courier,monospace;white-space:nowrap;overflow:hidden}
+.line{flex:1 0 auto;text-align:right;font-weight:bold;font-size:12.5pt;font-family:"Courier New",Courier,monospace;white-space:nowrap}
 table{width:100%;border-collapse:collapse;table-layout:auto}
 td{border:1px solid #000;border-top:0;padding:.6mm 1.5mm;vertical-align:top}
 td.wide{width:75%}
@@ -225,10 +231,25 @@ td.wide{width:75%}
 .pix-copy{flex:1}
 .pix label{display:block;font-size:8pt;font-weight:bold;margin-bottom:1mm}
 .pix textarea{width:100%;font:8pt "Courier New",Courier,monospace;resize:vertical;word-break:break-all}
+/* Phones: the same fields, stacked; the line breaks only between its groups, the barcode scales. */
+@media screen and (max-width:680px){
+.sheet{margin:0;padding:12px;box-shadow:none}
+.slip-head{align-items:center}
+.line{flex:1 1 100%;white-space:normal;text-align:left;font-size:11pt;word-spacing:.2em}
+table,tbody,tr,td{display:block;width:auto!important}
+td{border:1px solid #000;border-top:0}
+tr:first-child td:first-child{border-top:1px solid #000}
+.instructions .value{min-height:0}
+td:has(> .value:empty){display:none}
+.barcode-row{flex-direction:column;gap:2mm}
+.barcode{max-width:100%}
+.pix-body{flex-wrap:wrap}
+.stamp{top:12px;right:12px}
+}
 @media print{
 body{background:#fff}
 .sheet{margin:0;padding:0;width:auto;box-shadow:none}
 .noprint{display:none}
 .stamp{top:16mm}
 }
-`;
+${PAYER_ACTIONS_CSS}`;

@@ -8,11 +8,13 @@ export interface DocumentOptions {
   body: SafeHtml;
   /** Lets a page that is waiting on the sandbox poll by itself, without JavaScript. */
   refreshSeconds?: number;
+  /** A constant script owned by the page module, for enhancements only: the page works without it. */
+  script?: string;
 }
 
 /** The hosted pages are self-contained: no external assets, so they render offline and in any browser. */
 export function renderDocument(options: DocumentOptions): string {
-  const { title, lang, css, body, refreshSeconds } = options;
+  const { title, lang, css, body, refreshSeconds, script } = options;
   return html`<!DOCTYPE html>
 <html lang="${lang}">
 <head>
@@ -26,6 +28,7 @@ ${refreshSeconds !== undefined && html`<meta http-equiv="refresh" content="${ref
 </head>
 <body>
 ${body}
+${script !== undefined && html`<script>${raw(script)}</script>`}
 </body>
 </html>
 `.toString();

@@ -754,11 +754,114 @@ export interface paths {
         };
         /**
          * Printable boleto (its boletoUrl)
-         * @description The boleto with its digitable line, an Interleaved 2 of 5 barcode and, for the hybrid, the Pix QR code.
+         * @description The boleto with its digitable line, an Interleaved 2 of 5 barcode and, for the hybrid, the Pix QR code; while PENDING, Pay and Reject buttons.
          */
         get: operations["getBoletoPage"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/boletos/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The payer pays the boleto (like the control API's pay with rail BOLETO) */
+        post: operations["approveBoleto"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/boletos/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The payer rejects (the transaction becomes BLOCKED) */
+        post: operations["rejectBoleto"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/pix/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Hosted Pix payer page (PIX and PIX_BOLETO)
+         * @description The Pix QR code, the copy-and-paste code with a copy button and, while PENDING, Pay and Reject buttons. No auth.
+         */
+        get: operations["getPixPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/pix/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The payer pays by Pix (like the control API's pay with rail PIX) */
+        post: operations["approvePix"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/pix/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The payer rejects (the transaction becomes BLOCKED) */
+        post: operations["rejectPix"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1504,6 +1607,26 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description No such transaction, or none with this kind of page. A browser (Accept preferring text/html) gets a page saying so; other clients the JSON error. */
+        PayerPageNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+                "text/html": string;
+            };
+        };
+        /** @description The transaction is no longer PENDING. A browser gets a page saying so; other clients the JSON error. */
+        PayerPageConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+                "text/html": string;
             };
         };
         /** @description Body larger than 1 MB. */
@@ -2623,7 +2746,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["TransactionBadRequest"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["PayerPageNotFound"];
         };
     };
     approveCheckout: {
@@ -2646,8 +2769,8 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["TransactionBadRequest"];
-            404: components["responses"]["TransactionNotFound"];
-            409: components["responses"]["TransactionConflict"];
+            404: components["responses"]["PayerPageNotFound"];
+            409: components["responses"]["PayerPageConflict"];
             413: components["responses"]["TransactionTooLarge"];
         };
     };
@@ -2671,14 +2794,17 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["TransactionBadRequest"];
-            404: components["responses"]["TransactionNotFound"];
-            409: components["responses"]["TransactionConflict"];
+            404: components["responses"]["PayerPageNotFound"];
+            409: components["responses"]["PayerPageConflict"];
             413: components["responses"]["TransactionTooLarge"];
         };
     };
     getBoletoPage: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Set by the Pay and Reject buttons' redirect, to show the outcome. */
+                result?: "approved" | "rejected";
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -2698,7 +2824,135 @@ export interface operations {
                 };
             };
             400: components["responses"]["TransactionBadRequest"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["PayerPageNotFound"];
+        };
+    };
+    approveBoleto: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Back to the boleto page, which shows the result. */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            404: components["responses"]["PayerPageNotFound"];
+            409: components["responses"]["PayerPageConflict"];
+            413: components["responses"]["TransactionTooLarge"];
+        };
+    };
+    rejectBoleto: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Back to the boleto page, which shows the result. */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            404: components["responses"]["PayerPageNotFound"];
+            409: components["responses"]["PayerPageConflict"];
+            413: components["responses"]["TransactionTooLarge"];
+        };
+    };
+    getPixPage: {
+        parameters: {
+            query?: {
+                /** @description Set by the Pay and Reject buttons' redirect, to show the outcome. */
+                result?: "approved" | "rejected";
+            };
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            404: components["responses"]["PayerPageNotFound"];
+        };
+    };
+    approvePix: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Back to the Pix page, which shows the result. */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            404: components["responses"]["PayerPageNotFound"];
+            409: components["responses"]["PayerPageConflict"];
+            413: components["responses"]["TransactionTooLarge"];
+        };
+    };
+    rejectPix: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Back to the Pix page, which shows the result. */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            404: components["responses"]["PayerPageNotFound"];
+            409: components["responses"]["PayerPageConflict"];
+            413: components["responses"]["TransactionTooLarge"];
         };
     };
     getPixQr: {

@@ -117,7 +117,7 @@ export function paddedPng(size: number): Buffer {
 /** A multipart body with one file part. */
 export function imageForm(bytes: Buffer, filename = 'image.png', type = 'image/png', field = 'image'): FormData {
   const form = new FormData();
-  form.append(field, new Blob([bytes], { type }), filename);
+  form.append(field, new Blob([new Uint8Array(bytes)], { type }), filename);
   return form;
 }
 

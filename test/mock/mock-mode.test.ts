@@ -119,7 +119,20 @@ describe('mock mode (--mock)', () => {
   it('answers the operations without a JSON 2xx too: pages, images, redirects, the event stream over plain HTTP', async () => {
     const others = routes(document).filter((route) => !hasJson2xx(route));
     expect(others.map((r) => r.operation.operationId).sort()).toEqual(
-      ['approveCheckout', 'getBoletoPage', 'getCheckoutPage', 'getEventStream', 'getObject', 'getPixQr', 'rejectCheckout'].sort(),
+      [
+        'approveBoleto',
+        'approveCheckout',
+        'approvePix',
+        'getBoletoPage',
+        'getCheckoutPage',
+        'getEventStream',
+        'getObject',
+        'getPixPage',
+        'getPixQr',
+        'rejectBoleto',
+        'rejectCheckout',
+        'rejectPix',
+      ].sort(),
     );
     for (const route of others) {
       const url = new URL(pathOf(route.template), sb.url);

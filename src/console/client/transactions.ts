@@ -1,0 +1,308 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+import type { Answer } from './api.js';
+import { type Context, redrawOn, type View } from './context.js';
+import { type Child, facts, h, json, money, pre, replaceChildren, statusBadge, unavailable, when } from './dom.js';
+import { byIdDesc, type SandboxEvent, type Tx } from './state.js';
+import { deliveryCard, type Delivery } from './webhooks.js';
+
+const STATUSES = ['PENDING', 'APPROVED', 'REFUNDED', 'CHARGEBACK', 'BLOCKED'];
+const CURRENCIES = ['BRL', 'COP', 'ARS'];
+const METHODS = ['PIX', 'BOLETO', 'PIX_BOLETO', 'CREDIT_CARD', 'PSE', 'NEQUI', 'BREB', 'BANK_TRANSFER'];
+
+/** Filter choices survive redraws and visits to a detail. */
+const filters = { status: '', currency: '', method: '', text: '' };
+
+function select(id: string, label: string, options: readonly string[], value: string, onChange: (v: string) => void): Child[] {
+  const el = h('select', { id }, h('option', { value: '' }, 'Any'), options.map((o) => h('option', { value: o, selected: o === value }, o)));
+  el.addEventListener('change', () => onChange(el.value));
+  return [h('label', { for: id }, label), el];
+}
+
+function matches(tx: Tx): boolean {
+  const text = filters.text.trim().toLowerCase();
+  return (
+    (!filters.status || tx.status === filters.status) &&
+    (!filters.currency || tx.currency === filters.currency) &&
+    (!filters.method || tx.method === filters.method) &&
+    (!text || tx.id.includes(text) || (tx.externalId ?? '').toLowerCase().includes(text))
+  );
+}
+
+function row(tx: Tx): HTMLElement {
+  const href = `#/transactions/${encodeURIComponent(tx.id)}`;
+  return h(
+    'tr',
+    { 'data-transaction': tx.id },
+    h('td', {}, h('a', { href, class: 'mono' }, tx.id)),
+    h('td', { class: 'hide-narrow' }, when(tx.createdAt)),
+    h('td', { class: 'wrap' }, tx.externalId ?? '—'),
+    h('td', {}, `${tx.currency} · ${tx.method}`),
+    h('td', { class: 'num' }, money(tx.amount, tx.currency)),
+    h('td', {}, statusBadge(tx.status)),
+  );
+}
+
+/** The list: every transaction of the account, live, filtered here; search asks the API by id or externalId. */
+export const transactionsView: View = (ctx) => {
+  const tbody = h('tbody');
+  const count = h('p', { class: 'muted small', 'aria-live': 'polite' });
+  const draw = (): void => {
+    const all = [...ctx.state.transactions.values()].sort(byIdDesc);
+    const shown = all.filter(matches);
+    count.textContent = `${shown.length} of ${all.length} transaction${all.length === 1 ? '' : 's'}`;
+    replaceChildren(
+      tbody,
+      shown.length === 0
+        ? h('tr', {}, h('td', { colspan: 6, class: 'empty' }, all.length === 0 ? 'No transactions yet: create one with POST /transactions/v2/purchase; it appears here as it happens.' : 'No transaction matches these filters.'))
+        : shown.map(row),
+    );
+  };
+
+  const by = h('select', { id: 'search-by' }, h('option', { value: 'id' }, 'Id'), h('option', { value: 'externalId' }, 'External id'));
+  const query = h('input', { id: 'search-q', type: 'search', required: true, autocomplete: 'off', placeholder: 'e.g. 1000001' });
+  const search = h(
+    'form',
+    { class: 'search', role: 'search', 'aria-label': 'Find a transaction' },
+    h('label', { for: 'search-by' }, 'Find by'),
+    by,
+    h('label', { for: 'search-q', class: 'visually-hidden' }, 'Value'),
+    query,
+    h('button', { type: 'submit' }, 'Find'),
+  );
+  search.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const answer = await ctx.api.get<Tx>(`/transactions/${encodeURIComponent(query.value.trim())}${by.value === 'externalId' ? '?searchBy=externalId' : ''}`);
+    if (!answer.ok) return ctx.fail('Search', answer);
+    ctx.state.remember(answer.body);
+    location.hash = `#/transactions/${encodeURIComponent(answer.body.id)}`;
+  });
+
+  const text = h('input', { id: 'filter-text', type: 'text', value: filters.text, autocomplete: 'off' });
+  text.addEventListener('input', () => {
+    filters.text = text.value;
+    draw();
+  });
+  replaceChildren(
+    ctx.root,
+    h('h1', { tabindex: -1 }, 'Transactions'),
+    search,
+    h(
+      'div',
+      { class: 'filters' },
+      select('filter-status', 'Status', STATUSES, filters.status, (v) => ((filters.status = v), draw())),
+      select('filter-currency', 'Currency', CURRENCIES, filters.currency, (v) => ((filters.currency = v), draw())),
+      select('filter-method', 'Method', METHODS, filters.method, (v) => ((filters.method = v), draw())),
+      h('label', { for: 'filter-text' }, 'Id or external id contains'),
+      text,
+    ),
+    count,
+    h(
+      'div',
+      { class: 'scroll' },
+      h(
+        'table',
+        { class: 'list' },
+        h('caption', { class: 'visually-hidden' }, 'Transactions, newest first'),
+        h(
+          'thead',
+          {},
+          h('tr', {}, h('th', { scope: 'col' }, 'Id'), h('th', { scope: 'col', class: 'hide-narrow' }, 'Created'), h('th', { scope: 'col' }, 'External id'), h('th', { scope: 'col' }, 'Method'), h('th', { scope: 'col', class: 'num' }, 'Amount'), h('th', { scope: 'col' }, 'Status')),
+        ),
+        tbody,
+      ),
+    ),
+  );
+  draw();
+  return redrawOn(ctx, () => true, draw);
+};
+
+function link(href: string, text: string): HTMLElement {
+  return h('a', { href, target: '_blank', rel: 'noopener' }, text);
+}
+
+/** The payment instruction as the payer would see it, and the hosted pages that show it. */
+function instruction(tx: Tx): HTMLElement {
+  const rows: [string, Child][] = [];
+  const pages: HTMLElement[] = [];
+  const pixCode = typeof tx.pixCode === 'string' ? tx.pixCode : undefined;
+  const pi = (tx.paymentInstruction ?? {}) as Record<string, unknown>;
+  if (tx.currency === 'COP') {
+    rows.push(['Redirect URL', typeof tx.redirectUrl === 'string' ? h('span', { class: 'mono wrap' }, tx.redirectUrl) : 'not filled yet']);
+    if (typeof tx.redirectUrl === 'string') pages.push(link(tx.redirectUrl, 'Checkout page'));
+  }
+  if (tx.currency === 'ARS') {
+    rows.push(['CVU', typeof tx.cvu === 'string' ? h('span', { class: 'mono' }, tx.cvu) : 'not filled yet']);
+    const b = pi.beneficiary as Record<string, string> | undefined;
+    if (b) rows.push(['Beneficiary', `${b.name} · CUIT ${b.cuit} · alias ${b.alias} · ${b.bank}`]);
+  }
+  if (pixCode !== undefined) {
+    rows.push(['Pix code', pixCode ? h('code', { class: 'wrap' }, pixCode) : 'not filled yet']);
+    if (pixCode) {
+      rows.push(['QR', h('img', { src: `/_sandbox/pix/${encodeURIComponent(tx.id)}/qr.png`, width: 140, height: 140, alt: 'Pix QR code' })]);
+      pages.push(link(`/_sandbox/pix/${encodeURIComponent(tx.id)}`, 'Pix payer page'));
+    }
+  }
+  if (tx.method === 'BOLETO' || tx.method === 'PIX_BOLETO') {
+    rows.push(['Digitable line', typeof pi.boletoDigitableLine === 'string' ? h('code', { class: 'wrap' }, pi.boletoDigitableLine) : 'registration pending']);
+    if (typeof pi.dueDate === 'string') rows.push(['Due date', when(pi.dueDate)]);
+    pages.push(link(typeof pi.boletoUrl === 'string' ? pi.boletoUrl : `/_sandbox/boletos/${encodeURIComponent(tx.id)}`, 'Boleto page'));
+  }
+  if (tx.method === 'CREDIT_CARD') {
+    const card = tx.card as { brand?: string; last4?: string } | undefined;
+    rows.push(['Card', card ? `${card.brand ?? ''} •••• ${card.last4 ?? ''}` : '—']);
+  }
+  return h(
+    'section',
+    { 'aria-labelledby': 'instruction-h' },
+    h('h2', { id: 'instruction-h' }, 'Instruction'),
+    rows.length ? facts(rows) : h('p', { class: 'muted' }, 'No instruction for this method.'),
+    pages.length ? h('p', { class: 'links' }, 'Payer pages: ', pages.flatMap((p, i) => (i ? [' · ', p] : [p]))) : null,
+  );
+}
+
+interface Action {
+  name: string;
+  label: string;
+  enabled: (tx: Tx) => boolean;
+  body?: (tx: Tx, note: string, rail: string) => unknown;
+}
+
+const pending = (tx: Tx): boolean => tx.status === 'PENDING';
+const approved = (tx: Tx): boolean => tx.status === 'APPROVED';
+const ACTIONS: readonly Action[] = [
+  { name: 'fill', label: 'Fill instruction', enabled: pending },
+  { name: 'pay', label: 'Pay', enabled: pending, body: (tx, _note, rail) => (tx.currency === 'BRL' && rail ? { rail } : undefined) },
+  { name: 'expire', label: 'Expire', enabled: pending },
+  { name: 'decline', label: 'Decline', enabled: pending, body: (_tx, note) => (note ? { message: note } : undefined) },
+  { name: 'refund', label: 'Refund', enabled: approved },
+  { name: 'chargeback', label: 'Chargeback', enabled: approved, body: (_tx, note) => (note ? { reason: note } : undefined) },
+];
+
+/** Kept across the redraws a live event causes, so typing is not lost. */
+const actionInputs = { note: '', rail: '' };
+
+function actions(ctx: Context, tx: Tx, after: (tx: Tx) => void): HTMLElement {
+  const out = h('p', { class: 'action-result', role: 'status' });
+  const rails = tx.method === 'PIX_BOLETO' ? ['PIX', 'BOLETO'] : tx.method === 'PIX' ? ['PIX'] : tx.method === 'BOLETO' ? ['BOLETO'] : [];
+  const rail = h('select', { id: 'pay-rail' }, h('option', { value: '' }, 'Default'), rails.map((r) => h('option', { value: r, selected: r === actionInputs.rail }, r)));
+  rail.addEventListener('change', () => (actionInputs.rail = rail.value));
+  const note = h('input', { id: 'action-note', type: 'text', value: actionInputs.note, autocomplete: 'off' });
+  note.addEventListener('input', () => (actionInputs.note = note.value));
+  const buttons = ACTIONS.map((action) => {
+    const button = h('button', { type: 'button', 'data-action': action.name, class: action.name === 'pay' ? 'primary' : 'secondary', disabled: !action.enabled(tx) }, action.label);
+    button.addEventListener('click', async () => {
+      for (const b of buttons) b.disabled = true;
+      const answer: Answer<Tx> = await ctx.api.post<Tx>(`/_sandbox/transactions/${encodeURIComponent(tx.id)}/${action.name}`, action.body?.(tx, actionInputs.note.trim(), actionInputs.rail));
+      if (answer.missing) {
+        out.textContent = `${action.label} is not available in this sandbox version.`;
+        out.className = 'action-result note';
+        for (const [i, b] of buttons.entries()) b.disabled = !ACTIONS[i]!.enabled(tx);
+        return;
+      }
+      if (!answer.ok) {
+        ctx.fail(action.label, answer);
+        for (const [i, b] of buttons.entries()) b.disabled = !ACTIONS[i]!.enabled(tx);
+        return;
+      }
+      ctx.notify(`${action.label}: transaction ${tx.id} is ${answer.body.status}`, 'ok');
+      actionInputs.note = '';
+      ctx.state.remember(answer.body);
+      after(answer.body);
+    });
+    return button;
+  });
+  return h(
+    'section',
+    { 'aria-labelledby': 'actions-h' },
+    h('h2', { id: 'actions-h' }, 'Actions'),
+    h(
+      'div',
+      { class: 'filters' },
+      rails.length > 1 ? [h('label', { for: 'pay-rail' }, 'Pay by rail'), rail] : null,
+      h('label', { for: 'action-note' }, 'Decline message / chargeback reason (optional)'),
+      note,
+    ),
+    h('div', { class: 'row buttons' }, buttons),
+    out,
+  );
+}
+
+function timeline(events: readonly SandboxEvent[]): HTMLElement {
+  return h(
+    'section',
+    { 'aria-labelledby': 'timeline-h' },
+    h('h2', { id: 'timeline-h' }, 'Timeline'),
+    events.length === 0
+      ? h('p', { class: 'muted' }, 'No events.')
+      : h(
+          'ol',
+          { class: 'timeline' },
+          events.map((e) => h('li', { 'data-event': e.type }, h('details', {}, h('summary', {}, h('span', { class: 'mono small' }, when(e.createdAt)), ' ', h('strong', {}, e.type)), pre(e.data, `Data of ${e.id}`)))),
+        ),
+  );
+}
+
+/** One transaction: status, instruction and payer pages, actions, its events and its webhooks. */
+export const transactionView: View = (ctx, id) => {
+  if (!id) return;
+  const txId = decodeURIComponent(id);
+  let seq = 0;
+  const draw = async (): Promise<void> => {
+    const mine = ++seq;
+    const [tx, events, deliveries] = await Promise.all([
+      ctx.api.get<Tx>(`/transactions/${encodeURIComponent(txId)}`),
+      ctx.api.all<SandboxEvent>(`/_sandbox/events?transactionId=${encodeURIComponent(txId)}`),
+      ctx.api.all<Delivery>(`/_sandbox/webhooks?transactionId=${encodeURIComponent(txId)}`),
+    ]);
+    if (mine !== seq) return;
+    const back = h('p', {}, h('a', { href: '#/transactions' }, '← All transactions'));
+    if (!tx.ok) {
+      replaceChildren(ctx.root, back, h('h1', { tabindex: -1 }, `Transaction ${txId}`), h('p', { class: 'error', role: 'alert' }, json((tx.body as { message?: string }).message ?? tx.status)));
+      return;
+    }
+    const t = tx.body;
+    const reason = typeof t.statusReason === 'string' ? t.statusReason : typeof t.declineReason === 'string' ? t.declineReason : null;
+    const focused = document.activeElement?.id;
+    replaceChildren(
+      ctx.root,
+      back,
+      h('h1', { tabindex: -1 }, `Transaction ${t.id} `, statusBadge(t.status), reason ? h('span', { class: 'small muted' }, ` ${reason}`) : null),
+      h(
+        'div',
+        { class: 'grid' },
+        h(
+          'section',
+          { 'aria-labelledby': 'summary-h' },
+          h('h2', { id: 'summary-h' }, 'Summary'),
+          facts([
+            ['Amount', money(t.amount, t.currency)],
+            ['Method', `${t.currency} · ${t.method}`],
+            ['External id', t.externalId],
+            ['Created', when(t.createdAt)],
+            ['Paid', when((t.approvedAt ?? t.paidAt) as string | null)],
+            ['Webhook URL', t.postbackUrl ? h('span', { class: 'mono wrap' }, t.postbackUrl) : 'the account\'s, if set'],
+            ['Fee', money(Number(t.costFee ?? 0), t.currency)],
+          ]),
+        ),
+        instruction(t),
+      ),
+      actions(ctx, t, () => void draw()),
+      timeline(events.ok ? events.body : []),
+      h(
+        'section',
+        { 'aria-labelledby': 'deliveries-h' },
+        h('h2', { id: 'deliveries-h' }, 'Webhook deliveries'),
+        deliveries.missing
+          ? unavailable('The webhook log')
+          : deliveries.body.length === 0
+            ? h('p', { class: 'muted' }, 'None yet.')
+            : h('div', { class: 'stack' }, [...deliveries.body].reverse().map((d) => deliveryCard(ctx, d, () => void draw()))),
+      ),
+      h('details', {}, h('summary', {}, 'Raw transaction (GET /transactions/' + t.id + ')'), pre(t, 'Raw transaction')),
+    );
+    if (focused) document.getElementById(focused)?.focus();
+  };
+  void draw();
+  return redrawOn(ctx, (e) => e === null || e.transactionId === txId, draw);
+};

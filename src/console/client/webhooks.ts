@@ -1,0 +1,130 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+import { type Context, redrawOn, type View } from './context.js';
+import { h, pre, replaceChildren, statusBadge, unavailable, when } from './dom.js';
+
+export interface Attempt {
+  at: string;
+  httpStatus: number | null;
+  error: string | null;
+  durationMs: number;
+  responseBody?: string | null;
+  replay?: boolean;
+  fault?: string | null;
+}
+
+export interface Delivery {
+  id: string;
+  event: string;
+  transactionId: string;
+  url: string | null;
+  status: string;
+  attempts: Attempt[];
+  nextAttemptAt: string | null;
+  payload: unknown;
+  createdAt: string;
+}
+
+function attemptsTable(attempts: readonly Attempt[]): HTMLElement {
+  if (attempts.length === 0) return h('p', { class: 'muted' }, 'No attempt yet.');
+  return h(
+    'div',
+    { class: 'scroll' },
+    h(
+      'table',
+      { class: 'attempts' },
+      h('caption', { class: 'visually-hidden' }, 'Attempts'),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, '#'), h('th', { scope: 'col' }, 'At'), h('th', { scope: 'col' }, 'Answer'), h('th', { scope: 'col' }, 'Time'), h('th', { scope: 'col' }, 'Response body'))),
+      h(
+        'tbody',
+        {},
+        attempts.map((a, i) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, String(i + 1), a.replay ? h('span', { class: 'tag' }, 'replay') : null),
+            h('td', {}, when(a.at)),
+            h('td', {}, a.httpStatus !== null ? `HTTP ${a.httpStatus}` : '', a.error && a.httpStatus === null ? a.error : a.error ? ` (${a.error})` : '', a.fault ? h('span', { class: 'tag' }, `fault ${a.fault}`) : null),
+            h('td', {}, `${a.durationMs} ms`),
+            h('td', { class: 'wrap' }, a.responseBody ? h('code', {}, a.responseBody) : '—'),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** One delivery: what was sent (body and headers), every attempt with the receiver's answer, and replay. */
+export function deliveryCard(ctx: Context, d: Delivery, onChange: () => void): HTMLElement {
+  const replay = h('button', { type: 'button', class: 'secondary' }, 'Replay');
+  replay.addEventListener('click', async () => {
+    replay.disabled = true;
+    const answer = await ctx.api.post<Delivery>(`/_sandbox/webhooks/${encodeURIComponent(d.id)}/replay`);
+    replay.disabled = false;
+    if (answer.missing) return ctx.notify('Replay is not available in this sandbox version.', 'bad');
+    if (!answer.ok) return ctx.fail('Replay', answer);
+    const last = answer.body.attempts.at(-1);
+    ctx.notify(`Replayed ${d.id}: ${last?.httpStatus !== null && last?.httpStatus !== undefined ? `HTTP ${last.httpStatus}` : (last?.error ?? 'sent')}`, answer.body.status === 'delivered' ? 'ok' : 'bad');
+    onChange();
+  });
+  return h(
+    'article',
+    { class: 'card delivery', 'data-delivery': d.id, 'aria-labelledby': `${d.id}-title` },
+    h(
+      'header',
+      { class: 'card-head' },
+      h('h3', { id: `${d.id}-title` }, d.event, ' ', h('span', { class: 'mono small' }, d.id)),
+      statusBadge(d.status),
+    ),
+    h(
+      'p',
+      { class: 'meta' },
+      'Transaction ',
+      h('a', { href: `#/transactions/${encodeURIComponent(d.transactionId)}` }, d.transactionId),
+      ' → ',
+      h('span', { class: 'mono wrap' }, d.url ?? 'no URL (undeliverable)'),
+      ` · ${d.attempts.length} attempt${d.attempts.length === 1 ? '' : 's'}`,
+      d.nextAttemptAt ? ` · next ${when(d.nextAttemptAt)}` : '',
+    ),
+    h(
+      'details',
+      {},
+      h('summary', {}, 'Request body and headers'),
+      h('p', { class: 'small muted' }, 'Headers: Content-Type: application/json · x-signature: HMAC-SHA256 of the body with the account\'s webhook secret · x-sandbox-delivery: ', h('code', {}, d.id)),
+      pre(d.payload, `Body of ${d.id}`),
+    ),
+    h('details', { open: d.attempts.length > 0 }, h('summary', {}, 'Attempts'), attemptsTable(d.attempts)),
+    h('div', { class: 'row' }, replay),
+  );
+}
+
+/** The delivery log, newest first, filtered by status. */
+export const webhooksView: View = (ctx) => {
+  let status = '';
+  const list = h('div', { class: 'stack', 'aria-live': 'polite' });
+  const select = h(
+    'select',
+    { id: 'wh-status' },
+    h('option', { value: '' }, 'Any'),
+    ['pending', 'delivered', 'failed', 'undeliverable'].map((s) => h('option', { value: s }, s)),
+  );
+  select.addEventListener('change', () => {
+    status = select.value;
+    void draw();
+  });
+  replaceChildren(
+    ctx.root,
+    h('h1', { tabindex: -1 }, 'Webhook deliveries'),
+    h('div', { class: 'filters' }, h('label', { for: 'wh-status' }, 'Status'), select),
+    list,
+  );
+  async function draw(): Promise<void> {
+    const answer = await ctx.api.all<Delivery>(`/_sandbox/webhooks${status ? `?status=${status}` : ''}`);
+    if (answer.missing) return replaceChildren(list, unavailable('The webhook log'));
+    if (!answer.ok) return ctx.fail('Loading deliveries', answer);
+    const deliveries = [...answer.body].reverse();
+    replaceChildren(list, deliveries.length === 0 ? h('p', { class: 'empty' }, 'No deliveries yet. A paid, expired or declined transaction sends one.') : deliveries.map((d) => deliveryCard(ctx, d, () => void draw())));
+  }
+  void draw();
+  return redrawOn(ctx, (e) => e !== null && e.type.startsWith('webhook.'), draw);
+};

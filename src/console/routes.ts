@@ -1,0 +1,81 @@
+import { Router, type Response } from 'express';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { OPENAPI_PATH } from '../spec/openapi.js';
+import { VERSION } from '../version.js';
+import { DOCS_INIT, renderDocsPage } from './docs-page.js';
+import { renderConsoleShell } from './shell.js';
+import { CONSOLE_CSS } from './styles.js';
+
+const CLIENT_DIR = fileURLToPath(new URL('./client/', import.meta.url));
+/** The renderer's two files the docs page loads; nothing else of the package is served. */
+const DOCS_ASSETS: Readonly<Record<string, string>> = {
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'swagger-ui.css': 'text/css; charset=utf-8',
+};
+let docsDirectory: string | undefined;
+/** Resolved on first use, so a sandbox nobody opens the docs of never looks for the package. */
+const docsDir = (): string => (docsDirectory ??= dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json')));
+
+/** The console's own scripts and styles only; data comes from this origin (fetch and the event WebSocket). */
+const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+const clientCache = new Map<string, string>();
+
+/**
+ * A client module by name. Built, it sits beside this file as .js; run from the sources (tests,
+ * development) it is the .ts, transpiled once here with the TypeScript that is then installed.
+ */
+async function clientModule(name: string): Promise<string | undefined> {
+  const cached = clientCache.get(name);
+  if (cached !== undefined) return cached;
+  const built = join(CLIENT_DIR, `${name}.js`);
+  const source = join(CLIENT_DIR, `${name}.ts`);
+  let code: string;
+  if (existsSync(built)) code = await readFile(built, 'utf8');
+  else if (existsSync(source)) {
+    const { default: ts } = await import('typescript');
+    code = ts.transpileModule(await readFile(source, 'utf8'), {
+      compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ES2022 },
+    }).outputText;
+  } else return undefined;
+  clientCache.set(name, code);
+  return code;
+}
+
+const send = (res: Response, type: string, body: string | Buffer, cache = 'no-cache'): void => {
+  res.status(200).set({ 'content-type': type, 'cache-control': cache, 'x-content-type-options': 'nosniff' }).send(body);
+};
+
+/**
+ * The routes for people rather than integrations: the console, the spec and its rendered reference.
+ * They sit outside openapi.yaml's routing (they are not part of the emulated API) and go before it.
+ */
+export function createConsoleRoutes(): Router {
+  const router = Router();
+  router.get(['/_sandbox', '/_sandbox/'], (_req, res) => {
+    res.set('content-security-policy', CONSOLE_CSP);
+    send(res, 'text/html; charset=utf-8', renderConsoleShell(VERSION));
+  });
+  router.get('/_sandbox/console/console.css', (_req, res) => send(res, 'text/css; charset=utf-8', CONSOLE_CSS));
+  router.get('/_sandbox/console/:file', async (req, res, next) => {
+    const match = /^([a-z][a-z-]*)\.js$/.exec(req.params.file);
+    const code = match?.[1] ? await clientModule(match[1]) : undefined;
+    if (code === undefined) return next();
+    send(res, 'text/javascript; charset=utf-8', code);
+  });
+  router.get('/_sandbox/openapi.yaml', async (_req, res) => {
+    send(res, 'application/yaml; charset=utf-8', await readFile(OPENAPI_PATH));
+  });
+  router.get(['/_sandbox/docs', '/_sandbox/docs/'], (_req, res) => send(res, 'text/html; charset=utf-8', renderDocsPage()));
+  router.get('/_sandbox/docs/docs.js', (_req, res) => send(res, 'text/javascript; charset=utf-8', DOCS_INIT));
+  router.get('/_sandbox/docs/assets/:file', async (req, res, next) => {
+    const type = DOCS_ASSETS[req.params.file];
+    if (!type) return next();
+    send(res, type, await readFile(join(docsDir(), req.params.file)), 'public, max-age=3600');
+  });
+  return router;
+}

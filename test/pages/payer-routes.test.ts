@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectTransactionError } from '../helpers/catalog.js';
+import { boletoBody, copBody, created, hybridBody, lookup, pixBody } from '../helpers/purchases.js';
+import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
+
+/** The payer pages' buttons and errors over real HTTP, as a form post and as an API client. */
+let sandbox: TestSandbox;
+beforeAll(async () => {
+  sandbox = await startSandbox();
+});
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+const BROWSER = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+
+function post(path: string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(new URL(path, sandbox.url), { method: 'POST', redirect: 'manual', headers });
+}
+
+describe('payer page buttons', () => {
+  it('Pix: pay by the PIX rail, reject to BLOCKED, each back to the page with the outcome', async () => {
+    const hybrid = await created(sandbox.client, hybridBody());
+    const paid = await post(`/_sandbox/pix/${hybrid.id}/approve`, BROWSER);
+    expect(paid.status).toBe(303);
+    expect(paid.headers.get('location')).toBe(`/_sandbox/pix/${hybrid.id}?result=approved`);
+    expect(await lookup(sandbox.client, hybrid.id)).toMatchObject({ status: 'APPROVED', paidRail: 'PIX' });
+    const pix = await created(sandbox.client, pixBody());
+    expect((await post(`/_sandbox/pix/${pix.id}/reject`)).headers.get('location')).toBe(`/_sandbox/pix/${pix.id}?result=rejected`);
+    expect((await lookup(sandbox.client, pix.id)).status).toBe('BLOCKED');
+  });
+
+  it('boleto: pay by the BOLETO rail', async () => {
+    const boleto = await created(sandbox.client, boletoBody());
+    expect((await post(`/_sandbox/boletos/${boleto.id}/approve`)).status).toBe(303);
+    expect(await lookup(sandbox.client, boleto.id)).toMatchObject({ status: 'APPROVED', paidRail: 'BOLETO' });
+  });
+
+  it('a second click is a 409: a page for a browser, the JSON error for an API client', async () => {
+    const pix = await created(sandbox.client, pixBody());
+    await post(`/_sandbox/pix/${pix.id}/approve`);
+    const page = await post(`/_sandbox/pix/${pix.id}/reject`, BROWSER);
+    expect(page.status).toBe(409);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await page.text()).toContain('Esta cobrança já foi encerrada');
+    expectTransactionError(await sandbox.clientFor(undefined).post(`/_sandbox/pix/${pix.id}/reject`), 409);
+  });
+
+  it('pages and buttons of the wrong kind are 404 and change nothing', async () => {
+    const cop = await created(sandbox.client, copBody());
+    const boleto = await created(sandbox.client, boletoBody());
+    const anonymous = sandbox.clientFor(undefined);
+    expectTransactionError(await anonymous.get(`/_sandbox/pix/${cop.id}`), 404);
+    expectTransactionError(await anonymous.get(`/_sandbox/pix/${boleto.id}`), 404);
+    expectTransactionError(await anonymous.post(`/_sandbox/pix/${boleto.id}/approve`), 404);
+    expectTransactionError(await anonymous.post(`/_sandbox/boletos/${cop.id}/approve`), 404);
+    const page = await fetch(new URL(`/_sandbox/checkout/${boleto.id}`, sandbox.url), { headers: BROWSER });
+    expect(page.status).toBe(404);
+    expect(await page.text()).toContain(`transaction ${boleto.id} has no checkout page (only COP does)`);
+    expect((await lookup(sandbox.client, cop.id)).status).toBe('PENDING');
+    expect((await lookup(sandbox.client, boleto.id)).status).toBe('PENDING');
+  });
+});
