@@ -150,6 +150,6 @@ describe('page routes', () => {
     await page.close();
     const api = await sandbox.clientFor(undefined).get('/_sandbox/boletos/999999999999');
     expect(api.status).toBe(404);
-    expect(api.body).toMatchObject({ statusCode: 404, message: 'transaction 999999999999 not found' });
+    expect(api.body).toMatchObject({ statusCode: 404, message: 'Transaction not found' });
   });
 });
