@@ -76,8 +76,10 @@ describe('filling after the delay', () => {
     const filled = await pollUntil(client, tx.id, (read) => {
       reads.push({ at: Date.now(), filled: isFilledTx(read) });
       return isFilledTx(read);
-    });
-    expect(reads[0]!.filled, 'the read right after creation').toBe(false);
+      // A deadline far past the delay: only a fill that never comes may fail here.
+    }, 20_000);
+    // Judged by when each answer arrived, never by how soon the first read came: a read
+    // answered before the due instant cannot have seen the fill, however busy the machine.
     for (const read of reads) {
       if (read.at < due) expect(read.filled, `read ${read.at - due} ms before due`).toBe(false);
     }
