@@ -34,8 +34,9 @@ describe('POST /_sandbox/reset', () => {
     const r = await receiver(500);
     const target = await busyAccount(r.url);
     const bystander = await busyAccount(r.url);
-    const bystanderEvents = (await listEvents(bystander.client)).data;
-    const bystanderDeliveries = (await listDeliveries(bystander.client)).data;
+    // Its retries keep running in real time: later checks look for these, not for equality.
+    const bystanderEvents = (await listEvents(bystander.client, { limit: 100 })).data.map((e) => e.id);
+    const bystanderDeliveries = (await listDeliveries(bystander.client)).data.map((d) => d.id);
     expect(await clockOf(target.client)).toBeGreaterThanOrEqual(1000);
     const [targetDelivery] = (await listDeliveries(target.client)).data.map((d) => d.id);
 
@@ -66,8 +67,8 @@ describe('POST /_sandbox/reset', () => {
     // The bystander: same transactions, events, deliveries and clock.
     expect((await lookup(bystander.client, bystander.paid.id)).id).toBe(bystander.paid.id);
     expect((await lookup(bystander.client, bystander.unfilled.id)).id).toBe(bystander.unfilled.id);
-    expect((await listEvents(bystander.client)).data.slice(0, bystanderEvents.length)).toEqual(bystanderEvents);
-    expect((await listDeliveries(bystander.client)).data.map((d) => d.id)).toEqual(bystanderDeliveries.map((d) => d.id));
+    expect((await listEvents(bystander.client, { limit: 100 })).data.map((e) => e.id)).toEqual(expect.arrayContaining(bystanderEvents));
+    expect((await listDeliveries(bystander.client)).data.map((d) => d.id)).toEqual(bystanderDeliveries);
     expect(await clockOf(bystander.client)).toBeGreaterThanOrEqual(1000);
   });
 });
