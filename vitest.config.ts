@@ -12,6 +12,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Every run in a random order (files and tests), its seed printed: replay one with --sequence.seed=N.
+    sequence: { shuffle: true },
     // Pact's native core must not report usage anywhere.
     // Child-process sandboxes check their own responses against openapi.yaml too.
     env: { PACT_DO_NOT_TRACK: 'true', SANDBOX_VALIDATE_RESPONSES: 'strict' },

@@ -2,6 +2,16 @@ import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { fsyncDir, segmentPath } from './segments.js';
 
+/** What the journal does with a segment file: the seam through which tests observe or fail it. */
+export type JournalFile = Pick<FileHandle, 'write' | 'datasync' | 'close' | 'stat'>;
+
+export interface JournalFs {
+  /** Opens a segment for appending (flags 'a'). */
+  open(file: string, flags: 'a'): Promise<JournalFile>;
+}
+
+export const nodeJournalFs: JournalFs = { open: (file, flags) => open(file, flags) };
+
 interface Waiter {
   seq: number;
   resolve: () => void;
@@ -29,16 +39,17 @@ export class Journal {
 
   private constructor(
     private readonly file: string,
-    private fh: FileHandle,
+    private fh: JournalFile,
     private seqValue: number,
     private bytesValue: number,
     private readonly onFlushed: () => void,
+    private readonly fs: JournalFs,
   ) {}
 
   /** Appends to segment `seq` of `file`, creating it if missing. */
-  static async open(file: string, seq: number, onFlushed: () => void): Promise<Journal> {
-    const { fh, bytes } = await openSegment(file, seq);
-    return new Journal(file, fh, seq, bytes, onFlushed);
+  static async open(file: string, seq: number, onFlushed: () => void, fs: JournalFs = nodeJournalFs): Promise<Journal> {
+    const { fh, bytes } = await openSegment(fs, file, seq);
+    return new Journal(file, fh, seq, bytes, onFlushed, fs);
   }
 
   get seq(): number {
@@ -78,7 +89,7 @@ export class Journal {
       await this.flush();
       if (this.failure) throw this.failure;
       const closed = { seq: this.seqValue, bytes: this.bytesValue };
-      const next = await openSegment(this.file, closed.seq + 1);
+      const next = await openSegment(this.fs, this.file, closed.seq + 1);
       const old = this.fh;
       this.fh = next.fh;
       this.seqValue = closed.seq + 1;
@@ -134,15 +145,15 @@ export class Journal {
   }
 }
 
-async function openSegment(file: string, seq: number): Promise<{ fh: FileHandle; bytes: number }> {
-  const fh = await open(segmentPath(file, seq), 'a');
+async function openSegment(fs: JournalFs, file: string, seq: number): Promise<{ fh: JournalFile; bytes: number }> {
+  const fh = await fs.open(segmentPath(file, seq), 'a');
   const bytes = (await fh.stat()).size;
   // A new segment's directory entry must be durable before any line in it is acknowledged.
   await fsyncDir(path.dirname(file));
   return { fh, bytes };
 }
 
-async function writeAll(fh: FileHandle, data: Buffer): Promise<void> {
+async function writeAll(fh: JournalFile, data: Buffer): Promise<void> {
   let offset = 0;
   while (offset < data.length) {
     const { bytesWritten } = await fh.write(data, offset, data.length - offset, null);

@@ -26,6 +26,8 @@ export class PaymentsClient {
     private readonly baseUrl: string,
     /** Undefined sends no Authorization header at all. */
     private readonly secretKey: string | undefined,
+    /** Awaited after each answer is read (the consumer tests wait there for Pact's mock server). */
+    private readonly afterAnswer: () => Promise<void> = () => Promise.resolve(),
   ) {}
 
   createProduct(body: ProductCreate): Promise<Product> {
@@ -63,6 +65,7 @@ export class PaymentsClient {
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const res = await fetch(`${this.baseUrl}${path}`, { method, headers, ...(body !== undefined && { body: JSON.stringify(body) }) });
     const parsed: unknown = await res.json();
+    await this.afterAnswer();
     if (!res.ok) throw new PaymentsApiError(res.status, parsed as ApiErrorBody);
     return parsed as T;
   }

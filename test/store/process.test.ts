@@ -17,21 +17,36 @@ interface Written {
   payload: string;
 }
 
-/** Runs the writer until it has acknowledged `atLeast` ids, then SIGKILLs it mid-burst. */
+const COMPACTIONS = /^#compactions (\d+)$/;
+
+/**
+ * Runs the writer until it has acknowledged `atLeast` ids and finished at least one
+ * compaction, then SIGKILLs it mid-burst. Waiting for the compaction's own report rather
+ * than for a number of writes keeps "across compactions" true however slow the machine is.
+ */
 function writeUntilKilled(file: string, prefix: string, atLeast: number): Promise<string[]> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [fixture('writer.mjs'), file, String(64 * 1024), prefix], { stdio: ['ignore', 'pipe', 'inherit'] });
     let output = '';
+    let acked = 0;
+    let compacted = false;
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
+      const complete = (output + chunk).split('\n');
+      const seen = output.split('\n').length - 1;
       output += chunk;
-      if (output.split('\n').length > atLeast) child.kill('SIGKILL');
+      for (const line of complete.slice(seen, -1)) {
+        const match = COMPACTIONS.exec(line);
+        if (match === null) acked++;
+        else if (Number(match[1]) > 0) compacted = true;
+      }
+      if (acked >= atLeast && compacted) child.kill('SIGKILL');
     });
     child.on('error', reject);
     child.on('exit', (_code, signal) => {
       if (signal !== 'SIGKILL') return reject(new Error(`writer exited without being killed (${String(signal)})`));
       // Only complete lines were acknowledged; a partial one may have been cut by the kill.
-      resolve(output.split('\n').slice(0, -1));
+      resolve(output.split('\n').slice(0, -1).filter((line) => !line.startsWith('#')));
     });
   });
 }
