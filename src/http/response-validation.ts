@@ -5,7 +5,7 @@ import type { OpenAPIV3_1 } from 'openapi-types';
 import type { ResponseValidationMode } from '../config.js';
 import type { Logger } from '../log.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
-import { familyOf } from './errors.js';
+import { errorBody, familyOf } from './errors.js';
 import { createAjv } from './validator.js';
 
 /** Set on every response that does not match openapi.yaml, in both modes. */
@@ -155,7 +155,8 @@ export function installResponseValidation(app: Express, options: ResponseValidat
     );
     this.setHeader(INVALID_HEADER, headerValue(violation.reason));
     if (mode === 'log') return json.call(this, body);
-    return json.call(this.status(500), { statusCode: 500, message: `${INVALID_MESSAGE}: ${violation.reason}`, error: 'Internal Server Error' });
+    // In the endpoint family's error shape, like every other error of that endpoint.
+    return json.call(this.status(500), errorBody(familyOf(path), 500, `${INVALID_MESSAGE}: ${violation.reason}`));
   };
   return validator;
 }

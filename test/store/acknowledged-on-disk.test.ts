@@ -98,6 +98,8 @@ describe('a full disk, over HTTP', () => {
     for (const name of ['Refused: the write failed', 'Refused: the journal stays failed']) {
       const res = await post(name);
       expect(res.status, name).toBe(500);
+      // The product family's error shape, even for a fault of the sandbox's own.
+      expect(await res.json(), name).toMatchObject({ status: 500, error: expect.any(String) });
     }
     const pay = await fetch(new URL(`/_sandbox/transactions/${tx.id}/pay`, first.url), { method: 'POST', headers: { authorization: basic(account.secretKey) } });
     expect(pay.status).toBe(500);
