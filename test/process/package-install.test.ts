@@ -81,6 +81,21 @@ beforeAll(() => {
   const tarball = join(dir, `${pkg.name}-${pkg.version}.tgz`);
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'merchant-app', version: '1.0.0', private: true, type: 'module' }, null, 2));
+  // The project's scenario, used by both the CLI and the library test (the order of tests is shuffled).
+  writeFileSync(
+    join(app, 'pix-paid.yaml'),
+    [
+      'name: A Pix charge is paid and the webhook arrives',
+      'steps:',
+      '  - id: buy',
+      '    purchase: { paymentMethod: PIX, body: { amount: 15000 } }',
+      '  - waitForInstruction: {}',
+      '  - pay: {}',
+      '  - expectTransaction: { status: APPROVED }',
+      '  - expectWebhook: { body: { event: cashin.paid, payload: { amount: 15000 } } }',
+      '',
+    ].join('\n'),
+  );
   const installed = run(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', '--save-dev', tarball], app, 240_000);
   installOutput = installed.output;
   expect(installed.code, installed.output).toBe(0);
@@ -121,20 +136,6 @@ describe('the packed package installed in a merchant project', () => {
   });
 
   it('`npx payments-sandbox scenario run` runs a scenario of the project', { timeout: 90_000 }, () => {
-    writeFileSync(
-      join(app, 'pix-paid.yaml'),
-      [
-        'name: A Pix charge is paid and the webhook arrives',
-        'steps:',
-        '  - id: buy',
-        '    purchase: { paymentMethod: PIX, body: { amount: 15000 } }',
-        '  - waitForInstruction: {}',
-        '  - pay: {}',
-        '  - expectTransaction: { status: APPROVED }',
-        '  - expectWebhook: { body: { event: cashin.paid, payload: { amount: 15000 } } }',
-        '',
-      ].join('\n'),
-    );
     const res = run(npx, ['--no', 'payments-sandbox', 'scenario', 'run', 'pix-paid.yaml', '--instruction-delay', '50'], app);
     expect(res.code, res.output).toBe(0);
     expect(res.output).toContain('Scenarios: 1 passed, 1 total');

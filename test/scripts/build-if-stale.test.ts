@@ -2,18 +2,22 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/process.js';
 
 /**
  * scripts/build-if-stale.mjs (`npm start`, `prepare`) in a scratch project whose "tsc" only
  * records that it ran: the decision to compile is what is tested, by file times set here.
  */
-const dir = mkdtempSync(join(tmpdir(), 'build-if-stale-'));
-const runs = join(dir, 'tsc-runs.log');
-const source = join(dir, 'src', 'a.ts');
+// A fresh scratch project for each test: the suite runs in a shuffled order.
+let dir = '';
+let runs = '';
+let source = '';
 
-beforeAll(() => {
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'build-if-stale-'));
+  runs = join(dir, 'tsc-runs.log');
+  source = join(dir, 'src', 'a.ts');
   mkdirSync(join(dir, 'scripts'));
   copyFileSync(join(ROOT, 'scripts', 'build-if-stale.mjs'), join(dir, 'scripts', 'build-if-stale.mjs'));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch', type: 'module' }));
@@ -36,7 +40,7 @@ beforeAll(() => {
     ].join('\n'),
   );
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function start(env: Record<string, string> = {}): number | null {
   return spawnSync(process.execPath, [join(dir, 'scripts', 'build-if-stale.mjs')], { cwd: dir, env: { ...process.env, ...env }, stdio: 'pipe' }).status;
@@ -58,6 +62,7 @@ describe('scripts/build-if-stale.mjs', () => {
   });
 
   it('builds again when a source, tsconfig.json or package.json is newer than the last build', () => {
+    expect(start()).toBe(0); // the first build
     for (const file of [source, join(dir, 'tsconfig.json'), join(dir, 'package.json')]) {
       const before = builds();
       touch(file, 60);
@@ -71,6 +76,7 @@ describe('scripts/build-if-stale.mjs', () => {
   });
 
   it('builds again when dist/ was removed', () => {
+    expect(start()).toBe(0); // the first build
     const before = builds();
     unlinkSync(join(dir, 'dist', 'bin.js'));
     expect(start()).toBe(0);
@@ -78,6 +84,7 @@ describe('scripts/build-if-stale.mjs', () => {
   });
 
   it('fails with the compiler, and a failed build does not count as current', () => {
+    expect(start()).toBe(0); // the first build
     touch(source, 60);
     const before = builds();
     expect(start({ FAIL_BUILD: '1' })).not.toBe(0);
