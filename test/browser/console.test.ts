@@ -165,8 +165,8 @@ describe('console', () => {
       await page.getByRole('button', { name: 'Apply' }).click();
       const entry = page.locator(`details.request[data-trace="${traceId}"]`);
       await entry.waitFor();
-      expect(await entry.locator('summary').textContent()).toMatch(/^400 POST \/transactions\/v2\/purchase/);
-      await entry.locator('summary').click();
+      expect(await entry.locator('summary').first().textContent()).toMatch(/^400 POST \/transactions\/v2\/purchase/);
+      await entry.locator('summary').first().click();
       await entry.locator('.hint', { hasText: hint ?? '' }).waitFor();
       expect(await shownJson(entry.getByLabel('Request body'))).toMatchObject({ externalId: 'order-bad-1', amount: 10_000_000_000 });
       expect(await shownJson(entry.getByLabel('Response body'))).toEqual(bad.body);
@@ -185,7 +185,8 @@ describe('console', () => {
     expect(await own.count()).toBe(0);
     await page.getByLabel('Include the console\'s own calls').check();
     await own.first().waitFor();
-    await own.first().locator('summary').click();
+    await own.first().locator('summary').first().click();
+    await own.first().getByText('Request headers').click();
     expect(await shownJson(own.first().getByLabel('Request headers'))).toMatchObject({ 'x-sandbox-client': 'console' });
     await page.close();
   });

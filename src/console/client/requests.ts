@@ -49,11 +49,12 @@ function entry(r: LoggedRequest): HTMLElement {
     r.fault ? h('p', { class: 'hint' }, h('strong', {}, 'Fault rule fired: '), typeof r.fault === 'string' ? r.fault : JSON.stringify(r.fault)) : null,
     h('p', { class: 'small muted' }, 'Trace id ', h('code', {}, r.traceId)),
     r.query && Object.keys(r.query as object).length ? [h('h3', {}, 'Query'), pre(r.query, 'Query')] : null,
-    r.requestHeaders ? [h('h3', {}, 'Request headers'), pre(r.requestHeaders, 'Request headers')] : null,
     h('h3', {}, 'Request body', cut(r.requestBodyTruncated)),
     r.requestBody === undefined || r.requestBody === null ? h('p', { class: 'muted' }, 'None.') : pre(r.requestBody, 'Request body'),
     h('h3', {}, 'Response body', cut(r.responseBodyTruncated)),
     r.responseBody === undefined || r.responseBody === null ? h('p', { class: 'muted' }, 'None.') : pre(r.responseBody, 'Response body'),
+    // Headers are mostly the client's boilerplate: folded, so the bodies come first.
+    r.requestHeaders ? h('details', { class: 'headers' }, h('summary', {}, 'Request headers'), pre(r.requestHeaders, 'Request headers')) : null,
   );
 }
 
@@ -62,20 +63,21 @@ export const requestsView: View = (ctx) => {
   const list = h('div', { class: 'stack' });
   const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load older');
   const status = h('input', { id: 'rq-status', type: 'text', inputmode: 'numeric', placeholder: 'e.g. 400', autocomplete: 'off' });
-  const path = h('input', { id: 'rq-path', type: 'text', placeholder: '/transactions/v2/purchase', autocomplete: 'off' });
+  const path = h('input', { id: 'rq-path', type: 'text', placeholder: '/transactions/', autocomplete: 'off' });
   const trace = h('input', { id: 'rq-trace', type: 'text', autocomplete: 'off' });
   const mine = h('input', { id: 'rq-console', type: 'checkbox' });
   const form = h(
     'form',
-    { class: 'filters' },
-    h('label', { for: 'rq-status' }, 'Status'),
-    status,
-    h('label', { for: 'rq-path' }, 'Path'),
-    path,
-    h('label', { for: 'rq-trace' }, 'Trace id'),
-    trace,
-    h('label', { for: 'rq-console', class: 'check' }, mine, 'Include the console\'s own calls'),
-    h('button', { type: 'submit' }, 'Apply'),
+    { class: 'request-filters' },
+    // Each label sits above its input, so a narrow screen never parts them.
+    h(
+      'div',
+      { class: 'fields' },
+      h('div', { class: 'field' }, h('label', { for: 'rq-status' }, 'Status'), status),
+      h('div', { class: 'field' }, h('label', { for: 'rq-path' }, 'Path'), path),
+      h('div', { class: 'field' }, h('label', { for: 'rq-trace' }, 'Trace id'), trace),
+    ),
+    h('div', { class: 'row buttons' }, h('label', { for: 'rq-console', class: 'check' }, mine, 'Include the console\'s own calls'), h('button', { type: 'submit' }, 'Apply')),
   );
   let cursor: string | undefined;
   async function load(reset: boolean): Promise<void> {
