@@ -114,6 +114,6 @@ export const requestsView: View = (ctx) => {
   });
   more.addEventListener('click', () => void load(false));
   mine.addEventListener('change', () => void load(true));
-  replaceChildren(ctx.root, h('h1', { tabindex: -1 }, 'Request log'), h('p', { class: 'muted small' }, 'Newest first. Authorization is masked; bodies over 64 KiB are truncated. The console\'s own calls are recorded too (header x-sandbox-client: console), and hidden here unless included.'), form, list, more);
+  replaceChildren(ctx.root, h('h1', { tabindex: -1 }, 'Request log'), h('p', { class: 'muted small' }, 'Newest first, stamped in real time (not the account\'s test clock). Authorization is masked; bodies over 64 KiB are truncated. The console\'s own calls are recorded too (header x-sandbox-client: console), and hidden here unless included.'), form, list, more);
   void load(true);
 };
