@@ -37,7 +37,7 @@ import { HttpFaults } from './faults/http-faults.js';
 import { loadFaultsFile } from './faults/load-faults.js';
 import { createFaultHandlers } from './http/fault-handlers.js';
 import { createInspectorHandlers } from './http/inspector-handlers.js';
-import { RequestLog } from './http/request-log.js';
+import { RequestLog, requestLogPruner } from './http/request-log.js';
 import { requestLogging } from './http/request-log-middleware.js';
 import { applySeed, loadSeedFile } from './sandbox/seed.js';
 import { Retention } from './sandbox/retention.js';
@@ -120,6 +120,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   retention?.add('transactions', (id, cutoff, limit) => transactions.deleteOlderThan(id, cutoff, limit));
   retention?.add('deliveries', (id, cutoff, limit) => deliveries.deleteOlderThan(id, cutoff, limit));
   retention?.add('events', (id, cutoff, limit) => events.deleteOlderThan(id, cutoff, limit));
+  if (config.retentionDays !== undefined) retention?.add('requests', requestLogPruner(requestLog, config.retentionDays));
 
   const mock = new MockResponder({ seed: config.mockSeed });
   const router = await createRouter({

@@ -77,11 +77,18 @@ pre.code,textarea.code{background:#0f172a;color:#e2e8f0;border-radius:6px;paddin
 .timeline li{margin:0 0 6px;position:relative}
 .timeline li::before{content:"";position:absolute;left:-20px;top:7px;width:10px;height:10px;border-radius:50%;background:var(--accent)}
 summary{cursor:pointer;padding:3px 0}
-.request summary{display:flex;flex-wrap:wrap;gap:4px 6px;align-items:center}
+.request>summary{display:flex;flex-wrap:wrap;gap:4px 6px;align-items:center}
 .hint{background:var(--warn-bg);color:var(--warn);border-radius:6px;padding:6px 10px;margin:8px 0}
 .note{background:#e0e7ff;color:#1e3a8a;border-radius:6px;padding:8px 12px}
 .error{color:var(--bad);font-weight:600;min-height:1em;margin:0}
 .links a{font-weight:600}
+.fields{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:8px 12px;margin:0 0 4px}
+.field{display:grid;gap:3px;align-content:start;min-width:0}
+.field input,.field select{width:100%}
+.check{display:flex;align-items:center;gap:6px;font-weight:400}
+.request-filters{margin:0 0 12px}
+.fault-form h2{margin-top:0}
+.request .headers summary{font-size:14px;font-weight:700}
 .offers{margin:6px 0;padding-left:18px}
 .toast{position:fixed;right:16px;bottom:16px;max-width:min(520px,calc(100vw - 32px));padding:10px 14px;border-radius:8px;box-shadow:0 4px 16px rgba(0,0,0,.2);font-weight:600;z-index:20}
 .toast.ok{background:var(--ok);color:#fff}

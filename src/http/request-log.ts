@@ -1,4 +1,5 @@
 import type { components } from '../spec/openapi-types.js';
+import type { Pruner } from '../sandbox/retention.js';
 import { badRequest } from './errors.js';
 
 export type RequestLogEntry = components['schemas']['RequestLogEntry'];
@@ -61,6 +62,29 @@ export class RequestLog {
   forget(key: LogKey): void {
     this.rings.delete(key);
   }
+
+  /** Deletes up to `limit` of the key's entries whose `at` is before `cutoff` (ISO); returns how many. */
+  deleteOlderThan(key: LogKey, cutoff: string, limit: number): number {
+    const ring = this.rings.get(key);
+    if (!ring) return 0;
+    let deleted = 0;
+    // Entries are added when they finish, so `at` (their start) is not strictly in ring order: scan all.
+    const kept = ring.filter((entry) => (deleted < limit && entry.at < cutoff ? (deleted++, false) : true));
+    if (kept.length === 0) this.rings.delete(key);
+    else this.rings.set(key, kept);
+    return deleted;
+  }
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The request log's part in SANDBOX_RETENTION_DAYS. Its `at` is wall-clock time (when the
+ * request really came), so entries age by the wall clock: the account-clock cutoff the
+ * other records use would drop every request made after the clock was advanced past N days.
+ */
+export function requestLogPruner(log: RequestLog, days: number, nowMs: () => number = () => Date.now()): Pruner {
+  return (accountId, _accountClockCutoff, limit) => log.deleteOlderThan(accountId, new Date(nowMs() - days * DAY_MS).toISOString(), limit);
 }
 
 function filterOf(query: RequestLogQuery): (entry: RequestLogEntry) => boolean {

@@ -1,5 +1,6 @@
-import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Transaction } from '../../src/spec/types.js';
 import { created, pixBody } from '../helpers/purchases.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { receiversClosedAfterEach } from '../helpers/webhooks.js';
@@ -30,6 +31,23 @@ async function signedIn(width: number = WIDTHS.desktop, hash = ''): Promise<Page
   await page.locator('#live.on').waitFor();
   return page;
 }
+
+/** The JSON a `pre` of the console shows. */
+async function shownJson(locator: Locator): Promise<unknown> {
+  await locator.waitFor();
+  return JSON.parse((await locator.textContent()) ?? '');
+}
+
+const overflow = (page: Page): Promise<number> => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+
+interface Rules {
+  rules: { id: string; match: Record<string, unknown>; action: Record<string, unknown>; times?: number; fired: number }[];
+}
+
+// A fault rule left behind by a failed test would break the ones after it.
+afterEach(async () => {
+  await sandbox.client.delete('/_sandbox/faults');
+});
 
 describe('console', () => {
   it('refuses a wrong key and keeps the right one in the tab only', async () => {
@@ -131,6 +149,118 @@ describe('console', () => {
     await page.locator('#webhook-secret').filter({ hasText: sandbox.running.sandbox.defaultAccount.webhookSecret }).waitFor();
     await screenshot(page, 'console-account-phone');
     await page.close();
+  });
+
+  it('finds a 400 in the request log with its hint and both bodies', async () => {
+    const bad = await sandbox.client.post<{ message: string }>('/transactions/v2/purchase', pixBody({ externalId: 'order-bad-1', amount: 10_000_000_000 }));
+    expect(bad.status).toBe(400);
+    const hint = bad.headers.get('x-sandbox-hint');
+    expect(hint).toBeTruthy();
+    const traceId = bad.headers.get('x-trace-id');
+    for (const [name, width] of Object.entries(WIDTHS)) {
+      const page = await signedIn(width);
+      await page.getByRole('link', { name: 'Requests' }).click();
+      await page.getByRole('heading', { name: 'Request log' }).waitFor();
+      await page.getByLabel('Status').fill('4xx');
+      await page.getByRole('button', { name: 'Apply' }).click();
+      const entry = page.locator(`details.request[data-trace="${traceId}"]`);
+      await entry.waitFor();
+      expect(await entry.locator('summary').first().textContent()).toMatch(/^400 POST \/transactions\/v2\/purchase/);
+      await entry.locator('summary').first().click();
+      await entry.locator('.hint', { hasText: hint ?? '' }).waitFor();
+      expect(await shownJson(entry.getByLabel('Request body'))).toMatchObject({ externalId: 'order-bad-1', amount: 10_000_000_000 });
+      expect(await shownJson(entry.getByLabel('Response body'))).toEqual(bad.body);
+      expect(await overflow(page)).toBeLessThanOrEqual(0);
+      await screenshot(page, `console-requests-${name}`);
+      await page.close();
+    }
+  });
+
+  it('hides the console\'s own calls from the request log until asked, and labels them', async () => {
+    const page = await signedIn(WIDTHS.desktop, '#/requests');
+    await page.getByRole('heading', { name: 'Request log' }).waitFor();
+    // Signing in read the clock with the console's key: recorded, but not shown by default.
+    const own = page.locator('details.request', { has: page.locator('.tag', { hasText: 'console' }) });
+    await page.locator('details.request, #view .empty').first().waitFor();
+    expect(await own.count()).toBe(0);
+    await page.getByLabel('Include the console\'s own calls').check();
+    await own.first().waitFor();
+    await own.first().locator('summary').first().click();
+    await own.first().getByText('Request headers').click();
+    expect(await shownJson(own.first().getByLabel('Request headers'))).toMatchObject({ 'x-sandbox-client': 'console' });
+    await page.close();
+  });
+
+  it('refunds and charges back a paid transaction, and declines a pending one with its reason', async () => {
+    const [paid, disputed, declined] = (await Promise.all(['order-refund-1', 'order-cb-1', 'order-decline-1'].map((externalId) => created(sandbox.client, pixBody({ externalId }))))) as [Transaction, Transaction, Transaction];
+    for (const tx of [paid, disputed]) expect((await sandbox.client.post(`/_sandbox/transactions/${tx.id}/pay`)).status).toBe(200);
+    const act = async (id: string, button: string, note?: string): Promise<Page> => {
+      const page = await signedIn(WIDTHS.desktop, `#/transactions/${id}`);
+      await page.getByRole('heading', { name: `Transaction ${id}` }).waitFor();
+      if (note) await page.getByLabel(/Decline message/).fill(note);
+      await page.getByRole('button', { name: button, exact: true }).click();
+      return page;
+    };
+    let page = await act(paid.id, 'Refund');
+    await page.locator('h1 .badge', { hasText: 'REFUNDED' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Chargeback' }).isDisabled()).toBe(true);
+    await page.close();
+
+    page = await act(disputed.id, 'Chargeback', 'Pix MED: fraud reported');
+    await page.locator('h1 .badge', { hasText: 'CHARGEBACK' }).waitFor();
+    await page.locator('li[data-event]', { hasText: 'chargeback' }).first().waitFor();
+    await page.close();
+
+    page = await act(declined.id, 'Decline', 'Card refused by issuer');
+    await page.locator('h1 .badge', { hasText: 'BLOCKED' }).waitFor();
+    await page.locator('h1', { hasText: 'DECLINED' }).waitFor();
+    await screenshot(page, 'console-declined-desktop');
+    await page.close();
+
+    const statuses = await Promise.all([paid, disputed, declined].map(async (tx) => (await sandbox.client.get<{ status: string; statusReason: string | null }>(`/transactions/${tx.id}`)).body));
+    expect(statuses.map((t) => [t.status, t.statusReason])).toEqual([['REFUNDED', 'REFUNDED'], ['CHARGEBACK', 'CHARGEBACK'], ['BLOCKED', 'DECLINED']]);
+  });
+
+  it('shows fault rules, adds them with the form and deletes them', async () => {
+    const faults = async (): Promise<Rules['rules']> => (await sandbox.client.get<Rules>('/_sandbox/faults')).body.rules;
+    for (const [name, width] of Object.entries(WIDTHS)) {
+      await sandbox.client.put('/_sandbox/faults', { rules: [{ id: 'kept', match: { operation: 'listProducts' }, action: { latencyMs: 1 } }] });
+      const page = await signedIn(width);
+      await page.getByRole('link', { name: 'Faults' }).click();
+      await page.getByRole('heading', { name: 'Fault rules', exact: true }).waitFor();
+      await page.locator('article.fault-rule[data-rule="kept"]', { hasText: 'wait 1 ms' }).waitFor();
+
+      await page.getByLabel('Operation').fill('createOffer');
+      await page.getByLabel('Action').selectOption('status');
+      await page.getByLabel('Status').selectOption('502');
+      await page.getByLabel('Times').fill('1');
+      await page.getByLabel('Rule id').fill('offers-502');
+      await page.getByRole('button', { name: 'Add rule' }).click();
+      await page.locator('article.fault-rule[data-rule="offers-502"]', { hasText: 'answer 502' }).waitFor();
+
+      // A webhook rule: the form swaps method and path for the event, and offers webhook actions.
+      await page.getByLabel('Operation').fill('webhook');
+      await page.getByLabel('Event').fill('cashin.paid');
+      await page.getByLabel('Action').selectOption('duplicate');
+      await page.getByLabel('Extra copies').fill('2');
+      await page.getByRole('button', { name: 'Add rule' }).click();
+      await page.locator('article.fault-rule', { hasText: 'send 2 extra copies' }).waitFor();
+      expect(await faults()).toEqual([
+        { id: 'kept', match: { operation: 'listProducts' }, action: { latencyMs: 1 }, fired: 0 },
+        { id: 'offers-502', match: { operation: 'createOffer' }, action: { status: 502 }, times: 1, fired: 0 },
+        { id: 'rule-3', match: { operation: 'webhook', event: 'cashin.paid' }, action: { duplicate: 2 }, fired: 0 },
+      ]);
+      expect(await overflow(page)).toBeLessThanOrEqual(0);
+      await screenshot(page, `console-faults-${name}`);
+
+      await page.getByRole('button', { name: 'Delete rule offers-502' }).click();
+      await page.locator('article.fault-rule[data-rule="offers-502"]').waitFor({ state: 'detached' });
+      expect((await faults()).map((r) => r.id)).toEqual(['kept', 'rule-3']);
+      await page.getByRole('button', { name: 'Clear all' }).click();
+      await page.getByText('No fault rules: the sandbox behaves.').waitFor();
+      expect(await faults()).toEqual([]);
+      await page.close();
+    }
   });
 
   it('shows the catalog and adds a product', async () => {

@@ -150,6 +150,8 @@ describe('page routes', () => {
     await page.close();
     const api = await sandbox.clientFor(undefined).get('/_sandbox/boletos/999999999999');
     expect(api.status).toBe(404);
+    // The API's exact message for an unknown transaction; the id is in the hint (contract v2).
     expect(api.body).toMatchObject({ statusCode: 404, message: 'Transaction not found' });
+    expect(api.headers.get('x-sandbox-hint')).toContain('999999999999');
   });
 });

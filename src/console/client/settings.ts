@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 import type { View } from './context.js';
-import { facts, h, pre, replaceChildren, unavailable, when } from './dom.js';
+import { facts, h, replaceChildren, unavailable, when } from './dom.js';
 
 interface Clock {
   now: string;
@@ -138,61 +138,4 @@ export const accountView: View = (ctx) => {
     }
     ctx.fail('Reading the account', answer);
   })();
-};
-
-/** The account's fault rules: shown as a table and edited as JSON, since a rule's shape is open-ended. */
-export const faultsView: View = (ctx) => {
-  const current = h('div');
-  const editor = h('textarea', { id: 'faults-json', rows: 12, spellcheck: 'false', class: 'code' });
-  const error = h('p', { class: 'error', role: 'alert' });
-  const form = h(
-    'form',
-    { class: 'stack' },
-    h('label', { for: 'faults-json' }, 'Rules (JSON array)'),
-    editor,
-    error,
-    h('div', { class: 'row buttons' }, h('button', { type: 'submit' }, 'Save rules'), h('button', { type: 'button', class: 'secondary', id: 'faults-clear' }, 'Clear all')),
-  );
-  function show(rules: unknown[]): void {
-    editor.value = JSON.stringify(rules, null, 2);
-    replaceChildren(current, rules.length === 0 ? h('p', { class: 'empty' }, 'No fault rules: the sandbox behaves.') : pre(rules, 'Fault rules in effect'));
-  }
-  async function load(): Promise<void> {
-    const answer = await ctx.api.get<{ rules: unknown[] }>('/_sandbox/faults');
-    if (answer.missing) {
-      form.hidden = true;
-      return replaceChildren(current, unavailable('Fault rules'));
-    }
-    if (!answer.ok) return ctx.fail('Loading fault rules', answer);
-    show(answer.body.rules);
-  }
-  form.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    let rules: unknown;
-    try {
-      rules = JSON.parse(editor.value || '[]');
-    } catch (err) {
-      error.textContent = `Not valid JSON: ${(err as Error).message}`;
-      return;
-    }
-    error.textContent = '';
-    const answer = await ctx.api.put<{ rules: unknown[] }>('/_sandbox/faults', { rules });
-    if (!answer.ok) return ctx.fail('Saving fault rules', answer);
-    ctx.notify('Fault rules saved', 'ok');
-    show(answer.body.rules);
-  });
-  form.querySelector('#faults-clear')?.addEventListener('click', async () => {
-    const answer = await ctx.api.delete<{ rules: unknown[] }>('/_sandbox/faults');
-    if (!answer.ok) return ctx.fail('Clearing fault rules', answer);
-    ctx.notify('Fault rules cleared', 'ok');
-    show(Array.isArray(answer.body?.rules) ? answer.body.rules : []);
-  });
-  replaceChildren(
-    ctx.root,
-    h('h1', { tabindex: -1 }, 'Fault rules'),
-    h('p', { class: 'muted small' }, 'Make the sandbox misbehave on purpose: errors, latency, timeouts, duplicated or badly signed webhooks. Example: [{"match": {"operation": "createPurchase"}, "action": {"status": 503}, "times": 1}]'),
-    current,
-    form,
-  );
-  void load();
 };
