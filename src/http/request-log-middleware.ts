@@ -16,7 +16,19 @@ const unlogged = (path: string): boolean => path === '/_sandbox/requests' || pat
  * traceparent is not taken over: the id must be unique, since the log is filtered and
  * paginated by it; the client's header is still visible among the logged request headers.
  */
-export const newTraceId = (): string => randomBytes(16).toString('hex');
+export const newTraceId = (): string => {
+  // One call into the OS's random source per 256 ids rather than per request.
+  if (traceIdOffset + TRACE_ID_BYTES > traceIdPool.length) {
+    traceIdPool = randomBytes(TRACE_ID_BYTES * 256);
+    traceIdOffset = 0;
+  }
+  const id = traceIdPool.toString('hex', traceIdOffset, traceIdOffset + TRACE_ID_BYTES);
+  traceIdOffset += TRACE_ID_BYTES;
+  return id;
+};
+const TRACE_ID_BYTES = 16;
+let traceIdPool = Buffer.alloc(0);
+let traceIdOffset = 0;
 
 export interface RequestLoggingOptions {
   log: RequestLog;

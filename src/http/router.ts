@@ -9,6 +9,7 @@ import type { OpenApiDocument } from '../spec/openapi.js';
 import type { OperationId, Permission } from '../spec/types.js';
 import { HttpError, errorBody, familyOf } from './errors.js';
 import { createAjv, describeValidationErrors } from './validator.js';
+import { OperationMatcher } from './operation-matcher.js';
 import { exactValidationMessage, notEmulated, unknownPrototypeField, nonFiniteNumberField } from './request-checks.js';
 
 /** What a handler sees: the authenticated caller and the validated, coerced request. */
@@ -77,6 +78,7 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
   // on every match; the document never changes after init, so build it once.
   const operations = api.router.getOperations();
   api.router.getOperations = () => operations;
+  const matcher = new OperationMatcher(operations);
   const handlers = new Map(Object.entries(options.handlers) as [OperationId, OperationHandler][]);
 
   return (req, res) => {
@@ -111,12 +113,10 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
     // a clear 501 rather than whatever route their path happens to resemble (a 405).
     const unemulated = notEmulated(req.method, req.path);
     if (unemulated) return sendError(res, req.path, 501, unemulated);
-    let matched: Operation;
-    try {
-      matched = api.router.matchOperation(routed, true);
-    } catch (error) {
+    const matched = matcher.match(req.method, req.path);
+    if (typeof matched === 'string') {
       // 405 only where the spec has the path with other methods; a path it does not have is not emulated.
-      const notAllowed = error instanceof Error && error.message.startsWith('405');
+      const notAllowed = matched === 'method-not-allowed';
       const message = notAllowed
         ? `${req.method} is not allowed on ${req.path}`
         : `${req.method} ${req.path} is not emulated by the sandbox: the spec has no such endpoint`;

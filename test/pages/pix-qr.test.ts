@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { PNG } from 'pngjs';
+import QRCode from 'qrcode';
 import { describe, expect, it } from 'vitest';
 import { pixQrPng } from '../../src/pages/pix-qr.js';
 
@@ -19,6 +20,15 @@ describe('pixQrPng', () => {
     expect(image.width).toBeLessThanOrEqual(320);
     const decoded = jsQR(new Uint8ClampedArray(image.data), image.width, image.height);
     expect(decoded?.data).toBe(SAMPLE);
+  });
+
+  it('has the pixels of the default PNG of qrcode', async () => {
+    const defaults = await QRCode.toBuffer(SAMPLE, { type: 'png', errorCorrectionLevel: 'M', margin: 2, width: 300 });
+    const png = await pixQrPng(SAMPLE);
+    const image = PNG.sync.read(png);
+    const reference = PNG.sync.read(defaults);
+    expect([image.width, image.height]).toEqual([reference.width, reference.height]);
+    expect(Buffer.compare(image.data, reference.data)).toBe(0);
   });
 
   it('refuses an empty code', async () => {
