@@ -21,6 +21,10 @@ export const STATES = {
   noProductWithExternalId: 'no product has the externalId',
   filledTransaction: 'a transaction with a filled instruction',
   paidTransaction: 'a paid transaction',
+  expiredTransaction: 'an expired transaction',
+  declinedTransaction: 'a declined transaction',
+  refundedTransaction: 'a refunded transaction',
+  chargedBackTransaction: 'a charged-back transaction',
 } as const;
 
 const KNOWN = new Set<string>(Object.values(STATES));
@@ -94,7 +98,8 @@ export class SandboxStates implements StateBackend {
   private restricted: Promise<string> | undefined;
   private restrictedKey: string | undefined;
   private needsReset = false;
-  private lastPaid: string | undefined;
+  /** The transaction the interaction's state brought to an end, and the webhook that end emits. */
+  private ended: { id: string; event: string } | undefined;
 
   private constructor(
     private readonly api: TargetApi,
@@ -163,13 +168,38 @@ export class SandboxStates implements StateBackend {
         return { transactionId: tx.id, ...(externalId && { externalId }) };
       }
       case STATES.paidTransaction: {
+        const id = await this.paid(params);
+        this.ended = { id, event: 'cashin.paid' };
+        return { transactionId: id };
+      }
+      case STATES.expiredTransaction: {
         const tx = await this.purchase(params);
-        if (tx.status === 'PENDING') {
-          const rail = str(params.rail);
-          await this.api.expect('POST', `/_sandbox/transactions/${tx.id}/pay`, 200, { key: this.key, body: rail ? { rail } : {} });
-        }
-        this.lastPaid = tx.id;
+        await this.api.expect('POST', `/_sandbox/transactions/${tx.id}/expire`, 200, { key: this.key });
+        this.ended = { id: tx.id, event: 'cashin.expired' };
         return { transactionId: tx.id };
+      }
+      case STATES.declinedTransaction: {
+        const tx = await this.purchase(params);
+        // A test card declined at purchase is already BLOCKED (DECLINED) and has sent its cashin.failed.
+        if (tx.status === 'PENDING') {
+          const message = str(params.message);
+          await this.api.expect('POST', `/_sandbox/transactions/${tx.id}/decline`, 200, { key: this.key, body: message ? { message } : {} });
+        }
+        this.ended = { id: tx.id, event: 'cashin.failed' };
+        return { transactionId: tx.id };
+      }
+      case STATES.refundedTransaction: {
+        const id = await this.paid(params);
+        await this.api.expect('POST', `/_sandbox/transactions/${id}/refund`, 200, { key: this.key });
+        this.ended = { id, event: 'cashin.refunded' };
+        return { transactionId: id };
+      }
+      case STATES.chargedBackTransaction: {
+        const id = await this.paid(params);
+        const reason = str(params.reason);
+        await this.api.expect('POST', `/_sandbox/transactions/${id}/chargeback`, 200, { key: this.key, body: reason ? { reason } : {} });
+        this.ended = { id, event: 'infraction.updated' };
+        return { transactionId: id };
       }
       default:
         this.notes.add(`state "${state}" is not one payments-sandbox knows: nothing was set up for it (see docs/pact.md for the vocabulary)`);
@@ -179,7 +209,7 @@ export class SandboxStates implements StateBackend {
 
   async teardown(): Promise<void> {
     this.auth = 'run';
-    this.lastPaid = undefined;
+    this.ended = undefined;
     if (!this.needsReset) return;
     this.needsReset = false;
     // An account resets itself with its own key, unless the sandbox has an admin token (then 403: reset as admin).
@@ -195,18 +225,21 @@ export class SandboxStates implements StateBackend {
   private resetAsAdmin = false;
 
   /**
-   * The `cashin.paid` webhook of the state's paid transaction (a paid BRL Pix one when the
-   * interaction named none), as the sandbox built it: the body from its delivery log, signed
-   * with the account's webhook secret the way the sandbox signs it.
+   * The webhook of the transaction the state brought to an end (`cashin.paid` of a paid BRL
+   * Pix one when the interaction named no state), as the sandbox built it: the body of that
+   * event's entry in its delivery log, signed with the account's webhook secret the way the
+   * sandbox signs it.
    */
   async message(): Promise<ProducedMessage> {
     this.needsReset = true;
-    const id = this.lastPaid ?? (await this.setup(STATES.paidTransaction, {})).transactionId;
-    if (id === undefined) throw new StateSetupError('no paid transaction to take the webhook of');
+    if (this.ended === undefined) await this.setup(STATES.paidTransaction, {});
+    const ended = this.ended;
+    if (ended === undefined) throw new StateSetupError('no transaction to take the webhook of');
     const deadline = Date.now() + 5000;
     for (;;) {
-      const list = await this.api.expect<{ data: Delivery[] }>('GET', `/_sandbox/webhooks?transactionId=${encodeURIComponent(id)}`, 200, { key: this.key });
-      const delivery = list.data[0];
+      const list = await this.api.expect<{ data: Delivery[] }>('GET', `/_sandbox/webhooks?transactionId=${encodeURIComponent(ended.id)}`, 200, { key: this.key });
+      // Newest last: a refund's or chargeback's log also holds the earlier cashin.paid.
+      const delivery = list.data.findLast((d) => d.event === ended.event);
       if (delivery) {
         return {
           body: delivery.payload,
@@ -218,9 +251,19 @@ export class SandboxStates implements StateBackend {
           },
         };
       }
-      if (Date.now() > deadline) throw new StateSetupError(`transaction ${id} was paid but no webhook delivery was recorded`);
+      if (Date.now() > deadline) throw new StateSetupError(`transaction ${ended.id} has no ${ended.event} webhook delivery recorded`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+  }
+
+  /** A purchase paid through the control API (`rail` says which rail pays a BRL one). */
+  private async paid(params: StateParams): Promise<string> {
+    const tx = await this.purchase(params);
+    if (tx.status === 'PENDING') {
+      const rail = str(params.rail);
+      await this.api.expect('POST', `/_sandbox/transactions/${tx.id}/pay`, 200, { key: this.key, body: rail ? { rail } : {} });
+    }
+    return tx.id;
   }
 
   private createProduct(body: Record<string, unknown>): Promise<Product> {

@@ -108,7 +108,7 @@ function failuresOf(json: VerifierJson): VerifyFailure[] {
 /**
  * Verifies pact files against an implementation of the API. A payments-sandbox target gets
  * its provider states through its control API (a fresh account per run, reset after every
- * interaction) and produces the message interactions' `cashin.paid` webhooks; any other
+ * interaction) and produces the message interactions' lifecycle webhooks; any other
  * target gets the requests only (message interactions are left out), with `secretKey`.
  */
 export async function verifyPacts(options: VerifyOptions): Promise<VerifyResult> {
@@ -134,7 +134,7 @@ export async function verifyPacts(options: VerifyOptions): Promise<VerifyResult>
       const filtered = await withoutMessages(pacts);
       files = filtered.files;
       tempDir = filtered.dir;
-      notes.push(`${messages} message interaction(s) left out: only a payments-sandbox produces the cashin.paid webhook (verify them with --consumer-pacts or against a sandbox)`);
+      notes.push(`${messages} message interaction(s) left out: only a payments-sandbox produces the webhooks (verify them with --consumer-pacts or against a sandbox)`);
     }
   }
 

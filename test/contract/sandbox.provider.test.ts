@@ -8,9 +8,10 @@ import { PACT_DIR } from './matchers.js';
 /**
  * Step two of `npm test`: the pacts step one wrote (pacts/) verified against the sandbox.
  * Provider states go through the control API in a fresh account reset after each
- * interaction; the `cashin.paid` messages are taken from the sandbox's webhook delivery log,
- * i.e. built by its real builder (src/webhooks/payload.ts cashinPaidBody) for a transaction
- * paid through the control API.
+ * interaction; the lifecycle messages (paid, expired, failed, refunded, infraction) are taken
+ * from the sandbox's webhook delivery log, i.e. built by its real builder
+ * (src/webhooks/payload.ts webhookBody) for a transaction brought to that end through the
+ * control API.
  */
 describe('provider verification of the shipped pacts against the sandbox', () => {
   it('ships the merchant client and webhook handler pacts, PactV4', async () => {
@@ -21,7 +22,7 @@ describe('provider verification of the shipped pacts against the sandbox', () =>
     ]);
     const [client, webhooks] = pacts;
     expect(client?.interactions.every((i) => i.kind === 'http')).toBe(true);
-    expect(webhooks?.interactions.map((i) => i.kind)).toEqual(['message', 'message']);
+    expect(webhooks?.interactions.map((i) => i.kind)).toEqual(Array(6).fill('message'));
     expect(client?.interactions.length).toBeGreaterThanOrEqual(40);
   });
 

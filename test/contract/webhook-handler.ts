@@ -1,31 +1,43 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * A merchant's `cashin.paid` webhook handler, written from the README: it checks the
- * `x-signature` (HMAC-SHA256 of the key-sorted JSON body with the account's webhook secret),
- * then marks the order paid. The message pact describes the body and metadata it relies on.
+ * A merchant's webhook handler, written from the README: it checks the `x-signature`
+ * (HMAC-SHA256 of the key-sorted JSON body with the account's webhook secret) of every
+ * delivery, then acts on the order the way a shop would: paid → mark the order paid,
+ * refunded → mark it refunded, expired or failed → cancel it, infraction → flag a dispute.
+ * The message pact describes the bodies and metadata it relies on.
  */
 
-export interface CashinPaid {
-  event: string;
+export type WebhookEventName = 'cashin.paid' | 'cashin.expired' | 'cashin.failed' | 'cashin.refunded' | 'infraction.updated';
+
+/** One payload type for every lifecycle event, as integrators' typed clients have it. */
+export interface CashinWebhook {
+  event: WebhookEventName;
   environment: string;
   payload: {
     transaction_id: string;
     external_id: string | null;
     amount: number;
-    end_to_end_id: string;
-    payer: { name: string; document: string | null; ispb: string; institution: string };
+    /** Null for a charge that was never paid (expired, failed). */
+    end_to_end_id: string | null;
+    payer: { name: string; document: string | null; ispb: string; institution: string } | null;
     receiver: { name: string; document: string };
+    error_message: string | null;
   };
 }
 
-export interface PaidOrder {
+interface OrderRef {
   orderId: string | null;
   transactionId: string;
   amountCentavos: number;
-  endToEndId: string;
-  payerName: string;
 }
+
+/** What the shop does with its order. */
+export type OrderUpdate =
+  | (OrderRef & { action: 'mark-paid'; endToEndId: string; payerName: string })
+  | (OrderRef & { action: 'mark-refunded'; endToEndId: string })
+  | (OrderRef & { action: 'cancel'; reason: string })
+  | (OrderRef & { action: 'flag-dispute'; reason: string; endToEndId: string });
 
 export class WebhookRejected extends Error {}
 
@@ -46,16 +58,41 @@ export function sign(body: Record<string, unknown>, webhookSecret: string): stri
   return createHmac('sha256', webhookSecret).update(JSON.stringify(sortKeys(signed))).digest('hex');
 }
 
+function paidFields(p: CashinWebhook['payload'], event: string): { endToEndId: string; payerName: string } {
+  // A paid charge has both; a handler that reconciles by end-to-end id cannot go on without it.
+  if (typeof p.end_to_end_id !== 'string' || p.payer === null) throw new WebhookRejected(`${event} without end_to_end_id or payer`);
+  return { endToEndId: p.end_to_end_id, payerName: p.payer.name };
+}
+
+function reasonOf(p: CashinWebhook['payload'], event: string): string {
+  if (typeof p.error_message !== 'string' || p.error_message === '') throw new WebhookRejected(`${event} without error_message`);
+  return p.error_message;
+}
+
 /** Verifies and reads one delivery; throws WebhookRejected for anything it must not trust. */
-export function handleCashinPaid(body: unknown, signature: string | undefined, webhookSecret: string): PaidOrder {
+export function handleWebhook(body: unknown, signature: string | undefined, webhookSecret: string): OrderUpdate {
   if (body === null || typeof body !== 'object') throw new WebhookRejected('body is not a JSON object');
   const expected = sign(body as Record<string, unknown>, webhookSecret);
   if (signature === undefined || signature.length !== expected.length || !timingSafeEqual(Buffer.from(signature), Buffer.from(expected))) {
     throw new WebhookRejected('bad x-signature');
   }
-  const event = body as CashinPaid;
-  if (event.event !== 'cashin.paid') throw new WebhookRejected(`unexpected event ${String(event.event)}`);
+  const event = body as CashinWebhook;
   const p = event.payload;
   if (!Number.isInteger(p.amount)) throw new WebhookRejected('amount is not whole centavos');
-  return { orderId: p.external_id, transactionId: p.transaction_id, amountCentavos: p.amount, endToEndId: p.end_to_end_id, payerName: p.payer.name };
+  const order: OrderRef = { orderId: p.external_id, transactionId: p.transaction_id, amountCentavos: p.amount };
+  switch (event.event) {
+    case 'cashin.paid': {
+      return { ...order, action: 'mark-paid', ...paidFields(p, event.event) };
+    }
+    case 'cashin.refunded':
+      return { ...order, action: 'mark-refunded', endToEndId: paidFields(p, event.event).endToEndId };
+    case 'cashin.expired':
+      return { ...order, action: 'cancel', reason: 'expired' };
+    case 'cashin.failed':
+      return { ...order, action: 'cancel', reason: reasonOf(p, event.event) };
+    case 'infraction.updated':
+      return { ...order, action: 'flag-dispute', reason: reasonOf(p, event.event), endToEndId: paidFields(p, event.event).endToEndId };
+    default:
+      throw new WebhookRejected(`unexpected event ${String((event as { event: unknown }).event)}`);
+  }
 }
