@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { PNG } from 'pngjs';
 import QRCode from 'qrcode';
 import { describe, expect, it } from 'vitest';
-import { pixQrPng } from '../../src/pages/pix-qr.js';
+import { QR_OPTIONS, pixQrPng } from '../../src/pages/pix-qr.js';
 
 // jsqr ships a UMD bundle whose typings claim an ES default export; require gets the function itself.
 const jsQR = createRequire(import.meta.url)('jsqr') as typeof import('jsqr').default;
@@ -22,13 +22,34 @@ describe('pixQrPng', () => {
     expect(decoded?.data).toBe(SAMPLE);
   });
 
-  it('has the pixels of the default PNG of qrcode', async () => {
-    const defaults = await QRCode.toBuffer(SAMPLE, { type: 'png', errorCorrectionLevel: 'M', margin: 2, width: 300 });
+  it('draws every module of the symbol qrcode builds as a square of whole pixels, in a white quiet zone', async () => {
     const png = await pixQrPng(SAMPLE);
     const image = PNG.sync.read(png);
-    const reference = PNG.sync.read(defaults);
-    expect([image.width, image.height]).toEqual([reference.width, reference.height]);
-    expect(Buffer.compare(image.data, reference.data)).toBe(0);
+    const { modules } = QRCode.create(SAMPLE, QR_OPTIONS);
+    const side = modules.size + 4;
+    expect(image.width % side).toBe(0);
+    const scale = image.width / side;
+    const black = (x: number, y: number): boolean => image.data[(y * image.width + x) * 4] === 0;
+    for (let y = 0; y < image.height; y++) {
+      for (let x = 0; x < image.width; x++) {
+        const mx = Math.floor(x / scale) - 2;
+        const my = Math.floor(y / scale) - 2;
+        const inside = mx >= 0 && my >= 0 && mx < modules.size && my < modules.size;
+        const expected = inside && modules.get(my, mx) === 1;
+        if (black(x, y) !== expected) throw new Error(`pixel ${x},${y} (module ${mx},${my}) should be ${expected ? 'black' : 'white'}`);
+      }
+    }
+  });
+
+  it('decodes back to the code for codes of many lengths (every QR version a Pix uses)', async () => {
+    for (const extra of [0, 20, 60, 120, 200]) {
+      const code = `${SAMPLE.slice(0, -4)}${'X'.repeat(extra)}`;
+      const image = PNG.sync.read(await pixQrPng(code));
+      // Whole pixels per module: as close to 300 px as an integer scale allows (within half a module's row).
+      const side = QRCode.create(code, QR_OPTIONS).modules.size + 4;
+      expect(Math.abs(image.width - 300), `${side} modules wide`).toBeLessThanOrEqual(side / 2);
+      expect(jsQR(new Uint8ClampedArray(image.data), image.width, image.height)?.data).toBe(code);
+    }
   });
 
   it('refuses an empty code', async () => {
