@@ -43,6 +43,17 @@ describe('end-to-end ids', () => {
     expect(() => endToEndId('1234567', new Date(), seededRng(1))).toThrow(RangeError);
     expect(() => endToEndId('1234567a', new Date(), seededRng(1))).toThrow(RangeError);
     expect(() => endToEndId('12345678', new Date(Number.NaN), seededRng(1))).toThrow(RangeError);
+    expect(() => endToEndId('123456789', new Date(), seededRng(1))).toThrow('ISPB must be 8 digits, got "123456789"');
+    expect(() => endToEndId('x12345678', new Date(), seededRng(1))).toThrow('ISPB must be 8 digits, got "x12345678"');
+  });
+
+  it('takes years 1000 to 9999, the ones the 4-digit stamp can hold', () => {
+    const rng = seededRng(2);
+    expect(endToEndId('12345678', new Date('1000-01-01T00:00:00Z'), rng).slice(9, 21)).toBe('100001010000');
+    expect(endToEndId('12345678', new Date('9999-12-31T23:59:59Z'), rng).slice(9, 21)).toBe('999912312359');
+    const refusal = 'end-to-end ids need a valid date with a 4-digit year';
+    expect(() => endToEndId('12345678', new Date('0999-12-31T23:59:59Z'), rng)).toThrow(refusal);
+    expect(() => endToEndId('12345678', new Date('+010000-01-01T00:00:00Z'), rng)).toThrow(refusal);
   });
 
   it.each([
@@ -55,6 +66,9 @@ describe('end-to-end ids', () => {
     ['E12345678202602301305abcDEF12345', false], // 30 February
     ['E12345678202607152405abcDEF12345', false], // hour 24
     ['E12345678202607151360abcDEF12345', false], // minute 60
+    ['E12345678005007151305abcDEF12345', false], // year 0050, which Date.UTC would read as 1950
+    ['XE12345678202607151305abcDEF12345', false],
+    ['E12345678202607151305abcDEF12345X', false],
   ])('%s -> %s', (id, expected) => {
     expect(isValidEndToEndId(id)).toBe(expected);
   });
