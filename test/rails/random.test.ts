@@ -11,6 +11,12 @@ describe('seededRng', () => {
     expect(Array.from({ length: 5 }, c)).not.toEqual(first);
   });
 
+  it('is mulberry32: a seed written in a test replays the same data in every version', () => {
+    // The reference implementation's first outputs, computed outside this project.
+    expect(Array.from({ length: 3 }, seededRng(1))).toEqual([0.6270739405881613, 0.002735721180215478, 0.5274470399599522]);
+    expect(Array.from({ length: 3 }, seededRng(42))).toEqual([0.6011037519201636, 0.44829055899754167, 0.8524657934904099]);
+  });
+
   it('stays in [0, 1) and spreads evenly enough for test data', () => {
     const rng = seededRng(7);
     const buckets = new Array<number>(10).fill(0);
@@ -49,6 +55,7 @@ describe('helpers', () => {
     const seen = new Set(Array.from({ length: 200 }, () => pick(rng, ['a', 'b', 'c'] as const)));
     expect([...seen].sort()).toEqual(['a', 'b', 'c']);
     expect(() => pick(rng, [])).toThrow(RangeError);
+    expect(() => pick(rng, [])).toThrow('cannot pick from an empty list');
   });
 
   it('intBelow refuses a source that breaks the [0, 1) contract', () => {
@@ -57,5 +64,13 @@ describe('helpers', () => {
     expect(() => intBelow(() => Number.NaN, 10)).toThrow(RangeError);
     expect(() => intBelow(seededRng(3), 0)).toThrow(RangeError);
     expect(intBelow(() => 0.999999, 10)).toBe(9);
+    expect(intBelow(() => 0, 10)).toBe(0);
+    expect(() => intBelow(() => 1, 10)).toThrow('random source returned 1, outside [0, 1)');
+    expect(() => intBelow(seededRng(3), 2.5)).toThrow('intBelow needs a positive integer, got 2.5');
+  });
+
+  it('fromCharset refuses an empty charset, even for no characters', () => {
+    expect(() => fromCharset(seededRng(4), '', 3)).toThrow('empty charset');
+    expect(() => fromCharset(seededRng(4), '', 0)).toThrow('empty charset');
   });
 });
