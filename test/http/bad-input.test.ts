@@ -177,6 +177,22 @@ describe('deeply nested JSON', () => {
     );
   });
 
+  it('takes 64 levels, the body itself being level 1, and refuses the 65th naming the field', async () => {
+    // body (1) > metadata (2) > d, the outermost of `n` arrays (3): the innermost is at level n + 2.
+    const { client: other } = await createAccount(sb);
+    const res = await other.request<Product>('POST', '/v2/products', {
+      raw: `{"name":"Deepest","metadata":{"d":${nested(62)}}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(201);
+    await expectRefused(
+      raw('POST', '/v2/products', `{"name":"Deep","metadata":{"d":${nested(63)}}}`, 'application/json'),
+      400,
+      'product',
+      /^metadata is nested deeper than 64 levels$/,
+    );
+  });
+
   it('accepts ordinary nesting', async () => {
     const { client: other } = await createAccount(sb);
     const res = await other.request<Product>('POST', '/v2/products', {
