@@ -193,6 +193,19 @@ describe('deeply nested JSON', () => {
     );
   });
 
+  it('names the body when the body itself is the deep array', async () => {
+    await expectRefused(raw('POST', '/v2/products', nested(70), 'application/json'), 400, 'product', /^body is nested deeper than 64 levels$/);
+  });
+
+  it('walks past nulls and scalars beside deep values', async () => {
+    const { client: other } = await createAccount(sb);
+    const res = await other.request<Product>('POST', '/v2/products', {
+      raw: `{"name":"Nulls","metadata":{"a":null,"b":[null,1,"x",{"c":null}],"d":${nested(30)}}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  });
+
   it('accepts ordinary nesting', async () => {
     const { client: other } = await createAccount(sb);
     const res = await other.request<Product>('POST', '/v2/products', {
