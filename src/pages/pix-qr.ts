@@ -1,5 +1,5 @@
 import { crc32, deflateSync } from 'node:zlib';
-import QRCode from 'qrcode';
+import QRCode, { type QRCodeSegment } from 'qrcode';
 
 /**
  * Level M is what the central bank's manual recommends for BR Codes: enough redundancy for a
@@ -15,14 +15,47 @@ const TARGET_PX = 300;
  * hot path. qrcode's own PNG renderer costs ~4 ms of CPU per code (an RGBA pixel loop in JS, then
  * pngjs) and its mask search another ~1 ms; a fixed mask is as valid a QR (the mask only evens
  * out dark and light areas), and a 1-bit greyscale PNG of whole-pixel modules deflates in
- * tens of microseconds. What is left is mostly qrcode's segmentation of the text (~0.3 ms), so
- * answers about a known Pix take the image from src/http/present-transaction.ts's cache.
+ * tens of microseconds. The text goes in as segments (pixQrSegments) rather than as a string,
+ * which qrcode would split by a shortest-path search costing ~0.2 ms; answers about a known Pix
+ * take the image from src/http/present-transaction.ts's cache.
  */
 export async function pixQrPng(code: string): Promise<Buffer> {
   if (code.length === 0) throw new RangeError('a Pix QR needs a non-empty BR Code');
-  const { modules } = QRCode.create(code, QR_OPTIONS);
+  const { modules } = QRCode.create(pixQrSegments(code), QR_OPTIONS);
   return modulesPng(modules.size, modules.data);
 }
+
+/**
+ * A BR Code split into QR segments the way its layout suggests: runs of QR's alphanumeric
+ * characters (digits, A-Z, space, $%*+-./: — tags, lengths, amount, city, merchant name) as
+ * alphanumeric (5.5 bits a character instead of byte mode's 8), long digit runs inside them as
+ * numeric (3.3 bits), the rest (the lowercase key or URL) as bytes. A run is worth a segment
+ * of its own only when what it saves beats the ~20 bits of header a segment switch costs,
+ * hence the minimum lengths. On the sandbox's codes this gives the version qrcode's optimal
+ * split gives, at a quarter of its cost; any split is a valid QR of the same text.
+ */
+export function pixQrSegments(code: string): QRCodeSegment[] {
+  const segments: QRCodeSegment[] = [];
+  const add = (data: string, mode: 'byte' | 'alphanumeric' | 'numeric'): void => {
+    if (data.length > 0) segments.push({ data, mode } as QRCodeSegment);
+  };
+  let last = 0;
+  for (const run of code.matchAll(ALPHANUMERIC_RUN)) {
+    add(code.slice(last, run.index), 'byte');
+    let inRun = 0;
+    for (const digits of run[0].matchAll(DIGIT_RUN)) {
+      add(run[0].slice(inRun, digits.index), 'alphanumeric');
+      add(digits[0], 'numeric');
+      inRun = digits.index + digits[0].length;
+    }
+    add(run[0].slice(inRun), 'alphanumeric');
+    last = run.index + run[0].length;
+  }
+  add(code.slice(last), 'byte');
+  return segments;
+}
+const ALPHANUMERIC_RUN = /[0-9A-Z $%*+\-./:]{10,}/g;
+const DIGIT_RUN = /[0-9]{8,}/g;
 
 /** A square 1-bit greyscale PNG: dark modules black, the rest and the quiet zone white. */
 function modulesPng(size: number, dark: Uint8Array): Buffer {
