@@ -2,27 +2,47 @@ import { pixQrPng } from '../pages/pix-qr.js';
 import type { Transaction } from '../spec/types.js';
 
 /**
- * Recent QR images by BR Code: a client polling a transaction does not re-render its PNG each time.
- * Rendering one costs ~9 ms of CPU, 30 times the rest of a lookup, so the cache covers a few
- * thousand Pix being polled at once (~5 KB of base64 each, ~10 MB at most): with 256, a
- * thousand polled transactions missed on every lookup.
+ * QR images by BR Code, least recently used dropped first, bounded by their size rather than
+ * their number. A Pix gets its image in the 201, and the same image again on every lookup and
+ * transition answer (GET, pay, expire...), usually within minutes: kept here, those answers
+ * cost no rendering (~0.4 ms of CPU each, most of such an answer's cost). An entry is ~1.3 KB
+ * (a ~150-character code and a ~1 KB base64 PNG), so 32 MiB keeps the last ~25,000 Pix —
+ * a webhook storm paying ten thousand recent charges at 500/s hits every time — while a store
+ * of a million transactions costs no more memory than that: older ones are drawn again when
+ * asked for, which an integration seldom does.
  */
-const QR_CACHE_SIZE = 2048;
+export const QR_CACHE_BYTES = 32 * 1024 * 1024;
 const qrCache = new Map<string, string>();
+let qrCacheBytes = 0;
+// V8 keeps these ASCII strings one byte per character; the Map entry itself ~100 bytes more.
+const entryBytes = (code: string, base64: string): number => code.length + base64.length + 100;
 
 async function qrBase64(code: string): Promise<string> {
   const cached = qrCache.get(code);
-  if (cached !== undefined) return cached;
+  if (cached !== undefined) {
+    // Re-inserted: a Map iterates in insertion order, so its first key is the least recently used.
+    qrCache.delete(code);
+    qrCache.set(code, cached);
+    return cached;
+  }
   const base64 = (await pixQrPng(code)).toString('base64');
-  if (qrCache.size >= QR_CACHE_SIZE) qrCache.delete(qrCache.keys().next().value as string);
-  qrCache.set(code, base64);
+  // Two answers rendering the same code concurrently: keep one entry.
+  if (!qrCache.has(code)) {
+    qrCache.set(code, base64);
+    qrCacheBytes += entryBytes(code, base64);
+  }
+  while (qrCacheBytes > QR_CACHE_BYTES) {
+    const [oldest, image] = qrCache.entries().next().value as [string, string];
+    qrCache.delete(oldest);
+    qrCacheBytes -= entryBytes(oldest, image);
+  }
   return base64;
 }
 
 /**
  * A transaction as the API answers it: the stored view plus `qrCode`, the base64 PNG of
  * its Pix code, wherever the code is there. The image is derived, not stored: it would
- * multiply the size of every Pix record for something rebuilt in a millisecond.
+ * multiply the size of every Pix record for something rebuilt in half a millisecond.
  */
 export async function presentTransaction(view: Transaction): Promise<Transaction> {
   const code = 'pixCode' in view ? view.pixCode : undefined;

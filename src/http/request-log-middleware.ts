@@ -1,8 +1,9 @@
 import type { Request, RequestHandler, Response } from 'express';
+import type { IncomingHttpHeaders } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { secretKeyFromHeader, type Accounts } from '../accounts/accounts.js';
 import type { Logger } from '../log.js';
-import { UNAUTHENTICATED, type RequestLog, type RequestLogEntry } from './request-log.js';
+import { UNAUTHENTICATED, type DeferredRequestLogEntry, type RequestLog, type RequestLogEntry } from './request-log.js';
 
 export const TRACE_HEADER = 'x-trace-id';
 /** Bodies larger than this are kept as a string cut at this size, marked truncated. */
@@ -45,7 +46,7 @@ export interface RequestLoggingOptions {
 export function requestLogging({ log, accounts, logger }: RequestLoggingOptions): RequestHandler {
   return (req, res, next) => {
     const traceId = newTraceId();
-    const startedAt = new Date();
+    const startedMs = Date.now();
     const started = performance.now();
     const path = req.path;
     res.setHeader(TRACE_HEADER, traceId);
@@ -57,44 +58,132 @@ export function requestLogging({ log, accounts, logger }: RequestLoggingOptions)
       const durationMs = Math.round((performance.now() - started) * 10) / 10;
       const accountId = (res.locals.accountId as string | undefined) ?? accountOf(accounts, req);
       const fault = (res.locals.fault as string | undefined) ?? null;
-      const requestBody = requestBodyOf(req);
-      const response = lazyResponse(status === null ? undefined : String(res.getHeader('content-type') ?? ''), body);
-      const line: Record<string, unknown> = { traceId, method: req.method, path, status, ms: durationMs, accountId: accountId ?? null };
-      if (fault) line.fault = fault;
-      if (logger.isLevelEnabled('debug')) Object.assign(line, { requestBody: requestBody.value, responseBody: response().value });
-      logger.info(line, 'request');
+      const header = res.getHeader('x-sandbox-hint');
+      // Only references and numbers here: what the log shows is built when someone reads it.
+      const entry = new LoggedRequest(
+        traceId,
+        startedMs,
+        req.method,
+        path,
+        req.originalUrl,
+        status,
+        durationMs,
+        req.headers,
+        req.body as unknown,
+        fault,
+        res.locals.hint as string | undefined,
+        typeof header === 'string' ? header : undefined,
+        status === null ? undefined : String(res.getHeader('content-type') ?? ''),
+        body,
+      );
+      if (logger.isLevelEnabled('info')) {
+        const line: Record<string, unknown> = { traceId, method: req.method, path, status, ms: durationMs, accountId: accountId ?? null };
+        if (fault) line.fault = fault;
+        if (logger.isLevelEnabled('debug')) Object.assign(line, { requestBody: entry.request().value, responseBody: entry.response().value });
+        logger.info(line, 'request');
+      }
       if (unlogged(path)) return;
       const key = accountId ?? (status === 401 ? UNAUTHENTICATED : undefined);
       if (key === undefined) return;
-      const header = res.getHeader('x-sandbox-hint');
-      const hint = hintOf(res.locals.hint as string | undefined, typeof header === 'string' ? header : undefined, status, response);
-      const entry = {
-        traceId,
-        at: startedAt.toISOString(),
-        method: req.method,
-        path,
-        query: queryOf(req.originalUrl),
-        status,
-        durationMs,
-        requestHeaders: headersOf(req),
-        requestBody: requestBody.value,
-        requestBodyTruncated: requestBody.truncated,
-        fault,
-      };
-      log.add(key, withLazyFields(entry, response, hint));
+      log.add(key, entry);
     };
     // Logging must never take the server down: a failure here is logged, not thrown.
-    const settle = (status: number | null): void => {
+    const settle = (): void => {
       try {
-        finish(status);
+        // 'close' follows 'finish' on a completed answer; without one (a timeout or reset
+        // fault, a client that left) the request is logged with status null.
+        finish(res.writableFinished ? res.statusCode : null);
       } catch (error) {
         logger.error({ err: error, traceId, path }, 'recording the request failed');
       }
     };
-    res.once('finish', () => settle(res.statusCode));
-    res.once('close', () => settle(res.writableFinished ? res.statusCode : null));
+    res.once('close', settle);
     next();
   };
+}
+
+/**
+ * A request log entry as recorded: the request's and answer's own values by reference,
+ * turned into the log's shape (masked headers, parsed query and bodies, the hint) only when
+ * the log is read — most entries never are, and the request should not pay for them.
+ */
+class LoggedRequest implements DeferredRequestLogEntry {
+  private built: RequestLogEntry | undefined;
+  private requestBody: Body | undefined;
+  private responseBody: Body | undefined;
+
+  constructor(
+    readonly traceId: string,
+    private readonly startedMs: number,
+    private readonly method: string,
+    readonly path: string,
+    private readonly originalUrl: string,
+    readonly status: number | null,
+    private readonly durationMs: number,
+    private readonly headers: IncomingHttpHeaders,
+    private readonly body: unknown,
+    private readonly fault: string | null,
+    private readonly faultHint: string | undefined,
+    private readonly hintHeader: string | undefined,
+    /** undefined: the request got no answer */
+    private readonly responseType: string | undefined,
+    private captured: Captured | undefined,
+  ) {}
+
+  get at(): string {
+    return new Date(this.startedMs).toISOString();
+  }
+
+  request(): Body {
+    return (this.requestBody ??= requestBodyOf(this.headers, this.body));
+  }
+
+  response(): Body {
+    if (this.responseBody) return this.responseBody;
+    const captured = this.captured;
+    this.captured = undefined;
+    return (this.responseBody =
+      this.responseType === undefined || captured === undefined ? { value: null, truncated: false } : responseBodyOf(this.responseType, captured));
+  }
+
+  entry(): RequestLogEntry {
+    if (this.built) return this.built;
+    const request = this.request();
+    const response = this.response();
+    return (this.built = {
+      traceId: this.traceId,
+      at: this.at,
+      method: this.method,
+      path: this.path,
+      query: queryOf(this.originalUrl),
+      status: this.status,
+      durationMs: this.durationMs,
+      requestHeaders: headersOf(this.headers),
+      requestBody: request.value,
+      requestBodyTruncated: request.truncated,
+      fault: this.fault,
+      responseBody: response.value,
+      responseBodyTruncated: response.truncated,
+      hint: this.hint(response),
+    } as RequestLogEntry);
+  }
+
+  /**
+   * A fault's own explanation, else for a 4xx the sandbox's x-sandbox-hint header, else the
+   * error message of the answer.
+   */
+  private hint(response: Body): string | null {
+    if (this.faultHint) return this.faultHint;
+    const status = this.status;
+    if (status === null || status < 400 || status >= 500) return null;
+    if (this.hintHeader) return this.hintHeader;
+    const body = response.value;
+    if (body === null || typeof body !== 'object') return null;
+    const b = body as { message?: unknown; error?: unknown };
+    if (typeof b.message === 'string') return b.message;
+    if (typeof b.error === 'string') return b.error;
+    return null;
+  }
 }
 
 function accountOf(accounts: Accounts, req: Request): string | undefined {
@@ -102,8 +191,9 @@ function accountOf(accounts: Accounts, req: Request): string | undefined {
   return key ? accounts.authenticate(key)?.id : undefined;
 }
 
+/** What the answer wrote, by reference: strings are immutable and each written Buffer is the writer's own. */
 interface Captured {
-  chunks: Buffer[];
+  chunks: Array<Buffer | { text: string; encoding: BufferEncoding }>;
   bytes: number;
   total: number;
 }
@@ -115,13 +205,21 @@ function captureBody(res: Response): Captured {
   const captured: Captured = { chunks: [], bytes: 0, total: 0 };
   const keep = (chunk: unknown, encoding: unknown): void => {
     if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
-    const buffer = Buffer.isBuffer(chunk)
-      ? chunk
-      : chunk instanceof Uint8Array
-        ? Buffer.from(chunk)
-        : Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
-    captured.total += buffer.length;
     const room = BODY_LIMIT_BYTES + 1 - captured.bytes;
+    if (typeof chunk === 'string' || !(chunk instanceof Uint8Array)) {
+      const text = String(chunk);
+      const enc = typeof encoding === 'string' && Buffer.isEncoding(encoding) ? encoding : 'utf8';
+      const length = Buffer.byteLength(text, enc);
+      captured.total += length;
+      if (room <= 0) return;
+      // Kept as written; copied only for the part of an answer too large to keep whole.
+      if (length <= room) captured.chunks.push({ text, encoding: enc });
+      else captured.chunks.push(Buffer.from(text, enc).subarray(0, room));
+      captured.bytes += Math.min(length, room);
+      return;
+    }
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+    captured.total += buffer.length;
     if (room <= 0) return;
     const part = buffer.subarray(0, room);
     captured.chunks.push(part);
@@ -152,11 +250,10 @@ const cut = (text: string): Body => {
   return { value: bytes.subarray(0, BODY_LIMIT_BYTES).toString('utf8'), truncated: true };
 };
 
-function requestBodyOf(req: Request): Body {
-  const type = req.headers['content-type'] ?? '';
-  const length = Number(req.headers['content-length'] ?? 0);
+function requestBodyOf(headers: IncomingHttpHeaders, body: unknown): Body {
+  const type = headers['content-type'] ?? '';
+  const length = Number(headers['content-length'] ?? 0);
   if (/^multipart\//i.test(type)) return { value: `[${type.split(';')[0]} body of ${length} bytes, not recorded]`, truncated: false };
-  const body: unknown = req.body;
   if (body === undefined || body === null) return { value: null, truncated: false };
   if (typeof body === 'string') return cut(body);
   if (Buffer.isBuffer(body)) return { value: `[${body.length} bytes of ${type || 'binary'}]`, truncated: false };
@@ -167,27 +264,6 @@ function requestBodyOf(req: Request): Body {
   const text = JSON.stringify(body);
   if (Buffer.byteLength(text) <= BODY_LIMIT_BYTES) return { value: body, truncated: false };
   return cut(text);
-}
-
-/**
- * The answer's body, parsed only when read (the log, or a debug line): most entries never
- * are. Built from plain values only, so an entry never keeps its request or response alive.
- */
-function lazyResponse(contentType: string | undefined, captured: Captured): () => Body {
-  let parsed: Body | undefined;
-  return () => (parsed ??= contentType === undefined ? { value: null, truncated: false } : responseBodyOf(contentType, captured));
-}
-
-/** Enumerable getters: JSON.stringify and the schema check read them like fields. */
-function withLazyFields(
-  entry: Omit<RequestLogEntry, 'responseBody' | 'responseBodyTruncated' | 'hint'>,
-  response: () => Body,
-  hint: () => string | null,
-): RequestLogEntry {
-  Object.defineProperty(entry, 'responseBody', { enumerable: true, get: () => response().value });
-  Object.defineProperty(entry, 'responseBodyTruncated', { enumerable: true, get: () => response().truncated });
-  Object.defineProperty(entry, 'hint', { enumerable: true, get: hint });
-  return entry as RequestLogEntry;
 }
 
 const MAX_RECORDED_DEPTH = 64;
@@ -206,7 +282,7 @@ function deeperThan(value: unknown, limit: number): boolean {
 
 function responseBodyOf(type: string, captured: Captured): Body {
   if (captured.total === 0) return { value: null, truncated: false };
-  const bytes = Buffer.concat(captured.chunks);
+  const bytes = Buffer.concat(captured.chunks.map((chunk) => (Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.text, chunk.encoding))));
   const truncated = captured.total > BODY_LIMIT_BYTES;
   if (/json/i.test(type)) {
     if (truncated) return { value: bytes.subarray(0, BODY_LIMIT_BYTES).toString('utf8'), truncated };
@@ -232,9 +308,9 @@ export function maskAuthorization(value: string): string {
   return scheme ? `${scheme} **** (masked)` : '**** (masked)';
 }
 
-function headersOf(req: Request): Record<string, string> {
+function headersOf(headers: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
+  for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
     const text = Array.isArray(value) ? value.join(', ') : value;
     out[name] = name === 'authorization' ? maskAuthorization(text) : text;
@@ -251,22 +327,4 @@ function queryOf(originalUrl: string): Record<string, string | string[]> {
     out[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
   }
   return out;
-}
-
-/**
- * A fault's own explanation, else for a 4xx the sandbox's x-sandbox-hint header, else the
- * error message (read from the answer when asked for).
- */
-function hintOf(faultHint: string | undefined, header: string | undefined, status: number | null, response: () => Body): () => string | null {
-  if (faultHint) return () => faultHint;
-  if (status === null || status < 400 || status >= 500) return () => null;
-  if (header) return () => header;
-  return () => {
-    const body = response().value;
-    if (body === null || typeof body !== 'object') return null;
-    const b = body as { message?: unknown; error?: unknown };
-    if (typeof b.message === 'string') return b.message;
-    if (typeof b.error === 'string') return b.error;
-    return null;
-  };
 }

@@ -16,6 +16,21 @@ export interface RequestLogQuery {
   startingAfter?: string;
 }
 
+/**
+ * An entry whose shown fields are built when the log is read (src/http/request-log-middleware.ts):
+ * what the ring's filters need is at hand, the rest comes from `entry()`.
+ */
+export interface DeferredRequestLogEntry {
+  readonly traceId: string;
+  readonly path: string;
+  readonly status: number | null;
+  readonly at: string;
+  entry(): RequestLogEntry;
+}
+
+type Stored = RequestLogEntry | DeferredRequestLogEntry;
+const shown = (stored: Stored): RequestLogEntry => ('entry' in stored && typeof stored.entry === 'function' ? stored.entry() : (stored as RequestLogEntry));
+
 /** Where requests that failed authentication and name no account are kept. */
 export const UNAUTHENTICATED = Symbol('unauthenticated');
 type LogKey = string | typeof UNAUTHENTICATED;
@@ -26,21 +41,28 @@ type LogKey = string | typeof UNAUTHENTICATED;
  * request from becoming a journal write.
  */
 export class RequestLog {
-  private readonly rings = new Map<LogKey, RequestLogEntry[]>();
+  private readonly rings = new Map<LogKey, Stored[]>();
 
   constructor(readonly size: number) {}
 
-  add(key: LogKey, entry: RequestLogEntry): void {
+  add(key: LogKey, entry: Stored): void {
     if (this.size === 0) return;
     let ring = this.rings.get(key);
     if (!ring) this.rings.set(key, (ring = []));
     ring.push(entry);
+    // Trimmed an eighth of its size at a time rather than on every add: a full ring of 1,000
+    // shifted by one on each request cost more than the rest of logging it. Reads trim first.
+    if (ring.length > this.size + Math.max(1, this.size >> 3)) this.trim(ring);
+  }
+
+  private trim(ring: Stored[]): Stored[] {
     if (ring.length > this.size) ring.splice(0, ring.length - this.size);
+    return ring;
   }
 
   /** Newest first; the cursor is a traceId, so pages stay put while new requests arrive. */
   list(key: LogKey, query: RequestLogQuery): RequestLogList {
-    const ring = this.rings.get(key) ?? [];
+    const ring = this.trim(this.rings.get(key) ?? []);
     const limit = query.limit ?? 20;
     let start = ring.length - 1;
     if (query.startingAfter !== undefined) {
@@ -51,10 +73,10 @@ export class RequestLog {
     const keep = filterOf(query);
     const data: RequestLogEntry[] = [];
     for (let i = start; i >= 0; i--) {
-      const entry = ring[i] as RequestLogEntry;
+      const entry = ring[i] as Stored;
       if (!keep(entry)) continue;
       if (data.length === limit) return { data, hasMore: true };
-      data.push(entry);
+      data.push(shown(entry));
     }
     return { data, hasMore: false };
   }
@@ -67,6 +89,7 @@ export class RequestLog {
   deleteOlderThan(key: LogKey, cutoff: string, limit: number): number {
     const ring = this.rings.get(key);
     if (!ring) return 0;
+    this.trim(ring);
     let deleted = 0;
     // Entries are added when they finish, so `at` (their start) is not strictly in ring order: scan all.
     const kept = ring.filter((entry) => (deleted < limit && entry.at < cutoff ? (deleted++, false) : true));
@@ -87,7 +110,7 @@ export function requestLogPruner(log: RequestLog, days: number, nowMs: () => num
   return (accountId, _accountClockCutoff, limit) => log.deleteOlderThan(accountId, new Date(nowMs() - days * DAY_MS).toISOString(), limit);
 }
 
-function filterOf(query: RequestLogQuery): (entry: RequestLogEntry) => boolean {
+function filterOf(query: RequestLogQuery): (entry: Stored) => boolean {
   const status = query.status?.toLowerCase();
   const statusClass = status?.endsWith('xx') ? status[0] : undefined;
   return (entry) =>
