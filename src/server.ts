@@ -19,8 +19,11 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     server.once('listening', resolve);
     server.once('error', reject);
   });
-  // Keep-alive sockets of idle clients must not hold shutdown hostage.
-  server.keepAliveTimeout = 5000;
+  // Longer than the idle timeout of clients' connection pools (undici 4 s, agentkeepalive
+  // 4-15 s, load balancers 60 s): a server closing an idle socket first races the client's
+  // next request on it, which then fails with ECONNRESET. Shutdown closes idle sockets itself.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
   sandbox.setPublicUrl(`http://localhost:${port}`);
@@ -30,9 +33,13 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // close() only ends the sockets idle right now: a keep-alive socket whose request is
+      // still in flight would stay open for keepAliveTimeout after its answer.
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
       server.closeIdleConnections();
       sandbox.closeStreams();
       await closed;
+      clearInterval(sweep);
       await sandbox.close();
     })());
   return { sandbox, server, url, stop };

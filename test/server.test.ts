@@ -1,0 +1,51 @@
+import http from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { basic, startSandbox, type TestSandbox } from './helpers/sandbox.js';
+
+/** One GET over a keep-alive agent; resolves with the status, the headers and the socket it used. */
+function get(url: string, key: string, agent: http.Agent): Promise<{ status: number; headers: http.IncomingHttpHeaders; socket: import('node:net').Socket }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { agent, headers: { authorization: basic(key) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, socket: req.socket as import('node:net').Socket }));
+    });
+    req.on('error', reject);
+  });
+}
+
+describe('the HTTP server', () => {
+  let sb: TestSandbox | undefined;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  afterEach(async () => {
+    await sb?.stop();
+    sb = undefined;
+  });
+
+  it('keeps idle keep-alive sockets longer than clients pool them, and says so', async () => {
+    sb = await startSandbox({ inMemory: true });
+    const first = await get(`${sb.url}/_sandbox/clock`, sb.config.secretKey, agent);
+    expect(first.status).toBe(200);
+    expect(first.headers.connection).toBe('keep-alive');
+    // Clients that honour the hint (undici) keep the socket a little less than this.
+    expect(first.headers['keep-alive']).toBe('timeout=65');
+    const second = await get(`${sb.url}/_sandbox/clock`, sb.config.secretKey, agent);
+    expect(second.socket).toBe(first.socket);
+  });
+
+  it('stops once an in-flight request on a keep-alive socket is answered, closing that socket', async () => {
+    sb = await startSandbox({ inMemory: true });
+    const key = sb.config.secretKey;
+    const rules = await sb.client.put('/_sandbox/faults', { rules: [{ id: 'slow', match: { operation: 'getClock' }, action: { latencyMs: 300 } }] });
+    expect(rules.status).toBe(200);
+    const running = sb;
+    sb = undefined;
+    // The stop begins while the request is in the server, its latency rule holding it.
+    const stopped = new Promise<void>((resolve, reject) => running.running.server.once('request', () => running.stop().then(resolve, reject)));
+    const answered = await get(`${running.url}/_sandbox/clock`, key, agent);
+    expect(answered.status).toBe(200);
+    expect(answered.headers['x-sandbox-fault']).toBe('slow');
+    // Without the sweep the socket would stay open for keepAliveTimeout (65 s) and stop() with it.
+    await new Promise<void>((resolve) => (answered.socket.destroyed ? resolve() : answered.socket.once('close', () => resolve())));
+    await stopped;
+  }, 30_000);
+});
