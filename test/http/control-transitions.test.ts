@@ -3,6 +3,7 @@ import { ISO_UTC, createAccount, expectTransactionError } from '../helpers/catal
 import {
   arsBody,
   boletoBody,
+  cardBody,
   control,
   copBody,
   created,
@@ -123,6 +124,29 @@ describe('pay', () => {
     }
     expectBadRequest(await control(client, tx.id, 'pay', { via: 'PIX' }), /^via is not a field of a payment/);
     expect((await lookup(client, tx.id)).status).toBe('PENDING');
+  });
+});
+
+describe('fill', () => {
+  it.each(VARIANTS)('%s: a second fill, later on the clock, keeps the instruction issued first', async (_label, body) => {
+    const { client: own } = await createAccount(sb);
+    const tx = await created(own, body());
+    const first = await control(own, tx.id, 'fill');
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(isFilledTx(first.body)).toBe(true);
+    expect((await own.post('/_sandbox/clock/advance', { ms: 60_000 })).status).toBe(200);
+    const second = await control(own, tx.id, 'fill');
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual(first.body);
+    expect(await lookup(own, tx.id)).toEqual(first.body);
+  });
+
+  it('a card transaction has no instruction: fill answers it unchanged', async () => {
+    const tx = await created(client, cardBody());
+    const res = await control(client, tx.id, 'fill');
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual(tx);
+    expect(await lookup(client, tx.id)).toEqual(tx);
   });
 });
 

@@ -56,8 +56,9 @@ describe('refund and chargeback', () => {
       expect(after).toMatchObject({ status, statusReason: status, approvedAt: paid.approvedAt, endToEndId: paid.endToEndId, payer: paid.payer });
       expect(await lookup(client, tx.id)).toEqual(after);
       // Final: no second refund or chargeback, no payment, no expiry.
-      for (const again of ['refund', 'chargeback'] as const) {
-        expectTransactionError(await control(client, tx.id, again), 409, new RegExp(`is ${status}.*only an APPROVED transaction`));
+      // The whole reason: no statusReason that repeats the status, no paid-by rail once it is no longer APPROVED.
+      for (const [again, done] of [['refund', 'refunded'], ['chargeback', 'charged back']] as const) {
+        expectTransactionError(await control(client, tx.id, again), 409, new RegExp(`^transaction ${tx.id} is ${status}; only an APPROVED transaction can be ${done}$`));
       }
       expectTransactionError(await control(client, tx.id, 'pay'), 409, new RegExp(`is ${status}`));
       expectTransactionError(await control(client, tx.id, 'expire'), 409, new RegExp(`is ${status}`));

@@ -40,6 +40,8 @@ describe('each lifecycle event is a signed webhook with the cashin.paid envelope
   it.each([
     ['refund', 'cashin.refunded', undefined, null],
     ['chargeback', 'infraction.updated', { reason: 'MED: fraude' }, 'MED: fraude'],
+    // Without a reason there is still a text: integrators' handlers reject an infraction without one.
+    ['chargeback', 'infraction.updated', undefined, expect.stringMatching(/\S/)],
   ] as const)('%s of a paid Pix delivers %s with the payment end-to-end id and payer', async (action, event, body, errorMessage) => {
     const { account, client } = await createAccount(sb, undefined, { name: 'Loja Ciclo' });
     const r = await receiver(200);
