@@ -1,0 +1,406 @@
+import express from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Accounts, type AccountRecord } from '../../src/accounts/accounts.js';
+import { systemClock } from '../../src/clock.js';
+import { DomainError } from '../../src/errors.js';
+import type { HttpFaults } from '../../src/faults/http-faults.js';
+import { HttpError } from '../../src/http/errors.js';
+import { createRouter, type Call, type Handlers, type OperationHandler } from '../../src/http/router.js';
+import type { OpenApiDocument } from '../../src/spec/openapi.js';
+import { Store } from '../../src/store/store.js';
+import { basic } from '../helpers/sandbox.js';
+
+/**
+ * The request pipeline on its own (route → 401 → 403 → 415 → 400 → handler → commit → reply),
+ * over real HTTP, against a small document of its own: each step can be reached directly, and
+ * the file runs in well under a second, which is what lets mutation testing cover the router.
+ */
+const json = (schema: object) => ({ required: true, content: { 'application/json': { schema } } });
+const ok = { '200': { description: 'ok' } };
+const DOCUMENT = {
+  openapi: '3.1.0',
+  info: { title: 'router test', version: '1' },
+  components: {
+    securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' }, adminToken: { type: 'http', scheme: 'bearer' } },
+  },
+  security: [{ basicAuth: [] }],
+  paths: {
+    '/v2/things': {
+      post: {
+        operationId: 'createThing',
+        'x-permission': 'isInvoiceAvailable',
+        requestBody: json({
+          type: 'object',
+          required: ['name'],
+          properties: {
+            name: { type: 'string', minLength: 1, 'x-message': 'must be a non-empty text' },
+            amount: { type: 'integer', minimum: 100, 'x-exact-message': { minimum: 'Sale value below minimum' } },
+            tags: { type: 'object', properties: { color: { type: 'string' } }, additionalProperties: false },
+          },
+          additionalProperties: false,
+        }),
+        responses: ok,
+      },
+      get: {
+        operationId: 'listThings',
+        parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1 } }],
+        responses: ok,
+      },
+    },
+    '/v2/things/{id}': {
+      get: { operationId: 'getThing', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: ok },
+    },
+    '/v2/things/{id}/image': {
+      post: {
+        operationId: 'uploadThing',
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        requestBody: { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { image: { type: 'string', format: 'binary' } } } } } },
+        responses: ok,
+      },
+    },
+    '/transactions/things/{id}': {
+      get: { operationId: 'getTxThing', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: ok },
+    },
+    '/open': { get: { operationId: 'openThing', security: [], responses: ok } },
+    '/admin': { post: { operationId: 'adminOrKey', security: [{ adminToken: [] }, { basicAuth: [] }], responses: ok } },
+    '/both': { get: { operationId: 'adminAndKey', security: [{ adminToken: [], basicAuth: [] }], responses: ok } },
+    '/unhandled': { get: { operationId: 'unhandled', responses: ok } },
+  },
+} as unknown as OpenApiDocument;
+
+const ADMIN = 'admin-token-1';
+const UNAUTHORIZED = 'API key invalid or absent: send Authorization: Basic base64("secret:" + secretKey)';
+
+let server: Server;
+let base: string;
+let full: AccountRecord;
+let reader: AccountRecord;
+/** What happened, in order: handler calls, commits, faults. */
+const events: string[] = [];
+const calls: Call[] = [];
+let commitFails = false;
+let faultDecision: 'proceed' | 'answer' | 'afterCommit' = 'proceed';
+/** The account id each answered request was filed under (res.locals.accountId), by path. */
+const filedUnder = new Map<string, unknown>();
+
+const handler = (reply: (call: Call) => ReturnType<OperationHandler>): OperationHandler => (call) => {
+  events.push(`handle ${call.req.path}`);
+  calls.push(call);
+  return reply(call);
+};
+
+const handlers: Record<string, OperationHandler> = {
+  createThing: handler((call) => {
+    const body = call.body as { name: string };
+    if (body.name === 'missing') throw new DomainError('not_found', 'Thing not found', 'no thing has that name in this account');
+    if (body.name === 'taken') throw new DomainError('conflict', 'Thing already exists');
+    if (body.name === 'odd') throw new DomainError('invalid', 'name is odd');
+    if (body.name === 'huge') throw new HttpError(413, 'too large');
+    if (body.name === 'crash') throw new TypeError('boom');
+    if (body.name === 'hint') throw new DomainError('invalid', 'name is odd', 'não é válido — see the docs');
+    return { status: 201, json: { created: body.name }, headers: { 'x-thing': 'made' } };
+  }),
+  listThings: handler(async (call) => ({ status: 200, json: { limit: call.query.limit ?? null, admin: call.admin } })),
+  getThing: handler((call) => ({ status: 200, bytes: `thing ${call.params.id ?? ''}`, contentType: 'text/plain' })),
+  uploadThing: handler(() => ({ status: 200, json: { uploaded: true } })),
+  getTxThing: handler((call) => {
+    throw new DomainError('not_found', `Transaction ${call.params.id ?? ''} not found`);
+  }),
+  openThing: handler((call) => ({ status: 303, redirect: `/elsewhere?who=${call.account?.id ?? 'nobody'}` })),
+  adminOrKey: handler((call) => ({ status: 200, json: { admin: call.admin, account: call.account?.id ?? null } })),
+  adminAndKey: handler((call) => ({ status: 200, json: { admin: call.admin, account: call.account?.id ?? null } })),
+};
+
+const faults = {
+  async apply(accountId: string, operationId: string, _req: express.Request, res: express.Response) {
+    events.push(`fault ${operationId} ${accountId}`);
+    if (faultDecision === 'answer') {
+      res.status(503).json({ faulted: true });
+      return { answered: true };
+    }
+    if (faultDecision === 'afterCommit') return { answered: false, afterCommit: () => void res.status(502).json({ afterCommit: true }) };
+    return { answered: false };
+  },
+} as unknown as HttpFaults;
+
+async function request(method: string, path: string, options: { key?: string; auth?: string; body?: string; type?: string } = {}) {
+  const headers: Record<string, string> = {};
+  const auth = options.auth ?? (options.key ? basic(options.key) : undefined);
+  if (auth) headers.authorization = auth;
+  if (options.type) headers['content-type'] = options.type;
+  const res = await fetch(`${base}${path}`, { method, headers, body: options.body, redirect: 'manual' });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: kept as text
+  }
+  return { status: res.status, body, headers: res.headers };
+}
+const postThing = (body: unknown, key = full.secretKey) => request('POST', '/v2/things', { key, body: JSON.stringify(body), type: 'application/json' });
+
+beforeAll(async () => {
+  const store = await Store.open({ file: undefined });
+  const accounts = new Accounts(store, systemClock);
+  full = accounts.create({ name: 'full' });
+  reader = accounts.create({ name: 'reader', permissions: ['createTransaction'] });
+  const router = await createRouter({
+    document: DOCUMENT,
+    handlers: handlers as unknown as Handlers,
+    accounts,
+    adminToken: ADMIN,
+    commit: async () => {
+      events.push('commit');
+      if (commitFails) throw new Error('ENOSPC: no space left on device');
+    },
+    logger: pino({ level: 'silent' }),
+    faults,
+  });
+  const app = express();
+  app.use((req, res, next) => {
+    res.on('finish', () => filedUnder.set(`${req.method} ${req.path}`, res.locals.accountId));
+    next();
+  });
+  app.use(express.json({ type: ['application/json', 'application/*+json'] }));
+  app.use(router);
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+beforeEach(() => {
+  events.length = 0;
+  calls.length = 0;
+  commitFails = false;
+  faultDecision = 'proceed';
+  filedUnder.clear();
+});
+
+describe('routing', () => {
+  it('a path the document does not have is 404 in the family shape, naming method and path', async () => {
+    expect(await request('GET', '/v2/nothing', { key: full.secretKey })).toMatchObject({
+      status: 404,
+      body: { status: 404, error: 'GET /v2/nothing is not emulated by the sandbox: the spec has no such endpoint' },
+    });
+    expect((await request('GET', '/transactions/nothing/at/all')).body).toEqual({
+      statusCode: 404,
+      message: 'GET /transactions/nothing/at/all is not emulated by the sandbox: the spec has no such endpoint',
+      error: 'Not Found',
+    });
+    expect(events).toEqual([]);
+  });
+
+  it('a path the document has with other methods is 405', async () => {
+    expect(await request('DELETE', '/v2/things', { key: full.secretKey })).toMatchObject({
+      status: 405,
+      body: { status: 405, error: 'DELETE is not allowed on /v2/things' },
+    });
+  });
+
+  it('a known endpoint of the real service that is not emulated is 501 before anything else', async () => {
+    const res = await request('POST', '/transactions/purchase');
+    expect(res.status).toBe(501);
+    expect(res.body).toMatchObject({ statusCode: 501, error: 'Not Implemented' });
+    expect((res.body as { message: string }).message).toMatch(/^POST \/transactions\/purchase is not emulated by the sandbox \(/);
+  });
+
+  it('a path with a bad percent escape names nothing: 404, not a 500', async () => {
+    expect(await request('GET', '/v2/things/%E0%A4%A', { key: full.secretKey })).toMatchObject({
+      status: 404,
+      body: { status: 404, error: 'no route for GET /v2/things/%E0%A4%A' },
+    });
+  });
+
+  it('an operation without a handler is 501 naming its route', async () => {
+    expect(await request('GET', '/unhandled', { key: full.secretKey })).toMatchObject({
+      status: 501,
+      body: { statusCode: 501, message: 'GET /unhandled is not emulated by this version of the sandbox yet', error: 'Not Implemented' },
+    });
+  });
+});
+
+describe('authentication and authorization', () => {
+  it('no key, a wrong key or another scheme is 401 in the family shape (transaction 401s have no error field)', async () => {
+    for (const auth of [undefined, basic('sk_wrong'), `Bearer ${full.secretKey}`, 'Basic', `Basic ${Buffer.from(`user:${full.secretKey}`).toString('base64')}`]) {
+      const product = await request('GET', '/v2/things', { auth });
+      expect(product).toMatchObject({ status: 401, body: { status: 401, error: UNAUTHORIZED } });
+      const transaction = await request('GET', '/transactions/things/1', { auth });
+      expect(transaction.status).toBe(401);
+      expect(transaction.body).toEqual({ statusCode: 401, message: UNAUTHORIZED });
+    }
+    expect(events).toEqual([]);
+  });
+
+  it('a key without the operation\'s x-permission is 403 naming it, before the body is looked at', async () => {
+    const res = await request('POST', '/v2/things', { key: reader.secretKey, body: 'not json at all', type: 'text/plain' });
+    expect(res).toMatchObject({ status: 403, body: { status: 403, error: 'API key lacks the permission isInvoiceAvailable' } });
+    // The same key may call operations without a permission.
+    expect((await request('GET', '/v2/things', { key: reader.secretKey })).status).toBe(200);
+  });
+
+  it('security: [] needs nothing, and still tells the handler who called', async () => {
+    const anonymous = await request('GET', '/open');
+    expect(anonymous.status).toBe(303);
+    expect(anonymous.headers.get('location')).toBe('/elsewhere?who=nobody');
+    expect((await request('GET', '/open', { key: full.secretKey })).headers.get('location')).toBe(`/elsewhere?who=${full.id}`);
+  });
+
+  it('alternative requirements: the admin token or a key; a wrong token alone is 401', async () => {
+    expect((await request('POST', '/admin', { auth: `Bearer ${ADMIN}` })).body).toEqual({ admin: true, account: null });
+    expect((await request('POST', '/admin', { key: full.secretKey })).body).toEqual({ admin: false, account: full.id });
+    expect((await request('POST', '/admin', { auth: 'Bearer not-the-token' })).status).toBe(401);
+    expect((await request('POST', '/admin')).status).toBe(401);
+  });
+
+  it('one requirement naming two schemes needs both', async () => {
+    expect((await request('GET', '/both', { auth: `Bearer ${ADMIN}` })).status).toBe(401);
+    expect((await request('GET', '/both', { key: full.secretKey })).status).toBe(401);
+  });
+
+  it('files an authenticated request under its account for the request log', async () => {
+    await request('GET', '/v2/things', { key: full.secretKey });
+    await request('GET', '/open');
+    expect(filedUnder.get('GET /v2/things')).toBe(full.id);
+    expect(filedUnder.get('GET /open')).toBeUndefined();
+  });
+});
+
+describe('media type and validation', () => {
+  it('a JSON operation refuses another media type with 415, and takes JSON with parameters or a +json suffix', async () => {
+    const form = await request('POST', '/v2/things', { key: full.secretKey, body: 'name=x', type: 'application/x-www-form-urlencoded' });
+    expect(form).toMatchObject({ status: 415, body: { status: 415, error: 'Content-Type must be application/json' } });
+    const near = await request('POST', '/v2/things', { key: full.secretKey, body: '{"name":"x"}', type: 'application/jsonx' });
+    expect(near.status).toBe(415);
+    const charset = await request('POST', '/v2/things', { key: full.secretKey, body: '{"name":"a"}', type: 'application/json; charset=utf-8' });
+    expect(charset.status).toBe(201);
+    const suffixed = await request('POST', '/v2/things', { key: full.secretKey, body: '{"name":"b"}', type: 'application/merchant+json' });
+    expect(suffixed.status).toBe(201);
+  });
+
+  it('a JSON operation without a body is a 400 of validation, not a 415', async () => {
+    expect(await request('POST', '/v2/things', { key: full.secretKey })).toMatchObject({ status: 400, body: { status: 400, error: 'request body is required' } });
+  });
+
+  it('a multipart operation refuses JSON with 415', async () => {
+    const res = await request('POST', '/v2/things/t1/image', { key: full.secretKey, body: '{}', type: 'application/json' });
+    expect(res).toMatchObject({ status: 415, body: { status: 415, error: 'Content-Type must be multipart/form-data' } });
+    const form = new FormData();
+    form.append('image', new Blob([Buffer.from('GIF89a')], { type: 'image/gif' }), 'a.gif');
+    const upload = await fetch(`${base}/v2/things/t1/image`, { method: 'POST', headers: { authorization: basic(full.secretKey) }, body: form });
+    expect(upload.status).toBe(200);
+  });
+
+  it('a schema failure is 400 with the field and the rule; an exact message goes in message, the explanation in x-sandbox-hint', async () => {
+    expect((await postThing({ name: '' })).body).toEqual({ status: 400, error: 'name must be a non-empty text' });
+    expect((await postThing({ name: 'a', colour: 'red' })).body).toEqual({ status: 400, error: 'colour is not an allowed field' });
+    const exact = await postThing({ name: 'a', amount: 5 });
+    expect(exact.body).toEqual({ status: 400, error: 'Sale value below minimum' });
+    expect(exact.headers.get('x-sandbox-hint')).toBe('amount must be >= 100');
+    expect((await postThing({ name: 'a', amount: 500 })).headers.get('x-sandbox-hint')).toBeNull();
+    expect(events).toEqual(['fault createThing ' + full.id, 'fault createThing ' + full.id, 'fault createThing ' + full.id, 'fault createThing ' + full.id, `handle /v2/things`, 'commit']);
+  });
+
+  it('a field named like a member of Object.prototype is refused like any unknown field, at any depth', async () => {
+    const res = await request('POST', '/v2/things', { key: full.secretKey, body: '{"name":"a","constructor":1}', type: 'application/json' });
+    expect(res.body).toEqual({ status: 400, error: 'constructor is not an allowed field' });
+    const nested = await request('POST', '/v2/things', { key: full.secretKey, body: '{"name":"a","tags":{"toString":"x"}}', type: 'application/json' });
+    expect(nested.body).toEqual({ status: 400, error: 'tags.toString is not an allowed field' });
+    expect(calls).toEqual([]);
+  });
+
+  it('numbers JSON cannot keep are refused naming the field', async () => {
+    const res = await request('POST', '/v2/things', { key: full.secretKey, body: '{"name":"a","amount":1e999}', type: 'application/json' });
+    expect(res.body).toEqual({ status: 400, error: 'amount is a number JSON cannot keep (too large, e.g. 1e999)' });
+  });
+
+  it('query and path parameters reach the handler coerced to their schema types', async () => {
+    expect((await request('GET', '/v2/things?limit=7', { key: full.secretKey })).body).toEqual({ limit: 7, admin: false });
+    expect((await request('GET', '/v2/things?limit=zero', { key: full.secretKey })).status).toBe(400);
+    const thing = await request('GET', '/v2/things/t%20one', { key: full.secretKey });
+    expect(thing).toMatchObject({ status: 200, body: 'thing t one' });
+    expect(thing.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(calls.at(-1)?.account?.id).toBe(full.id);
+  });
+});
+
+describe('handling and the durability barrier', () => {
+  it('a reply leaves after the commit, with the handler\'s headers; the handler sees the validated body', async () => {
+    const res = await postThing({ name: 'widget', tags: { color: 'blue' } });
+    expect(res).toMatchObject({ status: 201, body: { created: 'widget' } });
+    expect(res.headers.get('x-thing')).toBe('made');
+    expect(events).toEqual([`fault createThing ${full.id}`, 'handle /v2/things', 'commit']);
+    expect(calls[0]?.body).toEqual({ name: 'widget', tags: { color: 'blue' } });
+    expect(calls[0]?.admin).toBe(false);
+  });
+
+  it('domain errors map to 404 / 409 / 400 in the family shape, after a commit (the handler may have changed state)', async () => {
+    const missing = await postThing({ name: 'missing' });
+    expect(missing).toMatchObject({ status: 404, body: { status: 404, error: 'Thing not found' } });
+    expect(missing.headers.get('x-sandbox-hint')).toBe('no thing has that name in this account');
+    expect(await postThing({ name: 'taken' })).toMatchObject({ status: 409, body: { status: 409, error: 'Thing already exists' } });
+    expect(await postThing({ name: 'odd' })).toMatchObject({ status: 400, body: { status: 400, error: 'name is odd' } });
+    expect(await postThing({ name: 'huge' })).toMatchObject({ status: 413, body: { status: 413, error: 'too large' } });
+    expect(events.filter((e) => e === 'commit')).toHaveLength(4);
+    expect(await request('GET', '/transactions/things/42', { key: full.secretKey })).toMatchObject({
+      status: 404,
+      body: { statusCode: 404, message: 'Transaction 42 not found', error: 'Not Found' },
+    });
+  });
+
+  it('a hint with characters a header cannot carry is percent-escaped, not dropped', async () => {
+    const res = await postThing({ name: 'hint' });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('x-sandbox-hint')).toBe(`n${encodeURIComponent('ã')}o ${encodeURIComponent('é')} v${encodeURIComponent('á')}lido ${encodeURIComponent('—')} see the docs`);
+  });
+
+  it('an unexpected error is a 500 in the family shape, never a crash', async () => {
+    expect(await postThing({ name: 'crash' })).toMatchObject({
+      status: 500,
+      body: { status: 500, error: 'internal error of the sandbox; see its log' },
+    });
+    expect((await postThing({ name: 'fine' })).status).toBe(201);
+  });
+
+  it('a failed commit answers 500, after a success as after a domain error: nothing unflushed is acknowledged', async () => {
+    commitFails = true;
+    expect(await postThing({ name: 'widget' })).toMatchObject({ status: 500, body: { status: 500, error: 'internal error of the sandbox; see its log' } });
+    expect(await postThing({ name: 'taken' })).toMatchObject({ status: 500 });
+  });
+});
+
+describe('faults', () => {
+  it('are asked after authentication with the account and operation; an answered fault ends the request', async () => {
+    faultDecision = 'answer';
+    expect(await postThing({ name: 'widget' })).toMatchObject({ status: 503, body: { faulted: true } });
+    expect(events).toEqual([`fault createThing ${full.id}`]);
+    expect((await request('GET', '/v2/things')).status).toBe(401);
+    expect(events).toEqual([`fault createThing ${full.id}`]);
+  });
+
+  it('are asked before the permission and validation checks', async () => {
+    faultDecision = 'answer';
+    expect((await request('POST', '/v2/things', { key: reader.secretKey, body: '{}', type: 'application/json' })).status).toBe(503);
+    expect(events).toEqual([`fault createThing ${reader.id}`]);
+  });
+
+  it('afterCommit: the change is handled and committed, then the fault answers instead of the reply', async () => {
+    faultDecision = 'afterCommit';
+    expect(await postThing({ name: 'widget' })).toMatchObject({ status: 502, body: { afterCommit: true } });
+    expect(events).toEqual([`fault createThing ${full.id}`, 'handle /v2/things', 'commit']);
+  });
+
+  it('are not asked for anonymous calls', async () => {
+    faultDecision = 'answer';
+    expect((await request('GET', '/open')).status).toBe(303);
+    expect(events).toEqual(['handle /open', 'commit']);
+  });
+});
