@@ -52,8 +52,3 @@ export function webhookBody(event: WebhookEvent, record: TransactionRecord, acco
     },
   };
 }
-
-/** The `cashin.paid` body of a paid transaction. */
-export function cashinPaidBody(record: TransactionRecord, account: AccountRecord): WebhookBody {
-  return webhookBody('cashin.paid', record, account);
-}
