@@ -1,11 +1,15 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DataFileLock, DataFileLockedError, lockPath } from '../../src/store/lock.js';
 import { useTmpDirs } from './helpers.js';
 
 const tmpDir = useTmpDirs();
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 function recordingLogger() {
   const warnings: { obj: object; msg: string }[] = [];
@@ -130,5 +134,30 @@ describe('data file lock: what is in the lock file', () => {
     expect(existsSync(`${file}.lock`)).toBe(true);
     await expect(DataFileLock.acquire(file)).rejects.toBeInstanceOf(DataFileLockedError);
     await second.release();
+  });
+
+  it('counts a holder it may not signal (EPERM: another user\'s process) as alive', async () => {
+    const file = path.join(tmpDir(), 'sandbox.json');
+    writeFileSync(`${file}.lock`, JSON.stringify({ pid: 4_194_305, startedAt: 's', host: 'h' }));
+    vi.spyOn(process, 'kill').mockImplementation(() => {
+      throw Object.assign(new Error('kill EPERM'), { code: 'EPERM' });
+    });
+    await expect(DataFileLock.acquire(file)).rejects.toBeInstanceOf(DataFileLockedError);
+  });
+
+  it('takes over a stale lock without a logger too', async () => {
+    const file = path.join(tmpDir(), 'sandbox.json');
+    writeFileSync(`${file}.lock`, JSON.stringify({ pid: 4_194_305, startedAt: 's', host: 'h' }));
+    const lock = await DataFileLock.acquire(file);
+    expect(JSON.parse(readFileSync(`${file}.lock`, 'utf8'))).toMatchObject({ pid: process.pid });
+    await lock.release();
+  });
+
+  it('releases cleanly when someone already removed the lock file', async () => {
+    const file = path.join(tmpDir(), 'sandbox.json');
+    const lock = await DataFileLock.acquire(file);
+    rmSync(`${file}.lock`);
+    await lock.release();
+    expect(existsSync(`${file}.lock`)).toBe(false);
   });
 });

@@ -20,11 +20,12 @@ describe('journal segments', () => {
     const file = path.join(dir, 'sandbox.json');
     expect(segmentPath(file, 7)).toBe(`${file}.journal.000007`);
     expect(segmentPath(file, 1234567)).toBe(`${file}.journal.1234567`);
-    for (const seq of [10, 2, 1000000, 9]) writeFileSync(segmentPath(file, seq), '');
-    for (const name of ['sandbox.json.journal.tmp', 'sandbox.json.journal.12a', 'sandbox.json.journal.', 'other.json.journal.000005', 'xsandbox.json.journal.000006', 'sandbox.json.journal.000003.bak', 'sandbox.json']) {
+    // 1000000 sorts before 999999 as text: only a numeric sort puts them right.
+    for (const seq of [10, 2, 999999, 1000000, 9]) writeFileSync(segmentPath(file, seq), '');
+    for (const name of ['sandbox.json.journal.tmp', 'sandbox.json.journal.12a', 'sandbox.json.journal.x12', 'sandbox.json.journal.', 'other.json.journal.000005', 'xsandbox.json.journal.000006', 'sandbox.json.journal.000003.bak', 'sandbox.json']) {
       writeFileSync(path.join(dir, name), '');
     }
-    expect(await listSegments(file)).toEqual([2, 9, 10, 1000000]);
+    expect(await listSegments(file)).toEqual([2, 9, 10, 999999, 1000000]);
   });
 
   it('scan every line of a segment larger than one read, across read boundaries', async () => {
@@ -139,6 +140,15 @@ describe('opening a store from its segments', () => {
     expect(statSync(segmentPath(file, 1)).size).toBe(intact.length);
     expect(store.stats().journalBytes).toBe(intact.length + statSync(segmentPath(file, 2)).size);
     expect([...store.collection<Row>('rows').values()].map((r) => r.id)).toEqual(['a', 'b']);
+    await store.close();
+  });
+
+  it('truncates a torn tail just the same without a logger', async () => {
+    const file = path.join(tmpDir(), 'sandbox.json');
+    const intact = encodeOp('rows', 'a', row('a'));
+    writeFileSync(segmentPath(file, 1), intact + '0badc0de\t["ro');
+    const store = await Store.open({ file });
+    expect(statSync(segmentPath(file, 1)).size).toBe(intact.length);
     await store.close();
   });
 

@@ -43,6 +43,8 @@ describe('snapshot reading', () => {
     ['no collections', '{"format":1,"journalSeq":1}', /invalid snapshot: bad collections/],
     ['null collections', '{"format":1,"journalSeq":1,"collections":null}', /invalid snapshot: bad collections/],
     ['a collection that is not a list', '{"format":1,"journalSeq":1,"collections":{"rows":{"id":"a"}}}', /invalid snapshot: bad collection rows/],
+    ['a null record', '{"format":1,"journalSeq":1,"collections":{"rows":[null]}}', /invalid snapshot: bad collection rows/],
+    ['a record that is a string', '{"format":1,"journalSeq":1,"collections":{"rows":["a"]}}', /invalid snapshot: bad collection rows/],
     ['a record without an id', '{"format":1,"journalSeq":1,"collections":{"rows":[{"id":"a"},{"name":"b"}]}}', /invalid snapshot: bad collection rows/],
   ])('refuses a whole-file snapshot with %s', async (_, text, message) => {
     await expect(readText(text)).rejects.toThrow(message);
