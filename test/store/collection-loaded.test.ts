@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
@@ -54,6 +54,33 @@ describe('Collection over loaded records', () => {
       { obj: { collection: 'rows', index: 'email', key: 'same@example.com', ids: ['a', 'b'] }, msg: 'duplicate unique key in stored data' },
     ]);
     await store.close();
+  });
+
+  it('reads duplicate stored keys without a logger too', async () => {
+    const store = await storeWith([row('a', 'x', { email: 'same@example.com' }), row('b', 'x', { email: 'same@example.com' })]);
+    expect(store.collection<Row>('rows', { unique: { email: (r) => r.email } }).findUnique('email', 'same@example.com')?.id).toBe('b');
+    await store.close();
+  });
+
+  it('updating the record that lost a duplicate stored key leaves the key with the one that holds it', async () => {
+    const store = await storeWith([row('a', 'x', { email: 'same@example.com' }), row('b', 'x', { email: 'same@example.com' })]);
+    const rows = store.collection<Row>('rows', { unique: { email: (r) => r.email } });
+    rows.put(row('a', 'x', { email: 'new@example.com' }));
+    expect(rows.findUnique('email', 'same@example.com')?.id).toBe('b');
+    expect(rows.findUnique('email', 'new@example.com')?.id).toBe('a');
+    await store.close();
+  });
+
+  it('leaves loaded records it never read unparsed: written back byte for byte', async () => {
+    const file = path.join(tmpDir(), 'sandbox.json');
+    // Spacing JSON.stringify would not produce: it survives only if the record is never parsed.
+    writeFileSync(file, '{"format":2,"journalSeq":0,"collections":{\n"rows":[\n{"id":"a", "n": 1}\n]\n}}\n');
+    const store = await Store.open({ file });
+    const rows = store.collection<Row>('rows');
+    rows.put(row('b'));
+    rows.put(row('c'));
+    await store.close();
+    expect(readFileSync(file, 'utf8')).toContain('\n{"id":"a", "n": 1},\n');
   });
 
   it('does not warn when loaded unique keys are distinct', async () => {
@@ -117,5 +144,22 @@ describe('Collection puts', () => {
     expect(rows.findUnique('email', 'b@example.com')?.id).toBe('b');
     rows.put(row('c', 'x', { email: 'a@example.com' }));
     expect(rows.findUnique('email', 'a@example.com')?.id).toBe('c');
+  });
+
+  it('builds its indexes once: later puts raise no duplicate warnings', async () => {
+    const { warnings, logger } = recordingLogger();
+    const store = await Store.open({ logger });
+    const rows = store.collection<Row>('rows', { unique: { email: (r) => r.email } });
+    rows.put(row('a', 'x', { email: 'a@example.com' }));
+    rows.put(row('b', 'x', { email: 'b@example.com' }));
+    rows.put(row('c', 'x', { email: 'c@example.com' }));
+    expect(warnings).toEqual([]);
+    expect(store.inMemory).toBe(true);
+  });
+
+  it('says whether it is in memory', async () => {
+    const store = await Store.open({ file: path.join(tmpDir(), 'sandbox.json') });
+    expect(store.inMemory).toBe(false);
+    await store.close();
   });
 });
