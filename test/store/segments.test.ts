@@ -82,9 +82,9 @@ describe('opening a store from its segments', () => {
     const file = path.join(dir, 'sandbox.json');
     // No snapshot: journalSeq is 0, so segment 0 is already folded in and must not be replayed.
     writeFileSync(segmentPath(file, 0), encodeOp('rows', 'zero', row('zero')));
-    writeFileSync(segmentPath(file, 2), encodeOp('rows', 'x', { ...row('x'), payload: 'older' }) + encodeOp('rows', 'b', row('b')));
+    writeFileSync(segmentPath(file, 2), encodeOp('rows', 'x', row('x', 'acct_1', { payload: 'older' })) + encodeOp('rows', 'b', row('b')));
     // A delete in a collection nothing was ever put in is replayed as a no-op.
-    writeFileSync(segmentPath(file, 10), encodeOp('rows', 'x', { ...row('x'), payload: 'newer' }) + encodeOp('ghosts', 'g', null));
+    writeFileSync(segmentPath(file, 10), encodeOp('rows', 'x', row('x', 'acct_1', { payload: 'newer' })) + encodeOp('ghosts', 'g', null));
     const closedBytes = statSync(segmentPath(file, 2)).size;
     const lastBytes = statSync(segmentPath(file, 10)).size;
 
