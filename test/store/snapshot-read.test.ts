@@ -25,6 +25,16 @@ describe('snapshot reading', () => {
     expect(loaded).toEqual({ state: new Map(), journalSeq: 0, bytes: 0 });
   });
 
+  it('fails on a snapshot it cannot open for a reason other than its absence', async () => {
+    const notADir = path.join(tmpDir(), 'file');
+    writeFileSync(notADir, '');
+    await expect(readSnapshot(path.join(notADir, 'sandbox.json'))).rejects.toMatchObject({ code: 'ENOTDIR' });
+  });
+
+  it('refuses a record line of its own layout that does not end its record', async () => {
+    await expect(readText('{"format":2,"journalSeq":1,"collections":{\n"rows":[\n{"id":"a","n":1\n]\n}}\n')).rejects.toThrow();
+  });
+
   it('reports the file size in bytes', async () => {
     const file = path.join(tmpDir(), 'sandbox.json');
     const bytes = await writeSnapshot(file, new Map([['rows', new Map([['ã', { id: 'ã' }]])]]), 3);
