@@ -90,7 +90,7 @@ describe('Store lifecycle', () => {
 
   it('compacts in the background as soon as a flush passes the floor', async () => {
     const file = path.join(tmpDir(), 'sandbox.json');
-    const { infos, logger } = recordingLogger();
+    const { infos, warnings, logger } = recordingLogger();
     const store = await Store.open({ file, compactMinBytes: 1, logger });
     store.collection<Row>('rows').put(row('a'));
     await store.commit();
@@ -98,6 +98,7 @@ describe('Store lifecycle', () => {
     await store.close({ snapshot: false });
     expect(store.stats().compactions).toBe(1);
     expect(infos).toEqual([{ obj: expect.objectContaining({ journalSeq: 1, records: 1, droppedBytes: 0 }), msg: 'journal compacted' }]);
+    expect(warnings).toEqual([]);
   });
 
   it('warns about corrupt tails the compaction skipped', async () => {
@@ -144,5 +145,24 @@ describe('Store lifecycle', () => {
     await store.close({ snapshot: false });
     expect(warnings.map((w) => w.msg)).toEqual(['journal compaction failed; segments kept for the next attempt']);
     expect(store.stats().compactions).toBe(0);
+  });
+
+  it('without a logger, a compaction that fails in the background or skips corrupt bytes does not throw', async () => {
+    const dir = tmpDir();
+    const corrupt = path.join(dir, 'corrupt.json');
+    const store = await Store.open({ file: corrupt });
+    store.collection<Row>('rows').put(row('a'));
+    await store.commit();
+    appendFileSync(segmentPath(corrupt, 1), 'not a journal line\n');
+    await store.compact();
+    await store.close();
+
+    const failing = path.join(dir, 'failing.json');
+    const background = await Store.open({ file: failing, compactMinBytes: 1 });
+    mkdirSync(failing);
+    background.collection<Row>('rows').put(row('a'));
+    await background.commit();
+    await background.close({ snapshot: false });
+    expect(background.stats().compactions).toBe(0);
   });
 });
