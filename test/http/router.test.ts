@@ -1,7 +1,6 @@
 import express from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Accounts, type AccountRecord } from '../../src/accounts/accounts.js';
 import { systemClock } from '../../src/clock.js';
@@ -9,6 +8,7 @@ import { DomainError } from '../../src/errors.js';
 import type { HttpFaults } from '../../src/faults/http-faults.js';
 import { HttpError } from '../../src/http/errors.js';
 import { createRouter, type Call, type Handlers, type OperationHandler } from '../../src/http/router.js';
+import type { Logger } from '../../src/log.js';
 import type { OpenApiDocument } from '../../src/spec/openapi.js';
 import { Store } from '../../src/store/store.js';
 import { basic } from '../helpers/sandbox.js';
@@ -24,7 +24,11 @@ const DOCUMENT = {
   openapi: '3.1.0',
   info: { title: 'router test', version: '1' },
   components: {
-    securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' }, adminToken: { type: 'http', scheme: 'bearer' } },
+    securitySchemes: {
+      basicAuth: { type: 'http', scheme: 'basic' },
+      adminToken: { type: 'http', scheme: 'bearer' },
+      apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+    },
   },
   security: [{ basicAuth: [] }],
   paths: {
@@ -38,9 +42,10 @@ const DOCUMENT = {
           properties: {
             name: { type: 'string', minLength: 1, 'x-message': 'must be a non-empty text' },
             amount: { type: 'integer', minimum: 100, 'x-exact-message': { minimum: 'Sale value below minimum' } },
-            tags: { type: 'object', properties: { color: { type: 'string' } }, additionalProperties: false },
+            tags: { type: 'object', properties: { color: { type: 'string' } }, unevaluatedProperties: false },
+            nest: {},
           },
-          additionalProperties: false,
+          unevaluatedProperties: false,
         }),
         responses: ok,
       },
@@ -68,6 +73,7 @@ const DOCUMENT = {
     '/admin': { post: { operationId: 'adminOrKey', security: [{ adminToken: [] }, { basicAuth: [] }], responses: ok } },
     '/both': { get: { operationId: 'adminAndKey', security: [{ adminToken: [], basicAuth: [] }], responses: ok } },
     '/unhandled': { get: { operationId: 'unhandled', responses: ok } },
+    '/other': { get: { operationId: 'otherScheme', security: [{ apiKey: [] }], responses: ok } },
   },
 } as unknown as OpenApiDocument;
 
@@ -76,6 +82,16 @@ const UNAUTHORIZED = 'API key invalid or absent: send Authorization: Basic base6
 
 let server: Server;
 let base: string;
+/** A second router: no handlers, a fallback, no admin token. */
+let fallbackServer: Server;
+let fallbackBase: string;
+const logged: { obj: Record<string, unknown>; msg: string }[] = [];
+const logger = {
+  error: (obj: Record<string, unknown>, msg: string) => void logged.push({ obj, msg }),
+  warn: () => undefined,
+  info: () => undefined,
+  debug: () => undefined,
+} as unknown as Logger;
 let full: AccountRecord;
 let reader: AccountRecord;
 /** What happened, in order: handler calls, commits, faults. */
@@ -112,6 +128,7 @@ const handlers: Record<string, OperationHandler> = {
   openThing: handler((call) => ({ status: 303, redirect: `/elsewhere?who=${call.account?.id ?? 'nobody'}` })),
   adminOrKey: handler((call) => ({ status: 200, json: { admin: call.admin, account: call.account?.id ?? null } })),
   adminAndKey: handler((call) => ({ status: 200, json: { admin: call.admin, account: call.account?.id ?? null } })),
+  otherScheme: handler(() => ({ status: 200, json: {} })),
 };
 
 const faults = {
@@ -157,7 +174,7 @@ beforeAll(async () => {
       events.push('commit');
       if (commitFails) throw new Error('ENOSPC: no space left on device');
     },
-    logger: pino({ level: 'silent' }),
+    logger,
     faults,
   });
   const app = express();
@@ -170,11 +187,29 @@ beforeAll(async () => {
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const fallbackRouter = await createRouter({
+    document: DOCUMENT,
+    handlers: {},
+    accounts,
+    adminToken: undefined,
+    commit: async () => undefined,
+    logger,
+    fallback: (operation) => ({ status: 200, json: { mocked: operation.operationId ?? null } }),
+  });
+  const fallbackApp = express();
+  fallbackApp.use(express.json());
+  fallbackApp.use(fallbackRouter);
+  fallbackServer = fallbackApp.listen(0, '127.0.0.1');
+  await new Promise((resolve) => fallbackServer.once('listening', resolve));
+  fallbackBase = `http://127.0.0.1:${(fallbackServer.address() as AddressInfo).port}`;
 });
 
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  for (const s of [server, fallbackServer]) {
+    s.closeAllConnections();
+    await new Promise((resolve) => s.close(resolve));
+  }
 });
 
 beforeEach(() => {
@@ -183,6 +218,7 @@ beforeEach(() => {
   commitFails = false;
   faultDecision = 'proceed';
   filedUnder.clear();
+  logged.length = 0;
 });
 
 describe('routing', () => {
@@ -218,6 +254,13 @@ describe('routing', () => {
       status: 404,
       body: { status: 404, error: 'no route for GET /v2/things/%E0%A4%A' },
     });
+  });
+
+  it('with a fallback, an operation without a handler is answered by it, after the same checks', async () => {
+    const res = await fetch(`${fallbackBase}/v2/things?limit=3`, { headers: { authorization: basic(full.secretKey) } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ mocked: 'listThings' });
+    expect((await fetch(`${fallbackBase}/v2/things`)).status).toBe(401);
   });
 
   it('an operation without a handler is 501 naming its route', async () => {
@@ -261,6 +304,16 @@ describe('authentication and authorization', () => {
     expect((await request('POST', '/admin')).status).toBe(401);
   });
 
+  it('a scheme the sandbox does not implement is never satisfied, not even by the admin token', async () => {
+    expect((await request('GET', '/other', { auth: `Bearer ${ADMIN}` })).status).toBe(401);
+    expect((await request('GET', '/other', { key: full.secretKey })).status).toBe(401);
+  });
+
+  it('without an admin token configured, no Bearer token is one', async () => {
+    const res = await fetch(`${fallbackBase}/admin`, { method: 'POST', headers: { authorization: 'Bearer anything' } });
+    expect(res.status).toBe(401);
+  });
+
   it('one requirement naming two schemes needs both', async () => {
     expect((await request('GET', '/both', { auth: `Bearer ${ADMIN}` })).status).toBe(401);
     expect((await request('GET', '/both', { key: full.secretKey })).status).toBe(401);
@@ -288,6 +341,27 @@ describe('media type and validation', () => {
 
   it('a JSON operation without a body is a 400 of validation, not a 415', async () => {
     expect(await request('POST', '/v2/things', { key: full.secretKey })).toMatchObject({ status: 400, body: { status: 400, error: 'request body is required' } });
+  });
+
+  it('the media type is read from the start of Content-Type, and a streamed (chunked) body counts as a body', async () => {
+    const prefixed = await request('POST', '/v2/things', { key: full.secretKey, body: '{"name":"a"}', type: 'text/application/json' });
+    expect(prefixed.status).toBe(415);
+    const chunked = await fetch(`${base}/v2/things`, {
+      method: 'POST',
+      headers: { authorization: basic(full.secretKey), 'content-type': 'text/plain' },
+      body: new Blob(['name=a']).stream(),
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(415);
+    expect(await chunked.json()).toEqual({ status: 415, error: 'Content-Type must be application/json' });
+  });
+
+  it('multipart is recognised with or without parameters, and only as the whole media type', async () => {
+    const upload = (type: string) => request('POST', '/v2/things/t1/image', { key: full.secretKey, body: '--x--', type });
+    expect((await upload('multipart/form-data')).status).toBe(200);
+    expect((await upload('multipart/form-data ; boundary=x')).status).toBe(200);
+    expect((await upload('multipart/form-datax')).status).toBe(415);
+    expect((await upload('text/multipart/form-data')).status).toBe(415);
   });
 
   it('a multipart operation refuses JSON with 415', async () => {
@@ -332,6 +406,24 @@ describe('media type and validation', () => {
   });
 });
 
+describe('bodies the store could not keep', () => {
+  const nested = (levels: number): string => '['.repeat(levels) + ']'.repeat(levels);
+
+  it('a field nested deeper than 64 levels is 400 naming it; one level less passes that check', async () => {
+    const deep = await request('POST', '/v2/things', { key: full.secretKey, body: `{"name":"a","nest":${nested(64)}}`, type: 'application/json' });
+    expect(deep.body).toEqual({ status: 400, error: 'nest is nested deeper than 64 levels' });
+    const fits = await request('POST', '/v2/things', { key: full.secretKey, body: `{"name":"a","nest":${nested(63)}}`, type: 'application/json' });
+    expect(fits).toMatchObject({ status: 201, body: { created: 'a' } });
+    const scalars = await request('POST', '/v2/things', { key: full.secretKey, body: `{"name":"a","nest":[null,1,"x",{"a":null}]}`, type: 'application/json' });
+    expect(scalars.status).toBe(201);
+  });
+
+  it('a body that is itself too deep is named "body"', async () => {
+    const res = await request('POST', '/v2/things', { key: full.secretKey, body: nested(70), type: 'application/json' });
+    expect(res.body).toEqual({ status: 400, error: 'body is nested deeper than 64 levels' });
+  });
+});
+
 describe('handling and the durability barrier', () => {
   it('a reply leaves after the commit, with the handler\'s headers; the handler sees the validated body', async () => {
     const res = await postThing({ name: 'widget', tags: { color: 'blue' } });
@@ -362,11 +454,14 @@ describe('handling and the durability barrier', () => {
     expect(res.headers.get('x-sandbox-hint')).toBe(`n${encodeURIComponent('ã')}o ${encodeURIComponent('é')} v${encodeURIComponent('á')}lido ${encodeURIComponent('—')} see the docs`);
   });
 
-  it('an unexpected error is a 500 in the family shape, never a crash', async () => {
+  it('an unexpected error is a 500 in the family shape, never a crash, and is logged with the request', async () => {
     expect(await postThing({ name: 'crash' })).toMatchObject({
       status: 500,
       body: { status: 500, error: 'internal error of the sandbox; see its log' },
     });
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({ msg: 'request failed', obj: { method: 'POST', path: '/v2/things' } });
+    expect((logged[0]?.obj.err as Error).message).toBe('boom');
     expect((await postThing({ name: 'fine' })).status).toBe(201);
   });
 
