@@ -8,6 +8,7 @@ import { STATES } from '../../src/contract/states.js';
 import { BIN, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
 import { M, pixCode, productId, timestamp } from './matchers.js';
 import { PaymentsClient } from './merchant-client.js';
+import { recordedBy } from './recorded.js';
 import { startWrongStub, verifyCli, type HttpStub } from './provider-helpers.js';
 
 // eslint-disable-next-line no-control-regex
@@ -52,7 +53,7 @@ async function writeMerchantPact(into: string, wrongExpectation: boolean): Promi
     .withRequest('POST', '/v2/products', (b) => b.headers({ 'Content-Type': 'application/json', Authorization: M.regex('^Basic .+$', 'Basic c2VjcmV0OmFjbWU=') }).jsonBody({ name: 'Acme anvil' }))
     .willRespondWith(201, (b) => b.jsonBody({ id: wrongExpectation ? M.integer(7) : productId(), name: 'Acme anvil', active: true, createdAt: timestamp() }))
     .executeTest(async (server) => {
-      await new PaymentsClient(server.url, 'acme').createProduct({ name: 'Acme anvil' });
+      await new PaymentsClient(server.url, 'acme', () => recordedBy(pact, server.url)).createProduct({ name: 'Acme anvil' });
     });
   await pact
     .addInteraction()
@@ -62,6 +63,7 @@ async function writeMerchantPact(into: string, wrongExpectation: boolean): Promi
     .willRespondWith(200, (b) => b.jsonBody({ externalId: 'acme-order-1', status: 'PENDING', pixCode: pixCode() }))
     .executeTest(async (server) => {
       await fetch(`${server.url}/transactions/acme-order-1?searchBy=externalId`);
+      await recordedBy(pact, server.url);
     });
 }
 

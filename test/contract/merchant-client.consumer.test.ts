@@ -32,6 +32,7 @@ import {
   userId,
 } from './matchers.js';
 import { instructionReady, PaymentsApiError, PaymentsClient } from './merchant-client.js';
+import { recordedBy } from './recorded.js';
 
 /**
  * The consumer side of the contract: what a merchant integration (./merchant-client.ts) sends
@@ -55,30 +56,7 @@ function interaction(description: string, ...states: State[]): V4UnconfiguredInt
   return builder.uponReceiving(description);
 }
 
-/** The part of pact-core's ConsumerPact this file uses; PactV4 keeps it in a private field. */
-interface MockServerRegistry {
-  mockServerMatchedSuccessfully(port: number): boolean;
-}
-
-function mockServers(): MockServerRegistry {
-  const inner = (pact as unknown as { pact?: Partial<MockServerRegistry> }).pact;
-  if (typeof inner?.mockServerMatchedSuccessfully !== 'function') throw new Error('PactV4 no longer exposes its ConsumerPact: update mockServers()');
-  return inner as MockServerRegistry;
-}
-
-/**
- * Pact's mock server answers before it records the match (the match travels to its event
- * loop over a channel), so on a busy machine executeTest could look before it is recorded
- * and fail with "expected but not received". Each answer therefore waits, up to a deadline,
- * until the mock server counts it; a request that really mismatched still fails after it.
- */
-async function recordedBy(baseUrl: string): Promise<void> {
-  const port = Number(new URL(baseUrl).port);
-  const deadline = Date.now() + 5000;
-  while (!mockServers().mockServerMatchedSuccessfully(port) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
-}
-
-const client = (baseUrl: string, key: string | undefined = PLACEHOLDER_KEY) => new PaymentsClient(baseUrl, key, () => recordedBy(baseUrl));
+const client = (baseUrl: string, key: string | undefined = PLACEHOLDER_KEY) => new PaymentsClient(baseUrl, key, () => recordedBy(pact, baseUrl));
 
 /** The rejection of `promise`, which must be a PaymentsApiError. */
 async function apiError(promise: Promise<unknown>): Promise<PaymentsApiError> {
