@@ -1,25 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { RequestLog, requestLogPruner, type RequestLogEntry } from '../../src/http/request-log.js';
+import { RequestLog, requestLogPruner } from '../../src/http/request-log.js';
+import { logEntry as entry } from '../helpers/request-log.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
 const DAY = 86_400_000;
-
-const entry = (traceId: string, at: string): RequestLogEntry => ({
-  traceId,
-  at,
-  method: 'GET',
-  path: '/_sandbox/clock',
-  query: {},
-  status: 200,
-  durationMs: 1,
-  requestHeaders: {},
-  requestBody: null,
-  requestBodyTruncated: false,
-  responseBody: null,
-  responseBodyTruncated: false,
-  hint: null,
-  fault: null,
-});
 
 describe('request log retention', () => {
   it('drops entries older than N days by wall clock, at most `limit` a call, and only of that account', () => {

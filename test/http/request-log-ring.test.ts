@@ -1,22 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RequestLog, type DeferredRequestLogEntry, type RequestLogEntry } from '../../src/http/request-log.js';
-
-const entry = (traceId: string, at = '2026-03-07T12:00:00.000Z'): RequestLogEntry => ({
-  traceId,
-  at,
-  method: 'GET',
-  path: '/_sandbox/clock',
-  query: {},
-  status: 200,
-  durationMs: 1,
-  requestHeaders: {},
-  requestBody: null,
-  requestBodyTruncated: false,
-  responseBody: null,
-  responseBodyTruncated: false,
-  hint: null,
-  fault: null,
-});
+import { RequestLog, type DeferredRequestLogEntry } from '../../src/http/request-log.js';
+import { logEntry as entry } from '../helpers/request-log.js';
 
 describe('request log ring', () => {
   it('keeps the newest `size` entries of each account, whatever the number added', () => {
