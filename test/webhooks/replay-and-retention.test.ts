@@ -1,0 +1,183 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../helpers/catalog.js';
+import { created, pixBody } from '../helpers/purchases.js';
+import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
+import {
+  advance,
+  clockNow,
+  deliveryOf,
+  listEvents,
+  payOk,
+  receiversClosedAfterEach,
+  waitForDelivery,
+  type Delivery,
+} from '../helpers/webhooks.js';
+
+// Replays are extra attempts: they never use up, fail or reschedule the automatic ones, and
+// webhook.delivered / webhook.failed are appended only when the delivery's status changes.
+
+let sb: TestSandbox;
+beforeAll(async () => {
+  sb = await startSandbox({ instructionDelayMs: 600_000 });
+});
+afterAll(() => sb.stop());
+
+const own: TestSandbox[] = [];
+afterEach(async () => {
+  for (const s of own.splice(0)) await s.stop();
+});
+async function ownSandbox(overrides: Parameters<typeof startSandbox>[0]): Promise<TestSandbox> {
+  const s = await startSandbox({ instructionDelayMs: 600_000, ...overrides });
+  own.push(s);
+  return s;
+}
+
+const receiver = receiversClosedAfterEach();
+
+async function paidTo(client: Client, url?: string): Promise<string> {
+  const tx = await created(client, pixBody(url === undefined ? {} : { postbackUrl: url }));
+  await payOk(client, tx.id);
+  return tx.id;
+}
+
+async function replay(client: Client, id: string): Promise<Delivery> {
+  const res = await client.post<Delivery>(`/_sandbox/webhooks/${id}/replay`);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body;
+}
+
+async function eventCount(client: Client, transactionId: string, type: string): Promise<number> {
+  return (await listEvents(client, { transactionId, type })).data.length;
+}
+
+describe('replay outcomes', () => {
+  it('an undeliverable delivery whose replay fails becomes failed', async () => {
+    const { client } = await createAccount(sb);
+    const txId = await paidTo(client);
+    const d = await deliveryOf(client, txId);
+    expect(d.status).toBe('undeliverable');
+    const r = await receiver(500);
+    expect((await client.put('/_sandbox/webhook-url', { url: r.url })).status).toBe(200);
+    const after = await replay(client, d.id);
+    expect(after).toMatchObject({ url: r.url, status: 'failed', nextAttemptAt: null, attempts: [{ httpStatus: 500, replay: true }] });
+    expect((await deliveryOf(client, txId)).status).toBe('failed');
+  });
+
+  it('a failed replay leaves a delivered delivery delivered; a successful one appends no second webhook.delivered', async () => {
+    const { client } = await createAccount(sb);
+    const r = await receiver([200, 500, 200]);
+    const txId = await paidTo(client, r.url);
+    const d = await waitForDelivery(client, txId, (x) => x.status === 'delivered', 'delivered');
+    const failed = await replay(client, d.id);
+    expect(failed.attempts.map((a) => [a.httpStatus, a.replay])).toEqual([
+      [200, false],
+      [500, true],
+    ]);
+    expect(failed).toMatchObject({ status: 'delivered', nextAttemptAt: null });
+    const again = await replay(client, d.id);
+    expect(again).toMatchObject({ status: 'delivered', nextAttemptAt: null });
+    expect(again.attempts).toHaveLength(3);
+    expect(await eventCount(client, txId, 'webhook.delivered')).toBe(1);
+    expect(await eventCount(client, txId, 'webhook.failed')).toBe(0);
+  });
+
+  it('an automatic attempt that fails after a replay delivered the delivery changes nothing and schedules no retry', async () => {
+    const { client } = await createAccount(sb);
+    // The automatic attempt hangs until the receiver closes; the replay is answered 200.
+    const r = await receiver((req) => (req.index === 0 ? 'hang' : 200));
+    const txId = await paidTo(client, r.url);
+    await r.waitForRequests(1);
+    const d = await deliveryOf(client, txId);
+    expect(d.status).toBe('pending');
+    const delivered = await replay(client, d.id);
+    expect(delivered).toMatchObject({ status: 'delivered', nextAttemptAt: null });
+    // Closing the receiver ends the hung automatic attempt with a connection error.
+    await r.close();
+    const after = await waitForDelivery(client, txId, (x) => x.attempts.length === 2, 'the hung attempt recorded');
+    expect(after.attempts.map((a) => [a.httpStatus, a.replay])).toEqual([
+      [200, true],
+      [null, false],
+    ]);
+    expect(after).toMatchObject({ status: 'delivered', nextAttemptAt: null });
+    expect(await eventCount(client, txId, 'webhook.delivered')).toBe(1);
+    expect(await eventCount(client, txId, 'webhook.failed')).toBe(0);
+    await advance(client, 600_000);
+    expect((await deliveryOf(client, txId)).attempts).toHaveLength(2);
+  });
+
+  it('a failed replay while the last automatic attempt is under way leaves the delivery pending', async () => {
+    const s = await ownSandbox({ webhookMaxAttempts: 1 });
+    const { client } = await createAccount(s);
+    const r = await receiver((req) => (req.index === 0 ? 'hang' : 500));
+    const txId = await paidTo(client, r.url);
+    await r.waitForRequests(1);
+    const d = await deliveryOf(client, txId);
+    // The only automatic attempt is in flight: nothing further is scheduled.
+    expect(d).toMatchObject({ status: 'pending', nextAttemptAt: null, attempts: [] });
+    const res = await replay(client, d.id);
+    expect(res).toMatchObject({ status: 'pending', nextAttemptAt: null, attempts: [{ httpStatus: 500, replay: true }] });
+    expect(await eventCount(client, txId, 'webhook.failed')).toBe(0);
+    await r.close();
+    // The automatic attempt, once it fails, is what fails the delivery.
+    const after = await waitForDelivery(client, txId, (x) => x.attempts.length === 2, 'the hung attempt recorded');
+    expect(after.status).toBe('failed');
+    expect(await eventCount(client, txId, 'webhook.failed')).toBe(1);
+  });
+
+  it('replays do not use up automatic attempts nor lengthen their backoff', async () => {
+    const s = await ownSandbox({ webhookMaxAttempts: 3 });
+    const { client } = await createAccount(s);
+    const r = await receiver(500);
+    const txId = await paidTo(client, r.url);
+    const first = await waitForDelivery(client, txId, (x) => x.attempts.length === 1, 'first attempt');
+    const replayed = await replay(client, first.id);
+    expect(replayed.nextAttemptAt).toBe(first.nextAttemptAt);
+    await advance(client, Date.parse(String(first.nextAttemptAt)) - (await clockNow(client)));
+    const second = await waitForDelivery(client, txId, (x) => x.attempts.length === 3, 'second automatic attempt');
+    const seen = await clockNow(client);
+    expect(second.attempts.map((a) => a.replay)).toEqual([false, true, false]);
+    // Automatic attempt 2 of 3: still pending, retried after the second backoff (2 s + up to
+    // 10 %), not the third (4 s) that counting the replay would give.
+    expect(second.status).toBe('pending');
+    const due = Date.parse(String(second.nextAttemptAt));
+    expect(due - Date.parse(second.attempts[2]!.at)).toBeGreaterThanOrEqual(2000);
+    expect(due).toBeLessThanOrEqual(seen + 2200);
+    await advance(client, due - (await clockNow(client)));
+    const last = await waitForDelivery(client, txId, (x) => x.attempts.length === 4, 'third automatic attempt');
+    expect(last).toMatchObject({ status: 'failed', nextAttemptAt: null });
+    expect(await eventCount(client, txId, 'webhook.failed')).toBe(1);
+  });
+});
+
+describe('retention of deliveries', () => {
+  const DAY = 86_400_000;
+
+  it('deletes finished deliveries older than N days on the account clock, keeps pending and newer ones', async () => {
+    const s = await ownSandbox({ retentionDays: 1, retentionIntervalMs: 20 });
+    const { client } = await createAccount(s);
+    const oldFinished = await deliveryOf(client, await paidTo(client));
+    expect(oldFinished.status).toBe('undeliverable');
+    // Held for a day by a fault rule, then failing: still retrying (pending) once it is a day old.
+    const rules = [{ id: 'hold', match: { operation: 'webhook' }, action: { delayMs: DAY } }];
+    expect((await client.put('/_sandbox/faults', { rules })).status).toBe(200);
+    const r = await receiver(500);
+    const oldPending = await deliveryOf(client, await paidTo(client, r.url));
+    expect(oldPending).toMatchObject({ status: 'pending', attempts: [] });
+    await advance(client, DAY / 2);
+    const middle = await deliveryOf(client, await paidTo(client));
+    await advance(client, DAY / 2 + 5000);
+    const recent = await deliveryOf(client, await paidTo(client));
+
+    const get = (id: string) => client.get<Delivery>(`/_sandbox/webhooks/${id}`);
+    await expect.poll(async () => (await get(oldFinished.id)).status, { timeout: 10_000 }).toBe(404);
+    const pending = await get(oldPending.id);
+    expect(pending.status).toBe(200);
+    expect(pending.body.status).toBe('pending');
+    expect(pending.body.attempts.length).toBeGreaterThan(0);
+    expect((await get(middle.id)).status).toBe(200);
+    expect((await get(recent.id)).status).toBe(200);
+    // Later sweeps find nothing more to delete, and count nothing.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(s.running.sandbox.retention?.deleted.deliveries).toBe(1);
+  });
+});
