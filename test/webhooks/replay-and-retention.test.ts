@@ -181,3 +181,25 @@ describe('retention of deliveries', () => {
     expect(s.running.sandbox.retention?.deleted.deliveries).toBe(1);
   });
 });
+
+describe('attempts under way', () => {
+  it('an automatic retry that falls due while replays are in flight waits until the last of them is answered', async () => {
+    const { client } = await createAccount(sb);
+    // 0: the automatic attempt, 1 and 2: two overlapping replays sent while it is in flight
+    // (its retry is only scheduled, ~1 s ahead on the account clock, which runs in real time,
+    // once it is answered); all three fail late. Then 200.
+    const answerDelay = [1500, 2000, 4500];
+    const r = await receiver((req) => (req.index <= 2 ? { status: 500, delayMs: answerDelay[req.index]! } : 200));
+    const txId = await paidTo(client, r.url);
+    await r.waitForRequests(1);
+    const { id } = await deliveryOf(client, txId);
+    const replays = await Promise.all([replay(client, id), replay(client, id)]);
+    expect(replays.map((d) => d.status)).toEqual(['pending', 'pending']);
+    const after = await waitForDelivery(client, txId, (x) => x.status === 'delivered', 'the held retry delivered', 15_000);
+    expect(after.attempts.map((a) => a.replay)).toEqual([false, true, true, false]);
+    expect(r.requests).toHaveLength(4);
+    // The retry fell due while a replay was still in flight, and waited for its answer
+    // (10 ms of slack for timer rounding).
+    expect(r.requests[3]!.at).toBeGreaterThanOrEqual(r.requests[2]!.at + answerDelay[2]! - 10);
+  });
+});
