@@ -41,11 +41,14 @@ import { RequestLog, requestLogPruner } from './http/request-log.js';
 import { requestLogging } from './http/request-log-middleware.js';
 import { applySeed, loadSeedFile } from './sandbox/seed.js';
 import { Retention } from './sandbox/retention.js';
-import { createConsoleRoutes } from './console/routes.js';
+import { consoleMayOwn, createConsoleRoutes } from './console/routes.js';
+import { createApiServer } from './http/api-lane.js';
 import { createPageHandlers } from './pages/handlers.js';
 
 export interface Sandbox {
   app: Express;
+  /** A new (not listening) HTTP server: API requests straight to the router (src/http/api-lane.ts), the rest through `app`. */
+  createServer(): Server;
   /** Called once the server listens, when the public URL was not configured. */
   setPublicUrl(url: string): void;
   /** Serves the WebSocket event stream on the server's upgrade requests. */
@@ -146,13 +149,23 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestLogging({ log: requestLog, accounts, logger }));
+  const logging = requestLogging({ log: requestLog, accounts, logger });
+  app.use(logging);
   installResponseValidation(app, { document, mode: config.validateResponses, logger });
   app.use(express.json({ limit: config.jsonLimitBytes, type: ['application/json', 'application/*+json'] }));
   // The console, the spec and its reference page are for people, outside openapi.yaml's routing.
   app.use(createConsoleRoutes());
   app.use(router);
-  app.use(bodyErrors(logger));
+  const renderBodyErrors = bodyErrors(logger);
+  app.use(renderBodyErrors);
+  const laneOptions = {
+    app,
+    before: logging,
+    router,
+    bodyErrors: renderBodyErrors,
+    jsonLimitBytes: config.jsonLimitBytes,
+    appOwns: consoleMayOwn,
+  };
   // Jobs that fell due while the sandbox was down run now, before the first request.
   await scheduler.start();
   retention?.start();
@@ -160,6 +173,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   let stream: EventStream | undefined;
   return {
     app,
+    createServer: () => createApiServer(laneOptions),
     store,
     defaultAccount,
     retention,

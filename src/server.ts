@@ -14,7 +14,7 @@ export interface RunningSandbox {
 
 export async function startServer(config: Config, logger: Logger): Promise<RunningSandbox> {
   const sandbox = await createSandbox(config, logger);
-  const server = sandbox.app.listen(config.port, config.host);
+  const server = sandbox.createServer().listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

@@ -51,6 +51,15 @@ const send = (res: Response, type: string, body: string | Buffer, cache = 'no-ca
 };
 
 /**
+ * Whether a GET of this path may be one of the routes below (express matches them without
+ * regard to case or a trailing slash); a path that is not falls through to the API router.
+ */
+export function consoleMayOwn(path: string): boolean {
+  const p = path.toLowerCase();
+  return p === '/_sandbox' || p === '/_sandbox/' || p.startsWith('/_sandbox/console') || p.startsWith('/_sandbox/openapi.yaml') || p.startsWith('/_sandbox/docs');
+}
+
+/**
  * The routes for people rather than integrations: the console, the spec and its rendered reference.
  * They sit outside openapi.yaml's routing (they are not part of the emulated API) and go before it.
  */

@@ -1,0 +1,150 @@
+import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
+import { IncomingMessage, ServerResponse, createServer, type Server } from 'node:http';
+
+export interface ApiLaneOptions {
+  /** The whole app: console, docs and every request the lane does not take. */
+  app: Express;
+  /** Runs first, as the app's first middleware does (the request log). */
+  before: RequestHandler;
+  /** The spec-driven router (src/http/router.ts). */
+  router: RequestHandler;
+  /** Renders a body that cannot be read as JSON, as after express.json(). */
+  bodyErrors: ErrorRequestHandler;
+  /** express.json()'s limit; a larger declared body goes through the app, which refuses it. */
+  jsonLimitBytes: number;
+  /** GET paths answered by the app's own routes before the router (the console, the docs). */
+  appOwns: (path: string) => boolean;
+}
+
+/**
+ * The HTTP server of the app: API requests go straight to the router, everything else through
+ * the express app.
+ *
+ * Express stays the framework (its request and response objects, every helper the
+ * handlers use), but on the API paths its router stack, the console routes' matching and
+ * body-parser's stream machinery were a quarter of a request's CPU (bench/results). The
+ * lane does for a request what `app.handle` and `express.json()` do, for the common shapes
+ * only: a JSON body declared by Content-Length in UTF-8 without Content-Encoding, or no
+ * body. Any other shape (chunked, compressed, another charset, over the limit) goes
+ * through the app, so its answers stay body-parser's own.
+ */
+export function createApiServer(options: ApiLaneOptions): Server {
+  const { app } = options;
+  // Requests and responses are born with express's prototypes (app.handle would swap them
+  // in per request: Object.setPrototypeOf, which V8 makes slow).
+  class LaneRequest extends IncomingMessage {}
+  class LaneResponse<R extends IncomingMessage = IncomingMessage> extends ServerResponse<R> {}
+  Object.setPrototypeOf(LaneRequest.prototype, app.request);
+  Object.setPrototypeOf(LaneResponse.prototype, app.response);
+  return createServer({ IncomingMessage: LaneRequest, ServerResponse: LaneResponse }, createApiLane(options));
+}
+
+function createApiLane(options: ApiLaneOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const { app, before, router, bodyErrors, jsonLimitBytes, appOwns } = options;
+  const noNext = (): void => undefined;
+  return (incoming, outgoing) => {
+    const body = bodyShape(incoming, jsonLimitBytes);
+    if (body === 'app' || ((incoming.method === 'GET' || incoming.method === 'HEAD') && appOwns(pathOf(incoming.url)))) {
+      app(incoming, outgoing);
+      return;
+    }
+    // What app.handle and its router set up before the first middleware (the prototypes: createApiServer).
+    const req = incoming as Request;
+    const res = outgoing as Response;
+    req.res = res;
+    res.req = req;
+    res.locals ??= Object.create(null) as Record<string, unknown>;
+    req.originalUrl = req.url;
+    req.baseUrl = '';
+    req.body = undefined;
+    before(req, res, () => {
+      if (body === 'none') return void router(req, res, noNext);
+      readJson(req, (error, parsed) => {
+        if (error) return bodyErrors(error, req, res, noNext);
+        req.body = parsed;
+        router(req, res, noNext);
+      });
+    });
+  };
+}
+
+type BodyShape = 'none' | 'json' | 'app';
+
+/** JSON media types body-parser is configured for, plain or with a UTF-8 charset. */
+const LANE_JSON = /^application\/(?:[\w.-]+\+)?json\s*(?:;\s*charset\s*=\s*(?:utf-8|"utf-8")\s*)?$/i;
+
+/**
+ * How the lane reads this request's body. Like body-parser: a request has a body when it
+ * declares a length or a transfer encoding, and only JSON media types are read; a
+ * non-JSON body stays unread for its handler (an upload) or the router's 415.
+ */
+function bodyShape(req: IncomingMessage, limit: number): BodyShape {
+  const { headers } = req;
+  if (headers['transfer-encoding'] !== undefined) return 'app';
+  const length = headers['content-length'];
+  if (length === undefined) return 'none';
+  const type = headers['content-type'];
+  if (type === undefined || !/json/i.test(type)) return 'none';
+  if (!LANE_JSON.test(type)) return 'app';
+  if (headers['content-encoding'] !== undefined && headers['content-encoding'].toLowerCase() !== 'identity') return 'app';
+  return Number(length) <= limit ? 'json' : 'app';
+}
+
+const pathOf = (url: string | undefined): string => {
+  const raw = url ?? '/';
+  const query = raw.indexOf('?');
+  return query === -1 ? raw : raw.slice(0, query);
+};
+
+/** body-parser's error for a body that is not strict JSON, which bodyErrors renders. */
+interface ParseFailure {
+  status: 400;
+  type: 'entity.parse.failed';
+  message: string;
+  body: string;
+}
+
+/**
+ * Reads a JSON body as express.json() (strict) does: UTF-8 without a byte-order mark, an
+ * empty body is `{}`, only an object or array at the top level.
+ */
+function readJson(req: Request, done: (error: ParseFailure | undefined, body?: unknown) => void): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  // A client that leaves mid-body gets no answer; the request log records it on close.
+  req.on('error', noop);
+  req.on('end', () => {
+    let text = ((chunks.length === 1 ? chunks[0] : undefined) ?? Buffer.concat(chunks)).toString('utf8');
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    if (text.length === 0) return done(undefined, {});
+    const first = FIRST_NON_WHITESPACE.exec(text)?.[1] || undefined;
+    if (first !== '{' && first !== '[') return done(parseFailure(strictViolation(text, first), text));
+    try {
+      done(undefined, JSON.parse(text));
+    } catch (error) {
+      done(parseFailure((error as Error).message, text));
+    }
+  });
+}
+
+const FIRST_NON_WHITESPACE = /^[\x20\x09\x0a\x0d]*([^\x20\x09\x0a\x0d]|$)/;
+
+const parseFailure = (message: string, body: string): ParseFailure => ({ status: 400, type: 'entity.parse.failed', message, body });
+
+/**
+ * body-parser's message for a body that does not start with an object or array: JSON.parse's
+ * own message about that first character (JSON.parse alone would read `n…` as the start of
+ * `null` and complain about the next one).
+ */
+function strictViolation(text: string, first: string | undefined): string {
+  const index = first === undefined ? -1 : text.indexOf(first);
+  const partial = index === -1 ? '' : text.slice(0, index) + '#'.repeat(text.length - index);
+  try {
+    JSON.parse(partial);
+    return 'strict violation';
+  } catch (error) {
+    return (error as Error).message.replace(/#+/g, (placeholder) => text.slice(index, index + placeholder.length));
+  }
+}
+
+const noop = (): void => undefined;
