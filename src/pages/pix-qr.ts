@@ -88,10 +88,11 @@ function modulesPng(size: number, dark: Uint8Array): Buffer {
 
 /**
  * The image is ~12 KB before compression: a 4 KB window and small hash tables find the same
- * repeats (within a few bytes of the default's size) while zlib sets up and clears a fraction
- * of the default's ~260 KB of state on every image.
+ * repeats while zlib sets up and clears a fraction of the default's ~260 KB of state on every
+ * image. Level 3 is zlib's last "fast" level (no lazy matching): a third of the default
+ * level's CPU for a PNG ~10 % larger (~870 bytes instead of ~780 for a typical BR Code).
  */
-const DEFLATE = { windowBits: 12, memLevel: 4 } as const;
+const DEFLATE = { windowBits: 12, memLevel: 4, level: 3 } as const;
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
