@@ -22,6 +22,22 @@ export interface FixedAccount {
 
 const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest();
 
+/**
+ * Every API request authenticates, and hashing its key was ~5 % of a GET's CPU; integrations
+ * send the same few keys again and again. Bounded, so a caller cycling through random keys
+ * only empties it.
+ */
+const KEY_DIGESTS = new Map<string, Buffer>();
+const KEY_DIGESTS_MAX = 1024;
+function keyDigest(secretKey: string): Buffer {
+  let digest = KEY_DIGESTS.get(secretKey);
+  if (digest) return digest;
+  if (KEY_DIGESTS.size >= KEY_DIGESTS_MAX) KEY_DIGESTS.clear();
+  digest = sha256(secretKey);
+  KEY_DIGESTS.set(secretKey, digest);
+  return digest;
+}
+
 export class Accounts {
   private readonly accounts: Collection<AccountRecord>;
 
@@ -101,7 +117,7 @@ export class Accounts {
    * key), then compares the digests in constant time.
    */
   authenticate(secretKey: string): AccountRecord | undefined {
-    const digest = sha256(secretKey);
+    const digest = keyDigest(secretKey);
     const account = this.accounts.findUnique('keyHash', digest.toString('hex'));
     if (!account) return undefined;
     return timingSafeEqual(digest, Buffer.from(account.keyHash, 'hex')) ? account : undefined;
