@@ -10,6 +10,7 @@ import type { OperationId, Permission } from '../spec/types.js';
 import { HttpError, errorBody, familyOf } from './errors.js';
 import { createAjv, describeValidationErrors } from './validator.js';
 import { OperationMatcher } from './operation-matcher.js';
+import { installParseRequest } from './parse-request.js';
 import { exactValidationMessage, notEmulated, unknownPrototypeField, nonFiniteNumberField } from './request-checks.js';
 
 /** What a handler sees: the authenticated caller and the validated, coerced request. */
@@ -78,6 +79,7 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
   // on every match; the document never changes after init, so build it once.
   const operations = api.router.getOperations();
   api.router.getOperations = () => operations;
+  installParseRequest(api.router);
   const matcher = new OperationMatcher(operations);
   const handlers = new Map(Object.entries(options.handlers) as [OperationId, OperationHandler][]);
 
