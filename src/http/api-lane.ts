@@ -57,14 +57,27 @@ function createApiLane(options: ApiLaneOptions): (req: IncomingMessage, res: Ser
     req.originalUrl = req.url;
     req.baseUrl = '';
     req.body = undefined;
-    before(req, res, () => {
-      if (body === 'none') return void router(req, res, noNext);
-      readJson(req, (error, parsed) => {
-        if (error) return bodyErrors(error, req, res, noNext);
-        req.body = parsed;
-        router(req, res, noNext);
-      });
-    });
+    // A step that throws is answered as express answers a middleware's throw: by the error
+    // handler after it (bodyErrors: its 4xx, else a logged 500), never a crash.
+    const guarded = (step: () => void): void => {
+      try {
+        step();
+      } catch (error) {
+        bodyErrors(error, req, res, noNext);
+      }
+    };
+    guarded(() =>
+      before(req, res, () => {
+        if (body === 'none') return guarded(() => void router(req, res, noNext));
+        readJson(req, (error, parsed) =>
+          guarded(() => {
+            if (error) return bodyErrors(error, req, res, noNext);
+            req.body = parsed;
+            router(req, res, noNext);
+          }),
+        );
+      }),
+    );
   };
 }
 

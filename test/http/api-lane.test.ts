@@ -1,6 +1,9 @@
-import { request } from 'node:http';
+import express from 'express';
+import { request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiServer } from '../../src/http/api-lane.js';
 import { createAccount } from '../helpers/catalog.js';
 import { basic, startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
@@ -24,8 +27,8 @@ interface Answer {
   body: string;
 }
 
-function send(method: string, path: string, headers: Record<string, string>, body?: Buffer | string, chunked = false): Promise<Answer> {
-  const url = new URL(path, sb.url);
+function send(method: string, path: string, headers: Record<string, string>, body?: Buffer | string, chunked = false, base = sb.url): Promise<Answer> {
+  const url = new URL(path, base);
   return new Promise((resolve, reject) => {
     const bytes = body === undefined ? undefined : Buffer.from(body);
     const req = request(url, {
@@ -165,5 +168,61 @@ describe('what the lane leaves to the express app', () => {
     expect(created.status).toBe(201);
     const log = JSON.parse((await send('GET', '/_sandbox/requests?limit=5', { authorization })).body) as { data: Array<{ path: string; requestBody: unknown; status: number }> };
     expect(log.data.find((e) => e.path === '/v2/products' && e.status === 201)?.requestBody).toEqual({ name: 'Logged' });
+  });
+});
+
+describe('createApiServer in isolation', () => {
+  let server: Server;
+  let base: string;
+  const seen: string[] = [];
+  beforeAll(async () => {
+    const app = express();
+    app.use(express.json());
+    app.use((req, res) => {
+      seen.push(`app ${req.method} ${req.path}`);
+      res.json({ by: 'app', body: req.body as unknown });
+    });
+    server = createApiServer({
+      app,
+      before: (req, res, next) => {
+        res.setHeader('x-before', '1');
+        next();
+      },
+      router: (req, res) => {
+        seen.push(`router ${req.method} ${req.path}`);
+        if (req.path === '/throws') throw new Error('boom');
+        res.json({ by: 'router', body: req.body as unknown, proto: typeof res.status === 'function' && typeof req.get === 'function' });
+      },
+      bodyErrors: (error: Error & { status?: number }, _req, res, _next) => {
+        res.status(error.status ?? 500).json({ caught: error.message });
+      },
+      jsonLimitBytes: 64,
+      appOwns: (path) => path.startsWith('/page'),
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('gives the router express request and response objects, after the first step, with the parsed body', async () => {
+    const res = await send('POST', '/api', { 'content-type': 'application/json' }, '{"a":1}', false, base);
+    expect(JSON.parse(res.body)).toEqual({ by: 'router', body: { a: 1 }, proto: true });
+    expect(seen.at(-1)).toBe('router POST /api');
+  });
+
+  it('hands chunked, oversized and compressed bodies, and the GETs the app owns, to the app', async () => {
+    expect(JSON.parse((await send('POST', '/api', { 'content-type': 'application/json' }, '{"a":2}', true, base)).body)).toEqual({ by: 'app', body: { a: 2 } });
+    // Over the lane's limit: the app's own express.json() (limit 100 kB here) reads it.
+    expect(JSON.parse((await send('POST', '/api', { 'content-type': 'application/json' }, `{"a":"${'x'.repeat(80)}"}`, false, base)).body)).toMatchObject({ by: 'app' });
+    expect(JSON.parse((await send('POST', '/api', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, gzipSync('{"a":3}'), false, base)).body)).toEqual({ by: 'app', body: { a: 3 } });
+    expect(JSON.parse((await send('GET', '/page/x', {}, undefined, false, base)).body)).toEqual({ by: 'app' });
+    expect(JSON.parse((await send('POST', '/page/x', {}, undefined, false, base)).body)).toMatchObject({ by: 'router' });
+  });
+
+  it('answers a step that throws through the error handler, and keeps serving', async () => {
+    const res = await send('GET', '/throws', {}, undefined, false, base);
+    expect(res.status).toBe(500);
+    expect(JSON.parse(res.body)).toEqual({ caught: 'boom' });
+    expect((await send('GET', '/api', {}, undefined, false, base)).status).toBe(200);
   });
 });
