@@ -202,4 +202,44 @@ describe('attempts under way', () => {
     // (10 ms of slack for timer rounding).
     expect(r.requests[3]!.at).toBeGreaterThanOrEqual(r.requests[2]!.at + answerDelay[2]! - 10);
   });
+
+  it('a clock advance waits for every attempt of the account under way, not only the latest one', async () => {
+    const { client } = await createAccount(sb);
+    // The first delivery's attempt hangs until its receiver closes; the second one is answered.
+    const hanging = await receiver('hang');
+    const answering = await receiver(200);
+    const first = await paidTo(client, hanging.url);
+    await hanging.waitForRequests(1);
+    const second = await paidTo(client, answering.url);
+    await waitForDelivery(client, second, (x) => x.status === 'delivered', 'delivered');
+    const advanced = advance(client, 1);
+    // Released only after the advance was asked for: the advance must not answer before it.
+    setTimeout(() => void hanging.close(), 1000);
+    await advanced;
+    const d = await deliveryOf(client, first);
+    expect(d.attempts.map((a) => [a.httpStatus, a.replay])).toEqual([[null, false]]);
+    expect(d.status).toBe('pending');
+  });
+
+  it('a delivery that a replay delivered while an outOfOrder rule held it gets no automatic attempt when the hold ends', async () => {
+    const { client } = await createAccount(sb);
+    const rules = [{ id: 'swap', match: { operation: 'webhook' }, action: { outOfOrder: true }, times: 1 }];
+    expect((await client.put('/_sandbox/faults', { rules })).status).toBe(200);
+    const r = await receiver(200);
+    const held = await paidTo(client, r.url);
+    const d = await waitForDelivery(client, held, (x) => x.nextAttemptAt !== null && Date.parse(x.nextAttemptAt) > Date.parse(x.createdAt), 'held');
+    expect(d.attempts).toEqual([]);
+    expect(await replay(client, d.id)).toMatchObject({ status: 'delivered', nextAttemptAt: null });
+    // The next delivery of the account overtakes the held one, which may then go: its job
+    // comes back, due now, and must find the delivery delivered and do nothing.
+    const next = await paidTo(client, r.url);
+    await waitForDelivery(client, next, (x) => x.status === 'delivered', 'delivered');
+    // Runs every job due by now, and waits for the attempts they start.
+    await advance(client, 1);
+    const after = await deliveryOf(client, held);
+    expect(after.attempts.map((a) => [a.httpStatus, a.replay])).toEqual([[200, true]]);
+    expect(after).toMatchObject({ status: 'delivered', nextAttemptAt: null });
+    expect(r.requests).toHaveLength(2);
+    expect(await eventCount(client, held, 'webhook.delivered')).toBe(1);
+  });
 });
