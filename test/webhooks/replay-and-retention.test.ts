@@ -242,4 +242,17 @@ describe('attempts under way', () => {
     expect(r.requests).toHaveLength(2);
     expect(await eventCount(client, held, 'webhook.delivered')).toBe(1);
   });
+
+  it("while an automatic attempt is under way, its stored retry is due after the attempt's timeout and then its backoff", async () => {
+    const s = await ownSandbox({ webhookTimeoutMs: 5000 });
+    const { client } = await createAccount(s);
+    const r = await receiver('hang');
+    const txId = await paidTo(client, r.url);
+    await r.waitForRequests(1);
+    const d = await deliveryOf(client, txId);
+    expect(d).toMatchObject({ status: 'pending', attempts: [] });
+    // Stored when the attempt started (at or after createdAt): 5 s of timeout, then the first
+    // backoff of 1 s (plus up to 10 %), so a crash during the attempt still retries in order.
+    expect(Date.parse(String(d.nextAttemptAt)) - Date.parse(d.createdAt)).toBeGreaterThanOrEqual(6000);
+  });
 });
