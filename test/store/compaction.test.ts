@@ -1,6 +1,9 @@
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { encodeOp } from '../../src/store/codec.js';
+import { Compactor } from '../../src/store/compaction.js';
+import { Journal } from '../../src/store/journal.js';
 import { listSegments, segmentPath } from '../../src/store/segments.js';
 import { Store } from '../../src/store/store.js';
 import { ensureBuilt, row, useTmpDirs, type Row } from './helpers.js';
@@ -123,5 +126,25 @@ describe('compaction', () => {
     const reopened = await Store.open({ file });
     expect([...declare(reopened).values()].map((r) => r.id)).toEqual(['a', 'c']);
     await reopened.close();
+  });
+});
+
+describe('Compactor.stop', () => {
+  // What Store.close does: stop the compactor, then close the journal, whose final flush
+  // passes the floor. A compaction started by that flush would rotate the closed journal and
+  // share the temp file with the snapshot the store writes next.
+  it('starts no background compaction afterwards, not even from the final flush of the journal', async () => {
+    const file = path.join(tmpDir(), 'sandbox.json');
+    let compactor: Compactor | undefined;
+    const journal = await Journal.open(file, 1, () => compactor?.maybeStart());
+    compactor = new Compactor(file, journal, 1, 0, new Map());
+    journal.append(encodeOp('rows', 'a', row('a')));
+    await compactor.stop();
+    await journal.close();
+    expect(journal.flushes).toBe(1);
+    // A compaction started by that flush would be running now, and stop() waits for it.
+    await compactor.stop();
+    expect(compactor.count).toBe(0);
+    expect(await listSegments(file)).toEqual([1]);
   });
 });
