@@ -1,4 +1,4 @@
-import { pixQrPng } from '../pages/pix-qr.js';
+import { QrRenderer } from '../pages/qr-renderer.js';
 import type { Transaction } from '../spec/types.js';
 
 /**
@@ -13,6 +13,7 @@ import type { Transaction } from '../spec/types.js';
  */
 export const QR_CACHE_BYTES = 32 * 1024 * 1024;
 const qrCache = new Map<string, string>();
+const renderer = new QrRenderer();
 let qrCacheBytes = 0;
 // V8 keeps these ASCII strings one byte per character; the Map entry itself ~100 bytes more.
 const entryBytes = (code: string, base64: string): number => code.length + base64.length + 100;
@@ -25,7 +26,7 @@ async function qrBase64(code: string): Promise<string> {
     qrCache.set(code, cached);
     return cached;
   }
-  const base64 = (await pixQrPng(code)).toString('base64');
+  const base64 = await renderer.render(code);
   // Two answers rendering the same code concurrently: keep one entry.
   if (!qrCache.has(code)) {
     qrCache.set(code, base64);

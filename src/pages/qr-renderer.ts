@@ -1,0 +1,84 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { pixQrPng } from './pix-qr.js';
+import type { QrJob, QrResult } from './qr-worker.js';
+
+/**
+ * tsc emits the worker next to this file in dist/; under vitest this file runs from src/,
+ * where there is no .js worker, so the compiled copy in dist/ (built by the test setup) runs.
+ */
+function workerUrl(): URL {
+  const sibling = new URL('./qr-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(sibling))) return sibling;
+  return new URL('../../dist/pages/qr-worker.js', import.meta.url);
+}
+
+interface Waiting {
+  code: string;
+  resolve: (base64: string) => void;
+  reject: (error: Error) => void;
+}
+
+const drawHere = (code: string): Promise<string> => pixQrPng(code).then((png) => png.toString('base64'));
+
+/**
+ * Draws Pix QR images (base64 PNG) on a worker thread. Every new Pix answer carries one and
+ * drawing it was about a third of a purchase's CPU, on the one thread that also answers
+ * every request; the worker draws it on the other core while the main thread goes on (and
+ * while the purchase's fdatasync runs). If the worker cannot start or dies, images are drawn
+ * on the main thread as before: the same bytes either way.
+ */
+export class QrRenderer {
+  private worker: Worker | undefined;
+  private failed = false;
+  private nextId = 0;
+  private readonly waiting = new Map<number, Waiting>();
+
+  /** `url`: the worker script (tests give one that fails). */
+  constructor(private readonly url: URL = workerUrl()) {}
+
+  render(code: string): Promise<string> {
+    const worker = this.failed ? undefined : (this.worker ?? this.start());
+    if (!worker) return drawHere(code);
+    const id = this.nextId++;
+    return new Promise<string>((resolve, reject) => {
+      this.waiting.set(id, { code, resolve, reject });
+      if (this.waiting.size === 1) worker.ref();
+      worker.postMessage({ id, code } satisfies QrJob);
+    });
+  }
+
+  private start(): Worker | undefined {
+    let worker: Worker;
+    try {
+      worker = new Worker(this.url);
+    } catch {
+      this.failed = true;
+      return undefined;
+    }
+    // Idle, it holds no process open; a job in flight holds it (ref) until answered.
+    worker.unref();
+    worker.on('message', (result: QrResult) => {
+      const waiting = this.waiting.get(result.id);
+      if (!waiting) return;
+      this.waiting.delete(result.id);
+      if (this.waiting.size === 0) worker.unref();
+      if ('base64' in result) waiting.resolve(result.base64);
+      else waiting.reject(new Error(result.error));
+    });
+    const lost = (): void => {
+      if (this.worker !== worker) return;
+      this.failed = true;
+      this.worker = undefined;
+      // The jobs it had are drawn here instead.
+      const pending = [...this.waiting.values()];
+      this.waiting.clear();
+      for (const { code, resolve, reject } of pending) drawHere(code).then(resolve, reject);
+    };
+    worker.on('error', lost);
+    worker.on('exit', lost);
+    this.worker = worker;
+    return worker;
+  }
+}

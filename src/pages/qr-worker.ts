@@ -1,0 +1,20 @@
+import { parentPort } from 'node:worker_threads';
+import { pixQrPng } from './pix-qr.js';
+
+/** One Pix QR to draw: the main thread's request id and the BR Code. */
+export interface QrJob {
+  id: number;
+  code: string;
+}
+
+/** The base64 PNG of a job, or why it could not be drawn. */
+export type QrResult = { id: number; base64: string } | { id: number; error: string };
+
+if (parentPort === null) throw new Error('qr-worker must run in a worker thread');
+const port = parentPort;
+port.on('message', (job: QrJob) => {
+  pixQrPng(job.code).then(
+    (png) => port.postMessage({ id: job.id, base64: png.toString('base64') } satisfies QrResult),
+    (error: unknown) => port.postMessage({ id: job.id, error: error instanceof Error ? error.message : String(error) } satisfies QrResult),
+  );
+});
