@@ -1,18 +1,8 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { pixQrPng } from './pix-qr.js';
 import type { QrJob, QrResult } from './qr-worker.js';
+import { workerUrl } from '../worker-url.js';
 
-/**
- * tsc emits the worker next to this file in dist/; under vitest this file runs from src/,
- * where there is no .js worker, so the compiled copy in dist/ (built by the test setup) runs.
- */
-function workerUrl(): URL {
-  const sibling = new URL('./qr-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(sibling))) return sibling;
-  return new URL('../../dist/pages/qr-worker.js', import.meta.url);
-}
 
 interface Waiting {
   code: string;
@@ -36,7 +26,7 @@ export class QrRenderer {
   private readonly waiting = new Map<number, Waiting>();
 
   /** `url`: the worker script (tests give one that fails). */
-  constructor(private readonly url: URL = workerUrl()) {}
+  constructor(private readonly url: URL = workerUrl(import.meta.url, 'qr-worker.js')) {}
 
   render(code: string): Promise<string> {
     const worker = this.failed ? undefined : (this.worker ?? this.start());

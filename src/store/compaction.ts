@@ -1,9 +1,8 @@
-import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Journal } from './journal.js';
 import { listSegments, segmentPath } from './segments.js';
+import { workerUrl } from '../worker-url.js';
 import type { Logger } from './types.js';
 
 export interface CompactRequest {
@@ -19,15 +18,9 @@ export interface CompactResult {
   droppedBytes: number;
 }
 
-/**
- * tsc emits the worker next to this file in dist/, but under vitest this file
- * runs from src/ where there is no .js worker to start, so fall back to the
- * compiled copy in dist/ (built by the test setup).
- */
+/** The compaction worker's script (src/worker-url.ts). */
 export function compactWorkerUrl(): URL {
-  const sibling = new URL('./compact-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(sibling))) return sibling;
-  return new URL('../../dist/store/compact-worker.js', import.meta.url);
+  return workerUrl(import.meta.url, 'compact-worker.js');
 }
 
 /**
