@@ -64,10 +64,11 @@ export interface DeliveryQuery {
 const toDelivery = ({ accountId: _accountId, ...delivery }: DeliveryRecord): Delivery => delivery;
 
 /**
- * The webhook outbox. A paid transaction gets a delivery record and a job; the job stores
- * the next retry before the attempt starts, so a crash mid-attempt still retries after a
- * restart (at least once). Attempts run in the background: the scheduler never waits on
- * a receiver, and `idle(account)` lets the test clock wait for the account's own.
+ * The webhook outbox. A paid transaction gets a delivery record and, in the same commit,
+ * the job of its next retry; every attempt stores the next retry before it starts, so a
+ * crash mid-attempt still retries after a restart (at least once). Attempts run in the
+ * background: the scheduler never waits on a receiver, and `idle(account)` lets the test
+ * clock wait for the account's own.
  */
 export class Deliveries {
   private readonly records: Collection<DeliveryRecord>;
@@ -127,8 +128,10 @@ export class Deliveries {
       createdAt: new Date(now).toISOString(),
       accountId: account.id,
     };
-    this.records.put(delivery);
-    if (url) this.scheduler.schedule(account.id, DELIVER_JOB, delivery.id, now);
+    // The first attempt is decided now, so its retry job reaches the journal in the same
+    // commit as the change it reports: one fdatasync before the webhook leaves, not two.
+    if (url) this.attempt(delivery);
+    else this.records.put(delivery);
   }
 
   list(accountId: string, query: DeliveryQuery): Page<Delivery> {
@@ -202,9 +205,16 @@ export class Deliveries {
       this.faults?.drop(job.accountId, job.ref);
       return;
     }
+    this.attempt(record);
+  }
+
+  /** Stores the delivery with its next attempt (held, retried or last) and starts this one unless held. */
+  private attempt(record: DeliveryRecord): void {
     const now = this.clocks.nowMs(record.accountId);
     if (this.sending.has(record.id)) {
-      this.scheduler.schedule(record.accountId, DELIVER_JOB, record.id, now + this.retry.baseDelayMs);
+      const due = now + this.retry.baseDelayMs;
+      this.scheduler.schedule(record.accountId, DELIVER_JOB, record.id, due);
+      this.records.put({ ...record, nextAttemptAt: new Date(due).toISOString() });
       return;
     }
     const fault = this.faults?.forWebhookAttempt(record.accountId, record.id, record.event);

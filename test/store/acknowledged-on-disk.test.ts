@@ -34,7 +34,7 @@ describe('a payment and its webhook', () => {
     disk.restore();
   });
 
-  it('the payment is appended, written and datasynced before the reply; the webhook leaves only once the payment and its stored retry are on disk', async () => {
+  it('the payment is appended, written and datasynced before the reply; the webhook leaves once the payment, written together with its delivery and retry job, is on disk', async () => {
     const { client } = await createAccount(sb);
     const tx = await created(client, pixBody({ postbackUrl: receiver.url }));
     const first = disk.steps.length;
@@ -67,6 +67,15 @@ describe('a payment and its webhook', () => {
     expect(delivery!.nextAttemptAt, 'its retry stored before the attempt').toEqual(expect.any(String));
     const jobs = records(onDisk, 'jobs').filter((j) => j.kind === DELIVER_JOB && j.ref === deliveryId);
     expect(jobs.map((j) => j.dueAt), 'the retry job on disk at the send, due when the delivery says').toEqual([Date.parse(String(delivery!.nextAttemptAt))]);
+    // The outbox: the delivery and the job of its retry go to disk in the payment's own
+    // write, so one datasync stands between the change and its webhook, not two.
+    const batch = (steps[written] as { text: string }).text
+      .split('\n')
+      .filter((l) => l.includes('\t'))
+      .map((l) => JSON.parse(l.slice(l.indexOf('\t') + 1)) as [string, string, StoredRecord | null]);
+    const retryJob = jobs[0]!;
+    expect(batch.some(([c, id, v]) => c === 'deliveries' && id === deliveryId && v?.nextAttemptAt === delivery!.nextAttemptAt), 'the delivery, with its retry, in the payment\'s write').toBe(true);
+    expect(batch.some(([c, id]) => c === 'jobs' && id === retryJob.id), 'the retry job in the payment\'s write').toBe(true);
   });
 });
 
