@@ -31,6 +31,7 @@ import { Autopilot } from './autopilot/autopilot.js';
 import { loadRulesFile } from './autopilot/load-rules.js';
 import { createAutopilotHandlers } from './http/autopilot-handlers.js';
 import { installResponseValidation } from './http/response-validation.js';
+import { installJsonText } from './http/json-text.js';
 import { MockResponder } from './mock/responder.js';
 import { Faults, operationIdsOf } from './faults/faults.js';
 import { HttpFaults } from './faults/http-faults.js';
@@ -151,6 +152,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   app.set('etag', false);
   const logging = requestLogging({ log: requestLog, accounts, logger });
   app.use(logging);
+  installJsonText(app);
   installResponseValidation(app, { document, mode: config.validateResponses, logger });
   app.use(express.json({ limit: config.jsonLimitBytes, type: ['application/json', 'application/*+json'] }));
   // The console, the spec and its reference page are for people, outside openapi.yaml's routing.

@@ -1,5 +1,6 @@
 import { QrRenderer } from '../pages/qr-renderer.js';
 import type { Transaction } from '../spec/types.js';
+import { keepJsonText } from './json-text.js';
 
 /**
  * QR images by BR Code, least recently used dropped first, bounded by their size rather than
@@ -41,6 +42,15 @@ async function qrBase64(code: string): Promise<string> {
 }
 
 /**
+ * The last presented Pix answers, by the stored view they present (views are replaced, never
+ * changed, by a transition): a transaction polled while nothing happens to it is answered
+ * with the same object, whose JSON text is kept (src/http/json-text.ts). Bounded by count;
+ * an entry is ~3 KB (the object and its text).
+ */
+export const PRESENTED_CACHE_ENTRIES = 4096;
+const presented = new Map<Transaction, Transaction>();
+
+/**
  * A transaction as the API answers it: the stored view plus `qrCode`, the base64 PNG of
  * its Pix code, wherever the code is there. The image is derived, not stored: it would
  * multiply the size of every Pix record for something rebuilt in half a millisecond.
@@ -48,5 +58,14 @@ async function qrBase64(code: string): Promise<string> {
 export async function presentTransaction(view: Transaction): Promise<Transaction> {
   const code = 'pixCode' in view ? view.pixCode : undefined;
   if (!code) return view;
-  return { ...view, qrCode: await qrBase64(code) } as Transaction;
+  const known = presented.get(view);
+  if (known !== undefined) {
+    presented.delete(view);
+    presented.set(view, known);
+    return known;
+  }
+  const answer = keepJsonText({ ...view, qrCode: await qrBase64(code) } as Transaction);
+  presented.set(view, answer);
+  if (presented.size > PRESENTED_CACHE_ENTRIES) presented.delete(presented.keys().next().value as Transaction);
+  return answer;
 }

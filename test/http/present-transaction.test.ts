@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
-import { presentTransaction } from '../../src/http/present-transaction.js';
+import { PRESENTED_CACHE_ENTRIES, presentTransaction } from '../../src/http/present-transaction.js';
 import type { Transaction } from '../../src/spec/types.js';
 
 const jsQR = createRequire(import.meta.url)('jsqr') as typeof import('jsqr').default;
@@ -25,6 +25,33 @@ describe('presentTransaction', () => {
     for (const code of [CODE, other]) images.set(code, ((await presentTransaction(view(code))) as Transaction & { qrCode: string }).qrCode);
     expect(images.get(CODE)).not.toBe(images.get(other));
     for (const code of [other, CODE]) expect(((await presentTransaction(view(code))) as Transaction & { qrCode: string }).qrCode).toBe(images.get(code));
+  });
+
+  it('answers the same stored view with the same frozen object (its JSON text kept), and a replaced view with a new one', async () => {
+    const stored = view(CODE);
+    const first = await presentTransaction(stored);
+    expect(await presentTransaction(stored)).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    const paid = { ...stored, status: 'APPROVED' } as unknown as Transaction;
+    const after = await presentTransaction(paid);
+    expect(after).not.toBe(first);
+    expect(after.status).toBe('APPROVED');
+    expect(first.status).toBe('PENDING');
+  });
+
+  it('keeps at most PRESENTED_CACHE_ENTRIES answers: the least recently asked for is presented anew', async () => {
+    const oldest = view(CODE);
+    const first = await presentTransaction(oldest);
+    const kept = view(CODE);
+    const keptAnswer = await presentTransaction(kept);
+    for (let i = 0; i < PRESENTED_CACHE_ENTRIES - 1; i++) {
+      await presentTransaction(view(CODE));
+      if (i === 100) expect(await presentTransaction(kept)).toBe(keptAnswer); // asked for again: now among the newest
+    }
+    expect(await presentTransaction(kept)).toBe(keptAnswer);
+    const again = await presentTransaction(oldest);
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
   });
 
   it('leaves a transaction without a Pix code (or with an empty one) as it is', async () => {
