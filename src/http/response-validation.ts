@@ -136,7 +136,8 @@ export interface ResponseValidationOptions {
  * seen at the single place JSON leaves. A mismatch is logged at error level and marked with
  * `x-sandbox-response-invalid`; `strict` replaces it with a 500 naming the mismatch.
  *
- * `off` constructs nothing and wraps nothing: the send path is express's own.
+ * `off` constructs nothing and wraps nothing: the send path is express's own (behind the
+ * kept JSON texts of src/http/json-text.ts).
  */
 export function installResponseValidation(app: Express, options: ResponseValidationOptions): ResponseValidator | undefined {
   const { mode, logger } = options;
