@@ -6,7 +6,7 @@ import type { Express, Response } from 'express';
  * was a tenth of such a GET's CPU. A body is registered once, frozen, and serialized the
  * first time it is sent; the text lives exactly as long as the body does.
  */
-const texts = new WeakMap<object, string | null>();
+const texts = new WeakMap<object, Buffer | null>();
 
 export function keepJsonText<T extends object>(body: T): T {
   if (!texts.has(body)) texts.set(body, null);
@@ -29,10 +29,14 @@ export function installJsonText(app: Express): void {
     if (typeof body !== 'object' || body === null || !texts.has(body)) return json.call(this, body);
     let text = texts.get(body);
     if (text == null) {
-      text = JSON.stringify(body);
+      // Kept as bytes: express would otherwise copy a text this long into a Buffer on every send.
+      text = Buffer.from(JSON.stringify(body));
       texts.set(body, text);
     }
-    if (!this.get('Content-Type')) this.set('Content-Type', 'application/json');
+    // Express adds the charset to a string's type; a Buffer's type is sent as it is set.
+    const type = this.get('Content-Type');
+    if (type !== undefined) return this.send(text.toString());
+    this.set('Content-Type', 'application/json; charset=utf-8');
     return this.send(text);
   };
 }
