@@ -3,6 +3,7 @@ import type { CompactRequest, CompactResult } from './compaction.js';
 import { listSegments, scanSegment, segmentPath } from './segments.js';
 import { readSnapshot, writeSnapshot } from './snapshot.js';
 import { applyOp } from './state.js';
+import { lowerThreadPriority } from './background-priority.js';
 
 /** Rebuilds the state from disk rather than from the main thread's memory, so nothing large crosses threads. */
 async function compact({ file, uptoSeq }: CompactRequest): Promise<CompactResult> {
@@ -26,4 +27,6 @@ function parseRequest(data: unknown): CompactRequest {
 }
 
 if (parentPort === null) throw new Error('compact-worker must run in a worker thread');
+// Compaction is never waited for by a request: the thread answering them goes first.
+lowerThreadPriority();
 parentPort.postMessage(await compact(parseRequest(workerData)));
