@@ -13,7 +13,7 @@ import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
 import type { AttemptOutcome, Dispatcher } from './dispatcher.js';
 import { webhookBody, type WebhookBody, type WebhookEvent } from './payload.js';
-import { signBody, sortKeysDeep } from './signature.js';
+import { signedText } from './signature.js';
 
 export const DELIVER_JOB = 'deliverWebhook';
 
@@ -244,10 +244,11 @@ export class Deliveries {
     const account = this.accounts.get(record.accountId);
     const url = record.url;
     if (!account || !url) return Promise.resolve();
-    const body = JSON.stringify(sortKeysDeep(record.payload));
+    // A badSignature fault signs with another key: a well-formed signature that does not verify.
+    const secret = fault && 'badSignature' in fault ? `${account.webhookSecret}:bad-signature-fault` : account.webhookSecret;
+    const { text: body, signature } = signedText(record.payload, secret);
     const headers = {
-      // A badSignature fault signs with another key: a well-formed signature that does not verify.
-      'x-signature': signBody(record.payload, fault && 'badSignature' in fault ? `${account.webhookSecret}:bad-signature-fault` : account.webhookSecret),
+      'x-signature': signature,
       'x-sandbox-delivery': record.id,
       'x-sandbox-event': record.event,
       'x-sandbox-attempt': String(record.attempts.length + 1),

@@ -19,5 +19,17 @@ export function sortKeysDeep(value: unknown): unknown {
  */
 export function signBody(body: Record<string, unknown>, secret: string): string {
   const { signature: _signature, ...signed } = body;
-  return createHmac('sha256', secret).update(JSON.stringify(sortKeysDeep(signed))).digest('hex');
+  return signText(JSON.stringify(sortKeysDeep(signed)), secret);
+}
+
+const signText = (text: string, secret: string): string => createHmac('sha256', secret).update(text).digest('hex');
+
+/**
+ * The text a webhook sends (its key-sorted JSON) and its `x-signature`: without a top-level
+ * `signature` field, which the sandbox's payloads never have, the signed text is the text
+ * sent, serialized once.
+ */
+export function signedText(body: Record<string, unknown>, secret: string): { text: string; signature: string } {
+  const text = JSON.stringify(sortKeysDeep(body));
+  return { text, signature: 'signature' in body ? signBody(body, secret) : signText(text, secret) };
 }
