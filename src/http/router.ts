@@ -10,6 +10,7 @@ import type { OperationId, Permission } from '../spec/types.js';
 import { HttpError, errorBody, familyOf } from './errors.js';
 import { createAjv, describeValidationErrors } from './validator.js';
 import { OperationMatcher } from './operation-matcher.js';
+import { writeAtTurnEnd } from './turn-end-writes.js';
 import { installParseRequest } from './parse-request.js';
 import { exactValidationMessage, notEmulated, unknownPrototypeField, nonFiniteNumberField } from './request-checks.js';
 
@@ -163,7 +164,10 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
     });
     await commit();
     if (fault?.afterCommit) return fault.afterCommit();
-    send(res, reply);
+    writeAtTurnEnd(
+      () => send(res, reply),
+      (error) => internalError(res, req, error),
+    );
   }
 
   /**

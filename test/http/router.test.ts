@@ -117,6 +117,8 @@ const handlers: Record<string, OperationHandler> = {
     if (body.name === 'huge') throw new HttpError(413, 'too large');
     if (body.name === 'crash') throw new TypeError('boom');
     if (body.name === 'hint') throw new DomainError('invalid', 'name is odd', 'não é válido — see the docs');
+    // A header value node refuses (a line break): the reply fails only when it is written.
+    if (body.name === 'unwritable') return { status: 201, json: { created: body.name }, headers: { 'x-thing': 'a\nb' } };
     return { status: 201, json: { created: body.name }, headers: { 'x-thing': 'made' } };
   }),
   listThings: handler(async (call) => ({ status: 200, json: { limit: call.query.limit ?? null, admin: call.admin } })),
@@ -462,6 +464,17 @@ describe('handling and the durability barrier', () => {
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({ msg: 'request failed', obj: { method: 'POST', path: '/v2/things' } });
     expect((logged[0]?.obj.err as Error).message).toBe('boom');
+    expect((await postThing({ name: 'fine' })).status).toBe(201);
+  });
+
+  it('a reply that fails as it is written (at the end of the turn) is a 500 and logged, never a crash', async () => {
+    expect(await postThing({ name: 'unwritable' })).toMatchObject({
+      status: 500,
+      body: { status: 500, error: 'internal error of the sandbox; see its log' },
+    });
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({ msg: 'request failed', obj: { method: 'POST', path: '/v2/things' } });
+    expect((logged[0]?.obj.err as NodeJS.ErrnoException).code).toBe('ERR_INVALID_CHAR');
     expect((await postThing({ name: 'fine' })).status).toBe(201);
   });
 

@@ -1,0 +1,59 @@
+import { setImmediate as turnEnd } from 'node:timers/promises';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { writeAtTurnEnd } from '../../src/http/turn-end-writes.js';
+
+describe('writeAtTurnEnd', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('writes nothing during the turn, then every answer of the turn in the order it was queued', async () => {
+    const written: string[] = [];
+    const failed = (error: unknown) => written.push(`failed ${String(error)}`);
+    writeAtTurnEnd(() => written.push('first'), failed);
+    // Promise continuations (what an awaited commit resolves in) still belong to the turn.
+    await Promise.resolve();
+    writeAtTurnEnd(() => written.push('second'), failed);
+    process.nextTick(() => writeAtTurnEnd(() => written.push('third'), failed));
+    await new Promise<void>((resolve) => process.nextTick(resolve));
+    expect(written).toEqual([]);
+    await turnEnd();
+    expect(written).toEqual(['first', 'second', 'third']);
+  });
+
+  it('a write that throws goes to its own failure callback; the others are still written', async () => {
+    const written: string[] = [];
+    const failures: unknown[] = [];
+    const boom = new Error('header refused');
+    writeAtTurnEnd(() => written.push('before'), (error) => failures.push(['before', error]));
+    writeAtTurnEnd(() => {
+      throw boom;
+    }, (error) => failures.push(['throwing', error]));
+    writeAtTurnEnd(() => written.push('after'), (error) => failures.push(['after', error]));
+    await turnEnd();
+    expect(written).toEqual(['before', 'after']);
+    expect(failures).toEqual([['throwing', boom]]);
+  });
+
+  it('a write queued while the batch is written waits for the next turn, and is written then', async () => {
+    const written: string[] = [];
+    const failed = (): void => undefined;
+    writeAtTurnEnd(() => {
+      written.push('outer');
+      writeAtTurnEnd(() => written.push('inner'), failed);
+    }, failed);
+    await turnEnd();
+    expect(written).toEqual(['outer']);
+    await turnEnd();
+    expect(written).toEqual(['outer', 'inner']);
+  });
+
+  it("a test's fake timers do not hold answers back", async () => {
+    vi.useFakeTimers({ toFake: ['setImmediate', 'setTimeout', 'queueMicrotask'] });
+    const written: string[] = [];
+    writeAtTurnEnd(() => written.push('answer'), () => undefined);
+    vi.useRealTimers();
+    await turnEnd();
+    expect(written).toEqual(['answer']);
+  });
+});
