@@ -32,3 +32,15 @@ function flush(): void {
     }
   }
 }
+
+/**
+ * Resolves after the turn's answers are written, those queued later in the turn included: a
+ * webhook reporting the change an answer acknowledges leaves after that answer (the pay's 200
+ * before its `cashin.paid`), as it did when answers were written at once.
+ */
+export function afterTurnAnswers(): Promise<void> {
+  return new Promise((resolve) => writeAtTurnEnd(resolve, noFailure));
+}
+
+// A resolver does not throw.
+const noFailure = (): void => undefined;

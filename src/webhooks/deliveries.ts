@@ -14,6 +14,7 @@ import type { Transactions } from '../transactions/transactions.js';
 import type { AttemptOutcome, Dispatcher } from './dispatcher.js';
 import { webhookBody, type WebhookBody, type WebhookEvent } from './payload.js';
 import { signedText } from './signature.js';
+import { afterTurnAnswers } from '../http/turn-end-writes.js';
 
 export const DELIVER_JOB = 'deliverWebhook';
 
@@ -256,8 +257,10 @@ export class Deliveries {
     const at = new Date(this.clocks.nowMs(record.accountId)).toISOString();
     this.sending.set(record.id, (this.sending.get(record.id) ?? 0) + 1);
     // Nothing leaves before the payment it reports, and the retry stored for this attempt,
-    // are on disk: a crash can then only repeat a webhook, never announce an unsaved one.
+    // are on disk: a crash can then only repeat a webhook, never announce an unsaved one. Nor
+    // before the answer that acknowledged the payment, written at the end of the turn.
     const work = this.commit()
+      .then(afterTurnAnswers)
       .then(() => this.dispatcher.post(url, body, headers))
       .then(async (outcome) => {
         // A duplicate fault sends the same request again; the first answer is the attempt's.

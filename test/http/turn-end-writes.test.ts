@@ -1,6 +1,6 @@
 import { setImmediate as turnEnd } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { writeAtTurnEnd } from '../../src/http/turn-end-writes.js';
+import { afterTurnAnswers, writeAtTurnEnd } from '../../src/http/turn-end-writes.js';
 
 describe('writeAtTurnEnd', () => {
   afterEach(() => {
@@ -55,5 +55,19 @@ describe('writeAtTurnEnd', () => {
     vi.useRealTimers();
     await turnEnd();
     expect(written).toEqual(['answer']);
+  });
+});
+
+describe('afterTurnAnswers', () => {
+  it("resolves after every answer of the turn is written, those queued after it included", async () => {
+    const order: string[] = [];
+    const failed = (): void => undefined;
+    writeAtTurnEnd(() => order.push('answer 1'), failed);
+    const followed = afterTurnAnswers().then(() => order.push('webhook'));
+    writeAtTurnEnd(() => order.push('answer 2'), failed);
+    await Promise.resolve();
+    writeAtTurnEnd(() => order.push('answer 3'), failed);
+    await followed;
+    expect(order).toEqual(['answer 1', 'answer 2', 'answer 3', 'webhook']);
   });
 });
