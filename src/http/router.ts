@@ -149,7 +149,7 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
 
     const handler = operation.operationId ? handlers.get(operation.operationId as OperationId) : undefined;
     if (!handler) {
-      if (options.fallback) return send(res, options.fallback(operation, req));
+      if (options.fallback) return answer(res, req, options.fallback(operation, req));
       const route = `${operation.method.toUpperCase()} ${operation.path}`;
       return sendError(res, req.path, 501, `${route} is not emulated by this version of the sandbox yet`);
     }
@@ -164,6 +164,11 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
     });
     await commit();
     if (fault?.afterCommit) return fault.afterCommit();
+    answer(res, req, reply);
+  }
+
+  /** Sends a handler's reply with the other answers of the turn (src/http/turn-end-writes.ts). */
+  function answer(res: Response, req: ExpressRequest, reply: Reply): void {
     writeAtTurnEnd(
       () => send(res, reply),
       (error) => internalError(res, req, error),

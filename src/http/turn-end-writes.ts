@@ -7,11 +7,11 @@ const queued: { write: Write; failed: (error: unknown) => void }[] = [];
 /**
  * Writes an answer at the end of the event loop's turn, together with every other answer
  * the turn produced, rather than the moment it is ready (what Netty's flush consolidation
- * does). The turn reads a batch of requests from the sockets epoll reported; writing each
- * answer between those reads woke the client once per answer and had both cores contend for
- * the same sockets, and this cost more CPU than the sandbox's own work on a GET: written
- * after the reads, a GET took ~40 % less CPU (bench/results). The delay is the rest of the
- * turn, well under a millisecond.
+ * does). The turn reads a batch of requests from the sockets epoll reported; written one by
+ * one between those reads, each answer woke the client, and the sandbox and the client took
+ * turns on the same sockets. Written after the reads, a GET took 31-46 µs of CPU instead of
+ * 54-80 in interleaved runs (README, Benchmark). The delay is the rest of the turn, well
+ * under a millisecond.
  *
  * `write` must not throw; if it does, `failed` gets the error and the other writes go on.
  * node:timers' own setImmediate, so that a test's fake timers cannot hold answers back.
