@@ -456,25 +456,17 @@ describe('handling and the durability barrier', () => {
     expect(res.headers.get('x-sandbox-hint')).toBe(`n${encodeURIComponent('ã')}o ${encodeURIComponent('é')} v${encodeURIComponent('á')}lido ${encodeURIComponent('—')} see the docs`);
   });
 
-  it('an unexpected error is a 500 in the family shape, never a crash, and is logged with the request', async () => {
-    expect(await postThing({ name: 'crash' })).toMatchObject({
+  // A handler that throws, and a reply that fails only as it is written at the end of the turn.
+  it.each([
+    { failure: 'an unexpected error', name: 'crash', error: { message: 'boom' } },
+    { failure: 'a reply that fails as it is written', name: 'unwritable', error: { code: 'ERR_INVALID_CHAR' } },
+  ])('$failure is a 500 in the family shape, never a crash, and is logged with the request', async ({ name, error }) => {
+    expect(await postThing({ name })).toMatchObject({
       status: 500,
       body: { status: 500, error: 'internal error of the sandbox; see its log' },
     });
     expect(logged).toHaveLength(1);
-    expect(logged[0]).toMatchObject({ msg: 'request failed', obj: { method: 'POST', path: '/v2/things' } });
-    expect((logged[0]?.obj.err as Error).message).toBe('boom');
-    expect((await postThing({ name: 'fine' })).status).toBe(201);
-  });
-
-  it('a reply that fails as it is written (at the end of the turn) is a 500 and logged, never a crash', async () => {
-    expect(await postThing({ name: 'unwritable' })).toMatchObject({
-      status: 500,
-      body: { status: 500, error: 'internal error of the sandbox; see its log' },
-    });
-    expect(logged).toHaveLength(1);
-    expect(logged[0]).toMatchObject({ msg: 'request failed', obj: { method: 'POST', path: '/v2/things' } });
-    expect((logged[0]?.obj.err as NodeJS.ErrnoException).code).toBe('ERR_INVALID_CHAR');
+    expect(logged[0]).toMatchObject({ msg: 'request failed', obj: { method: 'POST', path: '/v2/things', err: error } });
     expect((await postThing({ name: 'fine' })).status).toBe(201);
   });
 
