@@ -10,8 +10,11 @@ RUN npx tsc -p tsconfig.json
 
 # Runtime stage: production dependencies and the compiled dist/ only.
 FROM node:22-slim AS runtime
+# Bound to every interface of the container; publish it on the host's loopback only
+# (docker run -p 127.0.0.1:4010:4010), or set SANDBOX_ADMIN_TOKEN to share it.
 ENV NODE_ENV=production \
     SANDBOX_DOCKER=1 \
+    SANDBOX_HOST=0.0.0.0 \
     PORT=4010
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -1,11 +1,11 @@
-import express, { type ErrorRequestHandler, type Express } from 'express';
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { dirname, join } from 'node:path';
 import { Accounts, type AccountRecord } from './accounts/accounts.js';
 import { ProductImages } from './catalog/images.js';
 import { Offers } from './catalog/offers.js';
 import { Products } from './catalog/products.js';
 import { systemClock } from './clock.js';
-import type { Config } from './config.js';
+import { DEFAULTS, type Config } from './config.js';
 import { createHandlers } from './http/handlers.js';
 import { createRouter, sendError } from './http/router.js';
 import type { Logger } from './log.js';
@@ -40,11 +40,13 @@ import { createFaultHandlers } from './http/fault-handlers.js';
 import { createInspectorHandlers } from './http/inspector-handlers.js';
 import { RequestLog, requestLogPruner } from './http/request-log.js';
 import { requestLogging } from './http/request-log-middleware.js';
-import { applySeed, loadSeedFile } from './sandbox/seed.js';
+import { applySeed, loadSeedFile, seedTargetRefusal } from './sandbox/seed.js';
 import { Retention } from './sandbox/retention.js';
 import { consoleMayOwn, createConsoleRoutes } from './console/routes.js';
 import { createApiServer } from './http/api-lane.js';
 import { createPageHandlers } from './pages/handlers.js';
+import { exposureWarning, sharedUseOf } from './http/shared-use.js';
+import { WebhookTargets } from './webhooks/targets.js';
 
 export interface Sandbox {
   app: Express;
@@ -66,6 +68,9 @@ export interface Sandbox {
 
 /** Wires the store, the domain services and the spec-driven router into one express app. */
 export async function createSandbox(config: Config, logger: Logger): Promise<Sandbox> {
+  // Settings that cannot be read fail the start before the store is opened (and locked).
+  const targets = WebhookTargets.parse(config.webhookAllow);
+  const shared = sharedUseOf(config);
   const [document, store] = await Promise.all([
     loadOpenApi(),
     Store.open({ file: config.inMemory ? undefined : config.dataFile, compactMinBytes: config.compactMinBytes, logger }),
@@ -90,7 +95,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   });
   const transitions = new Transitions(transactions, accounts, clocks, scheduler, () => publicUrl);
   const events = new Events(store);
-  const dispatcher = new Dispatcher(config.webhookTimeoutMs);
+  const dispatcher = new Dispatcher(config.webhookTimeoutMs, { targets });
   const deliveries = new Deliveries(store, accounts, transactions, clocks, scheduler, dispatcher, events, commit, logger, {
     ...DEFAULT_RETRY,
     maxAttempts: config.webhookMaxAttempts,
@@ -101,7 +106,9 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   const sandboxRules = config.autopilotFile ? loadRulesFile(config.autopilotFile, document).rules : [];
   const autopilot = new Autopilot(store, transactions, transitions, scheduler, sandboxRules, logger);
   const reset = new AccountReset({ products, offers, images, transactions, scheduler, clocks, events, deliveries, commit });
-  const defaultAccount = accounts.ensureDefault(config.secretKey);
+  const defaultAccount = accounts.ensureDefault(config.secretKey, DEFAULTS.secretKey);
+  const exposed = exposureWarning(config, defaultAccount.secretKey, DEFAULTS.secretKey);
+  if (exposed) logger.warn({ host: config.host }, exposed);
   const faults = new Faults(store, config.faultSeed, operationIdsOf(document));
   deliveries.useFaults(faults);
   const httpFaults = new HttpFaults(faults);
@@ -109,7 +116,10 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   const requestLog = new RequestLog(config.requestLogSize);
   if (config.seedFile) {
     try {
-      const seeded = applySeed(loadSeedFile(config.seedFile, document), { accounts, products, offers, transactions, transitions });
+      const seed = loadSeedFile(config.seedFile, document);
+      const refused = seedTargetRefusal(seed, (url) => targets.refusal(url));
+      if (refused) throw new Error(`seed file ${config.seedFile}: ${refused}`);
+      const seeded = applySeed(seed, { accounts, products, offers, transactions, transitions });
       logger.info({ seedFile: config.seedFile, ...seeded }, 'seed file applied');
     } catch (error) {
       // Releases the data file's lock, so a corrected file can be tried again in this process.
@@ -131,13 +141,13 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     document,
     // Mock mode: no handler, so every operation is answered from its schema by the fallback.
     handlers: config.mock ? {} : {
-      ...createHandlers({ config, accounts, products, offers, images, objects, reset }),
-      ...createTransactionHandlers({ accounts, transactions, transitions, clocks, scheduler, deliveries }),
-      ...createPageHandlers({ accounts, transactions, transitions }),
+      ...createHandlers({ config, accounts, products, offers, images, objects, reset, shared, targets }),
+      ...createTransactionHandlers({ accounts, transactions, transitions, clocks, scheduler, deliveries, targets }),
+      ...createPageHandlers({ accounts, transactions, transitions, shared, publicUrl: () => publicUrl }),
       ...createWebhookHandlers({ deliveries, events, scheduler }),
       ...createAutopilotHandlers(autopilot),
       ...createFaultHandlers(faults),
-      ...createInspectorHandlers(config, requestLog),
+      ...createInspectorHandlers(config, requestLog, shared),
     },
     accounts,
     adminToken: config.adminToken,
@@ -151,7 +161,10 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   app.disable('x-powered-by');
   app.set('etag', false);
   const logging = requestLogging({ log: requestLog, accounts, logger });
-  app.use(logging);
+  const guard = shared.guard();
+  // The request log first, so a refused request is still answered with its trace id.
+  const before: RequestHandler = (req, res, next) => logging(req, res, () => guard(req, res, next));
+  app.use(before);
   installJsonText(app);
   installResponseValidation(app, { document, mode: config.validateResponses, logger });
   app.use(express.json({ limit: config.jsonLimitBytes, type: ['application/json', 'application/*+json'] }));
@@ -162,7 +175,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   app.use(renderBodyErrors);
   const laneOptions = {
     app,
-    before: logging,
+    before,
     router,
     bodyErrors: renderBodyErrors,
     jsonLimitBytes: config.jsonLimitBytes,
@@ -183,7 +196,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
       publicUrl = config.publicUrl ?? url;
     },
     attachEventStream: (server) => {
-      stream = attachEventStream(server, accounts, events);
+      stream = attachEventStream(server, accounts, events, { refusal: (req) => shared.upgradeRefusal(req) });
     },
     closeStreams: () => {
       stream?.close();

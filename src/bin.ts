@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { parseResponseValidationMode, resolveConfig, DEFAULTS, type ConfigInput, type ResponseValidationMode } from './config.js';
+import { parseList, parseResponseValidationMode, resolveConfig, DEFAULTS, type ConfigInput, type ResponseValidationMode } from './config.js';
 import { createLogger } from './log.js';
 import { startServer } from './server.js';
 import { registerScenarioCommand } from './scenarios/cli.js';
@@ -29,13 +29,17 @@ program
   .command('start', { isDefault: true })
   .description('start the sandbox server')
   .addOption(new Option('--port <port>', 'port to listen on').env('PORT').argParser(integer).default(DEFAULTS.port))
-  .addOption(new Option('--host <host>', 'address to bind (default 127.0.0.1, 0.0.0.0 in Docker)').env('HOST'))
+  // Not HOST: shells such as zsh set it to the machine's name.
+  .addOption(new Option('--host <host>', 'address to bind (default 127.0.0.1, 0.0.0.0 in Docker)').env('SANDBOX_HOST'))
   .addOption(new Option('--data <file>', `lowdb data file (default ${DEFAULTS.dataFile}, /data/sandbox.json in Docker)`).env('SANDBOX_DATA'))
   .addOption(new Option('--in-memory', 'keep nothing on disk').env('SANDBOX_IN_MEMORY'))
-  .addOption(new Option('--secret-key <key>', "default account's secret key").env('SANDBOX_SECRET_KEY').default(DEFAULTS.secretKey))
+  .addOption(new Option('--secret-key <key>', `default account's secret key (default ${DEFAULTS.secretKey}; with an admin token, a random one)`).env('SANDBOX_SECRET_KEY'))
   .addOption(new Option('--public-url <url>', 'base of the absolute URLs it emits (default http://localhost:<port>)').env('SANDBOX_PUBLIC_URL'))
   .addOption(new Option('--instruction-delay <ms>', 'delay before payment instructions are filled').env('SANDBOX_INSTRUCTION_DELAY_MS').argParser(integer).default(DEFAULTS.instructionDelayMs))
-  .addOption(new Option('--admin-token <token>', 'token guarding /_sandbox/accounts and reset').env('SANDBOX_ADMIN_TOKEN'))
+  .addOption(new Option('--admin-token <token>', 'token guarding account creation, reset and the unauthenticated request log').env('SANDBOX_ADMIN_TOKEN'))
+  .addOption(new Option('--allowed-hosts <names>', 'Host header names answered besides loopback ones, comma-separated (.example.com: subdomains; *: any)').env('SANDBOX_ALLOWED_HOSTS').argParser(parseList))
+  .addOption(new Option('--allowed-origins <origins>', 'origins given CORS headers, comma-separated (e.g. http://localhost:3000)').env('SANDBOX_ALLOWED_ORIGINS').argParser(parseList))
+  .addOption(new Option('--webhook-allow <targets>', 'webhook targets allowed: host names, *.subdomains, IPs, CIDRs, comma-separated (default *: any but link-local and cloud metadata)').env('SANDBOX_WEBHOOK_ALLOW').argParser(parseList))
   .addOption(new Option('--log-level <level>', 'pino log level').env('LOG_LEVEL').default(DEFAULTS.logLevel))
   .addOption(new Option('--strict-documents', 'also check CPF, CNPJ, CUIT and NIT check digits').env('SANDBOX_STRICT_DOCUMENTS'))
   .addOption(new Option('--fees <file>', 'JSON file overriding the fee table').env('SANDBOX_FEES'))
@@ -65,18 +69,17 @@ program
     const logger = createLogger(config.logLevel);
     if (opts.seed !== undefined) logger.warn('--seed is deprecated and will be removed: use --mock-seed (the seed of mock responses; --seed-file seeds data)');
     const running = await startServer(config, logger);
-    const auth = Buffer.from(`secret:${config.secretKey}`).toString('base64');
-    logger.info(
-      { url: running.url, dataFile: config.inMemory ? null : config.dataFile, secretKey: config.secretKey },
-      'payments-sandbox ready',
-    );
+    // The key in effect: the configured one, or the random one an admin-token sandbox keeps.
+    const secretKey = running.sandbox.defaultAccount.secretKey;
+    const auth = Buffer.from(`secret:${secretKey}`).toString('base64');
+    logger.info({ url: running.url, dataFile: config.inMemory ? null : config.dataFile }, 'payments-sandbox ready');
     process.stdout.write(
       `\npayments-sandbox ${VERSION} listening on ${running.url}\n` +
         (config.mock ? `  mode:          mock (stateless, answers generated from openapi.yaml, seed ${config.mockSeed})\n` : '') +
         (config.validateResponses !== 'off' ? `  responses:     validated against openapi.yaml (${config.validateResponses})\n` : '') +
         `  store:         ${config.inMemory ? 'in memory (nothing kept on disk)' : config.dataFile}\n` +
         `  console:       ${running.url}/_sandbox/\n` +
-        `  secret key:    ${config.secretKey}\n` +
+        `  secret key:    ${secretKey}\n` +
         `  webhook secret: ${running.sandbox.defaultAccount.webhookSecret} (x-signature key of the default account)\n` +
         (config.faultsFile ? `  faults:        ${config.faultsFile} (default account)\n` : '') +
         `  Authorization: Basic ${auth}\n\n`,
@@ -103,10 +106,13 @@ interface StartOptions {
   host?: string;
   data?: string;
   inMemory?: boolean | string;
-  secretKey: string;
+  secretKey?: string;
   publicUrl?: string;
   instructionDelay: number;
   adminToken?: string;
+  allowedHosts?: string[];
+  allowedOrigins?: string[];
+  webhookAllow?: string[];
   logLevel: string;
   compactMinBytes: number;
   strictDocuments?: boolean | string;
@@ -148,6 +154,9 @@ function toConfig(opts: StartOptions): ConfigInput {
     publicUrl: opts.publicUrl,
     instructionDelayMs: opts.instructionDelay,
     adminToken: opts.adminToken,
+    allowedHosts: opts.allowedHosts,
+    allowedOrigins: opts.allowedOrigins,
+    webhookAllow: opts.webhookAllow,
     logLevel: opts.logLevel,
     compactMinBytes: opts.compactMinBytes,
     validateResponses: opts.validateResponses ?? 'off',

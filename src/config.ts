@@ -7,11 +7,16 @@ export type ResponseValidationMode = 'off' | 'log' | 'strict';
 /** Settings of a sandbox instance; bin.ts fills them from flags and env vars. */
 export interface Config {
   port: number;
+  /** Address bound; shared-use defaults follow whether it is a loopback one (src/http/shared-use.ts). */
   host: string;
   /** lowdb snapshot path; the journal and object storage live beside it. */
   dataFile: string;
   inMemory: boolean;
-  secretKey: string;
+  /**
+   * The default account's key. Undefined when an admin token is set and no key was given: the
+   * well-known default then opens nothing, and the account keeps a random key of its own.
+   */
+  secretKey: string | undefined;
   /**
    * Base of every absolute URL the sandbox emits (imageUrl, redirectUrl, boletoUrl);
    * undefined means http://localhost:<the port actually bound>.
@@ -19,6 +24,16 @@ export interface Config {
   publicUrl: string | undefined;
   instructionDelayMs: number;
   adminToken: string | undefined;
+  /**
+   * Host header names answered besides loopback names and IP literals (DNS-rebinding guard);
+   * a leading dot matches subdomains, `*` answers any. Undefined: loopback names only when
+   * bound to loopback, any name when bound elsewhere.
+   */
+  allowedHosts: string[] | undefined;
+  /** Origins (scheme://host[:port]) given CORS headers and allowed to make cross-origin changes; `*` any. */
+  allowedOrigins: string[];
+  /** Webhook targets: host names (`*.` for subdomains), IPs and CIDRs, or `*`; link-local and metadata addresses never. */
+  webhookAllow: string[];
   logLevel: string;
   /** Largest JSON body accepted, in bytes. */
   jsonLimitBytes: number;
@@ -79,7 +94,7 @@ export const DEFAULTS = {
   retentionIntervalMs: 60_000,
 } as const;
 
-/** Docker images set this so the defaults match the container (bind all, data in /data). */
+/** Docker images set this so the defaults match the container (data in /data; the Dockerfile also sets SANDBOX_HOST). */
 const inDocker = (): boolean => process.env.SANDBOX_DOCKER === '1';
 
 /** Like Partial<Config>, but `validateResponses: true` means `log` and `false` means `off`. */
@@ -95,10 +110,14 @@ export function resolveConfig(input: ConfigInput): Config {
     dataFile: input.dataFile ?? (inDocker() ? '/data/sandbox.json' : DEFAULTS.dataFile),
     // A stateless stub keeps nothing, not even the default account, on disk.
     inMemory: (input.inMemory ?? false) || mock,
-    secretKey: input.secretKey ?? DEFAULTS.secretKey,
+    // With an admin token the sandbox is meant to be shared: a key everyone knows is not created unless asked for.
+    secretKey: input.secretKey || (input.adminToken ? undefined : DEFAULTS.secretKey),
     publicUrl: input.publicUrl?.replace(/\/+$/, ''),
     instructionDelayMs: input.instructionDelayMs ?? DEFAULTS.instructionDelayMs,
     adminToken: input.adminToken || undefined,
+    allowedHosts: input.allowedHosts && input.allowedHosts.length > 0 ? input.allowedHosts : undefined,
+    allowedOrigins: input.allowedOrigins ?? [],
+    webhookAllow: input.webhookAllow && input.webhookAllow.length > 0 ? input.webhookAllow : ['*'],
     logLevel: input.logLevel ?? DEFAULTS.logLevel,
     jsonLimitBytes: input.jsonLimitBytes ?? DEFAULTS.jsonLimitBytes,
     imageLimitBytes: input.imageLimitBytes ?? DEFAULTS.imageLimitBytes,
@@ -134,4 +153,12 @@ export function parseResponseValidationMode(value: string | boolean | undefined)
   if (['1', 'true', 'on', 'yes', 'log'].includes(v)) return 'log';
   if (v === 'strict') return 'strict';
   throw new Error(`response validation mode must be log, strict or off, not "${value}"`);
+}
+
+/** A comma-separated setting (`a, b,c`) as its items; empty items dropped. */
+export function parseList(value: string): string[] {
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
 }

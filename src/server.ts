@@ -25,7 +25,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   const { port } = server.address() as AddressInfo;
-  const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
+  const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
   sandbox.setPublicUrl(`http://localhost:${port}`);
   sandbox.attachEventStream(server);
 

@@ -22,6 +22,8 @@ export interface FixedAccount {
 
 const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest();
 
+const newSecretKey = (): string => `sk_test_${randomBytes(24).toString('hex')}`;
+
 /**
  * Every API request authenticates, and hashing its key was ~5 % of a GET's CPU; integrations
  * send the same few keys again and again. Bounded, so a caller cycling through random keys
@@ -52,10 +54,14 @@ export class Accounts {
 
   /**
    * The default account keeps its id and data across restarts; only its key follows
-   * SANDBOX_SECRET_KEY, so changing the key never orphans what was stored under it.
+   * SANDBOX_SECRET_KEY, so changing the key never orphans what was stored under it. Without a
+   * key (an admin token set, none given) it keeps a random key of its own, never the
+   * well-known default: `wellKnown` is that key, replaced if a run without a token stored it.
    */
-  ensureDefault(secretKey: string): AccountRecord {
+  ensureDefault(configured: string | undefined, wellKnown?: string): AccountRecord {
     const existing = this.accounts.get(DEFAULT_ACCOUNT_ID);
+    const kept = existing && existing.secretKey !== wellKnown ? existing.secretKey : undefined;
+    const secretKey = configured ?? kept ?? newSecretKey();
     const holder = this.accounts.findUnique('keyHash', sha256(secretKey).toString('hex'));
     if (holder && holder.id !== DEFAULT_ACCOUNT_ID) {
       throw new Error(`the default secret key is already the key of account ${holder.id}`);
@@ -69,7 +75,7 @@ export class Accounts {
   }
 
   create(input: AccountCreate): AccountRecord {
-    const record = this.newRecord(`acc_${randomUUID()}`, input, `sk_test_${randomBytes(24).toString('hex')}`);
+    const record = this.newRecord(`acc_${randomUUID()}`, input, newSecretKey());
     this.accounts.put(record);
     return record;
   }

@@ -22,12 +22,27 @@ function refuse(socket: Duplex, status: string, message: string): void {
  * `?startingAfter=evt_…` first replays what the client missed. Protocol pings detect dead
  * peers; shutdown closes every socket cleanly.
  */
-export function attachEventStream(server: Server, accounts: Accounts, events: Events, heartbeatMs = 15_000): EventStream {
-  const wss = new WebSocketServer({ noServer: true });
+export interface EventStreamOptions {
+  /** Why a handshake is refused before authentication (another site's Origin, a Host not served: 403), or undefined. */
+  refusal?: (req: IncomingMessage) => string | undefined;
+  heartbeatMs?: number;
+}
+
+/**
+ * The stream only sends: a client has nothing to say beyond pongs and a close. ws's default
+ * (100 MiB) would let one socket make the process buffer that much per message.
+ */
+export const MAX_INCOMING_MESSAGE_BYTES = 4 * 1024;
+
+export function attachEventStream(server: Server, accounts: Accounts, events: Events, options: EventStreamOptions = {}): EventStream {
+  const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INCOMING_MESSAGE_BYTES });
   const alive = new WeakMap<WebSocket, boolean>();
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://sandbox.local');
+    const refused = options.refusal?.(req);
+    if (refused) return refuse(socket, '403 Forbidden', refused);
     if (url.pathname !== EVENT_STREAM_PATH) return refuse(socket, '404 Not Found', `no WebSocket at ${url.pathname}`);
     const key = secretKeyFromHeader(req.headers.authorization) ?? url.searchParams.get('key') ?? undefined;
     const account = key ? accounts.authenticate(key) : undefined;

@@ -10,8 +10,10 @@ import type { ObjectStorage } from '../objects/object-storage.js';
 import { health } from '../sandbox/health.js';
 import type { AccountReset } from '../sandbox/reset.js';
 import type { AccountCreate, OfferCreate, ProductCreate, ProductPatch } from '../spec/types.js';
-import { HttpError, notFound } from './errors.js';
+import type { WebhookTargets } from '../webhooks/targets.js';
+import { HttpError, badRequest, notFound } from './errors.js';
 import { owner, type Call, type Handlers } from './router.js';
+import type { SharedUse } from './shared-use.js';
 
 export interface Services {
   config: Config;
@@ -21,6 +23,15 @@ export interface Services {
   images: ProductImages;
   objects: ObjectStorage;
   reset: AccountReset;
+  shared: SharedUse;
+  targets: WebhookTargets;
+}
+
+/** A webhook URL given in a request, checked against the target policy where it is given: 400 naming the field. */
+export function checkWebhookTarget(targets: WebhookTargets, field: string, url: string | null | undefined): void {
+  if (!url) return;
+  const refusal = targets.refusal(url);
+  if (refusal) throw badRequest(`${field} ${refusal}`);
 }
 
 const json = (status: number, body: unknown) => ({ status, json: body });
@@ -58,16 +69,23 @@ export function createHandlers(s: Services): Handlers {
 
     getHealth: () => json(200, health()),
     createAccount: (call) => {
+      s.shared.requireAdminOrLoopback(s.config.adminToken, 'account creation');
       if (s.config.adminToken !== undefined && !call.admin) {
         throw new HttpError(401, 'this sandbox requires its admin token: Authorization: Bearer <SANDBOX_ADMIN_TOKEN>');
       }
-      return json(201, toAccount(s.accounts.create((call.body ?? {}) as AccountCreate)));
+      const input = (call.body ?? {}) as AccountCreate;
+      checkWebhookTarget(s.targets, 'webhookUrl', input.webhookUrl);
+      return json(201, toAccount(s.accounts.create(input)));
     },
     setWebhookUrl: (call) => {
       const { url } = call.body as { url: string | null };
-      return json(200, toAccount(s.accounts.setWebhookUrl(owner(call), url)));
+      checkWebhookTarget(s.targets, 'url', url);
+      // Who-am-I's shape: the secret key is answered at account creation only.
+      const { secretKey: _key, ...account } = toAccount(s.accounts.setWebhookUrl(owner(call), url));
+      return json(200, account);
     },
     resetAccount: async (call) => {
+      s.shared.requireAdminOrLoopback(s.config.adminToken, 'reset');
       const { accountId } = (call.body ?? {}) as { accountId?: string };
       return json(200, await s.reset.run(resolveResetTarget(s, call, accountId)));
     },

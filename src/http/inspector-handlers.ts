@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import { HttpError } from './errors.js';
 import { UNAUTHENTICATED, type RequestLog, type RequestLogQuery } from './request-log.js';
 import { owner, type Call, type Handlers } from './router.js';
+import type { SharedUse } from './shared-use.js';
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
@@ -15,7 +16,7 @@ const logQuery = (call: Call): RequestLogQuery => ({
 });
 
 /** The server side of the console's inspector: who am I, and the request logs. */
-export function createInspectorHandlers(config: Config, log: RequestLog): Handlers {
+export function createInspectorHandlers(config: Config, log: RequestLog, shared: SharedUse): Handlers {
   return {
     getSandboxAccount: (call) => {
       const { id, userId, name, permissions, webhookUrl, webhookSecret, createdAt } = owner(call);
@@ -23,6 +24,7 @@ export function createInspectorHandlers(config: Config, log: RequestLog): Handle
     },
     listRequests: (call) => ({ status: 200, json: log.list(owner(call).id, logQuery(call)) }),
     listUnauthenticatedRequests: (call) => {
+      shared.requireAdminOrLoopback(config.adminToken, 'the unauthenticated request log');
       if (config.adminToken !== undefined && !call.admin) {
         throw new HttpError(401, 'this log requires the admin token: Authorization: Bearer <SANDBOX_ADMIN_TOKEN>');
       }

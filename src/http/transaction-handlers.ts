@@ -7,6 +7,8 @@ import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
 import type { Deliveries } from '../webhooks/deliveries.js';
 import type { Rail, Transitions } from '../transactions/transitions.js';
+import type { WebhookTargets } from '../webhooks/targets.js';
+import { checkWebhookTarget } from './handlers.js';
 import { presentTransaction } from './present-transaction.js';
 import { owner, type Handlers } from './router.js';
 
@@ -17,6 +19,7 @@ export interface TransactionServices {
   clocks: AccountClocks;
   scheduler: Scheduler;
   deliveries: Deliveries;
+  targets: WebhookTargets;
 }
 
 const json = (status: number, body: unknown) => ({ status, json: body });
@@ -29,7 +32,11 @@ export function createTransactionHandlers(s: TransactionServices): Handlers {
     offsetMs: s.clocks.offsetOf(accountId),
   });
   return {
-    createPurchase: (call) => present(201, s.transactions.create(owner(call), call.body as PurchaseRequest)),
+    createPurchase: (call) => {
+      const input = call.body as PurchaseRequest;
+      checkWebhookTarget(s.targets, 'postbackUrl', input.postbackUrl);
+      return present(201, s.transactions.create(owner(call), input));
+    },
     getTransaction: (call) => {
       const id = String(call.params.id);
       // searchBy=id is what typed clients send by default: the same as no searchBy.

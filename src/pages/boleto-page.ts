@@ -2,14 +2,13 @@ import { createHash } from 'node:crypto';
 import { formatDigitableLine, mod10CheckDigit } from '../rails/boleto.js';
 import type { components } from '../spec/openapi-types.js';
 import type { Transaction } from '../spec/types.js';
-import { pixQrPath } from '../transactions/instructions.js';
 import type { PurchaseDetails, TransactionRecord } from '../transactions/transaction-record.js';
 import { cpfCnpjLabel, formatBrl, formatCpfCnpj, formatDateBr } from './format.js';
 import { html, raw, type SafeHtml } from './html.js';
 import { itf25Svg } from './itf.js';
 import { renderDocument } from './layout.js';
 import { PAYER_ACTIONS_CSS, payerActions, payerResult } from './payer-actions.js';
-import { boletoPath, pixPagePath } from './paths.js';
+import { boletoPath, pixPagePath, pixQrPath, withToken } from './paths.js';
 
 export { itf25Bars, itf25Svg } from './itf.js';
 
@@ -71,15 +70,16 @@ function beneficiaryCode(accountId: string): string {
 }
 
 function pixSection(record: TransactionRecord, code: string): SafeHtml {
+  const token = record.payerToken ?? '';
   return html`<section class="pix">
 <h2>Pague com Pix</h2>
 <div class="pix-body">
-<img src="${pixQrPath(record.id)}" width="180" height="180" alt="QR Code Pix">
+<img src="${withToken(pixQrPath(record.id), token)}" width="180" height="180" alt="QR Code Pix">
 <div class="pix-copy">
 <label for="pix-code">Pix copia e cola</label>
 <textarea id="pix-code" readonly rows="5" spellcheck="false">${code}</textarea>
 <p class="small">Pago por Pix, o boleto deixa de valer; pago o boleto, o Pix deixa de valer.</p>
-<p class="small noprint"><a href="${pixPagePath(record.id)}">Página Pix com botões do sandbox</a></p>
+<p class="small noprint"><a href="${withToken(pixPagePath(record.id), token)}">Página Pix com botões do sandbox</a></p>
 </div>
 </div>
 </section>`;
@@ -184,7 +184,7 @@ ${raw(itf25Svg(barcode))}
 <span class="small">Autenticação mecânica · <strong>Ficha de Compensação</strong></span>
 </div>
 </section>
-${pending && payerActions(boletoPath(record.id), html`Pagar boleto no sandbox <small lang="en">Pay in sandbox</small>`)}
+${pending && payerActions(boletoPath(record.id), record.payerToken ?? '', html`Pagar boleto no sandbox <small lang="en">Pay in sandbox</small>`)}
 ${pending && code && pixSection(record, code)}
 </main>`;
 

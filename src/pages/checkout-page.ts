@@ -1,5 +1,5 @@
 import { hashDigits, merchantNit } from '../rails/merchant.js';
-import { checkoutPath } from '../transactions/instructions.js';
+import { actionPath, checkoutPath } from './paths.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import { formatAmount, formatColombianPhone, formatNit } from './format.js';
 import { html, type SafeHtml } from './html.js';
@@ -154,13 +154,14 @@ function methodDetails(record: TransactionRecord, merchantName: string): SafeHtm
 
 function actions(record: TransactionRecord): SafeHtml {
   const base = checkoutPath(record.id);
+  const token = record.payerToken ?? '';
   const isPse = record.view.method === 'PSE';
   return html`<div class="actions">
-<form method="post" action="${base}/approve">
+<form method="post" action="${actionPath(base, 'approve', token)}">
 ${isPse && pseFields()}
 <button type="submit" class="approve">${bilingual('Aprobar pago', 'Approve')}</button>
 </form>
-<form method="post" action="${base}/reject">
+<form method="post" action="${actionPath(base, 'reject', token)}">
 <button type="submit" class="reject">${bilingual('Rechazar', 'Reject')}</button>
 </form>
 </div>
@@ -223,7 +224,7 @@ header{border-bottom:1px solid #e3e7ee;padding-bottom:12px;margin-bottom:12px}
 .description{margin:4px 0 0;color:#4a5463}
 .facts{display:grid;grid-template-columns:auto 1fr;gap:6px 14px;margin:0 0 14px}
 .facts dt{color:#4a5463}
-.facts dd{margin:0;text-align:right;overflow-wrap:anywhere}
+.facts dd{margin:0;text-align:right;overflow-wrap:break-word}
 .mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 .key{font-weight:600}
 .status{display:inline-block;border-radius:999px;padding:1px 10px;font-size:13px;font-weight:600}

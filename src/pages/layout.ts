@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { html, raw, type SafeHtml } from './html.js';
 
 export interface DocumentOptions {
@@ -32,4 +33,37 @@ ${script !== undefined && html`<script>${raw(script)}</script>`}
 </body>
 </html>
 `.toString();
+}
+
+const hashOf = (text: string): string => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+
+/**
+ * The Content-Security-Policy of a document renderDocument wrote: its own inline style sheet
+ * and script (by hash) and images of this origin (the QR), nothing else; forms post to this
+ * origin only; no page may frame it (a payer's click must be theirs, not a frame's).
+ */
+export function contentSecurityPolicy(document: string): string {
+  const blocks = (tag: string): string[] => [...document.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g'))].map((m) => hashOf(m[1] ?? ''));
+  const styles = blocks('style');
+  const scripts = blocks('script');
+  return [
+    "default-src 'none'",
+    `style-src ${styles.length ? styles.join(' ') : "'none'"}`,
+    `script-src ${scripts.length ? scripts.join(' ') : "'none'"}`,
+    "img-src 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+}
+
+/** Headers of every payer page answer (pages, their error pages, the QR image): not framed, not cached, not referred. */
+export function payerPageHeaders(document?: string): Record<string, string> {
+  return {
+    'content-security-policy': document === undefined ? "default-src 'none'; frame-ancestors 'none'" : contentSecurityPolicy(document),
+    'x-frame-options': 'DENY',
+    'cache-control': 'no-store',
+    'referrer-policy': 'no-referrer',
+    'x-content-type-options': 'nosniff',
+  };
 }

@@ -1,14 +1,16 @@
 import { html, type SafeHtml } from './html.js';
+import { actionPath } from './paths.js';
 
 /**
  * The outcome buttons of the Brazilian payer pages, like the COP checkout's: in production the payer
  * pays at their bank; here they choose what the bank would report, and the same state change and
- * webhook follow. Plain forms, so they work without JavaScript; hidden when printed.
+ * webhook follow. Plain forms, so they work without JavaScript; hidden when printed. Their actions
+ * carry the page's token, as the page's own link does.
  */
-export function payerActions(basePath: string, payLabel: SafeHtml): SafeHtml {
+export function payerActions(basePath: string, token: string, payLabel: SafeHtml): SafeHtml {
   return html`<div class="payer-actions noprint">
-<form method="post" action="${basePath}/approve"><button type="submit" class="approve">${payLabel}</button></form>
-<form method="post" action="${basePath}/reject"><button type="submit" class="reject">Recusar <small lang="en">Reject</small></button></form>
+<form method="post" action="${actionPath(basePath, 'approve', token)}"><button type="submit" class="approve">${payLabel}</button></form>
+<form method="post" action="${actionPath(basePath, 'reject', token)}"><button type="submit" class="reject">Recusar <small lang="en">Reject</small></button></form>
 </div>
 <p class="hint noprint">Sandbox: escolha o resultado que o banco devolveria. <span lang="en">Choose the outcome the bank would return.</span></p>`;
 }

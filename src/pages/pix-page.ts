@@ -1,5 +1,5 @@
 import type { TransactionRecord } from '../transactions/transaction-record.js';
-import { pixPagePath, pixQrPath } from './paths.js';
+import { pixPagePath, pixQrPath, withToken } from './paths.js';
 import { formatBrl } from './format.js';
 import { html } from './html.js';
 import { renderDocument } from './layout.js';
@@ -32,17 +32,18 @@ export function renderPixPage(record: TransactionRecord, merchantName: string, r
   const pending = view.status === 'PENDING';
   const amount = formatBrl(view.amount);
   const final = view.statusReason === 'EXPIRED' ? EXPIRED : (STATUS[view.status] ?? { pt: view.status, en: view.status, tone: 'muted' as const });
+  const token = record.payerToken ?? '';
 
   const pay = html`<section class="pix" aria-labelledby="pix-h">
 <h2 id="pix-h">Pague com Pix <small lang="en">Pay with Pix</small></h2>
-<img class="qr" src="${pixQrPath(record.id)}" width="220" height="220" alt="QR Code Pix de ${amount}">
+<img class="qr" src="${withToken(pixQrPath(record.id), token)}" width="220" height="220" alt="QR Code Pix de ${amount}">
 <label for="pix-code">Pix copia e cola <small lang="en">Copy and paste code</small></label>
 <textarea id="pix-code" readonly rows="4" spellcheck="false">${code}</textarea>
 <button type="button" id="copy" class="copy" hidden>Copiar código <small lang="en">Copy</small></button>
 <p id="copied" class="copied" role="status"></p>
 ${expiresAt && html`<p class="small">Válido até ${formatInstant(expiresAt)}</p>`}
 </section>
-${payerActions(pixPagePath(record.id), html`Pagar no sandbox <small lang="en">Pay in sandbox</small>`)}`;
+${payerActions(pixPagePath(record.id), token, html`Pagar no sandbox <small lang="en">Pay in sandbox</small>`)}`;
 
   const waiting = html`<section class="pix"><h2>Gerando o código Pix…</h2><p class="small">Esta página se atualiza sozinha. <span lang="en">This page refreshes by itself.</span></p></section>`;
 

@@ -143,6 +143,22 @@ export function loadSeedFile(file: string, document: OpenApiDocument): SeedFile 
 }
 
 /**
+ * The first webhook URL of the file the target policy refuses (`refusal` says why), named by
+ * its place in the file: refused where it is given, like the API's.
+ */
+export function seedTargetRefusal(seed: SeedFile, refusal: (url: string) => string | undefined): string | undefined {
+  for (const [a, account] of seed.accounts.entries()) {
+    const own = account.webhookUrl ? refusal(account.webhookUrl) : undefined;
+    if (own) return `accounts.${a}.webhookUrl ${own}`;
+    for (const [t, transaction] of (account.transactions ?? []).entries()) {
+      const postback = transaction.postbackUrl ? refusal(transaction.postbackUrl) : undefined;
+      if (postback) return `accounts.${a}.transactions.${t}.postbackUrl ${postback}`;
+    }
+  }
+  return undefined;
+}
+
+/**
  * Brings the store to what the seed file describes, idempotently: accounts by id,
  * products by externalId, offers by name within their product, transactions by
  * externalId. What exists is updated to the fixture (accounts, products) or left

@@ -224,7 +224,9 @@ export interface paths {
          * @description Creates an account with its own secret key, catalog, transactions, webhooks, events
          *     and clock; nothing of one account is visible to another. Test suites create one
          *     each, so parallel runs never collide. No authentication unless the sandbox runs with
-         *     `SANDBOX_ADMIN_TOKEN`, then `Authorization: Bearer <token>` is required.
+         *     `SANDBOX_ADMIN_TOKEN`, then `Authorization: Bearer <token>` is required. Without a
+         *     token it is open only while the sandbox is bound to loopback (403 otherwise). A
+         *     `webhookUrl` the webhook target policy refuses is 400 naming it.
          */
         post: operations["createAccount"];
         delete?: never;
@@ -243,7 +245,7 @@ export interface paths {
         get?: never;
         /**
          * Set the account's global webhook URL
-         * @description The spec's "global webhook URL set in the dashboard", used when a transaction has no postbackUrl. `null` clears it.
+         * @description The spec's "global webhook URL set in the dashboard", used when a transaction has no postbackUrl. `null` clears it. A target the webhook target policy refuses (link-local or cloud-metadata addresses, or outside `SANDBOX_WEBHOOK_ALLOW`) is 400 naming `url`.
          */
         put: operations["setWebhookUrl"];
         post?: never;
@@ -266,8 +268,9 @@ export interface paths {
          * Wipe an account's data
          * @description Deletes the account's products, offers, images and every other record it owns; the
          *     account and its key stay. Without `SANDBOX_ADMIN_TOKEN` the account's Basic auth
-         *     names the account. With it, `Authorization: Bearer <token>` is required and the body's
-         *     `accountId` names the account.
+         *     names the account (only while the sandbox is bound to loopback: 403 otherwise). With
+         *     it, `Authorization: Bearer <token>` is required and the body's `accountId` names the
+         *     account.
          */
         post: operations["resetAccount"];
         delete?: never;
@@ -410,6 +413,33 @@ export interface paths {
          * @description APPROVED → CHARGEBACK (`statusReason` CHARGEBACK), as a card chargeback or a Pix MED infraction; emits `infraction.updated` whose `error_message` is `reason`. Any other status is 409.
          */
         post: operations["chargebackTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/transactions/{id}/payer-pages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The transaction's payer page links, with their token
+         * @description The links a payer is given, each carrying the transaction's token: the COP checkout
+         *     (`redirectUrl`), the printable boleto (`boletoUrl`), the Pix page and its QR image, and
+         *     their Approve / Reject buttons (same-origin POSTs). A kind the transaction does not
+         *     have is null. The pages exist from creation; until the instruction is filled they say
+         *     it is on its way.
+         */
+        get: operations["getPayerPages"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -641,7 +671,8 @@ export interface paths {
          * Requests refused with 401 whose credentials name no account
          * @description The global log: requests that failed authentication and whose key (if any) belongs
          *     to no account. Same shape, filters and bound as `/_sandbox/requests`. Needs the
-         *     admin token when the sandbox has one (`Authorization: Bearer <token>`).
+         *     admin token when the sandbox has one (`Authorization: Bearer <token>`); without one it
+         *     is open only while the sandbox is bound to loopback (403 otherwise).
          */
         get: operations["listUnauthenticatedRequests"];
         put?: never;
@@ -681,7 +712,14 @@ export interface paths {
     };
     "/_sandbox/checkout/{id}": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -691,7 +729,7 @@ export interface paths {
         };
         /**
          * Hosted payer page of a COP transaction (its redirectUrl)
-         * @description Shows the method (PSE bank list and person type, Nequi phone, Bre-B key, bank transfer details) with Approve and Reject buttons. The payer has no API key, so no auth.
+         * @description Shows the method (PSE bank list and person type, Nequi phone, Bre-B key, bank transfer details) with Approve and Reject buttons. The payer has no API key; the link's `token` is what opens the page (404 without it). Framing is refused (CSP `frame-ancestors 'none'`).
          */
         get: operations["getCheckoutPage"];
         put?: never;
@@ -704,7 +742,14 @@ export interface paths {
     };
     "/_sandbox/checkout/{id}/approve": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -724,7 +769,14 @@ export interface paths {
     };
     "/_sandbox/checkout/{id}/reject": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -744,7 +796,14 @@ export interface paths {
     };
     "/_sandbox/boletos/{id}": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -767,7 +826,14 @@ export interface paths {
     };
     "/_sandbox/boletos/{id}/approve": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -787,7 +853,14 @@ export interface paths {
     };
     "/_sandbox/boletos/{id}/reject": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -807,7 +880,14 @@ export interface paths {
     };
     "/_sandbox/pix/{id}": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -817,7 +897,7 @@ export interface paths {
         };
         /**
          * Hosted Pix payer page (PIX and PIX_BOLETO)
-         * @description The Pix QR code, the copy-and-paste code with a copy button and, while PENDING, Pay and Reject buttons. No auth.
+         * @description The Pix QR code, the copy-and-paste code with a copy button and, while PENDING, Pay and Reject buttons. No key; the link's `token` opens it (404 without it).
          */
         get: operations["getPixPage"];
         put?: never;
@@ -830,7 +910,14 @@ export interface paths {
     };
     "/_sandbox/pix/{id}/approve": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -850,7 +937,14 @@ export interface paths {
     };
     "/_sandbox/pix/{id}/reject": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -870,7 +964,14 @@ export interface paths {
     };
     "/_sandbox/pix/{id}/qr.png": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -878,7 +979,7 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** QR code image of a transaction's pixCode */
+        /** QR code image of a transaction's pixCode (with the payer link's token) */
         get: operations["getPixQr"];
         put?: never;
         post?: never;
@@ -1372,6 +1473,43 @@ export interface components {
             source: "account" | "sandbox" | "none";
             rules: components["schemas"]["AutopilotRule"][];
         };
+        PayerPage: {
+            /**
+             * Format: uri
+             * @description The page (GET).
+             */
+            url: string;
+            /**
+             * Format: uri
+             * @description The Approve / Pay button: a POST from the page itself (or from a client that is not a browser).
+             */
+            approveUrl: string;
+            /**
+             * Format: uri
+             * @description The Reject button
+             */
+            rejectUrl: string;
+        };
+        PayerPages: {
+            /** @description COP: the hosted checkout, the address redirectUrl points to. */
+            checkout: components["schemas"]["PayerPage"] | null;
+            /** @description BOLETO and PIX_BOLETO: the printable boleto, the address boletoUrl points to. */
+            boleto: components["schemas"]["PayerPage"] | null;
+            /** @description PIX and PIX_BOLETO: the Pix page, and its QR image. */
+            pix: {
+                /** Format: uri */
+                url: string;
+                /** Format: uri */
+                approveUrl: string;
+                /** Format: uri */
+                rejectUrl: string;
+                /**
+                 * Format: uri
+                 * @description The QR image of the pixCode (PNG; 404 until the code is filled).
+                 */
+                qrUrl: string;
+            } | null;
+        };
         SandboxAccount: {
             id: string;
             userId: string;
@@ -1524,7 +1662,7 @@ export interface components {
                 "application/json": components["schemas"]["ProductError"];
             };
         };
-        /** @description API key lacks isInvoiceAvailable. */
+        /** @description API key lacks isInvoiceAvailable, or the request was refused before routing (a Host the sandbox does not serve, a change from another site's page). */
         ProductForbidden: {
             headers: {
                 [name: string]: unknown;
@@ -1580,7 +1718,7 @@ export interface components {
                 "application/json": components["schemas"]["TransactionError"];
             };
         };
-        /** @description API key lacks the needed permission. */
+        /** @description API key lacks the needed permission, an admin-only call on a sandbox bound beyond loopback without an admin token, or the request was refused before routing (a Host the sandbox does not serve, a change from another site's page). */
         TransactionForbidden: {
             headers: {
                 [name: string]: unknown;
@@ -1609,8 +1747,18 @@ export interface components {
                 "application/json": components["schemas"]["TransactionError"];
             };
         };
-        /** @description No such transaction, or none with this kind of page. A browser (Accept preferring text/html) gets a page saying so; other clients the JSON error. */
+        /** @description No such transaction, not the link's token, or no page of this kind. A browser (Accept preferring text/html) gets a page saying so; other clients the JSON error. */
         PayerPageNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+                "text/html": string;
+            };
+        };
+        /** @description A button pressed from another origin (Origin or Sec-Fetch-Site of another site): the payer pages take their own POSTs only. A browser gets a page saying so; other clients the JSON error. */
+        PayerPageForbidden: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1660,6 +1808,12 @@ export interface components {
     parameters: {
         /** @description The transaction id (a numeric string). */
         TransactionIdPath: string;
+        /**
+         * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+         *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+         *     global, so the token is what opens the page: without it, or with another one, 404.
+         */
+        PayerToken: string;
         /** @description The product id (`prd_<uuid v4>`); any other value is simply not found (404). */
         ProductIdPath: string;
     };
@@ -1698,6 +1852,7 @@ export interface operations {
             };
             400: components["responses"]["ProductBadRequest"];
             401: components["responses"]["ProductUnauthorized"];
+            403: components["responses"]["ProductForbidden"];
         };
     };
     createProduct: {
@@ -1752,6 +1907,7 @@ export interface operations {
             };
             400: components["responses"]["ProductBadRequest"];
             401: components["responses"]["ProductUnauthorized"];
+            403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
         };
     };
@@ -1910,6 +2066,7 @@ export interface operations {
             };
             400: components["responses"]["ProductBadRequest"];
             401: components["responses"]["ProductUnauthorized"];
+            403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
         };
     };
@@ -1999,6 +2156,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
             501: components["responses"]["TransactionNotImplemented"];
         };
@@ -2022,6 +2180,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["TransactionForbidden"];
         };
     };
     createAccount: {
@@ -2048,6 +2207,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
         };
@@ -2067,17 +2227,18 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The account. */
+            /** @description The account as who-am-I shows it (the secret key is answered at account creation only). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Account"];
+                    "application/json": components["schemas"]["SandboxAccount"];
                 };
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
         };
@@ -2137,8 +2298,10 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
             413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
         };
     };
     payTransaction: {
@@ -2171,6 +2334,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
@@ -2200,9 +2364,11 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
         };
     };
     declineTransaction: {
@@ -2234,6 +2400,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
@@ -2263,9 +2430,11 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
         };
     };
     chargebackTransaction: {
@@ -2297,10 +2466,38 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+        };
+    };
+    getPayerPages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The links. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayerPages"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+            404: components["responses"]["TransactionNotFound"];
         };
     };
     getClock: {
@@ -2323,6 +2520,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
         };
     };
     advanceClock: {
@@ -2351,6 +2549,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
         };
@@ -2381,6 +2580,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
         };
     };
     getWebhook: {
@@ -2405,6 +2605,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
         };
     };
@@ -2430,9 +2631,11 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
         };
     };
     listEvents: {
@@ -2460,6 +2663,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
         };
     };
     getEventStream: {
@@ -2482,6 +2686,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["TransactionForbidden"];
             /** @description Not a WebSocket upgrade. */
             426: {
                 headers: {
@@ -2513,6 +2718,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
         };
     };
     setAutopilot: {
@@ -2539,6 +2745,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
         };
@@ -2563,7 +2770,9 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
         };
     };
     getSandboxAccount: {
@@ -2586,6 +2795,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
         };
     };
     listRequests: {
@@ -2617,6 +2827,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
         };
     };
     listUnauthenticatedRequests: {
@@ -2646,6 +2857,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
         };
     };
     getFaults: {
@@ -2668,6 +2880,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
         };
     };
     setFaults: {
@@ -2694,6 +2907,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
         };
@@ -2718,12 +2932,20 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
         };
     };
     getCheckoutPage: {
         parameters: {
             query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
                 /** @description Set by the Approve and Reject buttons' redirect, to show the outcome. */
                 result?: "approved" | "rejected";
             };
@@ -2746,12 +2968,20 @@ export interface operations {
                 };
             };
             400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["PayerPageNotFound"];
         };
     };
     approveCheckout: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -2769,6 +2999,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
             413: components["responses"]["TransactionTooLarge"];
@@ -2776,7 +3007,14 @@ export interface operations {
     };
     rejectCheckout: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -2794,6 +3032,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
             413: components["responses"]["TransactionTooLarge"];
@@ -2802,6 +3041,12 @@ export interface operations {
     getBoletoPage: {
         parameters: {
             query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
                 /** @description Set by the Pay and Reject buttons' redirect, to show the outcome. */
                 result?: "approved" | "rejected";
             };
@@ -2824,12 +3069,20 @@ export interface operations {
                 };
             };
             400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["PayerPageNotFound"];
         };
     };
     approveBoleto: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -2847,6 +3100,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
             413: components["responses"]["TransactionTooLarge"];
@@ -2854,7 +3108,14 @@ export interface operations {
     };
     rejectBoleto: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -2872,6 +3133,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
             413: components["responses"]["TransactionTooLarge"];
@@ -2880,6 +3142,12 @@ export interface operations {
     getPixPage: {
         parameters: {
             query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
                 /** @description Set by the Pay and Reject buttons' redirect, to show the outcome. */
                 result?: "approved" | "rejected";
             };
@@ -2902,12 +3170,20 @@ export interface operations {
                 };
             };
             400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["PayerPageNotFound"];
         };
     };
     approvePix: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -2925,6 +3201,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
             413: components["responses"]["TransactionTooLarge"];
@@ -2932,7 +3209,14 @@ export interface operations {
     };
     rejectPix: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -2950,6 +3234,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
             413: components["responses"]["TransactionTooLarge"];
@@ -2957,7 +3242,14 @@ export interface operations {
     };
     getPixQr: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
             header?: never;
             path: {
                 /** @description The transaction id (a numeric string). */
@@ -2977,6 +3269,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
         };
     };
@@ -3004,6 +3297,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
         };
     };

@@ -1,6 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { fsyncDir, segmentPath } from './segments.js';
+import { DATA_FILE_MODE, fsyncDir, segmentPath } from './segments.js';
 
 /** What the journal does with a segment file: the seam through which tests observe or fail it. */
 export type JournalFile = Pick<FileHandle, 'write' | 'datasync' | 'close' | 'stat'>;
@@ -10,7 +10,7 @@ export interface JournalFs {
   open(file: string, flags: 'a'): Promise<JournalFile>;
 }
 
-export const nodeJournalFs: JournalFs = { open: (file, flags) => open(file, flags) };
+export const nodeJournalFs: JournalFs = { open: (file, flags) => open(file, flags, DATA_FILE_MODE) };
 
 interface Waiter {
   seq: number;

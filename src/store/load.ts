@@ -1,6 +1,6 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { listSegments, scanSegment, segmentPath, truncateFile } from './segments.js';
+import { DATA_DIR_MODE, listSegments, scanSegment, segmentPath, truncateFile } from './segments.js';
 import { readSnapshot, tempPath } from './snapshot.js';
 import { applyOp } from './state.js';
 import type { Logger, State } from './types.js';
@@ -20,7 +20,7 @@ export interface Loaded {
  * deleting them; replaying them would be harmless, deleting them saves work.
  */
 export async function loadFromDisk(file: string, logger?: Logger): Promise<Loaded> {
-  await mkdir(path.dirname(file), { recursive: true });
+  await mkdir(path.dirname(file), { recursive: true, mode: DATA_DIR_MODE });
   await rm(tempPath(file), { force: true });
   const { state, journalSeq, bytes: snapshotBytes } = await readSnapshot(file);
   const replayed = new Map<number, number>();

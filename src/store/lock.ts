@@ -1,6 +1,7 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { DATA_FILE_MODE } from './segments.js';
 import type { Logger } from './types.js';
 
 interface LockInfo {
@@ -41,7 +42,7 @@ export class DataFileLock {
     // Two rounds: a stale lock is removed once, then creating it again must succeed or lose to a live process.
     for (let attempt = 0; ; attempt++) {
       try {
-        await writeFile(lockPath(file), `${JSON.stringify(mine)}\n`, { flag: 'wx' });
+        await writeFile(lockPath(file), `${JSON.stringify(mine)}\n`, { flag: 'wx', mode: DATA_FILE_MODE });
         heldHere.add(path.resolve(file));
         return new DataFileLock(file);
       } catch (err) {

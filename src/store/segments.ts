@@ -72,6 +72,13 @@ export async function truncateFile(file: string, length: number): Promise<void> 
   }
 }
 
+/**
+ * Data files hold secret keys and webhook secrets in clear: snapshots, journal segments and the
+ * lock are created readable by their owner only, and a data directory the store creates too.
+ */
+export const DATA_FILE_MODE = 0o600;
+export const DATA_DIR_MODE = 0o700;
+
 /** Makes creations, renames and deletions in `dir` survive a power loss, not only their contents. */
 export async function fsyncDir(dir: string): Promise<void> {
   // Windows cannot open a directory to fsync it and offers no equivalent, so there it is best effort.

@@ -1,7 +1,7 @@
 import { open, readFile, rename, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Low, type Adapter } from 'lowdb';
-import { fsyncDir } from './segments.js';
+import { DATA_FILE_MODE, fsyncDir } from './segments.js';
 import { isRecord } from './state.js';
 import { RawRecord, type Record, type State } from './types.js';
 
@@ -50,7 +50,8 @@ export class StreamingSnapshotFile implements Adapter<SnapshotData> {
 
   async write(data: SnapshotData): Promise<void> {
     const tmp = tempPath(this.file);
-    const fh = await open(tmp, 'w');
+    // Keys and webhook secrets are stored in clear: readable by the owner only.
+    const fh = await open(tmp, 'w', DATA_FILE_MODE);
     try {
       const out = new ChunkedWriter(fh);
       await out.text(`{"format":${FORMAT},"journalSeq":${data.journalSeq},"collections":{`);

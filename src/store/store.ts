@@ -6,7 +6,7 @@ import { Compactor } from './compaction.js';
 import { Journal } from './journal.js';
 import { loadFromDisk } from './load.js';
 import { DataFileLock } from './lock.js';
-import { listSegments, segmentPath } from './segments.js';
+import { DATA_DIR_MODE, listSegments, segmentPath } from './segments.js';
 import { writeSnapshot } from './snapshot.js';
 import type { CollectionOptions, Logger, RawRecord, Record, State, StoreOptions } from './types.js';
 
@@ -44,7 +44,7 @@ export class Store {
   static async open(options: StoreOptions): Promise<Store> {
     const { file, logger } = options;
     if (file === undefined) return new Store(new Map(), undefined, logger);
-    await mkdir(path.dirname(file), { recursive: true });
+    await mkdir(path.dirname(file), { recursive: true, mode: DATA_DIR_MODE });
     // Before anything is read: loading truncates torn journal tails another writer may still be appending to.
     const lock = await DataFileLock.acquire(file, logger);
     try {

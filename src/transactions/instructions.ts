@@ -6,7 +6,7 @@ import { pixMerchantName } from '../rails/merchant.js';
 import { buildBrCode } from '../rails/pix.js';
 import { cryptoRng, type Rng } from '../rails/random.js';
 import type { Transaction } from '../spec/types.js';
-import type { TransactionRecord } from './transaction-record.js';
+import { newPayerToken, type TransactionRecord } from './transaction-record.js';
 
 /** The sandbox collects as bank 341 with wallet 109, like the boleto samples merchants know. */
 const BOLETO_BANK = '341';
@@ -17,6 +17,9 @@ const CVU_BANK = 'Sandbox PSP';
 export const checkoutPath = (id: string): string => `/_sandbox/checkout/${id}`;
 export const boletoPath = (id: string): string => `/_sandbox/boletos/${id}`;
 export const pixQrPath = (id: string): string => `/_sandbox/pix/${id}/qr.png`;
+export const pixPagePath = (id: string): string => `/_sandbox/pix/${id}`;
+/** A payer page's path with the token that opens it. */
+export const withToken = (path: string, token: string): string => `${path}?token=${encodeURIComponent(token)}`;
 
 /** A stable random (EVP) Pix key per account, shaped like a UUID v4. */
 function pixKeyOf(accountId: string): string {
@@ -37,8 +40,10 @@ export function fillInstruction(
 ): TransactionRecord {
   const view = record.view;
   const filled: Record<string, unknown> = {};
+  // The link is the payer's key to the page; a record from before tokens gets its own now.
+  const token = record.payerToken ?? newPayerToken();
   if (view.currency === 'COP') {
-    filled.redirectUrl = `${publicUrl}${checkoutPath(record.id)}`;
+    filled.redirectUrl = `${publicUrl}${withToken(checkoutPath(record.id), token)}`;
   } else if (view.currency === 'ARS') {
     const cvu = buildCvu(rng);
     filled.cvu = cvu;
@@ -67,11 +72,11 @@ export function fillInstruction(
       filled.paymentInstruction = {
         type: 'BOLETO',
         dueDate: `${record.details.dueDate}T00:00:00.000Z`,
-        boletoUrl: `${publicUrl}${boletoPath(record.id)}`,
+        boletoUrl: `${publicUrl}${withToken(boletoPath(record.id), token)}`,
         boletoBarcode: boleto.barcode,
         boletoDigitableLine: boleto.digitableLine,
       };
     }
   }
-  return { ...record, view: { ...view, ...filled } as Transaction, filledAt };
+  return { ...record, view: { ...view, ...filled } as Transaction, filledAt, payerToken: token };
 }

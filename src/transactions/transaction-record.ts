@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { BoletoAddress, Transaction } from '../spec/types.js';
 
 export type Currency = 'COP' | 'ARS' | 'BRL';
@@ -25,6 +26,17 @@ export interface TransactionRecord {
   details: PurchaseDetails;
   /** The account-clock instant (ms) at which the instruction was filled, or null while pending. */
   filledAt: number | null;
+  /**
+   * What opens the payer pages (checkout, boleto, Pix) in their links: ids are sequential and
+   * global, so an id alone must open nothing. Absent only on records stored before tokens
+   * existed; they get one when filled or when their owner asks for their links.
+   */
+  payerToken?: string;
+}
+
+/** 144 random bits, URL-safe: a link nobody can guess. */
+export function newPayerToken(): string {
+  return randomBytes(18).toString('base64url');
 }
 
 export function toTransaction(record: TransactionRecord): Transaction {

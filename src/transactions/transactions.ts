@@ -9,7 +9,7 @@ import { checkDocuments } from './documents-check.js';
 import { defaultDueDate, checkDueDate } from './due-date.js';
 import { settlementOf } from './settlement.js';
 import { cardBrand, cardOutcome, passesLuhn } from './test-cards.js';
-import type { Currency, PurchaseDetails, TransactionRecord } from './transaction-record.js';
+import { newPayerToken, type Currency, type PurchaseDetails, type TransactionRecord } from './transaction-record.js';
 
 export const FILL_JOB = 'fillInstruction';
 /** A plain Pix not paid by its expiresAt expires, on the account's clock. */
@@ -115,7 +115,7 @@ export class Transactions {
       } as Transaction;
     }
 
-    let record: TransactionRecord = { id, accountId: account.id, view, details: detailsOf(input, dueDate), filledAt: null };
+    let record: TransactionRecord = { id, accountId: account.id, view, details: detailsOf(input, dueDate), filledAt: null, payerToken: newPayerToken() };
     if (plainPix && this.options.pixInstruction === 'immediate' && this.fillNow) record = this.fillNow(record, account);
     this.records.put(record);
     if (record.view.externalId !== null) {
@@ -146,6 +146,14 @@ export class Transactions {
 
   replace(record: TransactionRecord): void {
     this.records.put(record);
+  }
+
+  /** The record with its payer-page token, given one now (and stored) if it was stored before tokens existed. */
+  withPayerToken(record: TransactionRecord): TransactionRecord & { payerToken: string } {
+    if (record.payerToken !== undefined) return { ...record, payerToken: record.payerToken };
+    const next = { ...record, payerToken: newPayerToken() };
+    this.records.put(next);
+    return next;
   }
 
   /** Wipes an account's transactions (control API reset). */

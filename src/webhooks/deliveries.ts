@@ -298,6 +298,10 @@ export class Deliveries {
     if (outcome.ok) {
       this.scheduler.cancel(current.accountId, DELIVER_JOB, id);
       next = { ...current, attempts, status: 'delivered', nextAttemptAt: null };
+    } else if (outcome.refused && !replay) {
+      // The target policy refused it: retries would be refused alike (a replay can try again).
+      this.scheduler.cancel(current.accountId, DELIVER_JOB, id);
+      next = { ...current, attempts, status: 'failed', nextAttemptAt: null };
     } else if (!replay && current.status === 'pending' && current.nextAttemptAt === null) {
       next = { ...current, attempts, status: 'failed' };
     } else if (!replay && current.status === 'pending') {

@@ -1,5 +1,6 @@
 import { Agent, request } from 'undici';
 import { VERSION } from '../version.js';
+import { TARGET_REFUSED, WebhookTargets, type Resolve } from './targets.js';
 
 export interface AttemptOutcome {
   httpStatus: number | null;
@@ -8,6 +9,17 @@ export interface AttemptOutcome {
   /** The first bytes of the receiver's answer, for the delivery log. */
   responseBody: string | null;
   ok: boolean;
+  /** The webhook target policy refused the target: nothing was sent, and retrying will not change that. */
+  refused?: boolean;
+}
+
+export interface DispatcherOptions {
+  /** Keep-alive connections per receiver origin. */
+  connectionsPerHost?: number;
+  /** The webhook target policy (default: any target but link-local and cloud-metadata addresses). */
+  targets?: WebhookTargets;
+  /** How host names are resolved before the policy checks their addresses (default dns.lookup). */
+  resolve?: Resolve;
 }
 
 const EXCERPT_BYTES = 1024;
@@ -15,20 +27,31 @@ const EXCERPT_BYTES = 1024;
 /**
  * Sends webhook requests over keep-alive connections. undici's per-origin connection
  * limit bounds concurrency per host, so a slow receiver only queues its own deliveries.
+ * Every connection resolves its host through the target policy's lookup, so a name that
+ * resolves to a refused address fails before its socket connects.
  */
 export class Dispatcher {
   private readonly agent: Agent;
+  private readonly targets: WebhookTargets;
 
   constructor(
     readonly timeoutMs: number,
-    connectionsPerHost = 8,
+    options: DispatcherOptions = {},
   ) {
-    this.agent = new Agent({ connections: connectionsPerHost, keepAliveTimeout: 10_000, connect: { timeout: timeoutMs } });
+    this.targets = options.targets ?? WebhookTargets.parse(undefined);
+    this.agent = new Agent({
+      connections: options.connectionsPerHost ?? 8,
+      keepAliveTimeout: 10_000,
+      connect: { timeout: timeoutMs, lookup: this.targets.lookup(options.resolve) },
+    });
   }
 
   async post(url: string, body: string, headers: Record<string, string>): Promise<AttemptOutcome> {
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
+    // A stored URL is checked again as it leaves: the policy may have narrowed since it was given.
+    const refusal = this.targets.refusal(url);
+    if (refusal) return refused(WebhookTargets.deliveryMessage(refusal), elapsed());
     // A timer cleared with the answer rather than AbortSignal.timeout, whose timer always runs
     // to its end: at hundreds of webhooks a second that was thousands of live timers, each
     // firing an abort (and building a DOMException) seconds after its webhook was answered.
@@ -46,6 +69,8 @@ export class Dispatcher {
       const ok = res.statusCode >= 200 && res.statusCode < 300;
       return { httpStatus: res.statusCode, error: ok ? null : `HTTP ${res.statusCode}`, durationMs: elapsed(), responseBody, ok };
     } catch (error) {
+      const policy = policyRefusal(error);
+      if (policy) return refused(policy, elapsed());
       const message = controller.signal.aborted ? `timeout after ${this.timeoutMs} ms` : describe(error);
       return { httpStatus: null, error: message, durationMs: elapsed(), responseBody: null, ok: false };
     } finally {
@@ -56,6 +81,17 @@ export class Dispatcher {
   close(): Promise<void> {
     return this.agent.close();
   }
+}
+
+/** No request left and no answer is recorded: the log cannot tell what a refused address would have said. */
+const refused = (message: string, durationMs: number): AttemptOutcome => ({ httpStatus: null, error: message, durationMs, responseBody: null, ok: false, refused: true });
+
+/** The policy's message when the connection failed in its lookup (undici may wrap the socket's error). */
+function policyRefusal(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { code?: string }).code === TARGET_REFUSED) return e.message;
+  }
+  return undefined;
 }
 
 async function excerpt(body: AsyncIterable<Buffer> & { destroy?: () => void }): Promise<string> {

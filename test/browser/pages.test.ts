@@ -137,6 +137,47 @@ describe('COP checkout', () => {
   });
 });
 
+/**
+ * Words of the page's text that the layout split across lines: each whitespace-separated word
+ * (hyphenated ones split at their hyphens, where a line may end) must sit on one line.
+ */
+async function brokenWords(page: Page, selector: string): Promise<string[]> {
+  return page.evaluate((sel) => {
+    const broken: string[] = [];
+    for (const root of document.querySelectorAll(sel)) {
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const text = node.textContent ?? '';
+        for (const match of text.matchAll(/[^\s-]+-?/g)) {
+          const range = document.createRange();
+          range.setStart(node, match.index ?? 0);
+          range.setEnd(node, (match.index ?? 0) + match[0].replace(/-$/, '').length);
+          const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+          if (lines.size > 1) broken.push(match[0]);
+        }
+      }
+    }
+    return broken;
+  }, selector);
+}
+
+describe('COP checkout words', () => {
+  it('breaks no word mid-way at 390 and 1280 px (Bancolombia, ids, account numbers): reproduction of issue 22', async () => {
+    for (const method of ['BANK_TRANSFER', 'BREB', 'NEQUI', 'PSE']) {
+      const tx = await created(sandbox.client, copBody({ paymentMethod: method }));
+      const filledTx = (await sandbox.client.post<{ redirectUrl: string }>(`/_sandbox/transactions/${tx.id}/fill`)).body;
+      const link = new URL(filledTx.redirectUrl);
+      for (const [name, width] of Object.entries(WIDTHS)) {
+        const page = await open(`${link.pathname}${link.search}`, width);
+        expect(await brokenWords(page, '.card'), `${method} at ${width} px`).toEqual([]);
+        expect(await horizontalOverflow(page), `${method} at ${width} px`).toBeLessThanOrEqual(0);
+        if (method === 'BANK_TRANSFER') await screenshot(page, `checkout-transfer-${name}`);
+        await page.close();
+      }
+    }
+  });
+});
+
 describe('page routes', () => {
   it('answer a browser with an HTML 404 page, and API clients with the JSON error', async () => {
     const page = await chromium.context.newPage();

@@ -15,7 +15,8 @@ export interface Reply<T = unknown> {
 export interface TestSandbox {
   url: string;
   dir: string;
-  config: Config;
+  /** The configuration, its secretKey the default account's key in effect (random when an admin token left it unset). */
+  config: Config & { secretKey: string };
   running: RunningSandbox;
   /** A client keyed with the default account's secret key. */
   client: Client;
@@ -26,8 +27,9 @@ export interface TestSandbox {
 /** A sandbox on a free port and a fresh temporary data dir, in this process. */
 export async function startSandbox(overrides: Partial<Config> = {}): Promise<TestSandbox> {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-test-'));
-  const config = resolveConfig({ port: 0, dataFile: join(dir, 'sandbox.json'), validateResponses: 'strict', ...overrides });
-  const running = await startServer(config, pino({ level: 'silent' }));
+  const resolved = resolveConfig({ port: 0, dataFile: join(dir, 'sandbox.json'), validateResponses: 'strict', ...overrides });
+  const running = await startServer(resolved, pino({ level: 'silent' }));
+  const config = { ...resolved, secretKey: running.sandbox.defaultAccount.secretKey };
   const url = running.url;
   const clientFor = (key: string | undefined) => new Client(url, key);
   return {

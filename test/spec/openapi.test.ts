@@ -55,7 +55,7 @@ describe('openapi.yaml', () => {
       ...Object.keys(createWebhookHandlers({} as Parameters<typeof createWebhookHandlers>[0])),
       ...Object.keys(createAutopilotHandlers({} as Parameters<typeof createAutopilotHandlers>[0])),
       ...Object.keys(createFaultHandlers({} as Parameters<typeof createFaultHandlers>[0])),
-      ...Object.keys(createInspectorHandlers({} as Parameters<typeof createInspectorHandlers>[0], {} as Parameters<typeof createInspectorHandlers>[1])),
+      ...Object.keys(createInspectorHandlers({} as Parameters<typeof createInspectorHandlers>[0], {} as Parameters<typeof createInspectorHandlers>[1], {} as Parameters<typeof createInspectorHandlers>[2])),
       ...Object.keys(createPageHandlers({} as Parameters<typeof createPageHandlers>[0])),
     ];
     expect([...handled].sort()).toEqual([...ids].map(String).sort());
