@@ -94,7 +94,9 @@ export class SharedUse {
   /** The request comes from a page of the sandbox itself: its Origin names the Host it was sent to, or the public URL's. */
   sameOrigin(req: IncomingMessage): boolean {
     const origin = req.headers.origin;
-    if (origin === undefined) return OWN_FETCH_SITES.has(String(req.headers['sec-fetch-site'] ?? 'same-origin'));
+    const site = req.headers['sec-fetch-site'];
+    // A page whose referrer policy is no-referrer sends `Origin: null` even to itself; the browser's Sec-Fetch-Site still tells.
+    if (origin === undefined || (origin === 'null' && site !== undefined)) return OWN_FETCH_SITES.has(String(site ?? 'same-origin'));
     const from = hostOf(origin);
     return from !== undefined && (from === req.headers.host?.toLowerCase() || from === this.publicHost);
   }

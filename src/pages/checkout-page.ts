@@ -225,6 +225,8 @@ header{border-bottom:1px solid #e3e7ee;padding-bottom:12px;margin-bottom:12px}
 .facts{display:grid;grid-template-columns:auto 1fr;gap:6px 14px;margin:0 0 14px}
 .facts dt{color:#4a5463}
 .facts dd{margin:0;text-align:right;overflow-wrap:break-word}
+/* Numbers and keys the payer types stay whole: the label column gives way instead. */
+.facts dd.mono{white-space:nowrap}
 .mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 .key{font-weight:600}
 .status{display:inline-block;border-radius:999px;padding:1px 10px;font-size:13px;font-weight:600}

@@ -22,7 +22,7 @@ export function renderDocument(options: DocumentOptions): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 ${refreshSeconds !== undefined && html`<meta http-equiv="refresh" content="${refreshSeconds}">`}
 <title>${title}</title>
 <style>${raw(css)}</style>
@@ -57,13 +57,15 @@ export function contentSecurityPolicy(document: string): string {
   ].join('; ');
 }
 
-/** Headers of every payer page answer (pages, their error pages, the QR image): not framed, not cached, not referred. */
+/** Headers of every payer page answer (pages, their error pages, the QR image): not framed, not cached, not referred elsewhere. */
 export function payerPageHeaders(document?: string): Record<string, string> {
   return {
     'content-security-policy': document === undefined ? "default-src 'none'; frame-ancestors 'none'" : contentSecurityPolicy(document),
     'x-frame-options': 'DENY',
     'cache-control': 'no-store',
-    'referrer-policy': 'no-referrer',
+    // The links carry their token: never sent to another site. Same-origin (not no-referrer) keeps
+    // the Origin header on the buttons' POSTs, which no-referrer would send as null.
+    'referrer-policy': 'same-origin',
     'x-content-type-options': 'nosniff',
   };
 }

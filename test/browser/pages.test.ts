@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boletoBody, copBody, created, hybridBody, lookup, pixBody } from '../helpers/purchases.js';
+import { localPath, payerPages } from '../helpers/payer-pages.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { INSTALL_TIMEOUT_MS, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
 
@@ -24,6 +25,11 @@ async function filled(body: Record<string, unknown>): Promise<string> {
   const res = await sandbox.client.post(`/_sandbox/transactions/${tx.id}/fill`);
   expect(res.status).toBe(200);
   return tx.id;
+}
+
+/** The path and query of a transaction's payer page link, with its token, as its owner is given it. */
+async function pageOf(id: string, kind: 'checkout' | 'boleto' | 'pix'): Promise<string> {
+  return localPath((await payerPages(sandbox.client, id))[kind]!.url);
 }
 
 async function open(path: string, width: number): Promise<Page> {
@@ -54,7 +60,7 @@ describe('boleto page', () => {
     const id = await filled(boletoBody());
     const line = (await lookup(sandbox.client, id)).paymentInstruction as { boletoDigitableLine: string };
     for (const [name, width] of Object.entries(WIDTHS)) {
-      const page = await open(`/_sandbox/boletos/${id}`, width);
+      const page = await open(await pageOf(id, 'boleto'), width);
       const m = await clipping(page, '.slip .line');
       expect(m.scrollWidth, `${name}: ${JSON.stringify(m)}`).toBeLessThanOrEqual(m.clientWidth);
       expect(m.right, `${name}: ${JSON.stringify(m)}`).toBeLessThanOrEqual(m.viewport);
@@ -63,7 +69,7 @@ describe('boleto page', () => {
       await screenshot(page, `boleto-${name}`);
       await page.close();
     }
-    const page = await open(`/_sandbox/boletos/${id}`, A4_PRINTABLE_PX);
+    const page = await open(await pageOf(id, 'boleto'), A4_PRINTABLE_PX);
     await page.emulateMedia({ media: 'print' });
     const m = await clipping(page, '.slip .line');
     expect(m.scrollWidth, `print: ${JSON.stringify(m)}`).toBeLessThanOrEqual(m.clientWidth);
@@ -75,7 +81,7 @@ describe('boleto page', () => {
 
   it('pays with its Pay button and says so', async () => {
     const id = await filled(boletoBody());
-    const page = await open(`/_sandbox/boletos/${id}`, WIDTHS.phone);
+    const page = await open(await pageOf(id, 'boleto'), WIDTHS.phone);
     await page.getByRole('button', { name: /Pagar boleto/ }).click();
     await page.getByText('Pronto: pagamento aprovado.').waitFor();
     await page.locator('.stamp', { hasText: 'Pago' }).waitFor();
@@ -87,7 +93,7 @@ describe('boleto page', () => {
 
   it('rejects with its Reject button', async () => {
     const id = await filled(hybridBody());
-    const page = await open(`/_sandbox/boletos/${id}`, WIDTHS.desktop);
+    const page = await open(await pageOf(id, 'boleto'), WIDTHS.desktop);
     await page.getByRole('button', { name: /Recusar/ }).click();
     await page.getByText('Pronto: pagamento recusado.').waitFor();
     expect((await lookup(sandbox.client, id)).status).toBe('BLOCKED');
@@ -100,7 +106,7 @@ describe('Pix page', () => {
     const id = await filled(pixBody());
     const code = (await lookup(sandbox.client, id)).pixCode as string;
     for (const [name, width] of Object.entries(WIDTHS)) {
-      const page = await open(`/_sandbox/pix/${id}`, width);
+      const page = await open(await pageOf(id, 'pix'), width);
       const qr = page.getByRole('img', { name: /QR Code Pix/ });
       await qr.waitFor();
       expect(await qr.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
@@ -109,7 +115,7 @@ describe('Pix page', () => {
       await screenshot(page, `pix-${name}`);
       await page.close();
     }
-    const page = await open(`/_sandbox/pix/${id}`, WIDTHS.phone);
+    const page = await open(await pageOf(id, 'pix'), WIDTHS.phone);
     await page.getByRole('button', { name: /Copiar código/ }).click();
     await page.getByText('Código copiado.').waitFor();
     await page.getByRole('button', { name: /Pagar no sandbox/ }).click();
@@ -125,7 +131,7 @@ describe('COP checkout', () => {
   it('fits a 390 px phone for every method', async () => {
     for (const method of ['PSE', 'NEQUI', 'BREB', 'BANK_TRANSFER']) {
       const id = await filled(copBody({ paymentMethod: method }));
-      const page = await open(`/_sandbox/checkout/${id}`, WIDTHS.phone);
+      const page = await open(await pageOf(id, 'checkout'), WIDTHS.phone);
       expect(await horizontalOverflow(page), method).toBeLessThanOrEqual(0);
       for (const button of await page.getByRole('button').all()) {
         const box = await button.boundingBox();
@@ -170,11 +176,40 @@ describe('COP checkout words', () => {
       for (const [name, width] of Object.entries(WIDTHS)) {
         const page = await open(`${link.pathname}${link.search}`, width);
         expect(await brokenWords(page, '.card'), `${method} at ${width} px`).toEqual([]);
+        // What the payer types (account number, NIT, reference, Bre-B key) sits on one line, hyphens included.
+        const wrapped = await page.locator('.facts dd.mono').evaluateAll((els) =>
+          els
+            .filter((el) => {
+              const range = document.createRange();
+              range.selectNodeContents(el);
+              return new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top))).size > 1;
+            })
+            .map((el) => el.textContent),
+        );
+        expect(wrapped, `${method} at ${width} px`).toEqual([]);
         expect(await horizontalOverflow(page), `${method} at ${width} px`).toBeLessThanOrEqual(0);
         if (method === 'BANK_TRANSFER') await screenshot(page, `checkout-transfer-${name}`);
         await page.close();
       }
     }
+  });
+});
+
+describe('framing', () => {
+  it('a page of another origin cannot frame a payer page (CSP frame-ancestors none)', async () => {
+    const id = await filled(pixBody());
+    const page = await chromium.context.newPage();
+    const blocked = new Promise<boolean>((resolve) => {
+      page.on('console', (message) => {
+        if (/frame-ancestors/.test(message.text())) resolve(true);
+      });
+      setTimeout(() => resolve(false), 5_000).unref();
+    });
+    await page.setContent(`<iframe id="f" src="${sandbox.url}${await pageOf(id, 'pix')}" width="390" height="600"></iframe>`);
+    expect(await blocked).toBe(true);
+    const frame = page.frames().find((f) => f !== page.mainFrame());
+    expect(await frame?.locator('.card').count().catch(() => 0)).toBe(0);
+    await page.close();
   });
 });
 
@@ -186,7 +221,8 @@ describe('page routes', () => {
     expect(res?.headers()['content-type']).toMatch(/^text\/html/);
     await page.getByRole('heading', { name: 'Página não encontrada' }).waitFor();
     const cop = await created(sandbox.client, copBody());
-    expect((await page.goto(`${sandbox.url}/_sandbox/pix/${cop.id}`))?.status()).toBe(404);
+    const copToken = new URL((await payerPages(sandbox.client, cop.id)).checkout!.url).search;
+    expect((await page.goto(`${sandbox.url}/_sandbox/pix/${cop.id}${copToken}`))?.status()).toBe(404);
     await page.getByText(`transaction ${cop.id} has no Pix`).waitFor();
     await page.close();
     const api = await sandbox.clientFor(undefined).get('/_sandbox/boletos/999999999999');

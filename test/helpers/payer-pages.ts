@@ -19,3 +19,19 @@ export function payerPost(baseUrl: string, link: string, headers: Record<string,
   const u = new URL(link);
   return fetch(new URL(`${u.pathname}${u.search}`, baseUrl), { method: 'POST', redirect: 'manual', headers });
 }
+
+/** A payer page link's button: `/approve` or `/reject` after its path, the token kept. */
+export function payerAction(pageUrl: string, action: 'approve' | 'reject'): string {
+  const u = new URL(pageUrl);
+  u.pathname = `${u.pathname}/${action}`;
+  return u.toString();
+}
+
+/** The token a payer page link carries. */
+export const tokenOf = (url: string): string => new URL(url).searchParams.get('token') ?? '';
+
+/** A link's path and query: what a test sends to its own sandbox, whatever host the public URL names. */
+export const localPath = (url: string): string => {
+  const u = new URL(url);
+  return `${u.pathname}${u.search}`;
+};

@@ -1,4 +1,5 @@
 // Defects found by fuzzing: names no Pix code can carry, prototype-named fields, numbers JSON cannot keep.
+import { localPath, payerPages } from '../helpers/payer-pages.js';
 import { hasError, isStaticPix, parsePix } from 'pix-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, expectProductError } from '../helpers/catalog.js';
@@ -43,7 +44,7 @@ describe('account names a Pix code cannot carry as they are', () => {
     validPix(filled.body.pixCode);
     const paid = await control(client, hybrid.id, 'pay');
     expect(paid.status).toBe(200);
-    expect((await sb.clientFor(undefined).get(`/_sandbox/pix/${pix.id}/qr.png`)).status).toBe(200);
+    expect((await sb.clientFor(undefined).get(localPath((await payerPages(client, pix.id)).pix!.qrUrl))).status).toBe(200);
   });
 });
 

@@ -26,6 +26,7 @@ import {
   type Body,
   type Tx,
 } from '../helpers/purchases.js';
+import { localPath, payerAction, payerPages, tokenOf } from '../helpers/payer-pages.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { clockNow } from '../helpers/webhooks.js';
 
@@ -207,7 +208,7 @@ describe('filled artifacts pass the independent validators', () => {
       expect(Number(barcode!.slice(9, 19))).toBe(987_654);
       expect(boletoUtils.identificarValor(barcode!, 'CODIGO_DE_BARRAS')).toBe(9876.54);
       expect(boletoUtils.identificarDataComNovoFator2025(barcode!, 'CODIGO_DE_BARRAS').toISOString().slice(0, 10)).toBe('2027-03-10');
-      expect(onSandbox(slow, instruction.boletoUrl!)).toBe(`${slow.url}/_sandbox/boletos/${tx.id}`);
+      expect(onSandbox(slow, instruction.boletoUrl!)).toMatch(new RegExp(`^${slow.url}/_sandbox/boletos/${tx.id}\\?token=[A-Za-z0-9_-]{24}$`));
     }
   });
 
@@ -231,9 +232,9 @@ describe('filled artifacts pass the independent validators', () => {
     expect(beneficiary.alias).toMatch(/^[A-Za-z0-9.-]{6,20}$/);
   });
 
-  it('COP: redirectUrl is the absolute hosted checkout page of the transaction', async () => {
+  it('COP: redirectUrl is the absolute hosted checkout page of the transaction, with its token', async () => {
     const tx = await fill(client, (await created(client, copBody())).id);
-    expect(onSandbox(slow, String(tx.redirectUrl))).toBe(`${slow.url}/_sandbox/checkout/${tx.id}`);
+    expect(onSandbox(slow, String(tx.redirectUrl))).toMatch(new RegExp(`^${slow.url}/_sandbox/checkout/${tx.id}\\?token=[A-Za-z0-9_-]{24}$`));
   });
 });
 
@@ -266,35 +267,38 @@ describe('hosted pages', () => {
     for (const text of shown(tx)) expect(page.text, text).toContain(text);
     for (const text of absent) expect(page.text, text).not.toContain(text);
     expect(page.text).toContain('12.345,00');
-    expect(page.text).toContain(`action="/_sandbox/checkout/${tx.id}/approve"`);
-    expect(page.text).toContain(`action="/_sandbox/checkout/${tx.id}/reject"`);
+    const token = tokenOf(String(tx.redirectUrl));
+    expect(page.text).toContain(`action="/_sandbox/checkout/${tx.id}/approve?token=${token}"`);
+    expect(page.text).toContain(`action="/_sandbox/checkout/${tx.id}/reject?token=${token}"`);
   });
 
   it('approve: 303 back to the page, the transaction APPROVED; approving again is 409', async () => {
     const tx = await filledCop({ paymentMethod: 'PSE' });
-    const res = await submit(`${String(tx.redirectUrl)}/approve`);
+    const link = String(tx.redirectUrl);
+    const res = await submit(payerAction(link, 'approve'));
     expect(res.status).toBe(303);
-    expect(res.headers.get('location')).toBe(`/_sandbox/checkout/${tx.id}?result=approved`);
+    expect(res.headers.get('location')).toBe(`/_sandbox/checkout/${tx.id}?token=${tokenOf(link)}&result=approved`);
     const paid = await lookup(client, tx.id);
     expect(paid.status).toBe('APPROVED');
     expect(paid.paidAt).not.toBeNull();
-    const after = await getPage(`${String(tx.redirectUrl)}?result=approved`);
+    const after = await getPage(`${link}&result=approved`);
     expect(after.status).toBe(200);
     expect(after.text).toContain('Pago aprobado');
-    expect(after.text).not.toContain('/approve"');
+    expect(after.text).not.toContain('/approve?token=');
 
-    expectTransactionError(await slow.clientFor(undefined).post(`/_sandbox/checkout/${tx.id}/approve`), 409, /APPROVED/);
-    expectTransactionError(await slow.clientFor(undefined).post(`/_sandbox/checkout/${tx.id}/reject`), 409, /APPROVED/);
+    expectTransactionError(await slow.clientFor(undefined).post(localPath(payerAction(link, 'approve'))), 409, /APPROVED/);
+    expectTransactionError(await slow.clientFor(undefined).post(localPath(payerAction(link, 'reject'))), 409, /APPROVED/);
     expect((await lookup(client, tx.id)).status).toBe('APPROVED');
   });
 
   it('reject: 303, the transaction BLOCKED; approving it then is 409', async () => {
     const tx = await filledCop({ paymentMethod: 'NEQUI' });
-    const res = await submit(`${String(tx.redirectUrl)}/reject`);
+    const link = String(tx.redirectUrl);
+    const res = await submit(payerAction(link, 'reject'));
     expect(res.status).toBe(303);
-    expect(res.headers.get('location')).toBe(`/_sandbox/checkout/${tx.id}?result=rejected`);
+    expect(res.headers.get('location')).toBe(`/_sandbox/checkout/${tx.id}?token=${tokenOf(link)}&result=rejected`);
     expect((await lookup(client, tx.id)).status).toBe('BLOCKED');
-    expectTransactionError(await slow.clientFor(undefined).post(`/_sandbox/checkout/${tx.id}/approve`), 409, /BLOCKED/);
+    expectTransactionError(await slow.clientFor(undefined).post(localPath(payerAction(link, 'approve'))), 409, /BLOCKED/);
     expect((await lookup(client, tx.id)).status).toBe('BLOCKED');
   });
 
@@ -314,7 +318,7 @@ describe('hosted pages', () => {
   it('the Pix QR is a PNG that decodes to the pixCode', async () => {
     for (const body of [pixBody(), hybridBody()]) {
       const tx = await fill(client, (await created(client, body)).id);
-      const res = await fetch(`${slow.url}/_sandbox/pix/${tx.id}/qr.png`);
+      const res = await fetch(onSandbox(slow, (await payerPages(client, tx.id)).pix!.qrUrl));
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('image/png');
       const image = PNG.sync.read(Buffer.from(await res.arrayBuffer()));
@@ -342,25 +346,33 @@ describe('hosted pages', () => {
     }
   });
 
-  it('pages of the wrong kind are 404: no checkout for BRL, no boleto for COP or PIX, no QR for a plain boleto', async () => {
+  /** `?token=…` of a transaction's own links: with it, only the kind of page is wrong. */
+  const tokenQuery = async (id: string): Promise<string> => {
+    const pages = await payerPages(client, id);
+    const any = pages.checkout ?? pages.boleto ?? pages.pix;
+    return any ? new URL(any.url).search : '';
+  };
+
+  it('pages of the wrong kind are 404 even with the token: no checkout for BRL, no boleto for COP or PIX, no QR for a plain boleto', async () => {
     const anonymous = slow.clientFor(undefined);
     const pix = await fill(client, (await created(client, pixBody())).id);
     const boleto = await fill(client, (await created(client, boletoBody())).id);
     const cop = await filledCop({});
-    expectTransactionError(await anonymous.get(`/_sandbox/checkout/${pix.id}`), 404);
-    expectTransactionError(await anonymous.get(`/_sandbox/boletos/${cop.id}`), 404);
-    expectTransactionError(await anonymous.get(`/_sandbox/boletos/${pix.id}`), 404);
-    expectTransactionError(await anonymous.get(`/_sandbox/pix/${boleto.id}/qr.png`), 404);
-    expectTransactionError(await anonymous.get(`/_sandbox/pix/${cop.id}/qr.png`), 404);
+    expectTransactionError(await anonymous.get(`/_sandbox/checkout/${pix.id}${await tokenQuery(pix.id)}`), 404, /has no checkout page/);
+    expectTransactionError(await anonymous.get(`/_sandbox/boletos/${cop.id}${await tokenQuery(cop.id)}`), 404, /has no boleto/);
+    expectTransactionError(await anonymous.get(`/_sandbox/boletos/${pix.id}${await tokenQuery(pix.id)}`), 404, /has no boleto/);
+    expectTransactionError(await anonymous.get(`/_sandbox/pix/${boleto.id}/qr.png${await tokenQuery(boleto.id)}`), 404, /has no Pix code/);
+    expectTransactionError(await anonymous.get(`/_sandbox/pix/${cop.id}/qr.png${await tokenQuery(cop.id)}`), 404, /has no Pix code/);
   });
 
-  it('the checkout buttons act on COP transactions only', async () => {
+  it('the checkout buttons act on COP transactions only, even with the token', async () => {
     const anonymous = slow.clientFor(undefined);
     const pix = await created(client, pixBody());
     const ars = await created(client, arsBody());
     for (const tx of [pix, ars]) {
       for (const action of ['approve', 'reject']) {
-        expectTransactionError(await anonymous.post(`/_sandbox/checkout/${tx.id}/${action}`), 404);
+        // An ARS transfer has no payer page, hence no token at all.
+        expectTransactionError(await anonymous.post(`/_sandbox/checkout/${tx.id}/${action}${await tokenQuery(tx.id)}`), 404, tx === pix ? /has no checkout page/ : /Transaction not found/);
       }
       expect((await lookup(client, tx.id)).status).toBe('PENDING');
     }

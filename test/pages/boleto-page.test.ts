@@ -3,7 +3,7 @@ import { boletoInstructionOf, itf25Bars, renderBoletoPage } from '../../src/page
 import type { Transaction } from '../../src/spec/types.js';
 import { fillInstruction } from '../../src/transactions/instructions.js';
 import type { TransactionRecord } from '../../src/transactions/transaction-record.js';
-import { account, brlPendingRecord, withStatus } from './fixtures.js';
+import { account, brlPendingRecord, PAYER_TOKEN, withStatus } from './fixtures.js';
 
 const PUBLIC_URL = 'http://localhost:4010';
 
@@ -169,7 +169,7 @@ describe('renderBoletoPage', () => {
     const pixCode = 'pixCode' in record.view ? record.view.pixCode : undefined;
     expect(pixCode).toMatch(/^000201/);
     const page = renderBoletoPage(record, 'Loja Exemplo');
-    expect(page).toContain('<img src="/_sandbox/pix/1000077/qr.png"');
+    expect(page).toContain(`<img src="/_sandbox/pix/1000077/qr.png?token=${PAYER_TOKEN}"`);
     expect(page).toContain(`<textarea id="pix-code" readonly rows="5" spellcheck="false">${pixCode}</textarea>`);
   });
 

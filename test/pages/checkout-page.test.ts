@@ -6,11 +6,11 @@ import {
   renderCheckoutPage,
   transferDetailsOf,
 } from '../../src/pages/checkout-page.js';
-import { copRecord, type CopMethod } from './fixtures.js';
+import { copRecord, PAYER_TOKEN, type CopMethod } from './fixtures.js';
 
 const METHODS: readonly CopMethod[] = ['PSE', 'NEQUI', 'BREB', 'BANK_TRANSFER'];
-const APPROVE = '<form method="post" action="/_sandbox/checkout/1000042/approve">';
-const REJECT = '<form method="post" action="/_sandbox/checkout/1000042/reject">';
+const APPROVE = `<form method="post" action="/_sandbox/checkout/1000042/approve?token=${PAYER_TOKEN}">`;
+const REJECT = `<form method="post" action="/_sandbox/checkout/1000042/reject?token=${PAYER_TOKEN}">`;
 
 /** Text content of the page with tags dropped and the common entities decoded. */
 function textOf(page: string): string {

@@ -14,6 +14,9 @@ export const account: AccountRecord = {
   createdAt: '2026-07-01T12:00:00.000Z',
 };
 
+/** The payer-page token of the fixtures' records: their pages' forms and images carry it. */
+export const PAYER_TOKEN = 'Fixture_Token-0123456789';
+
 const base = {
   installments: null,
   externalId: 'order-1',
@@ -60,10 +63,11 @@ export function copRecord(
       amount: 1_500_000,
       status: overrides.status ?? 'PENDING',
       statusReason: overrides.statusReason ?? null,
-      redirectUrl: `http://localhost:4010/_sandbox/checkout/${id}`,
+      redirectUrl: `http://localhost:4010/_sandbox/checkout/${id}?token=${PAYER_TOKEN}`,
     },
     details: { ...baseDetails, ...overrides.details },
     filledAt: 1,
+    payerToken: PAYER_TOKEN,
   };
 }
 
@@ -106,6 +110,7 @@ export function brlPendingRecord(
       ...overrides.details,
     },
     filledAt: null,
+    payerToken: PAYER_TOKEN,
   };
 }
 

@@ -209,7 +209,7 @@ describe('headers', () => {
       expect(csp, path).toMatch(/default-src 'none'/);
       expect(res.headers.get('x-frame-options'), path).toBe('DENY');
       expect(res.headers.get('cache-control'), path).toBe('no-store');
-      expect(res.headers.get('referrer-policy'), path).toBe('no-referrer');
+      expect(res.headers.get('referrer-policy'), path).toBe('same-origin');
     }
   });
 });

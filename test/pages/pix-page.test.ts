@@ -3,7 +3,7 @@ import { renderErrorPage } from '../../src/pages/error-page.js';
 import { renderPixPage } from '../../src/pages/pix-page.js';
 import type { Transaction } from '../../src/spec/types.js';
 import type { TransactionRecord } from '../../src/transactions/transaction-record.js';
-import { account, brlPendingRecord, withStatus } from './fixtures.js';
+import { account, brlPendingRecord, PAYER_TOKEN, withStatus } from './fixtures.js';
 
 const CODE = '00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR5913Loja Exemplo6009SAO PAULO62070503***6304ABCD';
 
@@ -15,10 +15,10 @@ function pixRecord(pixCode = CODE): TransactionRecord {
 describe('renderPixPage', () => {
   it('shows the QR, the copy-and-paste code and the pay and reject forms while pending', () => {
     const page = renderPixPage(pixRecord(), 'Loja <Exemplo>');
-    expect(page).toContain('<img class="qr" src="/_sandbox/pix/1000077/qr.png"');
+    expect(page).toContain(`<img class="qr" src="/_sandbox/pix/1000077/qr.png?token=${PAYER_TOKEN}"`);
     expect(page).toContain(`>${CODE.replace('***', '***')}</textarea>`);
-    expect(page).toContain('<form method="post" action="/_sandbox/pix/1000077/approve">');
-    expect(page).toContain('<form method="post" action="/_sandbox/pix/1000077/reject">');
+    expect(page).toContain(`<form method="post" action="/_sandbox/pix/1000077/approve?token=${PAYER_TOKEN}">`);
+    expect(page).toContain(`<form method="post" action="/_sandbox/pix/1000077/reject?token=${PAYER_TOKEN}">`);
     expect(page).toContain('Loja &lt;Exemplo&gt;');
     expect(page).toContain('Válido até 13/07/2026 15:30 UTC');
     // The copy button is an enhancement: hidden until the script shows it.

@@ -1,3 +1,4 @@
+import { payerPages, payerPost } from '../helpers/payer-pages.js';
 import { ColombiaValidators } from 'colombia-validators';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ISO_UTC, createAccount } from '../helpers/catalog.js';
@@ -305,7 +306,7 @@ describe('which changes deliver', () => {
     const { client } = await createAccount(sb);
     const r = await receiver(200);
     const tx = await created(client, copBody({ postbackUrl: r.url, externalId: 'co-7' }));
-    const res = await fetch(`${sb.url}/_sandbox/checkout/${tx.id}/approve`, { method: 'POST', redirect: 'manual' });
+    const res = await payerPost(sb.url, (await payerPages(client, tx.id)).checkout!.approveUrl);
     expect(res.status).toBe(303);
     const [req] = await r.waitForRequests(1);
     expect((req!.body as CashinPaid).payload).toMatchObject({
@@ -331,7 +332,7 @@ describe('which changes deliver', () => {
     const declined = await created(client, cardBody({ postbackUrl: r.url, card: { number: '4000000000000002', holderName: 'X', expirationMonth: 12, expirationYear: 2040, cvv: '123' } }));
     expect(declined.status).toBe('BLOCKED');
     const rejected = await created(client, copBody({ postbackUrl: r.url }));
-    const res = await fetch(`${sb.url}/_sandbox/checkout/${rejected.id}/reject`, { method: 'POST', redirect: 'manual' });
+    const res = await payerPost(sb.url, (await payerPages(client, rejected.id)).checkout!.rejectUrl);
     expect(res.status).toBe(303);
     expect((await lookup(client, rejected.id)).status).toBe('BLOCKED');
 
