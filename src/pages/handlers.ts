@@ -94,6 +94,7 @@ function pagesOf(record: TransactionRecord & { payerToken: string }, base: strin
     rejectUrl: `${base}${actionPath(path, 'reject', record.payerToken)}`,
   });
   return {
+    token: record.payerToken,
     checkout: KINDS.checkout.has(record) ? page(checkoutPath(record.id)) : null,
     boleto: KINDS.boleto.has(record) ? page(boletoPath(record.id)) : null,
     pix: KINDS.pix.has(record) ? { ...page(pixPagePath(record.id)), qrUrl: `${base}${withToken(pixQrPath(record.id), record.payerToken)}` } : null,

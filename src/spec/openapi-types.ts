@@ -1491,6 +1491,8 @@ export interface components {
             rejectUrl: string;
         };
         PayerPages: {
+            /** @description The transaction's payer-page token, the `?token=` of every link below (for scenario files and tests that build a path). */
+            token: string;
             /** @description COP: the hosted checkout, the address redirectUrl points to. */
             checkout: components["schemas"]["PayerPage"] | null;
             /** @description BOLETO and PIX_BOLETO: the printable boleto, the address boletoUrl points to. */

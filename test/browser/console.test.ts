@@ -1,7 +1,7 @@
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/spec/types.js';
-import { created, pixBody } from '../helpers/purchases.js';
+import { created, hybridBody, pixBody } from '../helpers/purchases.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { receiversClosedAfterEach } from '../helpers/webhooks.js';
 import { INSTALL_TIMEOUT_MS, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
@@ -113,6 +113,34 @@ describe('console', () => {
         await page.goBack();
       }
       await screenshot(page, `console-transaction-${name}`);
+      await page.close();
+    }
+  });
+
+  it("links a transaction's payer pages with their token, and the payer can pay from the linked page", async () => {
+    const tx = await created(sandbox.client, hybridBody({ externalId: 'order-links-1' }));
+    await sandbox.client.post(`/_sandbox/transactions/${tx.id}/fill`);
+    for (const [name, width] of Object.entries(WIDTHS)) {
+      const page = await signedIn(width, `#/transactions/${tx.id}`);
+      const links = page.locator('p.links a');
+      await page.getByRole('link', { name: 'Pix payer page' }).waitFor();
+      const hrefs = await links.evaluateAll((as) => as.map((a) => [a.textContent, (a as HTMLAnchorElement).href]));
+      expect(hrefs.map(([text]) => text)).toEqual(['Pix payer page', 'Boleto page']);
+      for (const [, href] of hrefs) expect(href).toMatch(new RegExp(`/_sandbox/(pix|boletos)/${tx.id}\\?token=[A-Za-z0-9_-]{24}$`));
+      const qr = page.getByRole('img', { name: 'Pix QR code' });
+      expect(await qr.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+      expect(await overflow(page), name).toBeLessThanOrEqual(0);
+      await screenshot(page, `console-payer-links-${name}`);
+      if (name === 'phone') {
+        // The link names the public URL (localhost); the payer opens it and pays.
+        const pix = new URL(String(hrefs[0]?.[1]));
+        const payer = await chromium.context.newPage();
+        await payer.goto(`${sandbox.url}${pix.pathname}${pix.search}`);
+        await payer.getByRole('button', { name: /Pagar no sandbox/ }).click();
+        await payer.getByText('Pronto: pagamento aprovado.').waitFor();
+        await payer.close();
+        await page.locator('h1 .badge', { hasText: 'APPROVED' }).waitFor();
+      }
       await page.close();
     }
   });

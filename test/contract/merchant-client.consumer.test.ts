@@ -437,7 +437,7 @@ describe('merchant client → payments API: lookups', () => {
     {
       title: 'a COP transaction with its redirectUrl',
       state: filled('COP', 'PSE'),
-      response: { currency: 'COP', method: 'PSE', redirectUrl: url('http://localhost:4010/_sandbox/checkout/100000000') },
+      response: { currency: 'COP', method: 'PSE', redirectUrl: url('http://localhost:4010/_sandbox/checkout/100000000?token=q3Jb0aK6Yh8x2Lr5Zt9VwE1m') },
     },
     {
       title: 'an ARS transaction with its CVU and beneficiary',
@@ -458,7 +458,7 @@ describe('merchant client → payments API: lookups', () => {
         paymentInstruction: {
           type: 'BOLETO',
           dueDate: timestamp('2026-12-15T00:00:00.000Z'),
-          boletoUrl: url('http://localhost:4010/_sandbox/boletos/100000000'),
+          boletoUrl: url('http://localhost:4010/_sandbox/boletos/100000000?token=q3Jb0aK6Yh8x2Lr5Zt9VwE1m'),
           boletoBarcode: boletoBarcode(),
           boletoDigitableLine: boletoDigitableLine(),
         },

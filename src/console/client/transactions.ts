@@ -121,15 +121,22 @@ function link(href: string, text: string): HTMLElement {
   return h('a', { href, target: '_blank', rel: 'noopener' }, text);
 }
 
-/** The payment instruction as the payer would see it, and the hosted pages that show it. */
-function instruction(tx: Tx): HTMLElement {
+/** The links of a transaction's payer pages, with their token (GET /_sandbox/transactions/:id/payer-pages). */
+interface PayerPages {
+  checkout: { url: string } | null;
+  boleto: { url: string } | null;
+  pix: { url: string } | null;
+}
+
+/** The payment instruction as the payer would see it, and the hosted pages that show it (null: their links could not be read). */
+function instruction(tx: Tx, payerPages: PayerPages | null): HTMLElement {
   const rows: [string, Child][] = [];
   const pages: HTMLElement[] = [];
   const pixCode = typeof tx.pixCode === 'string' ? tx.pixCode : undefined;
   const pi = (tx.paymentInstruction ?? {}) as Record<string, unknown>;
   if (tx.currency === 'COP') {
     rows.push(['Redirect URL', typeof tx.redirectUrl === 'string' ? h('span', { class: 'mono wrap' }, tx.redirectUrl) : 'not filled yet']);
-    if (typeof tx.redirectUrl === 'string') pages.push(link(tx.redirectUrl, 'Checkout page'));
+    if (payerPages?.checkout) pages.push(link(payerPages.checkout.url, 'Checkout page'));
   }
   if (tx.currency === 'ARS') {
     rows.push(['CVU', typeof tx.cvu === 'string' ? h('span', { class: 'mono' }, tx.cvu) : 'not filled yet']);
@@ -139,14 +146,15 @@ function instruction(tx: Tx): HTMLElement {
   if (pixCode !== undefined) {
     rows.push(['Pix code', pixCode ? h('code', { class: 'wrap' }, pixCode) : 'not filled yet']);
     if (pixCode) {
-      rows.push(['QR', h('img', { src: `/_sandbox/pix/${encodeURIComponent(tx.id)}/qr.png`, width: 140, height: 140, alt: 'Pix QR code' })]);
-      pages.push(link(`/_sandbox/pix/${encodeURIComponent(tx.id)}`, 'Pix payer page'));
+      // The image the answer carries: the QR's own URL needs the payer link's token, and may name another host.
+      if (typeof tx.qrCode === 'string') rows.push(['QR', h('img', { src: `data:image/png;base64,${tx.qrCode}`, width: 140, height: 140, alt: 'Pix QR code' })]);
+      if (payerPages?.pix) pages.push(link(payerPages.pix.url, 'Pix payer page'));
     }
   }
   if (tx.method === 'BOLETO' || tx.method === 'PIX_BOLETO') {
     rows.push(['Digitable line', typeof pi.boletoDigitableLine === 'string' ? h('code', { class: 'wrap' }, pi.boletoDigitableLine) : 'registration pending']);
     if (typeof pi.dueDate === 'string') rows.push(['Due date', when(pi.dueDate)]);
-    pages.push(link(typeof pi.boletoUrl === 'string' ? pi.boletoUrl : `/_sandbox/boletos/${encodeURIComponent(tx.id)}`, 'Boleto page'));
+    if (payerPages?.boleto) pages.push(link(payerPages.boleto.url, 'Boleto page'));
   }
   if (tx.method === 'CREDIT_CARD') {
     const card = tx.card as { brand?: string; last4?: string } | undefined;
@@ -250,10 +258,11 @@ export const transactionView: View = (ctx, id) => {
   let seq = 0;
   const draw = async (): Promise<void> => {
     const mine = ++seq;
-    const [tx, events, deliveries] = await Promise.all([
+    const [tx, events, deliveries, payerPages] = await Promise.all([
       ctx.api.get<Tx>(`/transactions/${encodeURIComponent(txId)}`),
       ctx.api.all<SandboxEvent>(`/_sandbox/events?transactionId=${encodeURIComponent(txId)}`),
       ctx.api.all<Delivery>(`/_sandbox/webhooks?transactionId=${encodeURIComponent(txId)}`),
+      ctx.api.get<PayerPages>(`/_sandbox/transactions/${encodeURIComponent(txId)}/payer-pages`),
     ]);
     if (mine !== seq) return;
     const back = h('p', {}, h('a', { href: '#/transactions' }, '← All transactions'));
@@ -285,7 +294,7 @@ export const transactionView: View = (ctx, id) => {
             ['Fee', money(Number(t.costFee ?? 0), t.currency)],
           ]),
         ),
-        instruction(t),
+        instruction(t, payerPages.ok ? payerPages.body : null),
       ),
       actions(ctx, t, () => void draw()),
       timeline(events.ok ? events.body : []),
