@@ -271,17 +271,18 @@ describe('PUT /_sandbox/webhook-url', () => {
     ({ account, client } = await createAccount(sb));
   });
 
-  it('sets, changes and clears the account webhook URL', async () => {
+  it('sets, changes and clears the account webhook URL, answering the account as who-am-I does (no secret key: contract v3)', async () => {
+    const { secretKey: _key, ...shown } = account;
     const set = await client.put<Account>('/_sandbox/webhook-url', { url: 'https://merchant.example.com/webhooks' });
     expect(set.status).toBe(200);
-    expect(set.body).toEqual({ ...account, webhookUrl: 'https://merchant.example.com/webhooks' });
+    expect(set.body).toEqual({ ...shown, webhookUrl: 'https://merchant.example.com/webhooks' });
 
     const changed = await client.put<Account>('/_sandbox/webhook-url', { url: 'http://127.0.0.1:7000/hook' });
     expect(changed.body.webhookUrl).toBe('http://127.0.0.1:7000/hook');
 
     const cleared = await client.put<Account>('/_sandbox/webhook-url', { url: null });
     expect(cleared.status).toBe(200);
-    expect(cleared.body).toEqual({ ...account, webhookUrl: null });
+    expect(cleared.body).toEqual({ ...shown, webhookUrl: null });
   });
 
   it.each([

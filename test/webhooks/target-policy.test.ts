@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, expectTransactionError } from '../helpers/catalog.js';
 import { created, pixBody } from '../helpers/purchases.js';
@@ -122,6 +125,22 @@ describe('where a URL is given', () => {
       expect(delivery.attempts[0]).toMatchObject({ httpStatus: 200, error: null });
     } finally {
       await narrowed.stop();
+    }
+  });
+});
+
+describe('at start', () => {
+  it('a seed file naming a refused target, or an allow-list it cannot read, fails the start with the reason', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sandbox-targets-'));
+    try {
+      const seedFile = join(dir, 'seed.yaml');
+      writeFileSync(seedFile, 'accounts:\n  - id: acc_meta\n    secretKey: sk_test_meta_0001\n    webhookUrl: http://169.254.169.254/latest/meta-data/\n');
+      await expect(startSandbox({ dataFile: join(dir, 'a', 'sandbox.json'), seedFile })).rejects.toThrow(
+        `seed file ${seedFile}: accounts.0.webhookUrl 169.254.169.254 is a link-local address`,
+      );
+      await expect(startSandbox({ dataFile: join(dir, 'b', 'sandbox.json'), webhookAllow: ['10.0.0.0/33'] })).rejects.toThrow(/SANDBOX_WEBHOOK_ALLOW: "10.0.0.0\/33"/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
