@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, expectTransactionError } from '../helpers/catalog.js';
 import { BOLETO_ADDRESS, DOCS, boletoBody, control, copBody, created, hybridBody, lookup, pixBody } from '../helpers/purchases.js';
@@ -144,6 +145,37 @@ describe('links with tokens', () => {
   });
 });
 
+describe('records stored before tokens existed', () => {
+  it('get a token when filled or when their owner asks for their links; the old tokenless link opens nothing', async () => {
+    const sb = await startSandbox({ instructionDelayMs: 600_000 });
+    try {
+      const pending = await created(sb.client, copBody());
+      const listed = await created(sb.client, pixBody());
+      await sb.running.stop();
+      // What an older version stored: no payerToken on the records.
+      const file = sb.config.dataFile;
+      writeFileSync(file, readFileSync(file, 'utf8').replace(/,"payerToken":"[A-Za-z0-9_-]+"/g, ''));
+      expect(readFileSync(file, 'utf8')).not.toContain('payerToken');
+      const again = await startSandbox({ dataFile: file, instructionDelayMs: 600_000 });
+      try {
+        expectTransactionError(await again.clientFor(undefined).get(`/_sandbox/checkout/${pending.id}?token=`), 404);
+        const filled = (await control(again.client, pending.id, 'fill')).body;
+        const link = new URL(String(filled.redirectUrl));
+        expect(link.searchParams.get('token')).toMatch(/^[A-Za-z0-9_-]{24}$/);
+        expect((await fetch(new URL(`${link.pathname}${link.search}`, again.url))).status).toBe(200);
+        const pages = await payerPages(again.client, listed.id);
+        expect(pages.token).toMatch(/^[A-Za-z0-9_-]{24}$/);
+        expect((await payerPages(again.client, listed.id)).token).toBe(pages.token);
+        expect((await fetch(new URL(local(pages.pix!.url), again.url))).status).toBe(200);
+      } finally {
+        await again.running.stop();
+      }
+    } finally {
+      await sb.stop().catch(() => undefined);
+    }
+  });
+});
+
 describe('buttons', () => {
   it('approve and reject with the token from the page itself: 303 back to the page (token kept) with the outcome', async () => {
     const pix = await created(sandbox.client, pixBody());
@@ -158,6 +190,14 @@ describe('buttons', () => {
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe(`/_sandbox/pix/${pix.id}?token=${token}&result=approved`);
     expect((await lookup(sandbox.client, pix.id)).status).toBe('APPROVED');
+
+    // The PSE form posts its fields (bank, person type) form-encoded, as a browser does.
+    const pse = await created(sandbox.client, copBody({ paymentMethod: 'PSE' }));
+    const pp = await payerPages(sandbox.client, pse.id);
+    const u = new URL(pp.checkout!.approveUrl);
+    const form = await raw(`${u.pathname}${u.search}`, { method: 'POST', headers: { origin, 'content-type': 'application/x-www-form-urlencoded' }, body: 'bank=1007&personType=N' });
+    expect(form.status).toBe(303);
+    expect((await lookup(sandbox.client, pse.id)).status).toBe('APPROVED');
 
     const boleto = await created(sandbox.client, boletoBody());
     const bp = await payerPages(sandbox.client, boleto.id);
