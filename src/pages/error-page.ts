@@ -29,6 +29,6 @@ body{margin:0;min-height:100vh;background:#eef1f5;color:#1d2430;font:15px/1.45 s
 .tag{margin:0 0 12px;font-size:12px;letter-spacing:.04em;text-transform:uppercase;color:#8a5a00;background:#fff4d6;border-radius:4px;padding:3px 8px;display:inline-block}
 h1{font-size:22px;margin:0}
 .en{margin:2px 0 12px;color:#4a5463}
-.why{background:#f4f6f9;border-radius:8px;padding:10px 12px;overflow-wrap:anywhere}
+.why{background:#f4f6f9;border-radius:8px;padding:10px 12px;overflow-wrap:break-word}
 .small{font-size:13px;color:#4a5463}
 `;
