@@ -1,0 +1,174 @@
+/**
+ * The storage seam: what domain services read and write through. Two implementations:
+ * the embedded journaled store (the default: memory + journal + lowdb snapshot) and
+ * PostgreSQL (a shared store for many instances). Everything returns promises so that a
+ * store elsewhere fits; the embedded one resolves at once from memory.
+ *
+ * Nothing here knows anything above src/store.
+ */
+
+/** Every stored record belongs to one account: `account_id` is in every key (a distributed PostgreSQL shards by it). */
+export interface Owned {
+  id: string;
+  accountId: string;
+}
+
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+}
+
+export type FilterValue = string | number | boolean | null;
+
+export interface TableSpec<T extends Owned> {
+  /** Collection / table name: `transactions`, `deliveries`, … */
+  name: string;
+  /** Unique secondary keys within an account: index name → key of a record (undefined: not indexed). */
+  unique?: { [index: string]: (value: T) => string | undefined };
+  /** Fields a list may filter on by equality: name → value of a record. */
+  filters?: { [field: string]: (value: T) => FilterValue };
+  /** Ids unique across accounts, looked up without one (`getGlobal`): a key's account, a payer page's charge. */
+  globalIds?: boolean;
+}
+
+export interface ListQuery {
+  /** Default 20. */
+  limit?: number;
+  /** Cursor: the id of the last item seen. An id that is not in the list is a `CursorNotFound`. */
+  startingAfter?: string;
+  /** Insertion order (`asc`, the default) or newest first. */
+  order?: 'asc' | 'desc';
+  /** Equality on the table's declared filters. */
+  where?: { [field: string]: FilterValue };
+}
+
+export interface Table<T extends Owned> {
+  get(accountId: string, id: string): Promise<T | undefined>;
+  /**
+   * The record, locked against every other unit of work until this one ends (PostgreSQL:
+   * SELECT … FOR UPDATE; embedded: a per-record mutex). Only inside `units.run`.
+   */
+  getForUpdate(accountId: string, id: string): Promise<T | undefined>;
+  /** Only for tables declared with `globalIds`. */
+  getGlobal(id: string): Promise<T | undefined>;
+  findUnique(accountId: string, index: string, key: string): Promise<T | undefined>;
+  /** Insert or replace; a unique-key clash with another record throws `UniqueViolation`. */
+  put(value: T): Promise<void>;
+  delete(accountId: string, id: string): Promise<void>;
+  list(accountId: string, query?: ListQuery): Promise<Page<T>>;
+  /** Every record of the account in insertion order, read in batches (reset, retention, resume). */
+  scan(accountId: string, batch?: number): AsyncIterable<T>;
+  count(accountId: string): Promise<number>;
+  deleteAll(accountId: string): Promise<number>;
+}
+
+export interface UnitOfWork {
+  /**
+   * Runs `work` as one unit: every Table, Sequences and JobStore call inside it (found through
+   * AsyncLocalStorage: domain code passes nothing) joins it; locks taken by `getForUpdate` are
+   * held until it ends; when the promise resolves the unit is committed and durable. A throw
+   * rolls back (PostgreSQL); the embedded store applies changes as they are made, so domain
+   * code refuses before its first change. A nested call joins the outer unit.
+   */
+  run<T>(work: () => Promise<T>): Promise<T>;
+  /** Runs after the current unit has committed (a webhook post, a live event); at once outside a unit. */
+  afterCommit(effect: () => void): void;
+  /** Whether the caller runs inside a unit. */
+  readonly active: boolean;
+}
+
+export interface Sequences {
+  /** The next value of a named sequence (`transaction`, `event`, …): increasing, never reused. */
+  next(name: string): Promise<number>;
+}
+
+export interface JobRecord extends Owned {
+  kind: string;
+  /** What the job acts on, e.g. a transaction id. */
+  ref: string;
+  /** When it falls due, in milliseconds on the account's clock. */
+  dueAt: number;
+  /** Creation order: the tie-breaker between jobs due at the same instant. */
+  seq: number;
+}
+
+export interface JobStore {
+  /** At most one job per (account, kind, ref): scheduling again replaces the earlier one. */
+  schedule(job: { accountId: string; kind: string; ref: string; dueAt: number }): Promise<JobRecord>;
+  cancel(accountId: string, kind: string, ref: string): Promise<void>;
+  isScheduled(accountId: string, kind: string, ref: string): Promise<boolean>;
+  /** The account's jobs by dueAt, then seq. */
+  pending(accountId: string): Promise<JobRecord[]>;
+  cancelAll(accountId: string): Promise<number>;
+  /**
+   * Jobs due now on their account's clock, earliest first, claimed by this instance for
+   * `leaseMs` (PostgreSQL: FOR UPDATE SKIP LOCKED and a lease; an expired lease is claimable
+   * again, so a dead instance's jobs are taken over). `accountId` narrows to one account.
+   */
+  claimDue(limit: number, leaseMs: number, accountId?: string): Promise<JobRecord[]>;
+  /** The job ran: removed, unless it was scheduled again meanwhile (another seq). */
+  complete(job: JobRecord): Promise<void>;
+  /** The real instant (ms since the epoch) the earliest job falls due, to arm a timer. */
+  nextRealDueAt(): Promise<number | undefined>;
+  /** Called when jobs or clocks change, here or on another instance. */
+  onChange(listener: () => void): () => void;
+}
+
+export interface ClockStore {
+  /** The account clock's offset from real time (ms, only ever moves forward). */
+  offsetOf(accountId: string): Promise<number>;
+  /** Moves it forward by `ms` (ignored unless positive); the new offset. */
+  advance(accountId: string, ms: number): Promise<number>;
+  reset(accountId: string): Promise<void>;
+}
+
+export interface EventBus {
+  /** Reaches the subscribers of every instance once the current unit has committed. */
+  publish(accountId: string, message: unknown): void;
+  subscribe(accountId: string, listener: (message: unknown) => void): () => void;
+}
+
+export interface StoreHealth {
+  kind: 'embedded' | 'memory' | 'postgres';
+  ok: boolean;
+  detail?: string;
+}
+
+export interface Repository {
+  table<T extends Owned>(spec: TableSpec<T>): Table<T>;
+  readonly sequences: Sequences;
+  readonly units: UnitOfWork;
+  readonly jobs: JobStore;
+  readonly clocks: ClockStore;
+  readonly bus: EventBus;
+  health(): Promise<StoreHealth>;
+  close(): Promise<void>;
+}
+
+/** A put whose unique key another record of the account holds. */
+export class UniqueViolation extends Error {
+  constructor(
+    readonly table: string,
+    readonly index: string,
+    readonly key: string,
+  ) {
+    super(`${table}: unique index ${index} already has key ${key}`);
+    this.name = 'UniqueViolation';
+  }
+}
+
+/** A list cursor that names no item of the list. */
+export class CursorNotFound extends Error {
+  constructor(readonly cursor: string) {
+    super(`startingAfter ${cursor} is not an item of this list`);
+    this.name = 'CursorNotFound';
+  }
+}
+
+/** The store cannot be reached (a database that went away): the HTTP layer answers 503, and it recovers when the store does. */
+export class StoreUnavailable extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailable';
+  }
+}
