@@ -39,11 +39,11 @@ import { loadFaultsFile } from './faults/load-faults.js';
 import { createFaultHandlers } from './http/fault-handlers.js';
 import { createInspectorHandlers } from './http/inspector-handlers.js';
 import { RequestLog, requestLogPruner } from './http/request-log.js';
-import { requestLogging } from './http/request-log-middleware.js';
+import { keepRequestBody, requestLogging } from './http/request-log-middleware.js';
 import { applySeed, loadSeedFile } from './sandbox/seed.js';
 import { Retention } from './sandbox/retention.js';
 import { consoleMayOwn, createConsoleRoutes } from './console/routes.js';
-import { createApiServer } from './http/api-lane.js';
+import { createApiServer, discardBody } from './http/api-lane.js';
 import { createPageHandlers } from './pages/handlers.js';
 
 export interface Sandbox {
@@ -154,7 +154,18 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   app.use(logging);
   installJsonText(app);
   installResponseValidation(app, { document, mode: config.validateResponses, logger });
-  app.use(express.json({ limit: config.jsonLimitBytes, type: ['application/json', 'application/*+json'] }));
+  // Bodies are read only for requests the router will take (authenticated for their
+  // operation); the raw text is what the request log keeps, cut, instead of the parsed body.
+  const json = express.json({
+    limit: config.jsonLimitBytes,
+    type: ['application/json', 'application/*+json'],
+    verify: (_req, res, raw) => keepRequestBody(res, raw),
+  });
+  app.use((req, res, next) => {
+    if (router.mayReadBody(req)) return json(req, res, next);
+    discardBody(req, res);
+    next();
+  });
   // The console, the spec and its reference page are for people, outside openapi.yaml's routing.
   app.use(createConsoleRoutes());
   app.use(router);
@@ -164,6 +175,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     app,
     before: logging,
     router,
+    mayReadBody: router.mayReadBody,
     bodyErrors: renderBodyErrors,
     jsonLimitBytes: config.jsonLimitBytes,
     appOwns: consoleMayOwn,

@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseResponseValidationMode, resolveConfig, DEFAULTS, type ConfigInput, type ResponseValidationMode } from './config.js';
 import { createLogger } from './log.js';
 import { startServer } from './server.js';
+import { installProcessGuards } from './process-guards.js';
 import { registerScenarioCommand } from './scenarios/cli.js';
 import { registerVerifyCommand } from './contract/cli.js';
 import { VERSION } from './version.js';
@@ -63,6 +64,7 @@ program
   .action(async (opts: StartOptions) => {
     const config = resolveConfig(toConfig(opts));
     const logger = createLogger(config.logLevel);
+    installProcessGuards(logger);
     if (opts.seed !== undefined) logger.warn('--seed is deprecated and will be removed: use --mock-seed (the seed of mock responses; --seed-file seeds data)');
     const running = await startServer(config, logger);
     const auth = Buffer.from(`secret:${config.secretKey}`).toString('base64');
