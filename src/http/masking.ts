@@ -75,7 +75,8 @@ export function maskHeader(name: string, value: string): string {
 }
 
 export function maskHeaders(headers: IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {};
+  // No prototype: a header named __proto__ is kept like any other.
+  const out = Object.create(null) as Record<string, string>;
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
     out[name] = maskHeader(name, Array.isArray(value) ? value.join(', ') : value);

@@ -275,7 +275,7 @@ export function keepRequestBody(res: ServerResponse, raw: Buffer, text?: string)
   localsOf(res)[KEPT_BODY] = kept;
 }
 
-/** Marks a body the server discarded unread (the request named no operation its credentials satisfy). */
+/** Marks a body the server discarded unread (no operation that takes a body, or credentials it refuses). */
 export function markBodyUnread(res: ServerResponse): void {
   localsOf(res)[UNREAD_BODY] = true;
 }
@@ -292,7 +292,7 @@ function recordedBody(req: Request, res: Response): RecordedBody {
   const declared = headers['transfer-encoding'] !== undefined || length > 0;
   if (/^multipart\//i.test(type)) return { note: `[${type.split(';')[0]} body of ${length} bytes, not recorded]` };
   if (res.locals[UNREAD_BODY] === true && declared) {
-    return { note: `[body of ${headers['transfer-encoding'] !== undefined ? 'unknown length' : `${length} bytes`} not read: the request was not authenticated for any operation]` };
+    return { note: `[body of ${headers['transfer-encoding'] !== undefined ? 'unknown length' : `${length} bytes`} not read: the request was not authenticated, or its operation takes no body]` };
   }
   const kept = res.locals[KEPT_BODY] as KeptBody | undefined;
   if (kept) return { ...kept, json: /json/i.test(type) };
@@ -379,7 +379,8 @@ function responseBodyOf(type: string, captured: Captured): Body {
 
 function queryOf(originalUrl: string): Record<string, string | string[]> {
   const at = originalUrl.indexOf('?');
-  const out: Record<string, string | string[]> = {};
+  // No prototype: a parameter named __proto__ or constructor is a parameter like any other.
+  const out = Object.create(null) as Record<string, string | string[]>;
   if (at < 0) return out;
   for (const [name, raw] of new URLSearchParams(originalUrl.slice(at + 1))) {
     const value = maskQueryValue(name, raw);

@@ -115,12 +115,16 @@ export async function createRouter(options: RouterOptions): Promise<Router> {
     }
   };
 
-  /** Whether this request's body may be read: it is routed to an operation its credentials satisfy. */
+  /**
+   * Whether this request's body may be read: it is routed to an operation that takes a body,
+   * and its credentials satisfy that operation. Any other body is never buffered or parsed.
+   */
   const mayReadBody = (req: IncomingMessage): boolean => {
     const path = pathOf(req.url);
     if (!isDecodable(path) || notEmulated(req.method ?? '', path)) return false;
     const matched = matcher.match(req.method ?? '', path);
-    return typeof matched !== 'string' && authenticate(matched as SandboxOperation, req.headers.authorization) !== undefined;
+    if (typeof matched === 'string' || !matched.requestBody) return false;
+    return authenticate(matched as SandboxOperation, req.headers.authorization) !== undefined;
   };
 
   return Object.assign(route, { mayReadBody });

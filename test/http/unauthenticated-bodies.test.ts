@@ -73,7 +73,7 @@ describe('1,000 unauthenticated 1 MB bodies', () => {
 
   it('are answered 401 without being read: the server memory stays within a bound, the log keeps a note', async () => {
     const pid = proc.child.pid as number;
-    const headers = [{}, { authorization: 'Basic c2VjcmV0Om5vcGU=' }, { authorization: 'Bearer not-a-token' }];
+    const headers: Array<Record<string, string>> = [{}, { authorization: 'Basic c2VjcmV0Om5vcGU=' }, { authorization: 'Bearer not-a-token' }];
     // Warm-up: the first requests load code and size the heap.
     await flood(proc.url, 20, 4, (i) => post(proc.url, agent, '/v2/products', headers[i % 3] ?? {}, false));
     const before = memoryOf(pid);
@@ -98,7 +98,7 @@ describe('1,000 unauthenticated 1 MB bodies', () => {
     expect(entries).toHaveLength(3);
     for (const entry of entries) {
       expect(entry.status).toBe(401);
-      expect(entry.requestBody).toMatch(/^\[body of (1048576 bytes|unknown length) not read: the request was not authenticated for any operation\]$/);
+      expect(entry.requestBody).toMatch(/^\[body of (1048576 bytes|unknown length) not read: the request was not authenticated, or its operation takes no body\]$/);
     }
   });
 
