@@ -1,6 +1,6 @@
 import express from 'express';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HINT_MAX_CHARS, headerText, sendError } from '../../src/http/router.js';
 import { spawnSandbox, type SandboxProcess } from '../helpers/process.js';
@@ -57,6 +57,28 @@ describe('sendError once an answer has begun', () => {
   });
 });
 
+/** Writes raw bytes to the sandbox and collects what comes back until the socket ends (or `waitMs`). */
+function raw(url: string, text: string, options: { reset?: boolean; waitMs?: number } = {}): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve) => {
+    let out = '';
+    const socket = connect(Number(port), '127.0.0.1', () => {
+      socket.write(text);
+      if (options.reset) socket.resetAndDestroy();
+    });
+    socket.on('data', (chunk: Buffer) => (out += chunk.toString('latin1')));
+    socket.on('error', () => undefined);
+    const timer = setTimeout(() => socket.destroy(), options.waitMs ?? 2_000);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(out);
+    });
+  });
+}
+
+const upgrade = (target: string): string =>
+  `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`;
+
 describe('the sandbox process', () => {
   let proc: SandboxProcess;
   let client: Client;
@@ -83,5 +105,15 @@ describe('the sandbox process', () => {
     expect((await client.get('/_sandbox/health')).status).toBe(200);
     expect((await client.post('/transactions/v2/purchase', pixBody())).status).toBe(201);
     expect(proc.output()).not.toMatch(/URIError|unhandled/i);
+  });
+
+  it('refuses a WebSocket upgrade whose target is no URL (it threw out of the upgrade listener: an uncaught exception)', async () => {
+    expect(await raw(proc.url, upgrade('http://['))).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    // A client that resets the socket at once: the refusal is written into a dead socket.
+    for (let i = 0; i < 20; i++) await raw(proc.url, upgrade('/no/such/stream'), { reset: true, waitMs: 200 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(proc.child.exitCode).toBeNull();
+    expect((await client.get('/_sandbox/health')).status).toBe(200);
+    expect(proc.output()).not.toMatch(/uncaught exception/i);
   });
 });
