@@ -39,7 +39,7 @@ import { loadFaultsFile } from './faults/load-faults.js';
 import { createFaultHandlers } from './http/fault-handlers.js';
 import { createInspectorHandlers } from './http/inspector-handlers.js';
 import { RequestLog, requestLogPruner } from './http/request-log.js';
-import { keepRequestBody, requestLogging } from './http/request-log-middleware.js';
+import { TRACE_HEADER, keepRequestBody, requestLogging } from './http/request-log-middleware.js';
 import { applySeed, loadSeedFile } from './sandbox/seed.js';
 import { Retention } from './sandbox/retention.js';
 import { consoleMayOwn, createConsoleRoutes } from './console/routes.js';
@@ -227,7 +227,7 @@ function parseFailure(error: { message?: string; body?: unknown }): string {
 function bodyErrors(logger: Logger): ErrorRequestHandler {
   return (error: { type?: string; status?: number; message?: string; body?: unknown }, req, res, _next) => {
     const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500;
-    if (status === 500) logger.error({ err: error, path: req.path }, 'request failed');
+    if (status === 500) logger.error({ err: error, traceId: res.getHeader(TRACE_HEADER) ?? null, method: req.method, path: req.path }, 'request failed');
     const message =
       error.type === 'entity.parse.failed'
         ? parseFailure(error)

@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import { errorBody, familyOf } from './errors.js';
 import { maskJsonText } from './masking.js';
+import { TRACE_HEADER } from './request-log-middleware.js';
 import { createAjv } from './validator.js';
 
 /** Set on every response that does not match openapi.yaml, in both modes. */
@@ -153,7 +154,7 @@ export function installResponseValidation(app: Express, options: ResponseValidat
     const violation = validator.check(method, path, this.statusCode, body);
     if (!violation) return json.call(this, body);
     logger.error(
-      { operation: violation.operationId ?? null, method, path, status: violation.status, errors: violation.errors, body: excerpt(body) },
+      { operation: violation.operationId ?? null, traceId: this.getHeader(TRACE_HEADER) ?? null, method, path, status: violation.status, errors: violation.errors, body: excerpt(body) },
       `${INVALID_MESSAGE}: ${violation.reason}`,
     );
     this.setHeader(INVALID_HEADER, headerValue(violation.reason));
