@@ -1434,7 +1434,7 @@ export interface components {
             operation?: string;
             /** @enum {string} */
             method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-            /** @description The request path; `*` matches any characters (`/transactions/*`). */
+            /** @description The request path; `*` matches any characters (`/transactions/*`). At most 512 characters and 16 `*`; matched in time linear in the path. */
             path?: string;
             /** @description For `webhook` rules: only deliveries of this event (e.g. cashin.paid). */
             event?: string;
