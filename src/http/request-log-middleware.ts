@@ -310,8 +310,6 @@ function keptText(text: string, json: boolean): RecordedBody {
   return raw.length <= BODY_LIMIT_BYTES ? { text, bytes: raw.length, json } : { text: Buffer.from(raw.subarray(0, BODY_LIMIT_BYTES)), bytes: raw.length, json };
 }
 
-const DEEP_NOTE = `[JSON body nested deeper than 64 levels, not recorded]`;
-
 function requestBodyOf(body: RecordedBody): Body {
   if (body === null) return { value: null, truncated: false };
   if ('note' in body) return { value: body.note, truncated: false };
@@ -347,6 +345,7 @@ function jsonDeeperThan(text: string, limit: number): boolean {
 }
 
 const MAX_RECORDED_DEPTH = 64;
+const DEEP_NOTE = `[JSON body nested deeper than ${MAX_RECORDED_DEPTH} levels, not recorded]`;
 
 /** Whether objects and arrays nest deeper than `limit`; walks without recursion, so any depth is safe. */
 function deeperThan(value: unknown, limit: number): boolean {
