@@ -39,11 +39,11 @@ import { loadFaultsFile } from './faults/load-faults.js';
 import { createFaultHandlers } from './http/fault-handlers.js';
 import { createInspectorHandlers } from './http/inspector-handlers.js';
 import { RequestLog, requestLogPruner } from './http/request-log.js';
-import { requestLogging } from './http/request-log-middleware.js';
+import { TRACE_HEADER, keepRequestBody, requestLogging } from './http/request-log-middleware.js';
 import { applySeed, loadSeedFile, seedTargetRefusal } from './sandbox/seed.js';
 import { Retention } from './sandbox/retention.js';
 import { consoleMayOwn, createConsoleRoutes } from './console/routes.js';
-import { createApiServer } from './http/api-lane.js';
+import { createApiServer, discardBody } from './http/api-lane.js';
 import { createPageHandlers } from './pages/handlers.js';
 import { exposureWarning, sharedUseOf } from './http/shared-use.js';
 import { WebhookTargets } from './webhooks/targets.js';
@@ -167,7 +167,18 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   app.use(before);
   installJsonText(app);
   installResponseValidation(app, { document, mode: config.validateResponses, logger });
-  app.use(express.json({ limit: config.jsonLimitBytes, type: ['application/json', 'application/*+json'] }));
+  // Bodies are read only for requests the router will take (authenticated for their
+  // operation); the raw text is what the request log keeps, cut, instead of the parsed body.
+  const json = express.json({
+    limit: config.jsonLimitBytes,
+    type: ['application/json', 'application/*+json'],
+    verify: (_req, res, raw) => keepRequestBody(res, raw),
+  });
+  app.use((req, res, next) => {
+    if (router.mayReadBody(req)) return json(req, res, next);
+    discardBody(req, res);
+    next();
+  });
   // The console, the spec and its reference page are for people, outside openapi.yaml's routing.
   app.use(createConsoleRoutes());
   app.use(router);
@@ -177,6 +188,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     app,
     before,
     router,
+    mayReadBody: router.mayReadBody,
     bodyErrors: renderBodyErrors,
     jsonLimitBytes: config.jsonLimitBytes,
     appOwns: consoleMayOwn,
@@ -228,7 +240,7 @@ function parseFailure(error: { message?: string; body?: unknown }): string {
 function bodyErrors(logger: Logger): ErrorRequestHandler {
   return (error: { type?: string; status?: number; message?: string; body?: unknown }, req, res, _next) => {
     const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500;
-    if (status === 500) logger.error({ err: error, path: req.path }, 'request failed');
+    if (status === 500) logger.error({ err: error, traceId: res.getHeader(TRACE_HEADER) ?? null, method: req.method, path: req.path }, 'request failed');
     const message =
       error.type === 'entity.parse.failed'
         ? parseFailure(error)

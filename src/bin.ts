@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseList, parseResponseValidationMode, resolveConfig, DEFAULTS, type ConfigInput, type ResponseValidationMode } from './config.js';
 import { createLogger } from './log.js';
 import { startServer } from './server.js';
+import { installProcessGuards } from './process-guards.js';
 import { registerScenarioCommand } from './scenarios/cli.js';
 import { registerVerifyCommand } from './contract/cli.js';
 import { VERSION } from './version.js';
@@ -67,6 +68,7 @@ program
   .action(async (opts: StartOptions) => {
     const config = resolveConfig(toConfig(opts));
     const logger = createLogger(config.logLevel);
+    installProcessGuards(logger);
     if (opts.seed !== undefined) logger.warn('--seed is deprecated and will be removed: use --mock-seed (the seed of mock responses; --seed-file seeds data)');
     const running = await startServer(config, logger);
     // The key in effect: the configured one, or the random one an admin-token sandbox keeps.

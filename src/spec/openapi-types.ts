@@ -1534,14 +1534,14 @@ export interface components {
             /** @description null when no answer was sent (a timeout or reset fault, or the client went away first). */
             status: number | null;
             durationMs: number;
-            /** @description The request's headers; Authorization masked. */
+            /** @description The request's headers; Authorization, Proxy-Authorization, Cookie and X-Api-Key masked. */
             requestHeaders: {
                 [key: string]: string;
             };
-            /** @description The parsed JSON body, a text body, a description of a binary one, or null; a string cut at 64 KiB when larger. */
+            /** @description The parsed JSON body, a text body, a description of a binary one or of a body not read (no valid key for its operation, or an operation that takes none), or null; a string cut at 64 KiB when larger. Secrets and card data masked. */
             requestBody: unknown;
             requestBodyTruncated: boolean;
-            /** @description The parsed JSON answer, a text answer, a description of a binary one, or null; a string cut at 64 KiB when larger. */
+            /** @description The parsed JSON answer, a text answer, a description of a binary one, or null; a string cut at 64 KiB when larger. Secret keys and webhook secrets masked. */
             responseBody: unknown;
             responseBodyTruncated: boolean;
             /** @description The sandbox's explanation of a 4xx (its x-sandbox-hint header, else the error message), or of a fired fault. */
@@ -1574,7 +1574,7 @@ export interface components {
             operation?: string;
             /** @enum {string} */
             method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-            /** @description The request path; `*` matches any characters (`/transactions/*`). */
+            /** @description The request path; `*` matches any characters (`/transactions/*`). At most 512 characters and 16 `*`; matched in time linear in the path. */
             path?: string;
             /** @description For `webhook` rules: only deliveries of this event (e.g. cashin.paid). */
             event?: string;

@@ -75,9 +75,9 @@ describe('malformed JSON', () => {
     }
   });
 
-  it('is refused before authentication: no key needed to learn the body is broken', async () => {
+  it('is not even read without a key: authentication comes before the body (contract v3, Shared use)', async () => {
     const res = await sb.clientFor(undefined).request('POST', '/v2/products', { raw: '{', headers: { 'content-type': 'application/json' } });
-    expectProductError(res, 400, /JSON/);
+    expectProductError(res, 401, /API key invalid or absent/);
   });
 });
 
