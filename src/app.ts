@@ -150,7 +150,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  const logging = requestLogging({ log: requestLog, accounts, logger });
+  const logging = requestLogging({ log: requestLog, accounts, logger, level: config.requestLogLevel });
   app.use(logging);
   installJsonText(app);
   installResponseValidation(app, { document, mode: config.validateResponses, logger });

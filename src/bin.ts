@@ -1,7 +1,9 @@
 #!/usr/bin/env node
+// First: refuses a Node older than 22.19 before the rest of the CLI loads (src/node-check.ts).
+import './node-check.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseResponseValidationMode, resolveConfig, DEFAULTS, type ConfigInput, type ResponseValidationMode } from './config.js';
-import { createLogger } from './log.js';
+import { createLogger, defaultLogFormat, parseLogFormat, type LogFormat } from './log.js';
 import { startServer } from './server.js';
 import { registerScenarioCommand } from './scenarios/cli.js';
 import { registerVerifyCommand } from './contract/cli.js';
@@ -11,6 +13,14 @@ function integer(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a non-negative integer');
   return n;
+}
+
+function logFormat(value: string): LogFormat {
+  try {
+    return parseLogFormat(value);
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+  }
 }
 
 function validationMode(value: string): ResponseValidationMode {
@@ -37,6 +47,7 @@ program
   .addOption(new Option('--instruction-delay <ms>', 'delay before payment instructions are filled').env('SANDBOX_INSTRUCTION_DELAY_MS').argParser(integer).default(DEFAULTS.instructionDelayMs))
   .addOption(new Option('--admin-token <token>', 'token guarding /_sandbox/accounts and reset').env('SANDBOX_ADMIN_TOKEN'))
   .addOption(new Option('--log-level <level>', 'pino log level').env('LOG_LEVEL').default(DEFAULTS.logLevel))
+  .addOption(new Option('--log-format <format>', 'json, or pretty (one readable line per event; the default when stdout is a terminal)').env('LOG_FORMAT').argParser(logFormat))
   .addOption(new Option('--strict-documents', 'also check CPF, CNPJ, CUIT and NIT check digits').env('SANDBOX_STRICT_DOCUMENTS'))
   .addOption(new Option('--fees <file>', 'JSON file overriding the fee table').env('SANDBOX_FEES'))
   .addOption(new Option('--webhook-max-attempts <n>', 'attempts per webhook delivery').env('SANDBOX_WEBHOOK_MAX_ATTEMPTS').argParser(integer).default(DEFAULTS.webhookMaxAttempts))
@@ -61,15 +72,13 @@ program
   .addOption(new Option('--seed-file <file>', 'fixtures (YAML/JSON) applied idempotently at start: accounts with fixed keys, products, offers, transactions').env('SANDBOX_SEED_FILE'))
   .addOption(new Option('--retention-days <days>', "delete accounts' transactions, deliveries and events older than this on the account clock (default: keep all)").env('SANDBOX_RETENTION_DAYS').argParser(integer))
   .action(async (opts: StartOptions) => {
-    const config = resolveConfig(toConfig(opts));
-    const logger = createLogger(config.logLevel);
+    const format = opts.logFormat ?? defaultLogFormat();
+    // A person at a terminal sees each request as one line; a log collector gets events, not traffic.
+    const config = resolveConfig({ ...toConfig(opts), requestLogLevel: format === 'pretty' ? 'info' : 'debug' });
+    const logger = createLogger(config.logLevel, format);
     if (opts.seed !== undefined) logger.warn('--seed is deprecated and will be removed: use --mock-seed (the seed of mock responses; --seed-file seeds data)');
     const running = await startServer(config, logger);
     const auth = Buffer.from(`secret:${config.secretKey}`).toString('base64');
-    logger.info(
-      { url: running.url, dataFile: config.inMemory ? null : config.dataFile, secretKey: config.secretKey },
-      'payments-sandbox ready',
-    );
     process.stdout.write(
       `\npayments-sandbox ${VERSION} listening on ${running.url}\n` +
         (config.mock ? `  mode:          mock (stateless, answers generated from openapi.yaml, seed ${config.mockSeed})\n` : '') +
@@ -78,9 +87,12 @@ program
         `  console:       ${running.url}/_sandbox/\n` +
         `  secret key:    ${config.secretKey}\n` +
         `  webhook secret: ${running.sandbox.defaultAccount.webhookSecret} (x-signature key of the default account)\n` +
+        (config.autopilotFile ? `  autopilot:     on, ${autopilotSummary(config.autopilotFile)}\n` : '') +
         (config.faultsFile ? `  faults:        ${config.faultsFile} (default account)\n` : '') +
         `  Authorization: Basic ${auth}\n\n`,
     );
+    // After the banner, for log collectors; the banner is what a person reads (and no key in a log).
+    logger.debug({ url: running.url, dataFile: config.inMemory ? null : config.dataFile, autopilot: config.autopilotFile ?? null }, 'payments-sandbox ready');
     const shutdown = (signal: string): void => {
       logger.info({ signal }, 'shutting down');
       running.stop().then(
@@ -108,6 +120,7 @@ interface StartOptions {
   instructionDelay: number;
   adminToken?: string;
   logLevel: string;
+  logFormat?: LogFormat;
   compactMinBytes: number;
   strictDocuments?: boolean | string;
   fees?: string;
@@ -127,6 +140,13 @@ interface StartOptions {
   seed?: number;
   seedFile?: string;
   retentionDays?: number;
+}
+
+/** What the banner says of the autopilot: it changes what happens to every new transaction, so it must not go unnoticed. */
+function autopilotSummary(file: string): string {
+  return file === 'default'
+    ? 'the shipped rules: amounts ending in 01 are paid, 05 declined, 09 expired … (README, Autopilot)'
+    : `rules from ${file}`;
 }
 
 /** A boolean flag or its env var form (SANDBOX_IN_MEMORY=1); "0" and "false" mean off. */

@@ -20,6 +20,12 @@ export interface Config {
   instructionDelayMs: number;
   adminToken: string | undefined;
   logLevel: string;
+  /**
+   * Level of the server log's line per request: `info` where a person reads the log at a
+   * terminal (one pretty line each), else `debug`, so a default log holds events rather than
+   * traffic (every request is in the request log, GET /_sandbox/requests, anyway).
+   */
+  requestLogLevel: 'info' | 'debug';
   /** Largest JSON body accepted, in bytes. */
   jsonLimitBytes: number;
   /** Largest product image accepted, in bytes. */
@@ -100,6 +106,7 @@ export function resolveConfig(input: ConfigInput): Config {
     instructionDelayMs: input.instructionDelayMs ?? DEFAULTS.instructionDelayMs,
     adminToken: input.adminToken || undefined,
     logLevel: input.logLevel ?? DEFAULTS.logLevel,
+    requestLogLevel: input.requestLogLevel ?? 'debug',
     jsonLimitBytes: input.jsonLimitBytes ?? DEFAULTS.jsonLimitBytes,
     imageLimitBytes: input.imageLimitBytes ?? DEFAULTS.imageLimitBytes,
     compactMinBytes: input.compactMinBytes ?? DEFAULTS.compactMinBytes,
