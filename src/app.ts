@@ -8,6 +8,7 @@ import { systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { createHandlers } from './http/handlers.js';
 import { createRouter, sendError } from './http/router.js';
+import { sizeOf } from './http/errors.js';
 import type { Logger } from './log.js';
 import { FileObjectStorage, MemoryObjectStorage } from './objects/object-storage.js';
 import { AccountReset } from './sandbox/reset.js';
@@ -158,7 +159,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   // The console, the spec and its reference page are for people, outside openapi.yaml's routing.
   app.use(createConsoleRoutes());
   app.use(router);
-  const renderBodyErrors = bodyErrors(logger);
+  const renderBodyErrors = bodyErrors(logger, config.jsonLimitBytes);
   app.use(renderBodyErrors);
   const laneOptions = {
     app,
@@ -212,7 +213,7 @@ function parseFailure(error: { message?: string; body?: unknown }): string {
 }
 
 /** body-parser's failures (bad JSON, too large, bad charset) in the endpoint's error shape. */
-function bodyErrors(logger: Logger): ErrorRequestHandler {
+function bodyErrors(logger: Logger, limitBytes: number): ErrorRequestHandler {
   return (error: { type?: string; status?: number; message?: string; body?: unknown }, req, res, _next) => {
     const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500;
     if (status === 500) logger.error({ err: error, path: req.path }, 'request failed');
@@ -220,7 +221,7 @@ function bodyErrors(logger: Logger): ErrorRequestHandler {
       error.type === 'entity.parse.failed'
         ? parseFailure(error)
         : error.type === 'entity.too.large'
-          ? 'request body is larger than the limit'
+          ? `request body is larger than the limit of ${sizeOf(limitBytes)}`
           : (error.message ?? 'bad request');
     sendError(res, req.path, status, message);
   };

@@ -70,6 +70,7 @@ program
   // Renamed so it is not mistaken for --seed-file; kept so existing scripts still start.
   .addOption(new Option('--seed <n>', 'deprecated: use --mock-seed').argParser(integer).hideHelp())
   .addOption(new Option('--seed-file <file>', 'fixtures (YAML/JSON) applied idempotently at start: accounts with fixed keys, products, offers, transactions').env('SANDBOX_SEED_FILE'))
+  .addOption(new Option('--url-file <file>', 'write the URL to this file once listening, for health checks (the Docker image sets it)').env('SANDBOX_URL_FILE'))
   .addOption(new Option('--retention-days <days>', "delete accounts' transactions, deliveries and events older than this on the account clock (default: keep all)").env('SANDBOX_RETENTION_DAYS').argParser(integer))
   .action(async (opts: StartOptions) => {
     const format = opts.logFormat ?? defaultLogFormat();
@@ -140,6 +141,7 @@ interface StartOptions {
   seed?: number;
   seedFile?: string;
   retentionDays?: number;
+  urlFile?: string;
 }
 
 /** What the banner says of the autopilot: it changes what happens to every new transaction, so it must not go unnoticed. */
@@ -180,6 +182,7 @@ function toConfig(opts: StartOptions): ConfigInput {
     mockSeed: opts.seed ?? opts.mockSeed,
     seedFile: opts.seedFile,
     retentionDays: opts.retentionDays,
+    urlFile: opts.urlFile,
   };
 }
 

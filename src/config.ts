@@ -62,6 +62,11 @@ export interface Config {
   seedFile: string | undefined;
   /** Deletes accounts' transactions, deliveries and events older than this on the account clock; undefined: keep all. */
   retentionDays: number | undefined;
+  /**
+   * Once listening, the sandbox writes its URL here (and removes the file when it stops), so a
+   * health check finds it whatever port it was given: the Docker image's HEALTHCHECK reads it.
+   */
+  urlFile: string | undefined;
   /** Pause between retention sweeps (tests shorten it). */
   retentionIntervalMs: number;
 }
@@ -126,6 +131,7 @@ export function resolveConfig(input: ConfigInput): Config {
     seedFile: input.seedFile || undefined,
     retentionDays: input.retentionDays || undefined,
     retentionIntervalMs: input.retentionIntervalMs ?? DEFAULTS.retentionIntervalMs,
+    urlFile: input.urlFile || undefined,
   };
 }
 

@@ -123,6 +123,8 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
       const message = notAllowed
         ? `${req.method} is not allowed on ${req.path}`
         : `${req.method} ${req.path} is not emulated by the sandbox: the spec has no such endpoint`;
+      // RFC 9110: a 405 says which methods the resource has.
+      if (notAllowed) res.set('allow', matcher.allowedMethods(req.path).join(', '));
       return sendError(res, req.path, notAllowed ? 405 : 404, message);
     }
     const operation = matched as SandboxOperation;

@@ -1013,6 +1013,7 @@ export interface components {
         };
         /** @description Sandbox test cards decide the outcome (see the README's test card table). */
         Card: {
+            /** @description 12 to 19 digits; single spaces or dashes between digits are accepted and ignored (`4111 1111 1111 1111`). */
             number: string;
             holderName: string;
             expirationMonth: number;
