@@ -34,6 +34,9 @@ import { createAutopilotHandlers } from './http/autopilot-handlers.js';
 import { installResponseValidation } from './http/response-validation.js';
 import { installJsonText } from './http/json-text.js';
 import { MockResponder } from './mock/responder.js';
+import { presentTransaction } from './http/present-transaction.js';
+import type { Reply } from './http/router.js';
+import type { Transaction } from './spec/types.js';
 import { Faults, operationIdsOf } from './faults/faults.js';
 import { HttpFaults } from './faults/http-faults.js';
 import { loadFaultsFile } from './faults/load-faults.js';
@@ -144,7 +147,8 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     adminToken: config.adminToken,
     commit,
     logger,
-    fallback: (operation, req) => mock.respond(operation, req),
+    // A generated Pix gets the image of its own code, as every Pix answer does.
+    fallback: async (operation, req) => withQrCode(mock.respond(operation, req)),
     faults: httpFaults,
   });
 
@@ -201,6 +205,15 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     },
   };
 }
+
+/** A reply whose body is a transaction with a Pix code, with that code's QR image (`qrCode`) added. */
+async function withQrCode(reply: Reply): Promise<Reply> {
+  if (!('json' in reply) || !isPixTransaction(reply.json)) return reply;
+  return { ...reply, json: await presentTransaction(reply.json) };
+}
+
+const isPixTransaction = (value: unknown): value is Transaction =>
+  value !== null && typeof value === 'object' && 'transactionId' in value && 'pixCode' in value && typeof value.pixCode === 'string' && value.pixCode !== '';
 
 /** body-parser refuses valid JSON that is not an object or array (strict mode) as a parse error. */
 function parseFailure(error: { message?: string; body?: unknown }): string {

@@ -49,7 +49,7 @@ export interface RouterOptions {
   commit: () => Promise<void>;
   logger: Logger;
   /** Answers operations without a handler (the schema-generated mock) instead of a 501. */
-  fallback?: (operation: Operation, req: ExpressRequest) => Reply;
+  fallback?: (operation: Operation, req: ExpressRequest) => Reply | Promise<Reply>;
   /** The accounts' fault rules (src/faults), applied right after authentication. */
   faults?: HttpFaults;
 }
@@ -151,7 +151,7 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
 
     const handler = operation.operationId ? handlers.get(operation.operationId as OperationId) : undefined;
     if (!handler) {
-      if (options.fallback) return answer(res, req, options.fallback(operation, req));
+      if (options.fallback) return answer(res, req, await options.fallback(operation, req));
       const route = `${operation.method.toUpperCase()} ${operation.path}`;
       return sendError(res, req.path, 501, `${route} is not emulated by this version of the sandbox yet`);
     }
