@@ -172,8 +172,9 @@ describe('mock mode: generated under the invariants of the real service (propert
         const { status, json: tx } = answer(seed, { operationId: 'createPurchase', path: '/transactions/v2/purchase', body });
         expect(status).toBe(201);
         expectCoherentTransaction(tx);
-        expect(tx.currency).toBe(body.currency ?? 'BRL');
-        expect(tx.method).toBe(body.paymentMethod ?? 'BANK_TRANSFER');
+        const asked: { currency?: string; paymentMethod?: string } = body;
+        expect(tx.currency).toBe(asked.currency ?? 'BRL');
+        expect(tx.method).toBe(asked.paymentMethod ?? 'BANK_TRANSFER');
         expect(tx.amount).toBe(body.amount);
         expect(tx.externalId).toBe(body.externalId ?? null);
         expect(tx.postbackUrl).toBe(body.postbackUrl ?? null);

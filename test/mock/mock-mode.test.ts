@@ -279,7 +279,7 @@ describe('mock mode, as an integration sees it', () => {
     try {
       const paid = await real.client.post<{ id: string }>('/transactions/v2/purchase', BODIES.createPurchase);
       expect((await real.client.post(`/_sandbox/transactions/${paid.body.id}/pay`, { rail: 'PIX' })).status).toBe(200);
-      const headers = (prefer?: string) => ({ headers: prefer ? { prefer } : {} });
+      const headers = (prefer: string) => ({ headers: { prefer } });
       const unknownReal = await real.client.get('/transactions/999999999');
       const unknownMock = await sb.client.get('/transactions/999999999', headers('code=404'));
       expect([unknownMock.status, unknownMock.body]).toEqual([unknownReal.status, unknownReal.body]);
