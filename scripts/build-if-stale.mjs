@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm start` and `prepare`: compile only when a source changed since the last build, so a
 // start with a current dist/ costs no tsc run (about 5 s on a small machine).
+import './check-node.mjs';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -36,15 +36,17 @@ export interface RequestLoggingOptions {
   log: RequestLog;
   accounts: Accounts;
   logger: Logger;
+  /** The level of the per-request line (Config.requestLogLevel). */
+  level?: 'info' | 'debug';
 }
 
 /**
  * Gives every response its x-trace-id, and on completion writes the request's pino line
- * (info; with bodies at debug) and its request log entry. One hook feeds both, so they
+ * (at `level`; with both bodies when debug is enabled) and its request log entry. One hook feeds both, so they
  * agree on trace id, duration and account. A request that never got an answer (a timeout
  * or reset fault, a client that left) is logged with status null when its socket closes.
  */
-export function requestLogging({ log, accounts, logger }: RequestLoggingOptions): RequestHandler {
+export function requestLogging({ log, accounts, logger, level = 'debug' }: RequestLoggingOptions): RequestHandler {
   return (req, res, next) => {
     const traceId = newTraceId();
     const startedMs = Date.now();
@@ -77,11 +79,11 @@ export function requestLogging({ log, accounts, logger }: RequestLoggingOptions)
         status === null ? undefined : String(res.getHeader('content-type') ?? ''),
         body,
       );
-      if (logger.isLevelEnabled('info')) {
+      if (logger.isLevelEnabled(level)) {
         const line: Record<string, unknown> = { traceId, method: req.method, path, status, ms: durationMs, accountId: accountId ?? null };
         if (fault) line.fault = fault;
         if (logger.isLevelEnabled('debug')) Object.assign(line, { requestBody: entry.request().value, responseBody: entry.response().value });
-        logger.info(line, 'request');
+        logger[level](line, 'request');
       }
       if (unlogged(path)) return;
       const key = accountId ?? (status === 401 ? UNAUTHENTICATED : undefined);

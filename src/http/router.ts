@@ -57,7 +57,7 @@ export interface RouterOptions {
   commit: () => Promise<void>;
   logger: Logger;
   /** Answers operations without a handler (the schema-generated mock) instead of a 501. */
-  fallback?: (operation: Operation, req: ExpressRequest) => Reply;
+  fallback?: (operation: Operation, req: ExpressRequest) => Reply | Promise<Reply>;
   /** The accounts' fault rules (src/faults), applied right after authentication. */
   faults?: HttpFaults;
 }
@@ -155,6 +155,8 @@ export async function createRouter(options: RouterOptions): Promise<Router> {
       const message = notAllowed
         ? `${req.method} is not allowed on ${req.path}`
         : `${req.method} ${req.path} is not emulated by the sandbox: the spec has no such endpoint`;
+      // RFC 9110: a 405 says which methods the resource has.
+      if (notAllowed) res.set('allow', matcher.allowedMethods(req.path).join(', '));
       return sendError(res, req.path, notAllowed ? 405 : 404, message);
     }
     const operation = matched as SandboxOperation;
@@ -181,7 +183,7 @@ export async function createRouter(options: RouterOptions): Promise<Router> {
 
     const handler = operation.operationId ? handlers.get(operation.operationId as OperationId) : undefined;
     if (!handler) {
-      if (options.fallback) return answer(res, req, options.fallback(operation, req));
+      if (options.fallback) return answer(res, req, await options.fallback(operation, req));
       const route = `${operation.method.toUpperCase()} ${operation.path}`;
       return sendError(res, req.path, 501, `${route} is not emulated by this version of the sandbox yet`);
     }

@@ -135,7 +135,7 @@ describe('the API lane answers a body as express.json() does', () => {
     const lane = await send('POST', '/v2/products', h, big);
     const app = await send('POST', '/v2/products', h, big, true);
     expect(lane.status).toBe(413);
-    expect(JSON.parse(lane.body)).toEqual({ status: 413, error: 'request body is larger than the limit' });
+    expect(JSON.parse(lane.body)).toEqual({ status: 413, error: 'request body is larger than the limit of 4096 bytes' });
     expect(JSON.parse(app.body)).toEqual(JSON.parse(lane.body));
     const list = JSON.parse((await send('GET', '/v2/products?limit=100', { authorization })).body) as { data?: Array<{ name: string }> };
     expect(JSON.stringify(list)).not.toContain('"Big"');

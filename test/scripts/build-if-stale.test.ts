@@ -19,7 +19,8 @@ beforeEach(() => {
   runs = join(dir, 'tsc-runs.log');
   source = join(dir, 'src', 'a.ts');
   mkdirSync(join(dir, 'scripts'));
-  copyFileSync(join(ROOT, 'scripts', 'build-if-stale.mjs'), join(dir, 'scripts', 'build-if-stale.mjs'));
+  // With the Node version check it starts with (check-node.mjs).
+  for (const script of ['build-if-stale.mjs', 'check-node.mjs']) copyFileSync(join(ROOT, 'scripts', script), join(dir, 'scripts', script));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch', type: 'module' }));
   writeFileSync(join(dir, 'tsconfig.json'), '{}');
   mkdirSync(join(dir, 'src'));
