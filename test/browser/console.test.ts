@@ -192,7 +192,11 @@ describe('console', () => {
     expect(await page.locator('#header-account').textContent()).toBe(`Signed in as ${sandbox.running.sandbox.defaultAccount.name} (acc_default)`);
     // Advanced from the Clock view: the header jumps with it, and goes on ticking from there.
     await page.getByRole('link', { name: 'Clock' }).click();
+    const offset = async () => (await sandbox.client.get<{ offsetMs: number }>('/_sandbox/clock')).body.offsetMs;
+    const before = await offset();
     await page.getByRole('button', { name: '+30 days' }).click();
+    // The click only starts the advance: read the clock once the sandbox has applied it.
+    await expect.poll(offset, { timeout: 10_000 }).toBeGreaterThanOrEqual(before + 30 * 86_400_000);
     const now = (await sandbox.client.get<{ now: string }>('/_sandbox/clock')).body.now;
     await expect.poll(async () => Math.abs(Date.parse((await header.getAttribute('datetime')) ?? '') - Date.parse(now)), { timeout: 5000 }).toBeLessThan(5000);
     await screenshot(page, 'console-header-phone');
