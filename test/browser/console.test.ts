@@ -2,7 +2,7 @@ import type { Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/spec/types.js';
 import { copBody, created, hybridBody, pixBody } from '../helpers/purchases.js';
-import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { receiversClosedAfterEach } from '../helpers/webhooks.js';
 import { INSTALL_TIMEOUT_MS, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
 
@@ -22,11 +22,13 @@ afterAll(async () => {
   await sandbox?.stop();
 });
 
-async function signedIn(width: number = WIDTHS.desktop, hash = ''): Promise<Page> {
+async function signedIn(width: number = WIDTHS.desktop, hash = '', secretKey = sandbox.config.secretKey): Promise<Page> {
   const page = await chromium.context.newPage();
+  // A wait that never ends fails naming its locator, well before the test's own timeout.
+  page.setDefaultTimeout(15_000);
   await page.setViewportSize({ width, height: 860 });
   await page.goto(`${sandbox.url}/_sandbox/${hash}`);
-  await page.getByLabel('Secret key').fill(sandbox.config.secretKey);
+  await page.getByLabel('Secret key').fill(secretKey);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.locator('#live.on').waitFor();
   return page;
@@ -36,6 +38,16 @@ async function signedIn(width: number = WIDTHS.desktop, hash = ''): Promise<Page
 async function shownJson(locator: Locator): Promise<unknown> {
   await locator.waitFor();
   return JSON.parse((await locator.textContent()) ?? '');
+}
+
+/**
+ * A client of an account of its own, for tests whose webhooks, retries or fault rules would
+ * otherwise reach the tests after them through the shared default account.
+ */
+async function ownAccount(name: string): Promise<Client> {
+  const created = await sandbox.client.post<{ secretKey: string }>('/_sandbox/accounts', { name });
+  expect(created.status).toBe(201);
+  return sandbox.clientFor(created.body.secretKey);
 }
 
 const overflow = (page: Page): Promise<number> => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
@@ -216,10 +228,11 @@ describe('console', () => {
   });
 
   it('offers Fill instruction only while the instruction is missing, and reads an attempt\'s failure once', async () => {
+    const own = await ownAccount('console-fill');
     const hook = await receiver(500);
-    const pix = await created(sandbox.client, pixBody({ postbackUrl: hook.url }));
-    const cop = await created(sandbox.client, copBody());
-    const page = await signedIn(WIDTHS.desktop, `#/transactions/${pix.id}`);
+    const pix = await created(own, pixBody({ postbackUrl: hook.url }));
+    const cop = await created(own, copBody());
+    const page = await signedIn(WIDTHS.desktop, `#/transactions/${pix.id}`, own.secretKey);
     await page.getByRole('heading', { name: `Transaction ${pix.id}` }).waitFor();
     // A plain Pix has its code from the 201 on: nothing to fill.
     expect(await page.getByRole('button', { name: 'Fill instruction' }).isDisabled()).toBe(true);
@@ -231,7 +244,9 @@ describe('console', () => {
     await page.getByText('Checkout page').waitFor();
     await expect.poll(() => fill.isDisabled()).toBe(true);
 
+    // Only the hash changes: wait for the Pix view, or Pay would pay the COP charge still shown.
     await page.goto(`${sandbox.url}/_sandbox/#/transactions/${pix.id}`);
+    await page.getByRole('heading', { name: `Transaction ${pix.id}` }).waitFor();
     await page.getByRole('button', { name: 'Pay', exact: true }).click();
     const attempt = page.locator('.attempts tbody tr').first();
     await attempt.waitFor();
@@ -385,10 +400,11 @@ describe('console', () => {
   });
 
   it('shows fault rules, adds them with the form and deletes them', async () => {
-    const faults = async (): Promise<Rules['rules']> => (await sandbox.client.get<Rules>('/_sandbox/faults')).body.rules;
+    const own = await ownAccount('console-faults');
+    const faults = async (): Promise<Rules['rules']> => (await own.get<Rules>('/_sandbox/faults')).body.rules;
     for (const [name, width] of Object.entries(WIDTHS)) {
-      await sandbox.client.put('/_sandbox/faults', { rules: [{ id: 'kept', match: { operation: 'listProducts' }, action: { latencyMs: 1 } }] });
-      const page = await signedIn(width);
+      await own.put('/_sandbox/faults', { rules: [{ id: 'kept', match: { operation: 'listProducts' }, action: { latencyMs: 1 } }] });
+      const page = await signedIn(width, '', own.secretKey);
       await page.getByRole('link', { name: 'Faults' }).click();
       await page.getByRole('heading', { name: 'Fault rules', exact: true }).waitFor();
       await page.locator('article.fault-rule[data-rule="kept"]', { hasText: 'wait 1 ms' }).waitFor();

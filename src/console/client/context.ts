@@ -24,12 +24,18 @@ export type EventFilter = (event: SandboxEvent | null) => boolean;
 /** Redraws on the events a view cares about, a frame later so a burst of events draws once. */
 export function redrawOn(ctx: Context, wanted: EventFilter, draw: () => void | Promise<void>): () => void {
   let queued = false;
-  return ctx.state.subscribe((event) => {
+  let stopped = false;
+  const unsubscribe = ctx.state.subscribe((event) => {
     if (!wanted(event) || queued) return;
     queued = true;
     requestAnimationFrame(() => {
       queued = false;
-      void draw();
+      // A frame queued before the view was left must not draw over the next view.
+      if (!stopped) void draw();
     });
   });
+  return () => {
+    stopped = true;
+    unsubscribe();
+  };
 }

@@ -343,5 +343,10 @@ export const transactionView: View = (ctx, id) => {
     if (focused) document.getElementById(focused)?.focus();
   };
   void draw();
-  return redrawOn(ctx, (e) => e === null || e.transactionId === txId, draw);
+  const stop = redrawOn(ctx, (e) => e === null || e.transactionId === txId, draw);
+  return () => {
+    // A draw still waiting on its answers when the view is left must not replace the next view.
+    seq++;
+    stop();
+  };
 };
