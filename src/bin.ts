@@ -35,6 +35,7 @@ program
   .addOption(new Option('--secret-key <key>', "default account's secret key").env('SANDBOX_SECRET_KEY').default(DEFAULTS.secretKey))
   .addOption(new Option('--public-url <url>', 'base of the absolute URLs it emits (default http://localhost:<port>)').env('SANDBOX_PUBLIC_URL'))
   .addOption(new Option('--instruction-delay <ms>', 'delay before payment instructions are filled').env('SANDBOX_INSTRUCTION_DELAY_MS').argParser(integer).default(DEFAULTS.instructionDelayMs))
+  .addOption(new Option('--withdrawal-delay <ms>', "delay of each automatic step of a cash-out on the account's clock (request → processing → outcome)").env('SANDBOX_WITHDRAWAL_DELAY_MS').argParser(integer).default(DEFAULTS.withdrawalStepMs))
   .addOption(new Option('--admin-token <token>', 'token guarding /_sandbox/accounts and reset').env('SANDBOX_ADMIN_TOKEN'))
   .addOption(new Option('--log-level <level>', 'pino log level').env('LOG_LEVEL').default(DEFAULTS.logLevel))
   .addOption(new Option('--strict-documents', 'also check CPF, CNPJ, CUIT and NIT check digits').env('SANDBOX_STRICT_DOCUMENTS'))
@@ -106,6 +107,7 @@ interface StartOptions {
   secretKey: string;
   publicUrl?: string;
   instructionDelay: number;
+  withdrawalDelay: number;
   adminToken?: string;
   logLevel: string;
   compactMinBytes: number;
@@ -147,6 +149,7 @@ function toConfig(opts: StartOptions): ConfigInput {
     secretKey: opts.secretKey,
     publicUrl: opts.publicUrl,
     instructionDelayMs: opts.instructionDelay,
+    withdrawalStepMs: opts.withdrawalDelay,
     adminToken: opts.adminToken,
     logLevel: opts.logLevel,
     compactMinBytes: opts.compactMinBytes,

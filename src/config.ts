@@ -18,6 +18,8 @@ export interface Config {
    */
   publicUrl: string | undefined;
   instructionDelayMs: number;
+  /** The delay of each automatic step of a withdrawal (request → processing → outcome → return) on the account's clock. */
+  withdrawalStepMs: number;
   adminToken: string | undefined;
   logLevel: string;
   /** Largest JSON body accepted, in bytes. */
@@ -65,6 +67,7 @@ export const DEFAULTS = {
   dataFile: './data/sandbox.json',
   secretKey: 'sk_test_sandbox',
   instructionDelayMs: 2000,
+  withdrawalStepMs: 2000,
   logLevel: 'info',
   jsonLimitBytes: 1024 * 1024,
   imageLimitBytes: 5 * 1024 * 1024,
@@ -98,6 +101,7 @@ export function resolveConfig(input: ConfigInput): Config {
     secretKey: input.secretKey ?? DEFAULTS.secretKey,
     publicUrl: input.publicUrl?.replace(/\/+$/, ''),
     instructionDelayMs: input.instructionDelayMs ?? DEFAULTS.instructionDelayMs,
+    withdrawalStepMs: input.withdrawalStepMs ?? DEFAULTS.withdrawalStepMs,
     adminToken: input.adminToken || undefined,
     logLevel: input.logLevel ?? DEFAULTS.logLevel,
     jsonLimitBytes: input.jsonLimitBytes ?? DEFAULTS.jsonLimitBytes,

@@ -64,8 +64,8 @@ const str = (value: unknown): string | undefined => (typeof value === 'string' &
 
 function currencyOf(params: StateParams): Currency {
   const currency = params.currency ?? 'BRL';
-  if (currency === 'COP' || currency === 'ARS' || currency === 'BRL') return currency;
-  throw new StateSetupError(`param currency must be COP, ARS or BRL, not ${JSON.stringify(currency)}`);
+  if (currency === 'COP' || currency === 'ARS' || currency === 'BRL' || currency === 'MXN') return currency;
+  throw new StateSetupError(`param currency must be COP, ARS, BRL or MXN, not ${JSON.stringify(currency)}`);
 }
 
 export interface RunAccount {

@@ -268,8 +268,16 @@ export const DOMAIN_STATUS: Record<DomainErrorCode, number> = { invalid: 400, no
 /** Response header with the sandbox's longer explanation, when `message` is an exact text integrations match on. */
 export const HINT_HEADER = 'x-sandbox-hint';
 
+/**
+ * 401 and 403 say exactly `Unauthorized` and `Forbidden`, the framework defaults integrations
+ * match on (one typed client translates only `Unauthorized`); what the caller should do is the hint.
+ */
+const AUTH_MESSAGES: Partial<Record<number, string>> = { 401: 'Unauthorized', 403: 'Forbidden' };
+
 export function sendError(res: Response, path: string, status: number, message: string, hint?: string): void {
   if (res.headersSent) return;
+  const exact = AUTH_MESSAGES[status];
+  if (exact !== undefined && message !== exact) [message, hint] = [exact, hint ?? message];
   // Header values are Latin-1 only: anything else is escaped rather than dropped.
   if (hint) res.set(HINT_HEADER, hint.replace(/[^\x20-\x7e]/g, (c) => encodeURIComponent(c)));
   res.status(status).json(errorBody(familyOf(path), status, message));

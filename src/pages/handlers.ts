@@ -11,6 +11,7 @@ import { renderErrorPage } from './error-page.js';
 import { boletoPath, checkoutPath, pixPagePath } from './paths.js';
 import { renderPixPage } from './pix-page.js';
 import { pixQrPng } from './pix-qr.js';
+import { renderSpeiPage, speiPagePath } from './spei-page.js';
 
 export interface PageServices {
   accounts: Accounts;
@@ -30,6 +31,7 @@ const KINDS = {
   checkout: { has: (r: TransactionRecord) => r.view.currency === 'COP', none: 'has no checkout page (only COP does)' },
   boleto: { has: (r: TransactionRecord) => r.view.method === 'BOLETO' || r.view.method === 'PIX_BOLETO', none: 'has no boleto' },
   pix: { has: (r: TransactionRecord) => r.view.method === 'PIX' || r.view.method === 'PIX_BOLETO', none: 'has no Pix' },
+  spei: { has: (r: TransactionRecord) => r.view.currency === 'MXN', none: 'has no SPEI page (only MXN does)' },
 } as const;
 
 /** Payer pages carry no key: the transaction id in the URL is what the payer was given. */
@@ -87,6 +89,12 @@ export function createPageHandlers(s: PageServices): Handlers {
     }),
     approvePix: decide('pix', pixPagePath, 'approved', 'PIX'),
     rejectPix: decide('pix', pixPagePath, 'rejected'),
+    getSpeiPage: forPeople((call) => {
+      const { record, merchant } = payerTransaction(s, id(call), 'spei');
+      return { status: 200, contentType: HTML, bytes: renderSpeiPage(record, merchant, resultOf(call)) };
+    }),
+    approveSpei: decide('spei', speiPagePath, 'approved'),
+    rejectSpei: decide('spei', speiPagePath, 'rejected'),
     getPixQr: async (call) => {
       const { record } = payerTransaction(s, id(call));
       const code = 'pixCode' in record.view ? record.view.pixCode : undefined;
