@@ -1717,8 +1717,10 @@ export interface components {
             minimums: components["schemas"]["MinimumRule"][];
             /** @description Every currency and method with the range a purchase must be in. */
             effective: {
-                currency: components["schemas"]["Currency"];
-                method: components["schemas"]["PaymentMethod"];
+                /** @enum {string} */
+                currency: "COP" | "ARS" | "BRL" | "MXN";
+                /** @enum {string} */
+                method: "BANK_TRANSFER" | "PSE" | "NEQUI" | "BREB" | "PIX" | "BOLETO" | "PIX_BOLETO" | "CREDIT_CARD" | "SPEI";
                 minimum: number;
                 maximum: number;
                 /** @enum {string} */
