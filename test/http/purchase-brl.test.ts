@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FEES } from '../../src/transactions/fees.js';
-import { ISO_UTC, createAccount, expectTransactionError, expectAuthError } from '../helpers/catalog.js';
+import { ISO_UTC, createAccount, expectAuthError } from '../helpers/catalog.js';
 import {
   BOLETO_ADDRESS,
   DOCS,
