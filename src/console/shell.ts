@@ -2,6 +2,7 @@ import { html } from '../pages/html.js';
 
 const NAV: readonly [string, string][] = [
   ['#/transactions', 'Transactions'],
+  ['#/withdrawals', 'Payouts'],
   ['#/webhooks', 'Webhooks'],
   ['#/requests', 'Requests'],
   ['#/catalog', 'Catalog'],

@@ -10,11 +10,14 @@ import { accountView, clockView } from './settings.js';
 import { LiveState } from './state.js';
 import { transactionView, transactionsView } from './transactions.js';
 import { webhooksView } from './webhooks.js';
+import { withdrawalView, withdrawalsView } from './withdrawals.js';
 
 /** Hash routes, so the sandbox serves one page and a reload keeps the place. */
 const ROUTES: readonly [RegExp, View][] = [
   [/^#\/transactions\/(.+)$/, transactionView],
   [/^#\/transactions$/, transactionsView],
+  [/^#\/withdrawals\/(.+)$/, withdrawalView],
+  [/^#\/withdrawals$/, withdrawalsView],
   [/^#\/webhooks$/, webhooksView],
   [/^#\/requests$/, requestsView],
   [/^#\/catalog$/, catalogView],
