@@ -33,13 +33,13 @@ export function normalizePixKey(type: PixType, key: string): string {
   switch (type) {
     case 'CPF':
       if (!/^\d{11}$/.test(key)) {
-        throw refuse(`a CPF key is 11 digits without punctuation (integrators strip it: 529.982.247-25 → 52998224725), got "${key}"`);
+        throw refuse(`a CPF key is 11 digits without punctuation (integrators strip it: 529.982.247-25 is sent as 52998224725), got "${key}"`);
       }
       if (!isValidCpf(key)) throw refuse(`${key} is not a valid CPF: its check digits do not match`);
       return key;
     case 'CNPJ':
       if (!/^[0-9A-Z]{12}\d{2}$/.test(key)) {
-        throw refuse(`a CNPJ key is 14 characters without punctuation (11.222.333/0001-81 → 11222333000181), got "${key}"`);
+        throw refuse(`a CNPJ key is 14 characters without punctuation (11.222.333/0001-81 is sent as 11222333000181), got "${key}"`);
       }
       if (!isValidCnpj(key)) throw refuse(`${key} is not a valid CNPJ: its check digits do not match`);
       return key;
