@@ -51,6 +51,12 @@ import { createApiServer, discardBody } from './http/api-lane.js';
 import { createPageHandlers } from './pages/handlers.js';
 import { exposureWarning, sharedUseOf } from './http/shared-use.js';
 import { WebhookTargets } from './webhooks/targets.js';
+import { Ledger } from './ledger/ledger.js';
+import { wireCashInLedger } from './ledger/cashin-ledger.js';
+import { Limits } from './transactions/limits.js';
+import { Withdrawals } from './withdrawals/withdrawals.js';
+import { wireWithdrawalEvents } from './events/withdrawal-events.js';
+import { createWithdrawalHandlers } from './http/withdrawal-handlers.js';
 
 export interface Sandbox {
   app: Express;
@@ -90,14 +96,19 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   const images = new ProductImages(products, objects, () => publicUrl, commit);
   const clocks = new AccountClocks(store);
   const scheduler = new Scheduler(store, clocks, commit, logger);
+  const fees = loadFeeTable(config.feesFile);
+  const limits = new Limits(store);
+  const ledger = new Ledger(store, clocks);
   const transactions = new Transactions(store, clocks, scheduler, {
-    fees: loadFeeTable(config.feesFile),
+    limits,
+    fees,
     instructionDelayMs: config.instructionDelayMs,
     strictDocuments: config.strictDocuments,
     pixInstruction: config.pixInstruction,
     pixExpiryMs: config.pixExpiryMs,
   });
   const transitions = new Transitions(transactions, accounts, clocks, scheduler, () => publicUrl);
+  const withdrawals = new Withdrawals(store, clocks, scheduler, ledger, { fees, stepMs: config.withdrawalStepMs, strictDocuments: config.strictDocuments });
   const events = new Events(store);
   const dispatcher = new Dispatcher(config.webhookTimeoutMs, { targets });
   const deliveries = new Deliveries(store, accounts, transactions, clocks, scheduler, dispatcher, events, commit, logger, {
@@ -106,10 +117,23 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   });
   wireTransactionEvents(transactions, transitions, events, deliveries);
   wireTransactionJobs(transactions, transitions, scheduler);
+  wireCashInLedger(transactions, transitions, ledger, scheduler, clocks);
+  wireWithdrawalEvents(withdrawals, ledger, events, deliveries);
   deliveries.resume();
   const sandboxRules = config.autopilotFile ? loadRulesFile(config.autopilotFile, document).rules : [];
-  const autopilot = new Autopilot(store, transactions, transitions, scheduler, sandboxRules, logger);
-  const reset = new AccountReset({ products, offers, images, transactions, scheduler, clocks, events, deliveries, commit });
+  const autopilot = new Autopilot(store, transactions, transitions, withdrawals, scheduler, sandboxRules, logger);
+  const reset = new AccountReset({
+    products,
+    offers,
+    images,
+    transactions,
+    scheduler,
+    clocks,
+    events,
+    deliveries,
+    commit,
+    also: { withdrawals: (id) => withdrawals.deleteAll(id), ledger: (id) => ledger.deleteAll(id), limits: (id) => limits.deleteAll(id) },
+  });
   const defaultAccount = accounts.ensureDefault(config.secretKey, DEFAULTS.secretKey);
   const exposed = exposureWarning(config, defaultAccount.secretKey, DEFAULTS.secretKey);
   if (exposed) logger.warn({ host: config.host }, exposed);
@@ -136,6 +160,8 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     ? undefined
     : new Retention({ days: config.retentionDays, accountIds: () => accounts.ids(), nowMs: (id) => clocks.nowMs(id), commit, logger, intervalMs: config.retentionIntervalMs });
   retention?.add('transactions', (id, cutoff, limit) => transactions.deleteOlderThan(id, cutoff, limit));
+  retention?.add('withdrawals', (id, cutoff, limit) => withdrawals.deleteOlderThan(id, cutoff, limit));
+  retention?.add('ledger', (id, cutoff, limit) => ledger.deleteOlderThan(id, cutoff, limit));
   retention?.add('deliveries', (id, cutoff, limit) => deliveries.deleteOlderThan(id, cutoff, limit));
   retention?.add('events', (id, cutoff, limit) => events.deleteOlderThan(id, cutoff, limit));
   if (config.retentionDays !== undefined) retention?.add('requests', requestLogPruner(requestLog, config.retentionDays));
@@ -147,6 +173,7 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     handlers: config.mock ? {} : {
       ...createHandlers({ config, accounts, products, offers, images, objects, reset, shared, targets }),
       ...createTransactionHandlers({ accounts, transactions, transitions, clocks, scheduler, deliveries, targets }),
+      ...createWithdrawalHandlers({ withdrawals, ledger, limits, targets }),
       ...createPageHandlers({ accounts, transactions, transitions, shared, publicUrl: () => publicUrl }),
       ...createWebhookHandlers({ deliveries, events, scheduler }),
       ...createAutopilotHandlers(autopilot),

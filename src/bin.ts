@@ -47,6 +47,7 @@ program
   .addOption(new Option('--secret-key <key>', `default account's secret key (default ${DEFAULTS.secretKey}; with an admin token, a random one)`).env('SANDBOX_SECRET_KEY'))
   .addOption(new Option('--public-url <url>', 'base of the absolute URLs it emits (default http://localhost:<port>)').env('SANDBOX_PUBLIC_URL'))
   .addOption(new Option('--instruction-delay <ms>', 'delay before payment instructions are filled').env('SANDBOX_INSTRUCTION_DELAY_MS').argParser(integer).default(DEFAULTS.instructionDelayMs))
+  .addOption(new Option('--withdrawal-delay <ms>', "delay of each automatic step of a cash-out on the account's clock (request → processing → outcome)").env('SANDBOX_WITHDRAWAL_DELAY_MS').argParser(integer).default(DEFAULTS.withdrawalStepMs))
   .addOption(new Option('--admin-token <token>', 'token guarding account creation, reset and the unauthenticated request log').env('SANDBOX_ADMIN_TOKEN'))
   .addOption(new Option('--allowed-hosts <names>', 'Host header names answered besides loopback ones, comma-separated (.example.com: subdomains; *: any)').env('SANDBOX_ALLOWED_HOSTS').argParser(parseList))
   .addOption(new Option('--allowed-origins <origins>', 'origins given CORS headers, comma-separated (e.g. http://localhost:3000)').env('SANDBOX_ALLOWED_ORIGINS').argParser(parseList))
@@ -127,6 +128,7 @@ interface StartOptions {
   secretKey?: string;
   publicUrl?: string;
   instructionDelay: number;
+  withdrawalDelay: number;
   adminToken?: string;
   allowedHosts?: string[];
   allowedOrigins?: string[];
@@ -180,6 +182,7 @@ function toConfig(opts: StartOptions): ConfigInput {
     secretKey: opts.secretKey,
     publicUrl: opts.publicUrl,
     instructionDelayMs: opts.instructionDelay,
+    withdrawalStepMs: opts.withdrawalDelay,
     adminToken: opts.adminToken,
     allowedHosts: opts.allowedHosts,
     allowedOrigins: opts.allowedOrigins,

@@ -23,6 +23,8 @@ export interface Config {
    */
   publicUrl: string | undefined;
   instructionDelayMs: number;
+  /** The delay of each automatic step of a withdrawal (request → processing → outcome → return) on the account's clock. */
+  withdrawalStepMs: number;
   adminToken: string | undefined;
   /**
    * Host header names answered besides loopback names and IP literals (DNS-rebinding guard);
@@ -91,6 +93,7 @@ export const DEFAULTS = {
   dataFile: './data/sandbox.json',
   secretKey: 'sk_test_sandbox',
   instructionDelayMs: 2000,
+  withdrawalStepMs: 2000,
   logLevel: 'info',
   jsonLimitBytes: 1024 * 1024,
   imageLimitBytes: 5 * 1024 * 1024,
@@ -125,6 +128,7 @@ export function resolveConfig(input: ConfigInput): Config {
     secretKey: input.secretKey || (input.adminToken ? undefined : DEFAULTS.secretKey),
     publicUrl: input.publicUrl?.replace(/\/+$/, ''),
     instructionDelayMs: input.instructionDelayMs ?? DEFAULTS.instructionDelayMs,
+    withdrawalStepMs: input.withdrawalStepMs ?? DEFAULTS.withdrawalStepMs,
     adminToken: input.adminToken || undefined,
     allowedHosts: input.allowedHosts && input.allowedHosts.length > 0 ? input.allowedHosts : undefined,
     allowedOrigins: input.allowedOrigins ?? [],

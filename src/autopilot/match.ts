@@ -1,5 +1,6 @@
 import type { AutopilotRule } from '../spec/types.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
+import type { WithdrawalRecord } from '../withdrawals/withdrawals.js';
 
 type Match = NonNullable<AutopilotRule['match']>;
 type TextCondition = NonNullable<Match['description']>;
@@ -18,19 +19,31 @@ function textMatches(condition: TextCondition | undefined, actual: string | null
 }
 
 /** Every condition a rule gives must hold; a rule without conditions fits every transaction. */
+function amountMatches(amount: Match['amount'], actual: number): boolean {
+  return (
+    amount === undefined ||
+    ((amount.equals === undefined || actual === amount.equals) &&
+      (amount.min === undefined || actual >= amount.min) &&
+      (amount.max === undefined || actual <= amount.max) &&
+      (amount.endsWith === undefined || String(actual).endsWith(amount.endsWith)))
+  );
+}
+
 export function ruleMatches(rule: AutopilotRule, record: TransactionRecord): boolean {
   const match = rule.match ?? {};
   const { view } = record;
-  const amount = match.amount;
   return (
     oneOrMany(match.currency, view.currency) &&
     oneOrMany(match.method, view.method) &&
-    (amount === undefined ||
-      ((amount.equals === undefined || view.amount === amount.equals) &&
-        (amount.min === undefined || view.amount >= amount.min) &&
-        (amount.max === undefined || view.amount <= amount.max) &&
-        (amount.endsWith === undefined || String(view.amount).endsWith(amount.endsWith)))) &&
+    amountMatches(match.amount, view.amount) &&
     textMatches(match.description, record.details.description) &&
     textMatches(match.externalId, view.externalId)
   );
+}
+
+/** A withdrawal rule's conditions: amount, externalId and the key's type. */
+export function withdrawalRuleMatches(rule: AutopilotRule, record: WithdrawalRecord): boolean {
+  const match = rule.match ?? {};
+  const { view } = record;
+  return amountMatches(match.amount, view.amount) && textMatches(match.externalId, view.externalId) && oneOrMany(match.pixType, view.pixType);
 }

@@ -3,6 +3,7 @@ import { FAVICON } from './favicon.js';
 
 const NAV: readonly [string, string][] = [
   ['#/transactions', 'Transactions'],
+  ['#/withdrawals', 'Payouts'],
   ['#/webhooks', 'Webhooks'],
   ['#/requests', 'Requests'],
   ['#/catalog', 'Catalog'],

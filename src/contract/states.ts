@@ -25,6 +25,8 @@ export const STATES = {
   declinedTransaction: 'a declined transaction',
   refundedTransaction: 'a refunded transaction',
   chargedBackTransaction: 'a charged-back transaction',
+  fundedBalance: 'a funded balance',
+  withdrawal: 'a withdrawal exists',
 } as const;
 
 const KNOWN = new Set<string>(Object.values(STATES));
@@ -64,8 +66,8 @@ const str = (value: unknown): string | undefined => (typeof value === 'string' &
 
 function currencyOf(params: StateParams): Currency {
   const currency = params.currency ?? 'BRL';
-  if (currency === 'COP' || currency === 'ARS' || currency === 'BRL') return currency;
-  throw new StateSetupError(`param currency must be COP, ARS or BRL, not ${JSON.stringify(currency)}`);
+  if (currency === 'COP' || currency === 'ARS' || currency === 'BRL' || currency === 'MXN') return currency;
+  throw new StateSetupError(`param currency must be COP, ARS, BRL or MXN, not ${JSON.stringify(currency)}`);
 }
 
 export interface RunAccount {
@@ -86,6 +88,18 @@ interface Delivery {
   event: string;
   payload: Record<string, unknown>;
 }
+interface Withdrawal {
+  id: string;
+}
+
+/** How a withdrawal state ends it, through the control API, and the webhook that end sends. */
+const WITHDRAWAL_ENDS: Record<string, { actions: string[]; event?: string }> = {
+  WITHDRAW_REQUEST: { actions: [] },
+  WITHDRAW_APPROVED: { actions: ['approve'], event: 'cashout.success' },
+  WITHDRAW_REJECTED: { actions: ['reject'], event: 'cashout.failed' },
+  WITHDRAW_ERROR: { actions: ['fail'], event: 'cashout.failed' },
+  WITHDRAW_RETURNED: { actions: ['approve', 'return'], event: 'cashout.returned' },
+};
 
 /**
  * States on a payments-sandbox: one fresh account per verification run (POST
@@ -98,8 +112,8 @@ export class SandboxStates implements StateBackend {
   private restricted: Promise<string> | undefined;
   private restrictedKey: string | undefined;
   private needsReset = false;
-  /** The transaction the interaction's state brought to an end, and the webhook that end emits. */
-  private ended: { id: string; event: string } | undefined;
+  /** The transaction or withdrawal the interaction's state brought to an end, and the webhook that end emits. */
+  private ended: { id: string; event: string; of: 'transaction' | 'withdrawal' } | undefined;
 
   private constructor(
     private readonly api: TargetApi,
@@ -169,13 +183,13 @@ export class SandboxStates implements StateBackend {
       }
       case STATES.paidTransaction: {
         const id = await this.paid(params);
-        this.ended = { id, event: 'cashin.paid' };
+        this.ended = { id, event: 'cashin.paid', of: 'transaction' };
         return { transactionId: id };
       }
       case STATES.expiredTransaction: {
         const tx = await this.purchase(params);
         await this.api.expect('POST', `/_sandbox/transactions/${tx.id}/expire`, 200, { key: this.key });
-        this.ended = { id: tx.id, event: 'cashin.expired' };
+        this.ended = { id: tx.id, event: 'cashin.expired', of: 'transaction' };
         return { transactionId: tx.id };
       }
       case STATES.declinedTransaction: {
@@ -185,21 +199,49 @@ export class SandboxStates implements StateBackend {
           const message = str(params.message);
           await this.api.expect('POST', `/_sandbox/transactions/${tx.id}/decline`, 200, { key: this.key, body: message ? { message } : {} });
         }
-        this.ended = { id: tx.id, event: 'cashin.failed' };
+        this.ended = { id: tx.id, event: 'cashin.failed', of: 'transaction' };
         return { transactionId: tx.id };
       }
       case STATES.refundedTransaction: {
         const id = await this.paid(params);
         await this.api.expect('POST', `/_sandbox/transactions/${id}/refund`, 200, { key: this.key });
-        this.ended = { id, event: 'cashin.refunded' };
+        this.ended = { id, event: 'cashin.refunded', of: 'transaction' };
         return { transactionId: id };
       }
       case STATES.chargedBackTransaction: {
         const id = await this.paid(params);
         const reason = str(params.reason);
         await this.api.expect('POST', `/_sandbox/transactions/${id}/chargeback`, 200, { key: this.key, body: reason ? { reason } : {} });
-        this.ended = { id, event: 'infraction.updated' };
+        this.ended = { id, event: 'infraction.updated', of: 'transaction' };
         return { transactionId: id };
+      }
+      case STATES.fundedBalance: {
+        const amount = Number(params.amount ?? 100_000);
+        if (!Number.isSafeInteger(amount) || amount <= 0) throw new StateSetupError(`param amount must be a positive integer number of centavos, not ${JSON.stringify(params.amount)}`);
+        await this.api.expect('POST', '/_sandbox/balance/credit', 200, { key: this.key, body: { amount } });
+        return {};
+      }
+      case STATES.withdrawal: {
+        const status = str(params.status) ?? 'WITHDRAW_REQUEST';
+        const end = WITHDRAWAL_ENDS[status];
+        if (!end) throw new StateSetupError(`param status must be one of ${Object.keys(WITHDRAWAL_ENDS).join(', ')}, not ${JSON.stringify(params.status)}`);
+        const amount = Number(params.amount ?? 10_000);
+        // Funded for this withdrawal alone, generously: whatever the fee table says.
+        await this.api.expect('POST', '/_sandbox/balance/credit', 200, { key: this.key, body: { amount: amount * 2 + 100_000 } });
+        const externalId = str(params.externalId);
+        const body = {
+          amount,
+          pixType: str(params.pixType) ?? 'EVP',
+          pixKey: str(params.pixKey) ?? '3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70',
+          ...(externalId && { externalId }),
+        };
+        const withdrawal = await this.api.expect<Withdrawal>('POST', '/withdraws/cash-out', 201, { key: this.key, body });
+        for (const action of end.actions) {
+          const message = action !== 'approve' ? str(params.message) : undefined;
+          await this.api.expect('POST', `/_sandbox/withdrawals/${withdrawal.id}/${action}`, 200, { key: this.key, body: message ? { message } : {} });
+        }
+        if (end.event) this.ended = { id: withdrawal.id, event: end.event, of: 'withdrawal' };
+        return { withdrawalId: withdrawal.id, ...(externalId && { externalId }) };
       }
       default:
         this.notes.add(`state "${state}" is not one payments-sandbox knows: nothing was set up for it (see docs/pact.md for the vocabulary)`);
@@ -234,10 +276,11 @@ export class SandboxStates implements StateBackend {
     this.needsReset = true;
     if (this.ended === undefined) await this.setup(STATES.paidTransaction, {});
     const ended = this.ended;
-    if (ended === undefined) throw new StateSetupError('no transaction to take the webhook of');
+    if (ended === undefined) throw new StateSetupError('no transaction or withdrawal to take the webhook of');
     const deadline = Date.now() + 5000;
     for (;;) {
-      const list = await this.api.expect<{ data: Delivery[] }>('GET', `/_sandbox/webhooks?transactionId=${encodeURIComponent(ended.id)}`, 200, { key: this.key });
+      const filter = ended.of === 'withdrawal' ? 'withdrawalId' : 'transactionId';
+      const list = await this.api.expect<{ data: Delivery[] }>('GET', `/_sandbox/webhooks?${filter}=${encodeURIComponent(ended.id)}`, 200, { key: this.key });
       // Newest last: a refund's or chargeback's log also holds the earlier cashin.paid.
       const delivery = list.data.findLast((d) => d.event === ended.event);
       if (delivery) {
@@ -251,7 +294,7 @@ export class SandboxStates implements StateBackend {
           },
         };
       }
-      if (Date.now() > deadline) throw new StateSetupError(`transaction ${ended.id} has no ${ended.event} webhook delivery recorded`);
+      if (Date.now() > deadline) throw new StateSetupError(`${ended.of} ${ended.id} has no ${ended.event} webhook delivery recorded`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }

@@ -11,9 +11,11 @@ export interface EventStream {
   close(): void;
 }
 
-function refuse(socket: Duplex, status: string, message: string): void {
+/** A 401 says exactly `Unauthorized`, as the API's do; the explanation goes in x-sandbox-hint. */
+function refuse(socket: Duplex, status: string, message: string, hint?: string): void {
   const body = JSON.stringify({ statusCode: Number(status.slice(0, 3)), message });
-  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const hintHeader = hint ? `x-sandbox-hint: ${hint}\r\n` : '';
+  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${hintHeader}Connection: close\r\n\r\n${body}`);
 }
 
 /**
@@ -50,7 +52,7 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
     if (url.pathname !== EVENT_STREAM_PATH) return refuse(socket, '404 Not Found', `no WebSocket at ${url.pathname}`);
     const key = secretKeyFromHeader(req.headers.authorization) ?? url.searchParams.get('key') ?? undefined;
     const account = key ? accounts.authenticate(key) : undefined;
-    if (!account) return refuse(socket, '401 Unauthorized', 'API key invalid or absent: send Authorization: Basic base64("secret:" + key) or ?key=');
+    if (!account) return refuse(socket, '401 Unauthorized', 'Unauthorized', 'API key invalid or absent: send Authorization: Basic base64("secret:" + key) or ?key=');
     wss.handleUpgrade(req, socket, head, (ws) => {
       alive.set(ws, true);
       ws.on('pong', () => alive.set(ws, true));

@@ -9,6 +9,13 @@ export type EventType =
   | 'transaction.declined'
   | 'transaction.refunded'
   | 'transaction.chargeback'
+  | 'withdrawal.created'
+  | 'withdrawal.processing'
+  | 'withdrawal.approved'
+  | 'withdrawal.rejected'
+  | 'withdrawal.failed'
+  | 'withdrawal.returned'
+  | 'balance.credited'
   | 'webhook.delivered'
   | 'webhook.failed';
 
@@ -19,6 +26,7 @@ export interface SandboxEvent {
   /** The account-clock instant of the change. */
   createdAt: string;
   transactionId: string | null;
+  withdrawalId: string | null;
   data: unknown;
 }
 
@@ -38,9 +46,11 @@ export interface EventQuery {
   startingAfter?: string;
   type?: string;
   transactionId?: string;
+  withdrawalId?: string;
 }
 
-const toEvent = ({ accountId: _accountId, ...event }: EventRecord): SandboxEvent => event;
+// Events stored before withdrawals existed have no withdrawalId.
+const toEvent = ({ accountId: _accountId, ...event }: EventRecord): SandboxEvent => ({ ...event, withdrawalId: event.withdrawalId ?? null });
 
 /** The account's event log, kept in the store and fanned out live to subscribers. */
 export class Events {
@@ -53,10 +63,10 @@ export class Events {
     this.counters = store.collection<Counter>('counters');
   }
 
-  append(accountId: string, type: EventType, createdAt: string, transactionId: string | null, data: unknown): SandboxEvent {
+  append(accountId: string, type: EventType, createdAt: string, transactionId: string | null, data: unknown, withdrawalId: string | null = null): SandboxEvent {
     const seq = (this.counters.get('event')?.last ?? 0) + 1;
     this.counters.put({ id: 'event', last: seq });
-    const record: EventRecord = { id: `evt_${String(seq).padStart(10, '0')}`, type, createdAt, transactionId, data, accountId };
+    const record: EventRecord = { id: `evt_${String(seq).padStart(10, '0')}`, type, createdAt, transactionId, withdrawalId, data, accountId };
     this.records.put(record);
     const event = toEvent(record);
     for (const listener of this.listeners.get(accountId) ?? []) listener(event);
@@ -67,7 +77,10 @@ export class Events {
     const page = paginate(
       this.records.group(accountId),
       query,
-      (e) => (query.type === undefined || e.type === query.type) && (query.transactionId === undefined || e.transactionId === query.transactionId),
+      (e) =>
+        (query.type === undefined || e.type === query.type) &&
+        (query.transactionId === undefined || e.transactionId === query.transactionId) &&
+        (query.withdrawalId === undefined || e.withdrawalId === query.withdrawalId),
     );
     return { data: page.data.map(toEvent), hasMore: page.hasMore };
   }

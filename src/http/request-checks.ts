@@ -9,9 +9,6 @@ const NOT_EMULATED: { method: string; path: RegExp; instead: string }[] = [
   { method: 'POST', path: /^\/transactions\/purchase$/, instead: 'v1 purchase; the sandbox emulates POST /transactions/v2/purchase' },
   { method: 'POST', path: /^\/transactions\/credit-card$/, instead: 'v1 card purchase; use POST /transactions/v2/purchase with paymentMethod CREDIT_CARD' },
   { method: 'POST', path: /^\/transactions\/billet$/, instead: 'v1 boleto purchase; use POST /transactions/v2/purchase with paymentMethod BOLETO' },
-  { method: 'POST', path: /^\/transactions\/refund\/[^/]+$/, instead: 'refunds are simulated with POST /_sandbox/transactions/{id}/refund' },
-  { method: 'GET', path: /^\/users\/balance$/, instead: 'balances are not emulated' },
-  { method: 'POST', path: /^\/withdraws\/cash-out$/, instead: 'cash-out is not emulated' },
 ];
 
 /** The 501 message for a known endpoint the sandbox does not emulate, naming the method and path. */

@@ -318,6 +318,12 @@ export const DOMAIN_STATUS: Record<DomainErrorCode, number> = { invalid: 400, no
 export const HINT_HEADER = 'x-sandbox-hint';
 
 /**
+ * 401 and 403 say exactly `Unauthorized` and `Forbidden`, the framework defaults integrations
+ * match on (one typed client translates only `Unauthorized`); what the caller should do is the hint.
+ */
+const AUTH_MESSAGES: Partial<Record<number, string>> = { 401: 'Unauthorized', 403: 'Forbidden' };
+
+/**
  * Answers an error in the endpoint family's shape. Never throws: if the answer cannot be
  * written (headers already gone, a writer that fails), the socket is closed instead, so the
  * client sees the request fail rather than wait for an answer that will not come.
@@ -327,6 +333,8 @@ export function sendError(res: Response, path: string, status: number, message: 
     if (!res.writableEnded) res.destroy();
     return;
   }
+  const exact = AUTH_MESSAGES[status];
+  if (exact !== undefined && message !== exact) [message, hint] = [exact, hint ?? message];
   try {
     if (hint) res.setHeader(HINT_HEADER, headerText(hint));
     res.status(status).json(errorBody(familyOf(path), status, message));

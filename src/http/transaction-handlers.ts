@@ -55,6 +55,11 @@ export function createTransactionHandlers(s: TransactionServices): Handlers {
       return present(200, s.transitions.decline(owner(call).id, String(call.params.id), { message }));
     },
     refundTransaction: (call) => present(200, s.transitions.refund(owner(call).id, String(call.params.id))),
+    // What integrations call; the control API's refund is the same transition.
+    refundPurchase: (call) => {
+      const { amount } = (call.body ?? {}) as { amount?: number };
+      return present(200, s.transitions.refund(owner(call).id, String(call.params.id), { amount }));
+    },
     chargebackTransaction: (call) => {
       const { reason } = (call.body ?? {}) as { reason?: string };
       return present(200, s.transitions.chargeback(owner(call).id, String(call.params.id), reason));

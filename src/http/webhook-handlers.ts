@@ -18,6 +18,7 @@ export function createWebhookHandlers(s: WebhookServices): Handlers {
     listWebhooks: (call) =>
       ({ status: 200, json: s.deliveries.list(owner(call).id, {
         transactionId: str(call.query.transactionId),
+        withdrawalId: str(call.query.withdrawalId),
         status: str(call.query.status),
         limit: num(call.query.limit),
         startingAfter: str(call.query.startingAfter),
@@ -28,6 +29,7 @@ export function createWebhookHandlers(s: WebhookServices): Handlers {
       ({ status: 200, json: s.events.list(owner(call).id, {
         type: str(call.query.type),
         transactionId: str(call.query.transactionId),
+        withdrawalId: str(call.query.withdrawalId),
         limit: num(call.query.limit),
         startingAfter: str(call.query.startingAfter),
       }) }),

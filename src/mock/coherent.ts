@@ -15,6 +15,23 @@ export interface MockContext {
   rng: Rng;
   request?: MockRequest;
 }
+import { cpfCheckDigits } from '../rails/documents.js';
+import { clabeCheckDigit } from '../rails/clabe.js';
+import { cashOutFee, DEFAULT_FEES } from '../transactions/fees.js';
+
+/** A valid Pix key of each type, for generated withdrawals whose random key would not pass its own type. */
+const SAMPLE_KEYS: Readonly<Record<string, string>> = {
+  CPF: '52998224725',
+  CNPJ: '11222333000181',
+  PHONE: '+5511987654321',
+  EMAIL: 'seller@example.com',
+  EVP: '3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70',
+};
+
+/** The withdrawal statuses that carry an end-to-end id (paid out), and those that carry an error. */
+const PAID_OUT = new Set(['WITHDRAW_APPROVED', 'WITHDRAW_RETURNED']);
+const WITH_ERROR = new Set(['WITHDRAW_REJECTED', 'WITHDRAW_ERROR', 'WITHDRAW_RETURNED']);
+const E2E_SAMPLE = 'E99999999202601311200aB3dE5fG7hJ';
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -97,12 +114,22 @@ function coherentDelivery(delivery: Json, ctx: MockContext): Json {
   const out = { ...delivery };
   const payload = { ...(out.payload as Json) };
   const inner = isObject(payload.payload) ? { ...payload.payload } : {};
+  // A cash-in's delivery names its transaction, a cash-out's its withdrawal, never both.
+  const cashOut = typeof out.event === 'string' && out.event.startsWith('cashout.');
+  const askedTx = ctx.request?.query.transactionId;
+  const askedWd = ctx.request?.query.withdrawalId;
+  if (cashOut) {
+    out.transactionId = null;
+    out.withdrawalId = typeof askedWd === 'string' ? askedWd : typeof out.withdrawalId === 'string' ? out.withdrawalId : SAMPLE_KEYS.EVP;
+  } else {
+    if (typeof askedTx === 'string') out.transactionId = askedTx;
+    out.withdrawalId = null;
+  }
   inner.transaction_id = out.transactionId;
+  inner.withdrawal_id = out.withdrawalId;
   payload.payload = inner;
   payload.event = out.event;
-  out.payload = sortKeysDeep(payload);
-  const asked = ctx.request?.query.transactionId;
-  if (typeof asked === 'string') out.transactionId = inner.transaction_id = asked;
+  out.payload = sortKeysDeep(coherentWebhook(payload));
   if (isObject(out.request)) {
     const body = JSON.stringify(out.payload);
     const headers = isObject(out.request.headers) ? out.request.headers : {};
@@ -127,6 +154,88 @@ function coherentAmounts(o: Json): Json {
   return out;
 }
 
+const isWithdrawal = (o: Json): boolean => 'totalAmount' in o && 'receiverPix' in o && 'pixType' in o;
+const isWithdrawalLookup = (o: Json): boolean => 'withdrawalId' in o && 'errorMessage' in o && 'receiver' in o;
+
+/** The ids, end-to-end id and error a status allows: a generated withdrawal is one the lifecycle could reach. */
+function coherentWithdrawalState(status: unknown, endToEndId: unknown, error: unknown): { endToEndId: string | null; error: string | null } {
+  const s = String(status);
+  return {
+    endToEndId: PAID_OUT.has(s) ? (typeof endToEndId === 'string' ? endToEndId : E2E_SAMPLE) : null,
+    error: WITH_ERROR.has(s) ? (typeof error === 'string' && error !== '' ? error : 'Rejected by the receiving institution') : null,
+  };
+}
+
+function validCpf(seed: unknown): string {
+  const body = `1${String(seed).replace(/\D/g, '').padEnd(8, '7').slice(0, 8)}`;
+  return body + cpfCheckDigits(body);
+}
+
+function coherentWithdrawal(w: Json, operationId: string): Json {
+  const out = { ...w };
+  const type = String(out.pixType);
+  out.receiverPix = SAMPLE_KEYS[type] ?? SAMPLE_KEYS.EVP;
+  out.receiverDocument = type === 'CPF' || type === 'CNPJ' ? out.receiverPix : validCpf(out.receiverDocument);
+  if (operationId === 'createCashOut') out.status = 'WITHDRAW_REQUEST';
+  const state = coherentWithdrawalState(out.status, out.endToEndId, out.error);
+  out.endToEndId = state.endToEndId;
+  out.error = state.error;
+  if (typeof out.amount === 'number') {
+    out.amount = within(out.amount, 1, 9_999_999_999);
+    out.totalAmount = (out.amount as number) + cashOutFee(DEFAULT_FEES, out.amount as number);
+  }
+  if (typeof out.createdAt === 'string' && (operationId === 'createCashOut' || (typeof out.updatedAt === 'string' && out.updatedAt < out.createdAt))) out.updatedAt = out.createdAt;
+  return out;
+}
+
+function coherentLookup(w: Json): Json {
+  const state = coherentWithdrawalState(w.status, w.endToEndId, w.errorMessage);
+  const receiver = isObject(w.receiver) ? { ...w.receiver, document: validCpf(w.receiver.document) } : w.receiver;
+  return { ...w, endToEndId: state.endToEndId, errorMessage: state.error, receiver };
+}
+
+/** A webhook body's ids agree with its event: a cash-in's names a transaction, a cash-out's a withdrawal. */
+function coherentWebhook(body: Json): Json {
+  if (typeof body.event !== 'string' || !isObject(body.payload)) return body;
+  const payload = { ...body.payload };
+  const cashOut = body.event.startsWith('cashout.');
+  const id = String(payload.transaction_id ?? payload.withdrawal_id ?? '100000000');
+  payload.transaction_id = cashOut ? null : id.replace(/\D/g, '') || '100000000';
+  payload.withdrawal_id = cashOut ? (typeof payload.withdrawal_id === 'string' ? payload.withdrawal_id : '3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70') : null;
+  if (body.event === 'cashout.failed') payload.end_to_end_id = null;
+  if (body.event === 'cashout.success') payload.error_message = null;
+  return { ...body, payload };
+}
+
+/** An MXN charge's CLABE passes its check digit, as every CLABE the sandbox emits does. */
+function coherentClabe(o: Json): Json {
+  if (o.currency !== 'MXN' || typeof o.clabe !== 'string' || !/^\d{18}$/.test(o.clabe)) return o;
+  return { ...o, clabe: o.clabe.slice(0, 17) + clabeCheckDigit(o.clabe.slice(0, 17)) };
+}
+
+const TRANSACTION_VERBS = ['fill', 'pay', 'expire', 'decline', 'refund', 'chargeback'];
+const WITHDRAWAL_VERBS = ['approve', 'reject', 'fail', 'return'];
+
+/** An autopilot rule as the API accepts it: a withdrawal rule's conditions and actions are withdrawal ones, and the reverse. */
+function coherentRule(rule: Json): Json {
+  const onWithdrawal = rule.on === 'withdrawal';
+  const match = isObject(rule.match) ? { ...rule.match } : rule.match;
+  if (isObject(match)) {
+    if (onWithdrawal) for (const key of ['currency', 'method', 'description']) delete match[key];
+    else delete match.pixType;
+  }
+  const verbs = onWithdrawal ? WITHDRAWAL_VERBS : TRANSACTION_VERBS;
+  const actions = Array.isArray(rule.actions)
+    ? rule.actions.map((a: unknown, i) => {
+        if (!isObject(a)) return a;
+        const action: Json = { ...a, do: verbs.includes(String(a.do)) ? a.do : verbs[i % verbs.length] };
+        if (onWithdrawal) delete action.rail;
+        return action;
+      })
+    : rule.actions;
+  return { ...rule, match, actions };
+}
+
 /** The body with every object in it made consistent (a new value; the input is not changed). */
 export function coherent(body: unknown, ctx: MockContext): unknown {
   if (Array.isArray(body)) return body.map((item) => coherent(item, ctx));
@@ -134,9 +243,14 @@ export function coherent(body: unknown, ctx: MockContext): unknown {
   // A transaction is made whole (src/mock/transaction.ts); its parts need nothing more.
   if (isTransactionLike(body)) return mockTransaction(body, ctx.operationId, ctx.rng, ctx.request);
   let out: Json = Object.fromEntries(Object.entries(body).map(([k, v]) => [k, coherent(v, ctx)]));
+  if (Array.isArray(out.actions) && typeof out.name === 'string') return coherentRule(out);
+  if (isWithdrawal(out)) return coherentWithdrawal(out, ctx.operationId);
+  if (isWithdrawalLookup(out)) out = coherentLookup(out);
+  if ('balance' in out && 'garanteeBalance' in out) return { ...out, garanteeBalance: 0 };
   if (isProduct(out)) out = coherentProduct(out, ctx);
   else if (isOffer(out)) out = coherentOffer(out, ctx);
   else if (isAccount(out)) out = coherentAccount(out, ctx);
   else if (isDelivery(out)) out = coherentDelivery(out, ctx);
-  return coherentAmounts(out);
+  else if ('environment' in out && 'payload' in out) out = coherentWebhook(out);
+  return coherentAmounts(coherentClabe(out));
 }

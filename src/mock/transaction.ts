@@ -1,6 +1,8 @@
 import { DEFAULT_ACCOUNT_ID } from '../accounts/accounts.js';
 import { digits, intBelow, pick, type Rng } from '../rails/random.js';
+import { chargeClabe } from '../rails/clabe.js';
 import { feeFor, DEFAULT_FEES } from '../transactions/fees.js';
+import { DEFAULT_LIMITS } from '../transactions/limits.js';
 import { instructionFields } from '../transactions/instructions.js';
 import { settlementOf } from '../transactions/settlement.js';
 import { cardBrand, cardOutcome } from '../transactions/test-cards.js';
@@ -18,14 +20,16 @@ import { cardBrand, cardOutcome } from '../transactions/test-cards.js';
 
 type Json = Record<string, unknown>;
 
-/** Purchase amount limits per currency, in centavos (openapi.yaml's Cop/Ars/BrlPurchaseRules; a test keeps them equal). */
-export const AMOUNT_LIMITS: Readonly<Record<string, { min: number; max: number }>> = {
-  COP: { min: 1_000_000, max: 1_000_000_000 },
-  ARS: { min: 200_000, max: 100_000_000 },
-  BRL: { min: 1, max: 9_999_999_999 },
-};
+/**
+ * Purchase amount limits per currency, in centavos: the sandbox's defaults (src/transactions/limits.ts;
+ * a test keeps them equal to openapi.yaml's purchase rules), so a generated charge is one a
+ * default account could have made.
+ */
+export const AMOUNT_LIMITS: Readonly<Record<string, { min: number; max: number }>> = Object.fromEntries(
+  Object.entries(DEFAULT_LIMITS).map(([currency, range]) => [currency, { min: range.minimum, max: range.maximum }]),
+);
 
-type Currency = 'COP' | 'ARS' | 'BRL';
+type Currency = 'COP' | 'ARS' | 'BRL' | 'MXN';
 
 /** What of the request the answer must agree with. */
 export interface MockRequest {
@@ -38,6 +42,7 @@ export const METHODS: Readonly<Record<Currency, readonly string[]>> = {
   COP: ['BANK_TRANSFER', 'PSE', 'NEQUI', 'BREB'],
   ARS: ['BANK_TRANSFER'],
   BRL: ['PIX', 'BOLETO', 'PIX_BOLETO', 'CREDIT_CARD'],
+  MXN: ['SPEI'],
 };
 const STATUSES = ['PENDING', 'APPROVED', 'REFUNDED', 'CHARGEBACK', 'BLOCKED'] as const;
 type Status = (typeof STATUSES)[number];
@@ -59,7 +64,7 @@ const MOCK_PUBLIC_URL = 'http://localhost:4010';
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-const isCurrency = (value: unknown): value is Currency => value === 'COP' || value === 'ARS' || value === 'BRL';
+const isCurrency = (value: unknown): value is Currency => value === 'COP' || value === 'ARS' || value === 'BRL' || value === 'MXN';
 
 /** The merchant every mock answer is from: the default account, under the name a Pix code falls back to. */
 const MERCHANT = { id: DEFAULT_ACCOUNT_ID, name: 'Sandbox merchant' };
@@ -72,7 +77,7 @@ export function mockTransaction(generated: Json, operationId: string, rng: Rng, 
 
   const currency: Currency = creating ? (isCurrency(body.currency) ? body.currency : 'BRL') : isCurrency(generated.currency) ? generated.currency : 'BRL';
   const methods = METHODS[currency];
-  const wanted = creating ? (str(body.paymentMethod) ?? 'BANK_TRANSFER') : str(generated.method);
+  const wanted = creating ? (str(body.paymentMethod) ?? (currency === 'MXN' ? 'SPEI' : 'BANK_TRANSFER')) : str(generated.method);
   const method = wanted !== undefined && methods.includes(wanted) ? wanted : pick(rng, methods);
 
   // The id looked up, when it is one (searchBy=externalId looks up a reference instead).
@@ -140,6 +145,8 @@ export function mockTransaction(generated: Json, operationId: string, rng: Rng, 
   // The branch fields, unfilled as the 201 has them (a plain Pix has its code at once).
   if (currency === 'COP') view.redirectUrl = null;
   if (currency === 'ARS') Object.assign(view, { cvu: null, paymentInstruction: {} });
+  // An SPEI charge has its own CLABE from the 201 on, as the sandbox assigns it.
+  if (currency === 'MXN') view.clabe = chargeClabe(/^\d{1,11}$/.test(id) ? id : String(100_000_000 + intBelow(rng, 900_000_000)));
   if (currency === 'BRL') {
     if (method === 'PIX' || method === 'PIX_BOLETO') view.pixCode = '';
     if (method === 'BOLETO' || method === 'PIX_BOLETO') view.paymentInstruction = {};
@@ -156,6 +163,7 @@ export function mockTransaction(generated: Json, operationId: string, rng: Rng, 
 
   const filled =
     method !== 'CREDIT_CARD' &&
+    currency !== 'MXN' &&
     // A plain Pix has its code from the 201 on (the default --pix-instruction immediate).
     (paid || method === 'PIX' || operationId === 'fillTransaction' || (!creating && (status !== 'PENDING' || rng() < 0.5)));
   if (!filled) return view;

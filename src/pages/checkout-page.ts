@@ -189,10 +189,11 @@ ${
 }
 </main>`;
 
-  return renderDocument({ title: `${merchantName} · ${amount}`, lang: 'es', css: CSS, body });
+  return renderDocument({ title: `${merchantName} · ${amount}`, lang: 'es', css: CHECKOUT_CSS, body });
 }
 
-const CSS = `
+/** Shared with the MXN SPEI page, which looks like this one. */
+export const CHECKOUT_CSS = `
 *{box-sizing:border-box}
 body{margin:0;min-height:100vh;background:#eef1f5;color:#1d2430;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;display:flex;justify-content:center;align-items:flex-start;padding:24px 12px}
 small{font-size:.78em;color:#6b7483;font-weight:normal}

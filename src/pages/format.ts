@@ -19,8 +19,23 @@ export function formatBrl(centavos: number): string {
   return `R$ ${formatMinorUnits(centavos)}`;
 }
 
+/** "$1,234.56 MXN": Mexico writes comma thousands and dot decimals. */
+export function formatMxn(centavos: number): string {
+  const sign = centavos < 0 ? '-' : '';
+  const abs = Math.abs(Math.trunc(centavos));
+  const units = String(Math.floor(abs / 100)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `${sign}$${units}.${String(abs % 100).padStart(2, '0')} MXN`;
+}
+
+/** "646 180 00100000017 2": bank, plaza, account and check digit, as Mexican banks print a CLABE. */
+export function formatClabe(clabe: string): string {
+  const m = /^(\d{3})(\d{3})(\d{11})(\d)$/.exec(clabe);
+  return m ? `${m[1]} ${m[2]} ${m[3]} ${m[4]}` : clabe;
+}
+
 export function formatAmount(centavos: number, currency: string): string {
   if (currency === 'BRL') return formatBrl(centavos);
+  if (currency === 'MXN') return formatMxn(centavos);
   return `$ ${formatMinorUnits(centavos)} ${currency}`;
 }
 

@@ -14,6 +14,7 @@ import { payerPageHeaders } from './layout.js';
 import { actionPath, boletoPath, checkoutPath, pixPagePath, pixQrPath, withToken } from './paths.js';
 import { renderPixPage } from './pix-page.js';
 import { pixQrPng } from './pix-qr.js';
+import { renderSpeiPage, speiPagePath } from './spei-page.js';
 
 export interface PageServices {
   accounts: Accounts;
@@ -37,6 +38,7 @@ const KINDS = {
   checkout: { has: (r: TransactionRecord) => r.view.currency === 'COP', none: 'has no checkout page (only COP does)' },
   boleto: { has: (r: TransactionRecord) => r.view.method === 'BOLETO' || r.view.method === 'PIX_BOLETO', none: 'has no boleto' },
   pix: { has: (r: TransactionRecord) => r.view.method === 'PIX' || r.view.method === 'PIX_BOLETO', none: 'has no Pix' },
+  spei: { has: (r: TransactionRecord) => r.view.currency === 'MXN', none: 'has no SPEI page (only MXN does)' },
 } as const;
 type Kind = keyof typeof KINDS;
 
@@ -78,7 +80,7 @@ function forPeople(handler: (call: Call) => Reply | Promise<Reply>): (call: Call
       const wantsHtml = call.req.accepts(['application/json', 'text/html']) === 'text/html';
       const status = error instanceof HttpError ? error.status : isDomainError(error) ? DOMAIN_STATUS[error.code] : 500;
       if (status >= 500 || !wantsHtml || !(error instanceof Error)) throw error;
-      const language = call.req.path.startsWith('/_sandbox/checkout') ? 'es' : 'pt-BR';
+      const language = call.req.path.startsWith('/_sandbox/checkout') || call.req.path.startsWith('/_sandbox/spei') ? 'es' : 'pt-BR';
       const page = renderErrorPage(status, error.message, language);
       return { status, contentType: HTML, bytes: page, headers: payerPageHeaders(page) };
     }
@@ -99,6 +101,7 @@ function pagesOf(record: TransactionRecord & { payerToken: string }, base: strin
     checkout: KINDS.checkout.has(record) ? page(checkoutPath(record.id)) : null,
     boleto: KINDS.boleto.has(record) ? page(boletoPath(record.id)) : null,
     pix: KINDS.pix.has(record) ? { ...page(pixPagePath(record.id)), qrUrl: `${base}${withToken(pixQrPath(record.id), record.payerToken)}` } : null,
+    spei: KINDS.spei.has(record) ? page(speiPagePath(record.id)) : null,
   };
 }
 
@@ -134,6 +137,12 @@ export function createPageHandlers(s: PageServices): Handlers {
     }),
     approvePix: decide('pix', pixPagePath, 'approved', 'PIX'),
     rejectPix: decide('pix', pixPagePath, 'rejected'),
+    getSpeiPage: forPeople((call) => {
+      const { record, merchant } = payerTransaction(s, call, 'spei');
+      return { status: 200, contentType: HTML, bytes: renderSpeiPage(record, merchant, resultOf(call)) };
+    }),
+    approveSpei: decide('spei', speiPagePath, 'approved'),
+    rejectSpei: decide('spei', speiPagePath, 'rejected'),
     getPixQr: async (call) => {
       const { record } = payerTransaction(s, call);
       const code = 'pixCode' in record.view ? record.view.pixCode : undefined;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { transliterate } from 'transliteration';
-import { nitCheckDigit } from './documents.js';
+import { cnpjCheckDigits, nitCheckDigit } from './documents.js';
 import { MERCHANT_NAME_MAX, normalizeMerchantText } from './pix.js';
 
 /** Digits derived from a seed: stable across restarts and renders, never a real number. */
@@ -37,3 +37,15 @@ export function pixMerchantName(accountName: string): string {
   }
   return FALLBACK_PIX_MERCHANT_NAME;
 }
+
+/** The CNPJ the sandbox gives an account as the payer of its cash-outs: a root from its id, head office 0001. */
+export function merchantCnpj(accountId: string): string {
+  const body = `${hashDigits(`merchant-cnpj:${accountId}`, 8)}0001`;
+  return body + cnpjCheckDigits(body);
+}
+
+/**
+ * The institution paying an account's cash-outs out (the sandbox itself, as the
+ * merchant's payment institution): an ISPB no real participant has.
+ */
+export const SANDBOX_INSTITUTION = { ispb: '99999999', name: 'PAYMENTS SANDBOX IP' } as const;

@@ -19,6 +19,8 @@ export interface ResetScope {
   events: Events;
   deliveries: Deliveries;
   commit: () => Promise<void>;
+  /** Other records an account owns, by the name `deleted` reports them under. */
+  also?: Record<string, (accountId: string) => number>;
 }
 
 /** Wipes what an account owns; the account itself and its key stay. */
@@ -40,11 +42,12 @@ export class AccountReset {
     const deletedTransactions = transactions.deleteAll(account.id);
     const deletedEvents = events.deleteAll(account.id);
     const deletedDeliveries = deliveries.deleteAll(account.id);
+    const also = Object.fromEntries(Object.entries(this.scope.also ?? {}).map(([name, wipe]) => [name, wipe(account.id)]));
     clocks.reset(account.id);
     await scheduler.clockChanged(account.id);
     await commit();
     // Files go only after the records that point at them are durably gone.
     for (const product of products) await images.removeObjectOf(product.imageUrl);
-    return { accountId: account.id, deleted: { products: products.length, offers, transactions: deletedTransactions, jobs, events: deletedEvents, webhooks: deletedDeliveries } };
+    return { accountId: account.id, deleted: { products: products.length, offers, transactions: deletedTransactions, jobs, events: deletedEvents, webhooks: deletedDeliveries, ...also } };
   }
 }

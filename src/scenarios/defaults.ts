@@ -4,7 +4,7 @@
  */
 export type Body = Record<string, unknown>;
 
-export const DEFAULT_METHOD = { COP: 'BANK_TRANSFER', ARS: 'BANK_TRANSFER', BRL: 'PIX' } as const;
+export const DEFAULT_METHOD = { COP: 'BANK_TRANSFER', ARS: 'BANK_TRANSFER', BRL: 'PIX', MXN: 'SPEI' } as const;
 export type Currency = keyof typeof DEFAULT_METHOD;
 
 export const BOLETO_ADDRESS = { address: 'Rua Augusta', number: '1200', district: 'Consolação', city: 'São Paulo', zipCode: '01304001', uf: 'SP' } as const;
@@ -12,7 +12,7 @@ export const BOLETO_ADDRESS = { address: 'Rua Augusta', number: '1200', district
 const common = (): Body => ({ email: 'payer@example.com', description: 'Scenario purchase', responsibleExternalId: 'scenario-payer-1' });
 
 /**
- * The default body of a variant. `currency` is sent for COP and ARS (required there), for
+ * The default body of a variant. `currency` is sent for COP, ARS and MXN (required there), for
  * BRL only when the step names it; `paymentMethod` whenever the step names it, and always
  * in BRL (required there).
  */
@@ -22,6 +22,10 @@ export function defaultPurchaseBody(currency: Currency | undefined, method: stri
   }
   if (currency === 'ARS') {
     return { ...common(), name: 'Ana Gómez', currency: 'ARS', amount: 250_000, responsibleDocument: '20055361682', ...(method && { paymentMethod: method }) };
+  }
+  if (currency === 'MXN') {
+    // What the Mexican integration sends: no cpf, the merchant's RFC as responsibleDocument.
+    return { ...common(), name: 'Sofía Hernández', currency: 'MXN', amount: 50_000, phone: '5512345678', responsibleDocument: 'XAXX010101000', ...(method && { paymentMethod: method }) };
   }
   const paymentMethod = method ?? DEFAULT_METHOD.BRL;
   const body: Body = {

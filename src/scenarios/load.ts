@@ -267,12 +267,13 @@ export function parseScenario(text: string, file: string): Scenario {
     }
     const regexFail = (reason: string, test: (v: string) => boolean): never => fail(rangeStart(findScalar(node, test) ?? node), reason);
     for (const root of matcherRoots(kind, params)) checkRegexes(root, regexFail);
-    if (kind === 'expectError' && typeof params.message === 'string' && !params.message.includes('{{')) {
-      const message = params.message;
+    for (const field of ['message', 'hint'] as const) {
+      const text = params[field];
+      if (kind !== 'expectError' || typeof text !== 'string' || text.includes('{{')) continue;
       try {
-        new RegExp(message);
+        new RegExp(text);
       } catch (error) {
-        regexFail(`message: ${(error as Error).message}`, (v) => v === message);
+        regexFail(`${field}: ${(error as Error).message}`, (v) => v === text);
       }
     }
     if (kind === 'expectError') {
@@ -302,7 +303,8 @@ export function parseScenario(text: string, file: string): Scenario {
 /** Where a step's matchers are (a `matches` key elsewhere, e.g. in a request body, is data). */
 function matcherRoots(kind: StepKind, params: Record<string, unknown>): unknown[] {
   const expect = params.expect as { body?: unknown; headers?: unknown } | undefined;
-  if (kind === 'expectTransaction') return [params.fields];
+  if (kind === 'expectTransaction' || kind === 'expectWithdrawal') return [params.fields];
+  if (kind === 'expectBalance') return [params];
   if (kind === 'expectWebhook') return [params.body, params.headers];
   return [expect?.body, expect?.headers];
 }

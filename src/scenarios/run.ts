@@ -102,6 +102,9 @@ function withDefaults(kind: string, params: Params, state: ScenarioState): Param
     return { ...params, transaction: state.lastTransactionId };
   }
   if (kind === 'offer' && params.productId === undefined && state.lastProductId !== undefined) return { ...params, productId: state.lastProductId };
+  if (kind === 'expectWithdrawal' && params.withdrawal === undefined && params.externalId === undefined && state.lastWithdrawalId !== undefined) {
+    return { ...params, withdrawal: state.lastWithdrawalId };
+  }
   if (kind === 'expectError') {
     return Object.fromEntries(Object.entries(params).map(([k, v]) => [k, v !== null && typeof v === 'object' && !Array.isArray(v) ? withDefaults(k, v as Params, state) : v]));
   }
@@ -185,6 +188,7 @@ async function execute(scenario: Scenario, baseUrl: string, options: RunOptions)
     steps: {},
     lastTransactionId: undefined,
     lastProductId: undefined,
+    lastWithdrawalId: undefined,
     takenWebhooks: new Set(),
     productCount: 0,
     exchanges: [],

@@ -24,7 +24,10 @@ export type StepKind =
   | 'expectWebhook'
   | 'expectError'
   | 'receiver'
-  | 'faults';
+  | 'faults'
+  | 'cashOut'
+  | 'expectWithdrawal'
+  | 'expectBalance';
 
 export const STEP_KINDS: readonly StepKind[] = [
   'account',
@@ -44,11 +47,14 @@ export const STEP_KINDS: readonly StepKind[] = [
   'expectError',
   'receiver',
   'faults',
+  'cashOut',
+  'expectWithdrawal',
+  'expectBalance',
 ];
 
 /** The kinds an `expectError` step can wrap: the ones that make one call. */
-export type CallKind = 'account' | 'request' | 'product' | 'offer' | 'purchase' | 'pay' | 'expire' | 'decline' | 'refund' | 'chargeback' | 'advanceClock';
-export const CALL_KINDS: readonly CallKind[] = ['account', 'request', 'product', 'offer', 'purchase', 'pay', 'expire', 'decline', 'refund', 'chargeback', 'advanceClock'];
+export type CallKind = 'account' | 'request' | 'product' | 'offer' | 'purchase' | 'pay' | 'expire' | 'decline' | 'refund' | 'chargeback' | 'advanceClock' | 'cashOut';
+export const CALL_KINDS: readonly CallKind[] = ['account', 'request', 'product', 'offer', 'purchase', 'pay', 'expire', 'decline', 'refund', 'chargeback', 'advanceClock', 'cashOut'];
 
 /** `key` of a step: undefined = the scenario account's key, null = no Authorization header. */
 export type KeyParam = string | null | undefined;

@@ -160,9 +160,12 @@ export interface paths {
          *     omitted or `BRL`; `paymentMethod` required: PIX, BOLETO, PIX_BOLETO, CREDIT_CARD).
          *     Payment instructions may be empty at creation (a plain PIX carries its `pixCode`,
          *     `qrCode` and `expiresAt` in the 201); read `GET /transactions/{id}` until they are
-         *     filled. Amount limits: COP 1,000,000 to 1,000,000,000 centavos; ARS 200,000 to
-         *     100,000,000 centavos; outside them the message is exactly `Sale value below minimum`
-         *     or `Sale value exceeds maximum`, the range in the `x-sandbox-hint` header.
+         *     filled. MXN (`paymentMethod` SPEI, the default) carries its `clabe` in the 201.
+         *     Amount limits: COP 1,000,000 to 1,000,000,000 centavos; ARS 200,000 to
+         *     100,000,000 centavos; BRL from 100 centavos (R$ 1,00; a sandbox default); MXN 1,000
+         *     to 100,000,000 centavos (a sandbox choice); minimums are configurable per account
+         *     (`PUT /_sandbox/limits`). Outside them the message is exactly `Sale value below
+         *     minimum` or `Sale value exceeds maximum`, the range in the `x-sandbox-hint` header.
          */
         post: operations["createPurchase"];
         delete?: never;
@@ -185,6 +188,108 @@ export interface paths {
          *     segment is the caller's `externalId` instead of the transaction id.
          */
         get: operations["getTransaction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/transactions/refund/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund a paid transaction (in full)
+         * @description APPROVED → REFUNDED (`statusReason` REFUNDED), the same transition as the control API's
+         *     `POST /_sandbox/transactions/{id}/refund`; emits `cashin.refunded` and debits the
+         *     account's balance by the amount. Only full refunds: `amount`, when sent, must be the
+         *     transaction's amount (else exactly `Invalid amount`). A transaction already refunded
+         *     or charged back answers 409 exactly `Transaction already processed`; one not paid
+         *     (PENDING, BLOCKED) 409 naming its status; an unknown one 404 `Transaction not found`.
+         *     The explanation is in `x-sandbox-hint`.
+         */
+        post: operations["refundPurchase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/withdraws/cash-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pay out by Pix (cash-out)
+         * @description Sends `amount` centavos to a Pix key. The key is checked by its `pixType` (CPF and
+         *     CNPJ: digits with valid check digits, no punctuation; PHONE: `+55` + area code +
+         *     number, or the bare digits; EMAIL: at most 77 characters; EVP: a lowercase UUID v4).
+         *     `totalAmount` (amount + the cash-out fee) is held from the balance at once; the
+         *     withdrawal then moves WITHDRAW_REQUEST → WITHDRAW_PROCESSING → WITHDRAW_APPROVED,
+         *     WITHDRAW_REJECTED or WITHDRAW_ERROR on the account's clock (magic keys choose the
+         *     outcome: see the README), and a WITHDRAW_APPROVED one may later be WITHDRAW_RETURNED.
+         *     Refusals carry the exact messages integrations match on: `Invalid amount`,
+         *     `Insufficient balance`, `Invalid PIX key or account closed`, `Transaction already
+         *     processed` (an externalId already used by another withdrawal of the account), the
+         *     explanation in `x-sandbox-hint`.
+         */
+        post: operations["createCashOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/withdraws/collect/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a withdrawal
+         * @description With `searchBy=externalId` the path segment is the caller's `externalId` (the most recent withdrawal holding it).
+         */
+        get: operations["getWithdrawal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's balance
+         * @description From the account's ledger, in centavos: `balance` (available), `pendingBalance`
+         *     (boleto and card cash-ins awaiting settlement), `garanteeBalance` (spelled as
+         *     integrators read it; the sandbox keeps no guarantee reserve, so 0) and
+         *     `precautionaryBlock` (charged-back amounts).
+         */
+        get: operations["getBalance"];
         put?: never;
         post?: never;
         delete?: never;
@@ -387,7 +492,7 @@ export interface paths {
         put?: never;
         /**
          * Refund a paid transaction
-         * @description APPROVED → REFUNDED (`statusReason` REFUNDED); emits `cashin.refunded`. Any other status is 409.
+         * @description APPROVED → REFUNDED (`statusReason` REFUNDED); emits `cashin.refunded` and debits the balance. The same transition as the API's `POST /transactions/refund/{id}`. Any other status is 409 (already refunded or charged back exactly `Transaction already processed`).
          */
         post: operations["refundTransaction"];
         delete?: never;
@@ -710,6 +815,206 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sandbox/balance/credit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fund the balance
+         * @description Credits `amount` centavos to the account's available balance (a ledger entry of kind `credit`), so a test can pay out.
+         */
+        post: operations["creditBalance"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/balance/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's ledger
+         * @description Every movement of the balance, oldest first, with the balance after it (cursor pagination).
+         */
+        get: operations["listLedgerEntries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/withdrawals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's withdrawals
+         * @description Oldest first, with cursor pagination; filters by status and externalId.
+         */
+        get: operations["listWithdrawals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/withdrawals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The withdrawal id (a UUID v4). */
+                id: components["parameters"]["WithdrawalIdPath"];
+            };
+            cookie?: never;
+        };
+        /** One withdrawal, whole */
+        get: operations["getSandboxWithdrawal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/withdrawals/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The withdrawal id (a UUID v4). */
+                id: components["parameters"]["WithdrawalIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The payout reaches the receiver
+         * @description WITHDRAW_REQUEST or WITHDRAW_PROCESSING → WITHDRAW_APPROVED (through WITHDRAW_PROCESSING); sets `endToEndId`, emits `cashout.success`. Any other status is 409.
+         */
+        post: operations["approveWithdrawal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/withdrawals/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The withdrawal id (a UUID v4). */
+                id: components["parameters"]["WithdrawalIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The receiving institution refuses the payout
+         * @description WITHDRAW_REQUEST or WITHDRAW_PROCESSING → WITHDRAW_REJECTED; `totalAmount` back to the balance; emits `cashout.failed` with `message` as `error_message`. Any other status is 409.
+         */
+        post: operations["rejectWithdrawal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/withdrawals/{id}/fail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The withdrawal id (a UUID v4). */
+                id: components["parameters"]["WithdrawalIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The payout fails in processing
+         * @description WITHDRAW_REQUEST or WITHDRAW_PROCESSING → WITHDRAW_ERROR; `totalAmount` back to the balance; emits `cashout.failed` with `message` as `error_message`. Any other status is 409.
+         */
+        post: operations["failWithdrawal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/withdrawals/{id}/return": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The withdrawal id (a UUID v4). */
+                id: components["parameters"]["WithdrawalIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The receiver sends the payout back
+         * @description WITHDRAW_APPROVED → WITHDRAW_RETURNED; `totalAmount` back to the balance; emits `cashout.returned` (with `message` as `error_message`). Any other status is 409.
+         */
+        post: operations["returnWithdrawal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's purchase minimums
+         * @description The account's own minimums and the limits in effect for every currency and method.
+         */
+        get: operations["getLimits"];
+        /**
+         * Set the account's purchase minimums
+         * @description Replaces the account's minimums. A rule without `method` applies to every method of
+         *     its currency; one with `method` wins over it. A purchase below its minimum answers
+         *     exactly `Sale value below minimum` (the minimum in `x-sandbox-hint`). COP and ARS
+         *     minimums cannot go below the spec's ranges; no minimum can exceed the currency's maximum.
+         */
+        put: operations["setLimits"];
+        post?: never;
+        /** Back to the default minimums */
+        delete: operations["clearLimits"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sandbox/checkout/{id}": {
         parameters: {
             query?: {
@@ -989,6 +1294,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sandbox/spei/{id}": {
+        parameters: {
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Payer page of an MXN SPEI transaction
+         * @description The CLABE to transfer to, the beneficiary and the reference, with Approve (the transfer arrives) and Reject buttons. The payer has no API key; the link's `token` is what opens the page (404 without it). Framing is refused (CSP `frame-ancestors 'none'`).
+         */
+        get: operations["getSpeiPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/spei/{id}/approve": {
+        parameters: {
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The SPEI transfer arrives (pays, like the control API's pay) */
+        post: operations["approveSpei"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/spei/{id}/reject": {
+        parameters: {
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The payer rejects (the transaction becomes BLOCKED) */
+        post: operations["rejectSpei"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sandbox/objects/{key}": {
         parameters: {
             query?: never;
@@ -1099,9 +1488,9 @@ export interface components {
             hasMore: boolean;
         };
         /** @enum {string} */
-        Currency: "COP" | "ARS" | "BRL";
+        Currency: "COP" | "ARS" | "BRL" | "MXN";
         /** @enum {string} */
-        PaymentMethod: "BANK_TRANSFER" | "PSE" | "NEQUI" | "BREB" | "PIX" | "BOLETO" | "PIX_BOLETO" | "CREDIT_CARD";
+        PaymentMethod: "BANK_TRANSFER" | "PSE" | "NEQUI" | "BREB" | "PIX" | "BOLETO" | "PIX_BOLETO" | "CREDIT_CARD" | "SPEI";
         BoletoAddress: {
             /** @description Street (required). */
             address: string;
@@ -1122,26 +1511,30 @@ export interface components {
             cvv: string;
         };
         /**
-         * @description One body, three variants chosen by `currency` (and, in BRL, `paymentMethod`); each
+         * @description One body, four variants chosen by `currency` (and, in BRL, `paymentMethod`); each
          *     variant's rules are the `if`/`then` branches below (R = required, O = optional,
          *     N/U = accepted but not used):
          *
-         *     | field | COP | ARS | BRL |
-         *     | --- | --- | --- | --- |
-         *     | name (≤ 255) | R | R | R |
-         *     | email | R | R | R |
-         *     | phone | R, with country code (`+573211234567`) | O | R, 8 to 12 digits |
-         *     | cpf | N/U | O | R, CPF (11 digits) or CNPJ (14) |
-         *     | amount (centavos) | R, 1,000,000–1,000,000,000 | R, 200,000–100,000,000 | R, 1–9,999,999,999 |
-         *     | description | R | R | R |
-         *     | responsibleDocument | R, payer's CC, NIT, CE or TI | R, CPF or CNPJ (11 or 14) | R, merchant's CPF or CNPJ |
-         *     | responsibleExternalId | R | R | R |
-         *     | currency | R, `COP` | R, `ARS` | omitted or `BRL` |
-         *     | paymentMethod | O: BANK_TRANSFER (default), PSE, NEQUI, BREB | O: BANK_TRANSFER | R: PIX, BOLETO, PIX_BOLETO, CREDIT_CARD |
-         *     | boletoAddress | N/U | N/U | R for BOLETO and PIX_BOLETO |
-         *     | dueDate (YYYY-MM-DD) | N/U | N/U | O for BOLETO and PIX_BOLETO; default today + 3 days |
-         *     | card, installments (1–12) | N/U | N/U | R / O (default 1) for CREDIT_CARD |
-         *     | externalId, postbackUrl | O | O | O |
+         *     | field | COP | ARS | BRL | MXN |
+         *     | --- | --- | --- | --- | --- |
+         *     | name (≤ 255) | R | R | R | R |
+         *     | email | R | R | R | R |
+         *     | phone | R, with country code (`+573211234567`) | O | R, 8 to 12 digits | O, 8 to 12 digits |
+         *     | cpf | N/U | O | R, CPF (11 digits) or CNPJ (14) | N/U |
+         *     | amount (centavos) | R, 1,000,000–1,000,000,000 | R, 200,000–100,000,000 | R, 100–9,999,999,999 | R, 1,000–100,000,000 |
+         *     | description | R | R | R | R |
+         *     | responsibleDocument | R, payer's CC, NIT, CE or TI | R, CPF or CNPJ (11 or 14) | R, merchant's CPF or CNPJ | R, merchant's RFC (12 or 13) or CPF/CNPJ |
+         *     | responsibleExternalId | R | R | R | R |
+         *     | currency | R, `COP` | R, `ARS` | omitted or `BRL` | R, `MXN` |
+         *     | paymentMethod | O: BANK_TRANSFER (default), PSE, NEQUI, BREB | O: BANK_TRANSFER | R: PIX, BOLETO, PIX_BOLETO, CREDIT_CARD | O: SPEI (default) |
+         *     | boletoAddress | N/U | N/U | R for BOLETO and PIX_BOLETO | N/U |
+         *     | dueDate (YYYY-MM-DD) | N/U | N/U | O for BOLETO and PIX_BOLETO; default today + 3 days | N/U |
+         *     | card, installments (1–12) | N/U | N/U | R / O (default 1) for CREDIT_CARD | N/U |
+         *     | externalId, postbackUrl | O | O | O | O |
+         *
+         *     Minimums are per account (`PUT /_sandbox/limits`); the BRL minimum of 100 centavos
+         *     and the MXN range are sandbox choices. Below a minimum the message is exactly
+         *     `Sale value below minimum`.
          */
         PurchaseRequest: {
             /** @description Payer full name, at most 255 characters. */
@@ -1173,7 +1566,7 @@ export interface components {
             externalId?: string;
             /** @description Webhook URL of this transaction; default the account's webhook URL. `""` counts as absent. */
             postbackUrl?: string;
-        } & (unknown & unknown & unknown);
+        } & (unknown & unknown & unknown & unknown);
         CopPurchaseRules: {
             amount?: unknown;
             phone: unknown;
@@ -1185,6 +1578,13 @@ export interface components {
             amount?: unknown;
             /** @enum {unknown} */
             paymentMethod?: "BANK_TRANSFER";
+            responsibleDocument?: unknown;
+        };
+        MxnPurchaseRules: {
+            amount?: unknown;
+            /** @enum {unknown} */
+            paymentMethod?: "SPEI";
+            phone?: unknown;
             responsibleDocument?: unknown;
         };
         BrlPurchaseRules: {
@@ -1316,7 +1716,140 @@ export interface components {
             };
             declineReason?: string | null;
         };
-        Transaction: components["schemas"]["CopTransaction"] | components["schemas"]["ArsTransaction"] | components["schemas"]["BrlTransaction"];
+        /** @description MXN: SPEI to `clabe`, a CLABE assigned to this charge at creation (valid check digit, unique per charge). */
+        MxnTransaction: components["schemas"]["TransactionBase"] & {
+            /** @constant */
+            currency?: "MXN";
+            /** @constant */
+            method?: "SPEI";
+            installments?: null;
+            /** @description The 18-digit CLABE the payer transfers to. */
+            clabe: string;
+        };
+        Transaction: components["schemas"]["CopTransaction"] | components["schemas"]["ArsTransaction"] | components["schemas"]["BrlTransaction"] | components["schemas"]["MxnTransaction"];
+        /** @enum {string} */
+        PixType: "CPF" | "CNPJ" | "PHONE" | "EMAIL" | "EVP";
+        /**
+         * @description Exactly as integrators' typed clients spell them: WITHDRAW_REQUEST at creation, then
+         *     WITHDRAW_PROCESSING, then WITHDRAW_APPROVED (paid out), WITHDRAW_REJECTED (refused by
+         *     the receiving side) or WITHDRAW_ERROR (failed in processing); a WITHDRAW_APPROVED one
+         *     may become WITHDRAW_RETURNED (sent back by the receiver).
+         * @enum {string}
+         */
+        WithdrawalStatus: "WITHDRAW_REQUEST" | "WITHDRAW_PROCESSING" | "WITHDRAW_APPROVED" | "WITHDRAW_REJECTED" | "WITHDRAW_ERROR" | "WITHDRAW_RETURNED";
+        CashOutRequest: {
+            /** @description Centavos sent to the receiver (the fee comes on top). */
+            amount: number;
+            /** @description The receiver's Pix key, in the format of its pixType. */
+            pixKey: string;
+            pixType: components["schemas"]["PixType"];
+            /** @description The receiver's CPF (11 digits) or CNPJ (14 characters), optional. */
+            document?: string;
+            /** @description Caller's reference; unique among the account's withdrawals (a repeat answers Transaction already processed). */
+            externalId?: string;
+            /** @description Webhook URL of this withdrawal; default the account's webhook URL. `""` counts as absent. */
+            postbackUrl?: string;
+        };
+        /** @description A cash-out, as the 201 answers it and the control API reads it (`pixType`, `endToEndId` and `updatedAt` are sandbox additions). */
+        Withdrawal: {
+            /** @description UUID v4. */
+            id: string;
+            externalId: string | null;
+            /** @description Centavos sent to the receiver. */
+            amount: number;
+            /** @description amount + the cash-out fee: what the balance is charged. */
+            totalAmount: number;
+            status: components["schemas"]["WithdrawalStatus"];
+            /** @description The receiver's institution. */
+            institution: string;
+            /** @description The Pix key paid to (a PHONE key in +55… form). */
+            receiverPix: string;
+            receiverName: string;
+            /** @description The receiver's CPF or CNPJ. */
+            receiverDocument: string;
+            postbackUrl: string | null;
+            createdAt: components["schemas"]["Timestamp"];
+            /** @description Why it was rejected, failed or returned; null otherwise. */
+            error: string | null;
+            pixType: components["schemas"]["PixType"];
+            /** @description The Pix end-to-end id once WITHDRAW_APPROVED (kept when returned); null before. */
+            endToEndId: string | null;
+            updatedAt: components["schemas"]["Timestamp"];
+        };
+        WithdrawalList: {
+            data: components["schemas"]["Withdrawal"][];
+            hasMore: boolean;
+        };
+        /** @description What `GET /withdraws/collect/{id}` answers, in the fields integrators' typed clients read. */
+        WithdrawalLookup: {
+            withdrawalId: string;
+            externalId: string | null;
+            amount: number;
+            status: components["schemas"]["WithdrawalStatus"];
+            endToEndId: string | null;
+            receiver: {
+                name: string;
+                document: string;
+                bank: string;
+                ispb: string;
+            };
+            errorMessage: string | null;
+        };
+        WithdrawalActionBody: {
+            /** @description The webhook's `error_message` and the withdrawal's `error`. */
+            message?: string;
+        };
+        /** @description Centavos. `balance` can go below zero after a refund or chargeback of money already paid out (the sandbox never refuses those for lack of funds). */
+        Balance: {
+            /** @description Available. */
+            balance: number;
+            /** @description Boleto and card cash-ins awaiting settlement. */
+            pendingBalance: number;
+            /** @description Guarantee reserve (spelled as integrators read it); always 0 in the sandbox. */
+            garanteeBalance: number;
+            /** @description Amounts blocked by chargebacks (card chargebacks */
+            precautionaryBlock: number;
+        };
+        /** @enum {string} */
+        LedgerKind: "cashin" | "settlement" | "refund" | "chargeback" | "cashout_hold" | "cashout_release" | "credit";
+        LedgerEntry: {
+            id: string;
+            at: components["schemas"]["Timestamp"];
+            kind: components["schemas"]["LedgerKind"];
+            transactionId: string | null;
+            withdrawalId: string | null;
+            changes: components["schemas"]["Balance"];
+            after: components["schemas"]["Balance"];
+            description: string;
+        };
+        LedgerEntryList: {
+            data: components["schemas"]["LedgerEntry"][];
+            hasMore: boolean;
+        };
+        MinimumRule: {
+            currency: components["schemas"]["Currency"];
+            method?: components["schemas"]["PaymentMethod"];
+            /** @description The smallest amount accepted */
+            amount: number;
+        };
+        LimitsUpdate: {
+            minimums: components["schemas"]["MinimumRule"][];
+        };
+        LimitsState: {
+            /** @description The account's own (empty: the defaults). */
+            minimums: components["schemas"]["MinimumRule"][];
+            /** @description Every currency and method with the range a purchase must be in. */
+            effective: {
+                /** @enum {string} */
+                currency: "COP" | "ARS" | "BRL" | "MXN";
+                /** @enum {string} */
+                method: "BANK_TRANSFER" | "PSE" | "NEQUI" | "BREB" | "PIX" | "BOLETO" | "PIX_BOLETO" | "CREDIT_CARD" | "SPEI";
+                minimum: number;
+                maximum: number;
+                /** @enum {string} */
+                source: "default" | "account";
+            }[];
+        };
         /** @enum {string} */
         Permission: "isInvoiceAvailable" | "createTransaction";
         AccountCreate: {
@@ -1377,36 +1910,39 @@ export interface components {
             body: string;
         };
         /**
-         * @description The lifecycle webhooks: paid, expired, declined (failed), refunded, charged back (infraction.updated).
+         * @description The lifecycle webhooks: paid, expired, declined (failed), refunded, charged back (infraction.updated); a withdrawal paid out (cashout.success), rejected or failed (cashout.failed), sent back (cashout.returned).
          * @enum {string}
          */
-        WebhookEventName: "cashin.paid" | "cashin.expired" | "cashin.failed" | "cashin.refunded" | "infraction.updated";
-        /** @description The body of every lifecycle webhook (one shape for all), sent with its keys sorted at every depth. */
+        WebhookEventName: "cashin.paid" | "cashin.expired" | "cashin.failed" | "cashin.refunded" | "infraction.updated" | "cashout.success" | "cashout.failed" | "cashout.returned";
+        /** @description The body of every lifecycle webhook (one shape for all), sent with its keys sorted at every depth. A cash-in's has `transaction_id` and `withdrawal_id` null; a cash-out's the reverse. */
         WebhookBody: {
             /** @constant */
             environment: "sandbox";
             event: components["schemas"]["WebhookEventName"];
             payload: {
-                /** @description Centavos. */
+                /** @description Centavos (a withdrawal's amount */
                 amount: number;
-                /** @description Pix end-to-end id: E + payer ISPB + yyyyMMddHHmm + 11 alphanumerics; null for a charge never paid. */
+                /** @description Pix end-to-end id: E + payer ISPB + yyyyMMddHHmm + 11 alphanumerics; null for a charge never paid or a withdrawal never paid out. */
                 end_to_end_id: string | null;
-                /** @description Set on cashin.failed (the decline message) and infraction.updated (the reason). */
+                /** @description Set on cashin.failed (the decline message), infraction.updated (the reason), cashout.failed and cashout.returned (why). */
                 error_message: string | null;
                 external_id: string | null;
-                /** @description Null for a charge never paid. */
+                /** @description Null for a charge never paid; for a withdrawal, the account paying out. */
                 payer: {
                     document: string | null;
                     institution: string;
                     ispb: string;
                     name: string;
                 } | null;
+                /** @description A cash-in's merchant {name, document}; a withdrawal's receiver, with its ispb and institution. */
                 receiver: {
                     document: string;
                     name: string;
+                    ispb?: string;
+                    institution?: string;
                 };
-                transaction_id: string;
-                withdrawal_id: null;
+                transaction_id: string | null;
+                withdrawal_id: string | null;
             };
         };
         WebhookDelivery: {
@@ -1414,7 +1950,10 @@ export interface components {
             id: string;
             request: components["schemas"]["WebhookRequest"];
             event: components["schemas"]["WebhookEventName"];
-            transactionId: string;
+            /** @description The cash-in it reports (null for a withdrawal's). */
+            transactionId: string | null;
+            /** @description The withdrawal it reports (null for a cash-in's). */
+            withdrawalId: string | null;
             url: string | null;
             status: components["schemas"]["DeliveryStatus"];
             attempts: components["schemas"]["WebhookAttempt"][];
@@ -1428,29 +1967,35 @@ export interface components {
             hasMore: boolean;
         };
         /** @enum {string} */
-        EventType: "transaction.created" | "transaction.instruction_filled" | "transaction.paid" | "transaction.expired" | "transaction.declined" | "transaction.refunded" | "transaction.chargeback" | "webhook.delivered" | "webhook.failed";
+        EventType: "transaction.created" | "transaction.instruction_filled" | "transaction.paid" | "transaction.expired" | "transaction.declined" | "transaction.refunded" | "transaction.chargeback" | "withdrawal.created" | "withdrawal.processing" | "withdrawal.approved" | "withdrawal.rejected" | "withdrawal.failed" | "withdrawal.returned" | "balance.credited" | "webhook.delivered" | "webhook.failed";
         Event: {
             id: string;
             type: components["schemas"]["EventType"];
             createdAt: components["schemas"]["Timestamp"];
             transactionId: string | null;
-            /** @description The transaction after the change (transaction.*) or the delivery (webhook.*). */
+            withdrawalId: string | null;
+            /** @description The transaction after the change (transaction.*), the withdrawal (withdrawal.*), the ledger entry (balance.credited) or the delivery (webhook.*). */
             data: unknown;
         };
         EventList: {
             data: components["schemas"]["Event"][];
             hasMore: boolean;
         };
-        /** @description Rules are tried in order; the first whose `match` fits a new transaction runs its actions. */
+        /** @description Rules are tried in order; the first whose `match` fits a new transaction (rules `on` transaction, the default) or a new withdrawal (`on` withdrawal) runs its actions. */
         AutopilotRules: {
             rules: components["schemas"]["AutopilotRule"][];
         };
         AutopilotRule: {
             name: string;
+            /**
+             * @description What the rule acts on: new transactions (the default) or new withdrawals.
+             * @enum {string}
+             */
+            on?: "transaction" | "withdrawal";
             match?: components["schemas"]["AutopilotMatch"];
             actions: components["schemas"]["AutopilotAction"][];
-        };
-        /** @description Every condition given must hold; an empty match fits every transaction. */
+        } & unknown;
+        /** @description Every condition given must hold; an empty match fits every transaction (or withdrawal). */
         AutopilotMatch: {
             currency?: components["schemas"]["Currency"] | components["schemas"]["Currency"][];
             method?: components["schemas"]["PaymentMethod"] | components["schemas"]["PaymentMethod"][];
@@ -1463,6 +2008,7 @@ export interface components {
             };
             description?: components["schemas"]["AutopilotText"];
             externalId?: components["schemas"]["AutopilotText"];
+            pixType?: components["schemas"]["PixType"] | components["schemas"]["PixType"][];
         };
         AutopilotText: {
             contains?: string;
@@ -1471,7 +2017,7 @@ export interface components {
         };
         AutopilotAction: {
             /** @enum {string} */
-            do: "fill" | "pay" | "expire" | "decline" | "refund" | "chargeback";
+            do: "fill" | "pay" | "expire" | "decline" | "refund" | "chargeback" | "approve" | "reject" | "fail" | "return";
             /**
              * @description Delay after creation on the account's clock.
              * @default 0
@@ -1482,6 +2028,8 @@ export interface components {
              * @enum {string}
              */
             rail?: "PIX" | "BOLETO";
+            /** @description For decline, reject, fail and return: the webhook's error_message. */
+            message?: string;
         };
         AutopilotState: {
             /**
@@ -1529,6 +2077,8 @@ export interface components {
                  */
                 qrUrl: string;
             } | null;
+            /** @description MXN SPEI: the payer page with the charge's CLABE. */
+            spei: components["schemas"]["PayerPage"] | null;
         };
         SandboxAccount: {
             id: string;
@@ -1673,18 +2223,22 @@ export interface components {
                 "application/json": components["schemas"]["ProductError"];
             };
         };
-        /** @description API key invalid or absent. */
+        /** @description API key invalid or absent: `error` is exactly `Unauthorized`, the explanation in `x-sandbox-hint`. */
         ProductUnauthorized: {
             headers: {
+                /** @description What to send instead. */
+                "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
             content: {
                 "application/json": components["schemas"]["ProductError"];
             };
         };
-        /** @description API key lacks isInvoiceAvailable, or the request was refused before routing (a Host the sandbox does not serve, a change from another site's page). */
+        /** @description `error` is exactly `Forbidden`: the API key lacks isInvoiceAvailable, or the request was refused before routing (a Host the sandbox does not serve, a change from another site's page). The reason is in `x-sandbox-hint`. */
         ProductForbidden: {
             headers: {
+                /** @description The reason (the missing permission, the refused Host or origin). */
+                "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -1729,18 +2283,22 @@ export interface components {
                 "application/json": components["schemas"]["TransactionError"];
             };
         };
-        /** @description API key invalid or absent. */
+        /** @description API key invalid or absent: `message` is exactly `Unauthorized`, the explanation in `x-sandbox-hint`. */
         TransactionUnauthorized: {
             headers: {
+                /** @description What to send instead. */
+                "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
             content: {
                 "application/json": components["schemas"]["TransactionError"];
             };
         };
-        /** @description API key lacks the needed permission, an admin-only call on a sandbox bound beyond loopback without an admin token, or the request was refused before routing (a Host the sandbox does not serve, a change from another site's page). */
+        /** @description `message` is exactly `Forbidden`: the API key lacks the needed permission, an admin-only call on a sandbox bound beyond loopback without an admin token, or the request was refused before routing (a Host the sandbox does not serve, a change from another site's page). The reason is in `x-sandbox-hint`. */
         TransactionForbidden: {
             headers: {
+                /** @description The reason (the missing permission, the admin token, the refused Host or origin). */
+                "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -1834,6 +2392,8 @@ export interface components {
          *     global, so the token is what opens the page: without it, or with another one, 404.
          */
         PayerToken: string;
+        /** @description The withdrawal id (a UUID v4). */
+        WithdrawalIdPath: string;
         /** @description The product id (`prd_<uuid v4>`); any other value is simply not found (404). */
         ProductIdPath: string;
     };
@@ -2179,6 +2739,125 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
             501: components["responses"]["TransactionNotImplemented"];
+        };
+    };
+    refundPurchase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    amount?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The refunded transaction. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+            404: components["responses"]["TransactionNotFound"];
+            409: components["responses"]["TransactionConflict"];
+            413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
+        };
+    };
+    createCashOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CashOutRequest"];
+            };
+        };
+        responses: {
+            /** @description The withdrawal, WITHDRAW_REQUEST. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+            409: components["responses"]["TransactionConflict"];
+            413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
+        };
+    };
+    getWithdrawal: {
+        parameters: {
+            query?: {
+                /** @description `id` (the default) or `externalId`. */
+                searchBy?: "id" | "externalId";
+            };
+            header?: never;
+            path: {
+                /** @description The withdrawal id, or its externalId with `searchBy=externalId`. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The withdrawal as integrations read it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WithdrawalLookup"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+            404: components["responses"]["TransactionNotFound"];
+        };
+    };
+    getBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The balance. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Balance"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
         };
     };
     getHealth: {
@@ -2578,6 +3257,7 @@ export interface operations {
         parameters: {
             query?: {
                 transactionId?: string;
+                withdrawalId?: string;
                 status?: components["schemas"]["DeliveryStatus"];
                 limit?: number;
                 /** @description Id of the last delivery of the previous page. */
@@ -2663,6 +3343,7 @@ export interface operations {
             query?: {
                 type?: components["schemas"]["EventType"];
                 transactionId?: string;
+                withdrawalId?: string;
                 limit?: number;
                 startingAfter?: string;
             };
@@ -2955,6 +3636,326 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+        };
+    };
+    creditBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    amount: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The balance after the credit. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Balance"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+            413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
+        };
+    };
+    listLedgerEntries: {
+        parameters: {
+            query?: {
+                transactionId?: string;
+                withdrawalId?: string;
+                limit?: number;
+                startingAfter?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of ledger entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LedgerEntryList"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+        };
+    };
+    listWithdrawals: {
+        parameters: {
+            query?: {
+                status?: components["schemas"]["WithdrawalStatus"];
+                externalId?: string;
+                limit?: number;
+                startingAfter?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of withdrawals. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WithdrawalList"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+        };
+    };
+    getSandboxWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The withdrawal id (a UUID v4). */
+                id: components["parameters"]["WithdrawalIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The withdrawal. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+            404: components["responses"]["TransactionNotFound"];
+        };
+    };
+    approveWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The withdrawal id (a UUID v4). */
+                id: components["parameters"]["WithdrawalIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The withdrawal. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+            404: components["responses"]["TransactionNotFound"];
+            409: components["responses"]["TransactionConflict"];
+            413: components["responses"]["TransactionTooLarge"];
+        };
+    };
+    rejectWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The withdrawal id (a UUID v4). */
+                id: components["parameters"]["WithdrawalIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WithdrawalActionBody"];
+            };
+        };
+        responses: {
+            /** @description The withdrawal. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+            404: components["responses"]["TransactionNotFound"];
+            409: components["responses"]["TransactionConflict"];
+            413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
+        };
+    };
+    failWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The withdrawal id (a UUID v4). */
+                id: components["parameters"]["WithdrawalIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WithdrawalActionBody"];
+            };
+        };
+        responses: {
+            /** @description The withdrawal. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+            404: components["responses"]["TransactionNotFound"];
+            409: components["responses"]["TransactionConflict"];
+            413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
+        };
+    };
+    returnWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The withdrawal id (a UUID v4). */
+                id: components["parameters"]["WithdrawalIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WithdrawalActionBody"];
+            };
+        };
+        responses: {
+            /** @description The withdrawal. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+            404: components["responses"]["TransactionNotFound"];
+            409: components["responses"]["TransactionConflict"];
+            413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
+        };
+    };
+    getLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The limits. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitsState"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+        };
+    };
+    setLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LimitsUpdate"];
+            };
+        };
+        responses: {
+            /** @description The limits now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitsState"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+            413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
+        };
+    };
+    clearLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The limits now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitsState"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
         };
     };
     getCheckoutPage: {
@@ -3291,6 +4292,107 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+        };
+    };
+    getSpeiPage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+                /** @description Set by the Approve and Reject buttons' redirect, to show the outcome. */
+                result?: "approved" | "rejected";
+            };
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["TransactionForbidden"];
+            404: components["responses"]["PayerPageNotFound"];
+        };
+    };
+    approveSpei: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Back to the page, which shows the result. */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["PayerPageForbidden"];
+            404: components["responses"]["PayerPageNotFound"];
+            409: components["responses"]["PayerPageConflict"];
+            413: components["responses"]["TransactionTooLarge"];
+        };
+    };
+    rejectSpei: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The transaction's payer-page token, part of the link the sandbox emits (`redirectUrl`,
+                 *     `boletoUrl`, `GET /_sandbox/transactions/{id}/payer-pages`). Ids are sequential and
+                 *     global, so the token is what opens the page: without it, or with another one, 404.
+                 */
+                token?: components["parameters"]["PayerToken"];
+            };
+            header?: never;
+            path: {
+                /** @description The transaction id (a numeric string). */
+                id: components["parameters"]["TransactionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Back to the page, which shows the result. */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["PayerPageForbidden"];
+            404: components["responses"]["PayerPageNotFound"];
+            409: components["responses"]["PayerPageConflict"];
+            413: components["responses"]["TransactionTooLarge"];
         };
     };
     getObject: {

@@ -10,6 +10,9 @@ export interface FeeTable {
   COP: Fee;
   ARS: Fee;
   BRL: { PIX: Fee; BOLETO: Fee; PIX_BOLETO: Fee; CREDIT_CARD: Fee };
+  MXN: Fee;
+  /** A Pix cash-out (`POST /withdraws/cash-out`): its `totalAmount` is amount + this fee. */
+  CASH_OUT: Fee;
 }
 
 /**
@@ -25,12 +28,21 @@ export const DEFAULT_FEES: FeeTable = {
     PIX_BOLETO: { percentBps: 99, fixed: 0 },
     CREDIT_CARD: { percentBps: 399, fixed: 39 },
   },
+  // SPEI providers charge a flat fee per transfer received.
+  MXN: { percentBps: 0, fixed: 700 },
+  CASH_OUT: { percentBps: 0, fixed: 100 },
 };
 
-export function feeFor(table: FeeTable, currency: 'COP' | 'ARS' | 'BRL', method: string, amount: number): number {
+export function feeFor(table: FeeTable, currency: 'COP' | 'ARS' | 'BRL' | 'MXN', method: string, amount: number): number {
   const fee = currency === 'BRL' ? table.BRL[method as keyof FeeTable['BRL']] : table[currency];
-  return Math.round((amount * fee.percentBps) / 10_000) + fee.fixed;
+  return applyFee(fee, amount);
 }
+
+export function cashOutFee(table: FeeTable, amount: number): number {
+  return applyFee(table.CASH_OUT, amount);
+}
+
+const applyFee = (fee: Fee, amount: number): number => Math.round((amount * fee.percentBps) / 10_000) + fee.fixed;
 
 const isFee = (v: unknown): v is Fee =>
   typeof v === 'object' && v !== null &&
@@ -40,9 +52,9 @@ const isFee = (v: unknown): v is Fee =>
 /** Reads a JSON file that overrides any part of the default table; anything malformed is refused at start. */
 export function loadFeeTable(path: string | undefined): FeeTable {
   if (!path) return DEFAULT_FEES;
-  const override = JSON.parse(readFileSync(path, 'utf8')) as Partial<{ COP: unknown; ARS: unknown; BRL: Record<string, unknown> }>;
+  const override = JSON.parse(readFileSync(path, 'utf8')) as Partial<{ COP: unknown; ARS: unknown; MXN: unknown; CASH_OUT: unknown; BRL: Record<string, unknown> }>;
   const table: FeeTable = structuredClone(DEFAULT_FEES);
-  for (const currency of ['COP', 'ARS'] as const) {
+  for (const currency of ['COP', 'ARS', 'MXN', 'CASH_OUT'] as const) {
     const fee = override[currency];
     if (fee === undefined) continue;
     if (!isFee(fee)) throw new Error(`fee table ${path}: ${currency} must be {percentBps, fixed} with non-negative integers`);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { BoletoAddress, Transaction } from '../spec/types.js';
 
-export type Currency = 'COP' | 'ARS' | 'BRL';
+export type Currency = 'COP' | 'ARS' | 'BRL' | 'MXN';
 export type Method = Transaction['method'];
 
 /** What the payer and the merchant told us; kept for the hosted pages and webhooks, never echoed whole. */

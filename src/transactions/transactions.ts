@@ -4,7 +4,9 @@ import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { PurchaseRequest, Transaction } from '../spec/types.js';
 import type { Collection, Store } from '../store/store.js';
+import { chargeClabe } from '../rails/clabe.js';
 import { feeFor, type FeeTable } from './fees.js';
+import type { Limits } from './limits.js';
 import { checkDocuments } from './documents-check.js';
 import { defaultDueDate, checkDueDate } from './due-date.js';
 import { settlementOf } from './settlement.js';
@@ -40,6 +42,8 @@ export interface TransactionsOptions {
   pixInstruction: 'immediate' | 'delayed';
   /** Lifetime of a plain Pix (its expiresAt). */
   pixExpiryMs: number;
+  /** The accounts' purchase minimums. */
+  limits: Limits;
 }
 
 export class Transactions {
@@ -71,8 +75,9 @@ export class Transactions {
 
   create(account: AccountRecord, input: PurchaseRequest): TransactionRecord {
     const currency: Currency = input.currency ?? 'BRL';
-    const method = input.paymentMethod ?? 'BANK_TRANSFER';
+    const method = input.paymentMethod ?? (currency === 'MXN' ? 'SPEI' : 'BANK_TRANSFER');
     const now = this.clocks.nowMs(account.id);
+    this.options.limits.check(account.id, currency, method, input.amount);
     if (this.options.strictDocuments) checkDocuments(currency, input);
     const boletoKind = currency === 'BRL' && (method === 'BOLETO' || method === 'PIX_BOLETO');
     const dueDate = boletoKind ? (input.dueDate ?? defaultDueDate(now)) : null;
@@ -103,7 +108,10 @@ export class Transactions {
       payer: null,
     };
     let view: Transaction;
+    // An SPEI provider assigns the charge's CLABE when it creates it: nothing to fill later.
+    const speiAtOnce = currency === 'MXN';
     if (currency === 'COP') view = { ...base, currency, redirectUrl: null } as Transaction;
+    else if (currency === 'MXN') view = { ...base, currency, clabe: chargeClabe(id) } as Transaction;
     else if (currency === 'ARS') view = { ...base, currency, cvu: null, paymentInstruction: {} } as Transaction;
     else if (method === 'CREDIT_CARD') view = this.cardView(base, input, now);
     else {
@@ -115,7 +123,7 @@ export class Transactions {
       } as Transaction;
     }
 
-    let record: TransactionRecord = { id, accountId: account.id, view, details: detailsOf(input, dueDate), filledAt: null, payerToken: newPayerToken() };
+    let record: TransactionRecord = { id, accountId: account.id, view, details: detailsOf(input, dueDate), filledAt: speiAtOnce ? now : null, payerToken: newPayerToken() };
     if (plainPix && this.options.pixInstruction === 'immediate' && this.fillNow) record = this.fillNow(record, account);
     this.records.put(record);
     if (record.view.externalId !== null) {

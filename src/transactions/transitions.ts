@@ -34,8 +34,14 @@ const describe = (record: TransactionRecord): string => {
 
 const notPending = (record: TransactionRecord, action: string) =>
   conflict(`${describe(record)}; only a PENDING transaction can be ${action}`);
-const notApproved = (record: TransactionRecord, action: string) =>
-  conflict(`${describe(record)}; only an APPROVED transaction can be ${action}`);
+/** The exact message integrations match on when a refund or chargeback comes after another. */
+export const ALREADY_PROCESSED = 'Transaction already processed';
+
+const notApproved = (record: TransactionRecord, action: string) => {
+  const why = `${describe(record)}; only an APPROVED transaction can be ${action}`;
+  const settled = record.view.status === 'REFUNDED' || record.view.status === 'CHARGEBACK';
+  return settled ? conflict(ALREADY_PROCESSED, why) : conflict(why);
+};
 
 export const DEFAULT_DECLINE_MESSAGE = 'Payment declined';
 export const REJECTED_MESSAGE = 'Payment rejected by the payer';
@@ -117,8 +123,15 @@ export class Transitions {
     return this.block(record, reason, { message });
   }
 
-  refund(accountId: string, id: string): TransactionRecord {
+  /**
+   * A full refund, the only kind (integrators' code says the service refunds in full):
+   * `amount`, when given (`POST /transactions/refund/:id`), must be the transaction's.
+   */
+  refund(accountId: string, id: string, options: { amount?: number } = {}): TransactionRecord {
     const record = this.transactions.get({ id: accountId }, id);
+    if (options.amount !== undefined && options.amount !== record.view.amount) {
+      throw invalid('Invalid amount', `refunds are in full: amount must be the transaction's ${record.view.amount} centavos (or be left out), not ${options.amount}`);
+    }
     if (record.view.status !== 'APPROVED') throw notApproved(record, 'refunded');
     return this.settle(record, 'REFUNDED', {});
   }

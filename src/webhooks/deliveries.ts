@@ -11,8 +11,9 @@ import type { Job, Scheduler } from '../scheduler/scheduler.js';
 import type { Collection, Store } from '../store/store.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
+import type { WithdrawalRecord } from '../withdrawals/withdrawals.js';
 import type { AttemptOutcome, Dispatcher } from './dispatcher.js';
-import { webhookBody, type WebhookBody, type WebhookEvent } from './payload.js';
+import { webhookBody, withdrawalWebhookBody, type WebhookBody, type WebhookEvent } from './payload.js';
 import { signedText, sortKeysDeep } from './signature.js';
 import { VERSION } from '../version.js';
 import { afterTurnAnswers } from '../http/turn-end-writes.js';
@@ -55,7 +56,10 @@ export type DeliveryView = Omit<Delivery, 'attempts'> & {
 export interface Delivery {
   id: string;
   event: WebhookEvent;
-  transactionId: string;
+  /** The cash-in it reports, or null (a withdrawal's). */
+  transactionId: string | null;
+  /** The withdrawal it reports, or null (a cash-in's). */
+  withdrawalId: string | null;
   url: string | null;
   status: DeliveryStatus;
   attempts: Attempt[];
@@ -66,6 +70,11 @@ export interface Delivery {
 
 interface DeliveryRecord extends Delivery {
   accountId: string;
+  /**
+   * The transaction's or withdrawal's own postbackUrl, which never changes; absent in
+   * records stored before withdrawals existed (the transaction is read then).
+   */
+  ownUrl?: string | null;
 }
 
 export interface RetryPolicy {
@@ -78,12 +87,13 @@ export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 8, baseDelayMs: 1000, m
 
 export interface DeliveryQuery {
   transactionId?: string;
+  withdrawalId?: string;
   status?: string;
   limit?: number;
   startingAfter?: string;
 }
 
-const toDelivery = ({ accountId: _accountId, ...delivery }: DeliveryRecord): Delivery => delivery;
+const toDelivery = ({ accountId: _accountId, ownUrl: _ownUrl, ...delivery }: DeliveryRecord): Delivery => ({ ...delivery, withdrawalId: delivery.withdrawalId ?? null });
 
 /** The one place a delivery's request is built: what is sent and what the log shows cannot differ. */
 export function webhookRequest(delivery: Pick<Delivery, 'id' | 'event' | 'url' | 'payload'>, secret: string): WebhookRequest {
@@ -154,20 +164,38 @@ export class Deliveries {
   transactionEvent(record: TransactionRecord, event: WebhookEvent, errorMessage: string | null = null): void {
     const account = this.accounts.get(record.accountId);
     if (!account) return;
-    const now = this.clocks.nowMs(account.id);
-    const url = record.view.postbackUrl ?? account.webhookUrl;
+    this.enqueue(account.id, { transactionId: record.id, withdrawalId: null }, record.view.postbackUrl, event, webhookBody(event, record, account, errorMessage));
+  }
+
+  /** The webhook of a withdrawal's end (cashout.success, cashout.failed, cashout.returned), same envelope, signing and retries. */
+  withdrawalEvent(record: WithdrawalRecord, event: WebhookEvent): void {
+    const account = this.accounts.get(record.accountId);
+    if (!account) return;
+    this.enqueue(account.id, { transactionId: null, withdrawalId: record.id }, record.view.postbackUrl, event, withdrawalWebhookBody(event, record, account));
+  }
+
+  private enqueue(
+    accountId: string,
+    about: { transactionId: string | null; withdrawalId: string | null },
+    ownUrl: string | null,
+    event: WebhookEvent,
+    payload: WebhookBody,
+  ): void {
+    const now = this.clocks.nowMs(accountId);
+    const url = ownUrl ?? this.accounts.get(accountId)?.webhookUrl ?? null;
     const delivery: DeliveryRecord = {
       id: `whd_${randomUUID()}`,
       event,
-      transactionId: record.id,
+      ...about,
       url,
       status: url ? 'pending' : 'undeliverable',
       attempts: [],
       nextAttemptAt: url ? new Date(now).toISOString() : null,
       // Kept as it is sent: keys sorted at every depth.
-      payload: sortKeysDeep(webhookBody(event, record, account, errorMessage)) as WebhookBody,
+      payload: sortKeysDeep(payload) as WebhookBody,
       createdAt: new Date(now).toISOString(),
-      accountId: account.id,
+      accountId,
+      ownUrl,
     };
     // The first attempt is decided now, so its retry job reaches the journal in the same
     // commit as the change it reports: one fdatasync before the webhook leaves, not two.
@@ -179,7 +207,10 @@ export class Deliveries {
     const page = paginate(
       this.records.group(accountId),
       query,
-      (d) => (query.transactionId === undefined || d.transactionId === query.transactionId) && (query.status === undefined || d.status === query.status),
+      (d) =>
+        (query.transactionId === undefined || d.transactionId === query.transactionId) &&
+        (query.withdrawalId === undefined || d.withdrawalId === query.withdrawalId) &&
+        (query.status === undefined || d.status === query.status),
     );
     return { data: page.data.map((d) => this.present(d)), hasMore: page.hasMore };
   }
@@ -243,8 +274,8 @@ export class Deliveries {
   }
 
   private currentUrl(record: DeliveryRecord): string | null {
-    const tx = this.transactions.records.get(record.transactionId);
-    return tx?.view.postbackUrl ?? this.accounts.get(record.accountId)?.webhookUrl ?? null;
+    const own = record.ownUrl !== undefined ? record.ownUrl : record.transactionId !== null ? this.transactions.records.get(record.transactionId)?.view.postbackUrl : null;
+    return own ?? this.accounts.get(record.accountId)?.webhookUrl ?? null;
   }
 
   /** 1 s, 2 s, 4 s … capped, plus up to 10 % jitter (always later, so receivers recovering together are not hit together). */
@@ -363,7 +394,7 @@ export class Deliveries {
     }
     this.records.put(next);
     if (next.status !== current.status && (next.status === 'delivered' || next.status === 'failed')) {
-      this.events.append(current.accountId, next.status === 'delivered' ? 'webhook.delivered' : 'webhook.failed', at, current.transactionId, this.present(next));
+      this.events.append(current.accountId, next.status === 'delivered' ? 'webhook.delivered' : 'webhook.failed', at, current.transactionId, this.present(next), current.withdrawalId ?? null);
     }
   }
 }

@@ -76,7 +76,7 @@ describe('payments-sandbox verify --provider-base-url', () => {
     expect(res.stdout).toMatch(/target: payments-sandbox \d+\.\d+\.\d+: provider states set up through its control API, in a fresh account \(acc_/);
     // A summary row per pact file (interactions, passed, failed), nothing per passing interaction.
     expect(res.stdout).toMatch(/pacts\/merchant-client-payments-api\.json +merchant-client → payments-api +4\.0 +(\d+) +\1 +0\n/);
-    expect(res.stdout).toMatch(/pacts\/merchant-webhook-handler-payments-api\.json +merchant-webhook-handler → payments-api +4\.0 +6 +6 +0\n/);
+    expect(res.stdout).toMatch(/pacts\/merchant-webhook-handler-payments-api\.json +merchant-webhook-handler → payments-api +4\.0 +9 +9 +0\n/);
     expect(res.stdout).not.toContain('✓');
     expect(res.stdout).not.toContain('Verifying a pact between');
     expect(res.stdout).toMatch(/Verification PASSED: \d+ interactions verified against/);

@@ -59,8 +59,8 @@ describe('verification of another implementation, states through --state-setup-u
     });
     expect(result.ok, result.report).toBe(true);
     expect(result.target).toBe(`not a payments-sandbox: provider states POSTed to ${stateSetupUrl}`);
-    expect(result.outcomes).toHaveLength(46);
-    expect(result.notes).toEqual([expect.stringMatching(/^6 message interaction\(s\) left out/)]);
+    expect(result.outcomes).toHaveLength(62);
+    expect(result.notes).toEqual([expect.stringMatching(/^9 message interaction\(s\) left out/)]);
     // The key states stay with the verifier; the data states go to the merchant's endpoint, with teardown.
     expect(received).toContain('setup a product exists');
     expect(received).toContain('teardown a product exists');

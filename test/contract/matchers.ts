@@ -45,13 +45,21 @@ export const cuit = () => M.regex('^[0-9]{11}$', '34583928091');
 /** The Pix QR as a base64 PNG, no `data:` prefix (a PNG's base64 starts iVBORw0KGgo). */
 export const qrCode = () => M.regex('^iVBORw0KGgo[A-Za-z0-9+/]*={0,2}$', 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==');
 export const endToEndId = () => M.regex('^E[0-9]{8}[0-9]{12}[A-Za-z0-9]{11}$', 'E18236120202611211530aB3dE5fG7hJ');
+export const withdrawalId = () => M.regex(`^${UUID}$`, '7c9e6679-7425-40de-944b-e07fc1f90ae7');
+/** An 18-digit CLABE (SPEI), the sandbox's STP 646 / plaza 180 one as the example. */
+export const clabe = () => M.regex('^[0-9]{18}$', '646180001000000105');
+/** An exact text integrations match on: the same string, nothing else. */
+export const exactError = (statusCode: number, message: string, error: string) => ({ statusCode, message, error });
 
-/** `{status, error}` of the product endpoints; `error` names what is wrong. */
-export const productError = (status: number, mentions?: string) => ({ status, error: mentions ? M.includes(mentions) : M.string('not allowed') });
+/** 401 and 403 say exactly these words, which integrations match (the explanation is in x-sandbox-hint). */
+const AUTH_WORD: Partial<Record<number, string>> = { 401: 'Unauthorized', 403: 'Forbidden' };
 
-/** `{statusCode, message, error}` of the transaction endpoints (no `error` for 401 and 403). */
+/** `{status, error}` of the product endpoints; `error` names what is wrong (401/403: exactly the word). */
+export const productError = (status: number, mentions?: string) => ({ status, error: AUTH_WORD[status] ?? (mentions ? M.includes(mentions) : M.string('not allowed')) });
+
+/** `{statusCode, message, error}` of the transaction endpoints (no `error` for 401 and 403, whose message is exactly the word). */
 export const transactionError = (statusCode: number, mentions?: string) => {
-  const message = mentions ? M.includes(mentions) : M.string('API key invalid or absent');
+  const message = AUTH_WORD[statusCode] ?? (mentions ? M.includes(mentions) : M.string('not found'));
   if (statusCode === 401 || statusCode === 403) return { statusCode, message };
   return { statusCode, message, error: M.string(statusCode === 404 ? 'Not Found' : 'Bad Request') };
 };

@@ -7,6 +7,9 @@ import type { OfferCreate, ProductCreate, ProductPatch, PurchaseRequest } from '
 import { arsBody, boletoBody, cardBody, copBody, hybridBody, pixBody, without, type Body } from '../helpers/purchases.js';
 import {
   authHeader,
+  clabe,
+  exactError,
+  withdrawalId,
   boletoBarcode,
   boletoDigitableLine,
   cuit,
@@ -542,6 +545,196 @@ describe('merchant client → payments API: lookups', () => {
       .executeTest(async (server) => {
         const error = await apiError(client(server.url).getTransaction('1'));
         expect(error.status).toBe(404);
+      });
+  });
+});
+
+describe('merchant client → payments API: refunds', () => {
+  const refundPath = () => M.fromProviderState('/transactions/refund/${transactionId}', '/transactions/refund/100000000');
+
+  it('refunds a paid transaction in full (200, REFUNDED)', async () => {
+    await interaction('a request to refund a paid transaction', [STATES.paidTransaction, { currency: 'BRL', paymentMethod: 'PIX' }])
+      .withRequest('POST', refundPath(), (b) => b.headers(jsonHeaders()).jsonBody({ amount: 15000 }))
+      .willRespondWith(200, (b) => b.jsonBody({ id: transactionId(), transactionId: transactionId(), currency: 'BRL', method: 'PIX', status: 'REFUNDED', statusReason: 'REFUNDED', amount: 15000, approvedAt: timestamp(), endToEndId: endToEndId() }))
+      .executeTest(async (server) => {
+        const tx = await client(server.url).refund('100000000', 15000);
+        expect(tx.status).toBe('REFUNDED');
+      });
+  });
+
+  it('is refused a second refund with exactly "Transaction already processed" (409)', async () => {
+    await interaction('a request to refund a transaction already refunded', [STATES.refundedTransaction, { currency: 'BRL', paymentMethod: 'PIX' }])
+      .withRequest('POST', refundPath(), (b) => b.headers(jsonHeaders()).jsonBody({}))
+      .willRespondWith(409, (b) => b.jsonBody(exactError(409, 'Transaction already processed', 'Conflict')))
+      .executeTest(async (server) => {
+        const error = await apiError(client(server.url).refund('100000000'));
+        expect(error.message).toBe('Transaction already processed');
+      });
+  });
+
+  it('gets 404 "Transaction not found" for a refund of a transaction that does not exist', async () => {
+    await interaction('a request to refund a transaction that does not exist')
+      .withRequest('POST', '/transactions/refund/1', (b) => b.headers(jsonHeaders()).jsonBody({}))
+      .willRespondWith(404, (b) => b.jsonBody(exactError(404, 'Transaction not found', 'Not Found')))
+      .executeTest(async (server) => {
+        expect((await apiError(client(server.url).refund('1'))).status).toBe(404);
+      });
+  });
+});
+
+describe('merchant client → payments API: payouts and the balance', () => {
+  const withdrawal = (fields: Record<string, unknown>) => ({
+    id: withdrawalId(),
+    amount: 10000,
+    totalAmount: M.integer(10100),
+    status: 'WITHDRAW_REQUEST',
+    institution: M.string('NU PAGAMENTOS - IP'),
+    receiverPix: M.string('3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70'),
+    receiverName: M.string('Ana Beatriz Souza'),
+    receiverDocument: M.regex('^([0-9]{11}|[0-9A-Z]{12}[0-9]{2})$', '52998224725'),
+    createdAt: timestamp(),
+    error: null,
+    ...fields,
+  });
+
+  it('pays out to a Pix key (201, WITHDRAW_REQUEST, totalAmount with the fee)', async () => {
+    const body = { amount: 10000, pixType: 'EVP' as const, pixKey: '3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70', externalId: 'payout-contract-1' };
+    await interaction('a request to pay out to a Pix key', [STATES.fundedBalance, { amount: '100000' }])
+      .withRequest('POST', '/withdraws/cash-out', (b) => b.headers(jsonHeaders()).jsonBody(body))
+      .willRespondWith(201, (b) => b.jsonBody(withdrawal({ externalId: 'payout-contract-1' })))
+      .executeTest(async (server) => {
+        const w = await client(server.url).cashOut(body);
+        expect(w.status).toBe('WITHDRAW_REQUEST');
+        expect(w.totalAmount).toBeGreaterThanOrEqual(w.amount);
+      });
+  });
+
+  it('sends a CPF key without its punctuation, as integrators do', async () => {
+    await interaction('a request to pay out to a CPF key', [STATES.fundedBalance, { amount: '100000' }])
+      .withRequest('POST', '/withdraws/cash-out', (b) => b.headers(jsonHeaders()).jsonBody({ amount: 10000, pixType: 'CPF', pixKey: '52998224725' }))
+      .willRespondWith(201, (b) => b.jsonBody(withdrawal({ receiverPix: '52998224725', receiverDocument: '52998224725', externalId: null })))
+      .executeTest(async (server) => {
+        const w = await client(server.url).cashOut({ amount: 10000, pixType: 'CPF', pixKey: '529.982.247-25' });
+        expect(w.receiverPix).toBe('52998224725');
+      });
+  });
+
+  it.each([
+    ['an invalid CPF key', { amount: 10000, pixType: 'CPF', pixKey: '52998224724' }, 'Invalid PIX key or account closed', [STATES.fundedBalance, { amount: '100000' }]],
+    ['an amount of zero', { amount: 0, pixType: 'EVP', pixKey: '3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70' }, 'Invalid amount', [STATES.fundedBalance, { amount: '100000' }]],
+    ['more than the balance', { amount: 10000, pixType: 'EVP', pixKey: '3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70' }, 'Insufficient balance', undefined],
+  ] as const)('is refused a cash-out with %s, exactly as integrations match (400)', async (title, body, message, state) => {
+    const states: State[] = state ? [[state[0], { ...state[1] }]] : [];
+    await interaction(`a request to pay out with ${title}`, ...states)
+      .withRequest('POST', '/withdraws/cash-out', (b) => b.headers(jsonHeaders()).jsonBody(body))
+      .willRespondWith(400, (b) => b.jsonBody(exactError(400, message, 'Bad Request')))
+      .executeTest(async (server) => {
+        const error = await apiError(client(server.url).cashOut({ ...body }));
+        expect(error.message).toBe(message);
+      });
+  });
+
+  it('is refused a second cash-out with the same externalId: exactly "Transaction already processed" (409)', async () => {
+    const body = { amount: 10000, pixType: 'EVP' as const, pixKey: '3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70', externalId: 'payout-contract-dup' };
+    await interaction('a request to pay out again with an externalId already used', [STATES.withdrawal, { externalId: 'payout-contract-dup' }])
+      .withRequest('POST', '/withdraws/cash-out', (b) => b.headers(jsonHeaders()).jsonBody(body))
+      .willRespondWith(409, (b) => b.jsonBody(exactError(409, 'Transaction already processed', 'Conflict')))
+      .executeTest(async (server) => {
+        expect((await apiError(client(server.url).cashOut(body))).message).toBe('Transaction already processed');
+      });
+  });
+
+  const lookup = (status: string, fields: Record<string, unknown> = {}) => ({
+    withdrawalId: withdrawalId(),
+    amount: M.integer(10000),
+    status,
+    receiver: { name: M.string('Ana Beatriz Souza'), document: M.string('52998224725'), bank: M.string('NU PAGAMENTOS - IP'), ispb: M.regex('^[0-9]{8}$', '18236120') },
+    ...fields,
+  });
+
+  it('reads a paid-out withdrawal by id (WITHDRAW_APPROVED with its end-to-end id)', async () => {
+    await interaction('a request to read a paid-out withdrawal', [STATES.withdrawal, { status: 'WITHDRAW_APPROVED' }])
+      .withRequest('GET', M.fromProviderState('/withdraws/collect/${withdrawalId}', '/withdraws/collect/7c9e6679-7425-40de-944b-e07fc1f90ae7'), (b) => b.query({ searchBy: 'id' }).headers(authHeader()))
+      .willRespondWith(200, (b) => b.jsonBody(lookup('WITHDRAW_APPROVED', { endToEndId: endToEndId(), errorMessage: null })))
+      .executeTest(async (server) => {
+        const w = await client(server.url).getWithdrawal('7c9e6679-7425-40de-944b-e07fc1f90ae7');
+        expect(w.status).toBe('WITHDRAW_APPROVED');
+        expect(w.endToEndId).toMatch(/^E\d{8}/);
+      });
+  });
+
+  it('finds a rejected withdrawal by its externalId, with why', async () => {
+    await interaction('a request to find a rejected withdrawal by its externalId', [STATES.withdrawal, { status: 'WITHDRAW_REJECTED', externalId: 'payout-contract-2', message: 'Conta destino encerrada' }])
+      .withRequest('GET', '/withdraws/collect/payout-contract-2', (b) => b.query({ searchBy: 'externalId' }).headers(authHeader()))
+      .willRespondWith(200, (b) => b.jsonBody(lookup('WITHDRAW_REJECTED', { externalId: 'payout-contract-2', endToEndId: null, errorMessage: M.string('Conta destino encerrada') })))
+      .executeTest(async (server) => {
+        const w = await client(server.url).getWithdrawal('payout-contract-2', 'externalId');
+        expect(w.status).toBe('WITHDRAW_REJECTED');
+        expect(w.errorMessage).toBeTruthy();
+      });
+  });
+
+  it('gets 404 for a withdrawal that does not exist', async () => {
+    await interaction('a request to read a withdrawal that does not exist')
+      .withRequest('GET', '/withdraws/collect/00000000-0000-4000-8000-000000000000', (b) => b.query({ searchBy: 'id' }).headers(authHeader()))
+      .willRespondWith(404, (b) => b.jsonBody(exactError(404, 'Withdrawal not found', 'Not Found')))
+      .executeTest(async (server) => {
+        expect((await apiError(client(server.url).getWithdrawal('00000000-0000-4000-8000-000000000000'))).status).toBe(404);
+      });
+  });
+
+  it('reads the balance (the four figures integrators read)', async () => {
+    await interaction('a request to read the balance', [STATES.fundedBalance, { amount: '100000' }])
+      .withRequest('GET', '/users/balance', (b) => b.headers(authHeader()))
+      .willRespondWith(200, (b) => b.jsonBody({ balance: M.integer(100000), pendingBalance: M.integer(0), garanteeBalance: M.integer(0), precautionaryBlock: M.integer(0) }))
+      .executeTest(async (server) => {
+        const balance = await client(server.url).getBalance();
+        expect(balance.balance + balance.pendingBalance + balance.garanteeBalance).toBeGreaterThanOrEqual(0);
+      });
+  });
+
+  it('is refused the balance without a key: exactly "Unauthorized" (401)', async () => {
+    await interaction('a request to read the balance with an invalid API key', [STATES.invalidKey])
+      .withRequest('GET', '/users/balance', (b) => b.headers(authHeader(INVALID_KEY)))
+      .willRespondWith(401, (b) => b.jsonBody(transactionError(401)))
+      .executeTest(async (server) => {
+        const error = await apiError(client(server.url, INVALID_KEY).getBalance());
+        expect(error.message).toBe('Unauthorized');
+      });
+  });
+});
+
+describe('merchant client → payments API: MXN and minimums', () => {
+  const mxn = {
+    name: 'Sofía Hernández',
+    email: 'sofia@example.com',
+    amount: 25000,
+    currency: 'MXN',
+    paymentMethod: 'SPEI',
+    description: 'Pedido 55',
+    responsibleDocument: '58097105000190',
+    responsibleExternalId: '58097105000190',
+    externalId: 'order-mxn-1',
+  };
+
+  it('creates an MXN SPEI purchase whose CLABE is in the 201', async () => {
+    await interaction('a request to create an MXN SPEI purchase')
+      .withRequest('POST', '/transactions/v2/purchase', (b) => b.headers(jsonHeaders()).jsonBody(mxn))
+      .willRespondWith(201, (b) => b.jsonBody(created('MXN', 'SPEI', 25000, { externalId: 'order-mxn-1', clabe: clabe(), costFee: M.integer(700) })))
+      .executeTest(async (server) => {
+        const tx = await client(server.url).purchase(purchase(mxn));
+        expect(instructionReady(tx)).toBe(true);
+        expect('clabe' in tx && tx.clabe).toMatch(/^\d{18}$/);
+      });
+  });
+
+  it('is refused a BRL purchase below R$ 1,00 with exactly "Sale value below minimum"', async () => {
+    const body = pixBody({ amount: 99 });
+    await interaction('a request to create a BRL Pix purchase below the minimum (R$ 0,99)')
+      .withRequest('POST', '/transactions/v2/purchase', (b) => b.headers(jsonHeaders()).jsonBody(body))
+      .willRespondWith(400, (b) => b.jsonBody(exactError(400, 'Sale value below minimum', 'Bad Request')))
+      .executeTest(async (server) => {
+        expect((await apiError(client(server.url).purchase(purchase(body)))).message).toBe('Sale value below minimum');
       });
   });
 });

@@ -1,4 +1,4 @@
-import type { Offer, OfferCreate, Product, ProductCreate, ProductPatch, PurchaseRequest, Transaction } from '../../src/spec/types.js';
+import type { Balance, CashOutRequest, Offer, OfferCreate, Product, ProductCreate, ProductPatch, PurchaseRequest, Transaction, Withdrawal, WithdrawalLookup } from '../../src/spec/types.js';
 
 /**
  * A small merchant integration of the payments API, the way a merchant's backend would write
@@ -59,6 +59,25 @@ export class PaymentsClient {
     return this.request<Transaction>('GET', `/transactions/${encodeURIComponent(externalId)}?searchBy=externalId`);
   }
 
+  /** Full refunds only: `amount`, when sent, is the transaction's. */
+  refund(id: string, amount?: number): Promise<Transaction> {
+    return this.request<Transaction>('POST', `/transactions/refund/${encodeURIComponent(id)}`, amount === undefined ? {} : { amount });
+  }
+
+  /** A Pix payout; CPF, CNPJ and PHONE keys go without punctuation, as integrators strip it. */
+  cashOut(body: CashOutRequest): Promise<Withdrawal> {
+    const pixKey = ['CPF', 'CNPJ', 'PHONE'].includes(body.pixType) ? body.pixKey.replace(/[^\dA-Z]/g, '') : body.pixKey;
+    return this.request<Withdrawal>('POST', '/withdraws/cash-out', { ...body, pixKey });
+  }
+
+  getWithdrawal(id: string, searchBy: 'id' | 'externalId' = 'id'): Promise<WithdrawalLookup> {
+    return this.request<WithdrawalLookup>('GET', `/withdraws/collect/${encodeURIComponent(id)}?searchBy=${searchBy}`);
+  }
+
+  getBalance(): Promise<Balance> {
+    return this.request<Balance>('GET', '/users/balance');
+  }
+
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = {};
     if (this.secretKey !== undefined) headers.Authorization = authorization(this.secretKey);
@@ -73,6 +92,7 @@ export class PaymentsClient {
 
 /** The payment instruction is filled later: true once the variant's instruction is there. */
 export function instructionReady(tx: Transaction): boolean {
+  if ('clabe' in tx) return typeof tx.clabe === 'string';
   if ('redirectUrl' in tx) return typeof tx.redirectUrl === 'string';
   if ('cvu' in tx) return typeof tx.cvu === 'string';
   if (tx.method === 'CREDIT_CARD') return true;

@@ -22,7 +22,7 @@ describe('provider verification of the shipped pacts against the sandbox', () =>
     ]);
     const [client, webhooks] = pacts;
     expect(client?.interactions.every((i) => i.kind === 'http')).toBe(true);
-    expect(webhooks?.interactions.map((i) => i.kind)).toEqual(Array(6).fill('message'));
+    expect(webhooks?.interactions.map((i) => i.kind)).toEqual(Array(9).fill('message'));
     expect(client?.interactions.length).toBeGreaterThanOrEqual(40);
   });
 

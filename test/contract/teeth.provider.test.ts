@@ -26,9 +26,9 @@ describe('provider verification has teeth', () => {
     const failed = result.outcomes.filter((o) => !o.ok).map((o) => o.description);
     // Every message is taken from the (broken) delivery log: all of them fail.
     const messages = result.outcomes.map((o) => o.description).filter((d) => / webhook /.test(d));
-    expect(messages).toHaveLength(6);
-    const creates = result.outcomes.map((o) => o.description).filter((d) => /^a request to create (a|an) (COP|ARS|BRL)/.test(d) && !/ without | below | above | invalid | incomplete /.test(d));
-    expect(creates).toHaveLength(10);
+    expect(messages).toHaveLength(9);
+    const creates = result.outcomes.map((o) => o.description).filter((d) => /^a request to create (a|an) (COP|ARS|BRL|MXN)/.test(d) && !/ without | below | above | invalid | incomplete /.test(d));
+    expect(creates).toHaveLength(11);
     expect(failed.sort()).toEqual(
       ['a request to create a product', ...creates, ...messages].sort(),
     );
@@ -51,12 +51,12 @@ describe('provider verification has teeth', () => {
     expect(result.ok).toBe(false);
     expect(result.target).toContain('not a payments-sandbox');
     expect(result.outcomes.filter((o) => !o.ok).length).toBeGreaterThan(40);
-    expect(result.report).toContain('6 message interaction(s) left out');
+    expect(result.report).toContain('9 message interaction(s) left out');
     const createProduct = result.failures.find((f) => f.interaction.endsWith(' - a request to create a product'));
     expect(createProduct?.problems).toEqual(['$: Actual map is missing the following keys: id']);
     expect(result.report).toContain('$: Actual map is missing the following keys: id');
     expect(result.report).toContain("$.status: Expected 'CREATED' (String) to be equal to 'PENDING' (String)");
     expect(result.report).toContain('status: expected 400 but was 201');
-    expect(result.report).toMatch(/Verification FAILED: \d+ of 46 interactions failed/);
+    expect(result.report).toMatch(/Verification FAILED: \d+ of 62 interactions failed/);
   });
 });

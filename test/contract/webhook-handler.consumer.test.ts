@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { PactV4 } from '@pact-foundation/pact';
 import { describe, expect, it } from 'vitest';
 import { STATES } from '../../src/contract/states.js';
-import { endToEndId, M, PACT_DIR, PROVIDER, transactionId } from './matchers.js';
-import { handleWebhook, sign, WebhookRejected, type OrderUpdate, type WebhookEventName } from './webhook-handler.js';
+import { endToEndId, M, PACT_DIR, PROVIDER, transactionId, withdrawalId } from './matchers.js';
+import { handleWebhook, sign, WebhookRejected, type OrderUpdate, type PayoutUpdate, type WebhookEventName } from './webhook-handler.js';
 
 /**
  * The asynchronous side of the contract: the lifecycle webhooks a merchant's handler
@@ -59,14 +59,33 @@ const metadata = (event: WebhookEventName, body: unknown) => ({
   'x-sandbox-delivery': M.regex('^whd_[0-9a-f-]{36}$', 'whd_5b0c3a1e-2f4d-4c6b-8a9e-1d2c3b4a5f60'),
 });
 
+/**
+ * A cash-out's webhook, the same envelope: `transaction_id` null and `withdrawal_id` set; the
+ * account paying out as payer, the key's owner as receiver (with ispb and institution).
+ */
+const payoutWebhook = (event: WebhookEventName, externalId: string, opts: { paidOut: boolean; errorMessage?: string }) => ({
+  event,
+  environment: M.string('sandbox'),
+  payload: {
+    transaction_id: null,
+    withdrawal_id: withdrawalId(),
+    external_id: externalId,
+    amount: M.integer(10000),
+    end_to_end_id: opts.paidOut ? endToEndId() : null,
+    payer: { name: M.string('Minha Loja'), document: M.regex('^[0-9]{14}$', '12345678000195'), ispb: M.regex('^[0-9]{8}$', '99999999'), institution: M.string('PAYMENTS SANDBOX IP') },
+    receiver: { name: M.string('Ana Beatriz Souza'), document: M.string('52998224725'), ispb: M.regex('^[0-9]{8}$', '18236120'), institution: M.string('NU PAGAMENTOS - IP') },
+    error_message: opts.errorMessage === undefined ? null : M.regex('^.+$', opts.errorMessage),
+  },
+});
+
 interface Case {
   title: string;
   event: WebhookEventName;
   state: string;
   params: Record<string, string>;
-  body: ReturnType<typeof webhook>;
-  /** What the handler must do with the order. */
-  expected: Partial<OrderUpdate>;
+  body: ReturnType<typeof webhook> | ReturnType<typeof payoutWebhook>;
+  /** What the handler must do with the order or the payout. */
+  expected: Partial<OrderUpdate> | Partial<PayoutUpdate>;
 }
 
 const brlPix = (externalId: string) => ({ currency: 'BRL', paymentMethod: 'PIX', externalId });
@@ -120,6 +139,30 @@ const cases: Case[] = [
     body: webhook('infraction.updated', 'order-webhook-infraction', { paid: true, payer: BRL_PAYER, receiver: BRL_RECEIVER, errorMessage: 'Pix MED: fraud reported by the payer' }),
     expected: { action: 'flag-dispute', orderId: 'order-webhook-infraction', reason: 'Pix MED: fraud reported by the payer' },
   },
+  {
+    title: 'a cashout.success webhook for a withdrawal paid out',
+    event: 'cashout.success',
+    state: STATES.withdrawal,
+    params: { status: 'WITHDRAW_APPROVED', externalId: 'payout-webhook-success', amount: '10000' },
+    body: payoutWebhook('cashout.success', 'payout-webhook-success', { paidOut: true }),
+    expected: { action: 'mark-paid-out', payoutId: 'payout-webhook-success' },
+  },
+  {
+    title: 'a cashout.failed webhook with its error_message for a rejected withdrawal',
+    event: 'cashout.failed',
+    state: STATES.withdrawal,
+    params: { status: 'WITHDRAW_REJECTED', externalId: 'payout-webhook-failed', amount: '10000', message: 'Conta destino encerrada' },
+    body: payoutWebhook('cashout.failed', 'payout-webhook-failed', { paidOut: false, errorMessage: 'Conta destino encerrada' }),
+    expected: { action: 'retry-payout', payoutId: 'payout-webhook-failed', reason: 'Conta destino encerrada' },
+  },
+  {
+    title: 'a cashout.returned webhook for a withdrawal the receiver sent back',
+    event: 'cashout.returned',
+    state: STATES.withdrawal,
+    params: { status: 'WITHDRAW_RETURNED', externalId: 'payout-webhook-returned', amount: '10000', message: 'Devolvido pelo recebedor' },
+    body: payoutWebhook('cashout.returned', 'payout-webhook-returned', { paidOut: true, errorMessage: 'Devolvido pelo recebedor' }),
+    expected: { action: 'credit-seller-back', payoutId: 'payout-webhook-returned', reason: 'Devolvido pelo recebedor' },
+  },
 ];
 
 describe('payments API → merchant webhook handler: the lifecycle webhooks', () => {
@@ -134,8 +177,13 @@ describe('payments API → merchant webhook handler: the lifecycle webhooks', ()
           const sig = typeof signature === 'string' ? signature : undefined;
           const update = handleWebhook(message.contents.content, sig, EXAMPLE_SECRET);
           expect(update).toMatchObject(expected);
-          expect(update.transactionId).toMatch(/^[0-9]+$/);
-          expect(update.amountCentavos).toBe(15000);
+          if ('withdrawalId' in update) {
+            expect(update.withdrawalId).toMatch(/^[0-9a-f-]{36}$/);
+            expect(update.amountCentavos).toBe(10000);
+          } else {
+            expect(update.transactionId).toMatch(/^[0-9]+$/);
+            expect(update.amountCentavos).toBe(15000);
+          }
           // A tampered body is refused: the handler really checks the signature.
           expect(() => handleWebhook({ ...(message.contents.content as object), environment: 'production' }, sig, EXAMPLE_SECRET)).toThrow(WebhookRejected);
         });

@@ -4,27 +4,46 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * A merchant's webhook handler, written from the README: it checks the `x-signature`
  * (HMAC-SHA256 of the key-sorted JSON body with the account's webhook secret) of every
  * delivery, then acts on the order the way a shop would: paid → mark the order paid,
- * refunded → mark it refunded, expired or failed → cancel it, infraction → flag a dispute.
+ * refunded → mark it refunded, expired or failed → cancel it, infraction → flag a dispute;
+ * and on its payouts to sellers: success → mark paid out, failed → retry later, returned →
+ * credit the seller back.
  * The message pact describes the bodies and metadata it relies on.
  */
 
-export type WebhookEventName = 'cashin.paid' | 'cashin.expired' | 'cashin.failed' | 'cashin.refunded' | 'infraction.updated';
+export type WebhookEventName =
+  | 'cashin.paid'
+  | 'cashin.expired'
+  | 'cashin.failed'
+  | 'cashin.refunded'
+  | 'infraction.updated'
+  | 'cashout.success'
+  | 'cashout.failed'
+  | 'cashout.returned';
 
 /** One payload type for every lifecycle event, as integrators' typed clients have it. */
 export interface CashinWebhook {
   event: WebhookEventName;
   environment: string;
   payload: {
-    transaction_id: string;
+    /** A cash-in's; null for a cash-out. */
+    transaction_id: string | null;
+    /** A cash-out's; null for a cash-in. */
+    withdrawal_id: string | null;
     external_id: string | null;
     amount: number;
     /** Null for a charge that was never paid (expired, failed). */
     end_to_end_id: string | null;
     payer: { name: string; document: string | null; ispb: string; institution: string } | null;
-    receiver: { name: string; document: string };
+    receiver: { name: string; document: string; ispb?: string; institution?: string };
     error_message: string | null;
   };
 }
+
+/** What the shop does with a payout to one of its sellers. */
+export type PayoutUpdate =
+  | { action: 'mark-paid-out'; withdrawalId: string; payoutId: string | null; amountCentavos: number; endToEndId: string; receiverName: string }
+  | { action: 'retry-payout'; withdrawalId: string; payoutId: string | null; amountCentavos: number; reason: string }
+  | { action: 'credit-seller-back'; withdrawalId: string; payoutId: string | null; amountCentavos: number; reason: string };
 
 interface OrderRef {
   orderId: string | null;
@@ -69,8 +88,21 @@ function reasonOf(p: CashinWebhook['payload'], event: string): string {
   return p.error_message;
 }
 
+/** A payout's webhook: the withdrawal it names, the outcome for the seller. */
+function payoutUpdate(event: CashinWebhook): PayoutUpdate {
+  const p = event.payload;
+  if (typeof p.withdrawal_id !== 'string' || p.withdrawal_id === '' || p.transaction_id !== null) throw new WebhookRejected(`${event.event} without withdrawal_id`);
+  const ref = { withdrawalId: p.withdrawal_id, payoutId: p.external_id, amountCentavos: p.amount };
+  if (event.event === 'cashout.success') {
+    if (typeof p.end_to_end_id !== 'string') throw new WebhookRejected('cashout.success without end_to_end_id');
+    return { ...ref, action: 'mark-paid-out', endToEndId: p.end_to_end_id, receiverName: p.receiver.name };
+  }
+  if (event.event === 'cashout.failed') return { ...ref, action: 'retry-payout', reason: reasonOf(p, event.event) };
+  return { ...ref, action: 'credit-seller-back', reason: reasonOf(p, event.event) };
+}
+
 /** Verifies and reads one delivery; throws WebhookRejected for anything it must not trust. */
-export function handleWebhook(body: unknown, signature: string | undefined, webhookSecret: string): OrderUpdate {
+export function handleWebhook(body: unknown, signature: string | undefined, webhookSecret: string): OrderUpdate | PayoutUpdate {
   if (body === null || typeof body !== 'object') throw new WebhookRejected('body is not a JSON object');
   const expected = sign(body as Record<string, unknown>, webhookSecret);
   if (signature === undefined || signature.length !== expected.length || !timingSafeEqual(Buffer.from(signature), Buffer.from(expected))) {
@@ -79,6 +111,8 @@ export function handleWebhook(body: unknown, signature: string | undefined, webh
   const event = body as CashinWebhook;
   const p = event.payload;
   if (!Number.isInteger(p.amount)) throw new WebhookRejected('amount is not whole centavos');
+  if (event.event.startsWith('cashout.')) return payoutUpdate(event);
+  if (typeof p.transaction_id !== 'string') throw new WebhookRejected(`${event.event} without transaction_id`);
   const order: OrderRef = { orderId: p.external_id, transactionId: p.transaction_id, amountCentavos: p.amount };
   switch (event.event) {
     case 'cashin.paid': {

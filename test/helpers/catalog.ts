@@ -94,6 +94,17 @@ export function expectTransactionError(res: Reply, status: number, message?: Reg
 }
 
 /**
+ * A 401 or 403 in either family's shape: exactly `Unauthorized` or `Forbidden` (what integrations
+ * match), the sandbox's explanation in the x-sandbox-hint header.
+ */
+export function expectAuthError(res: Reply, status: 401 | 403, hint?: RegExp): void {
+  const exact = new RegExp(`^${status === 401 ? 'Unauthorized' : 'Forbidden'}$`);
+  if (res.body !== null && typeof res.body === 'object' && 'status' in res.body) expectProductError(res, status, exact);
+  else expectTransactionError(res, status, exact);
+  if (hint) expect(res.headers.get('x-sandbox-hint')).toMatch(hint);
+}
+
+/**
  * Minimal valid 1x1 images (checked with file(1)): real files, so the sandbox's content
  * sniffing sees what a browser upload would carry.
  */

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FEES } from '../../src/transactions/fees.js';
 import { TEST_CARDS } from '../../src/transactions/test-cards.js';
-import { ISO_UTC, createAccount, expectTransactionError } from '../helpers/catalog.js';
+import { ISO_UTC, createAccount, expectAuthError } from '../helpers/catalog.js';
 import { VALID_CARD, cardBody, control, created, expectBadRequest, fee, lookup, purchase, without, type Tx } from '../helpers/purchases.js';
 import { ROOT } from '../helpers/process.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
@@ -190,6 +190,6 @@ describe('card 400', () => {
 describe('card auth', () => {
   it('403 for a key without createTransaction', async () => {
     const { client: catalogOnly } = await createAccount(sb, ['isInvoiceAvailable']);
-    expectTransactionError(await purchase(catalogOnly, cardBody()), 403, /createTransaction/);
+    expectAuthError(await purchase(catalogOnly, cardBody()), 403, /createTransaction/);
   });
 });

@@ -15,9 +15,6 @@ describe('endpoints of the real service the sandbox does not emulate', () => {
     ['POST', '/transactions/purchase'],
     ['POST', '/transactions/credit-card'],
     ['POST', '/transactions/billet'],
-    ['POST', '/transactions/refund/100000000'],
-    ['GET', '/users/balance'],
-    ['POST', '/withdraws/cash-out'],
   ])('%s %s answers 501 in the transaction shape, naming the method and path', async (method, path) => {
     for (const c of [client, sb.clientFor(undefined)]) {
       const res = await c.request(method, path, method === 'POST' ? { body: { amount: 15000 } } : {});
@@ -36,6 +33,13 @@ describe('endpoints of the real service the sandbox does not emulate', () => {
       const res = await client.request(method, path);
       expectTransactionError(res, 404, new RegExp(`^${method} ${path.replace(/\//g, '\\/')} is not emulated by the sandbox: the spec has no such endpoint$`));
     }
+  });
+
+  it('refunds, the balance and cash-out are emulated now: their own answers, not a 501', async () => {
+    expectTransactionError(await client.post('/transactions/refund/100000000', {}), 404, /^Transaction not found$/);
+    expect((await client.get('/users/balance')).status).toBe(200);
+    expectTransactionError(await client.post('/withdraws/cash-out', { amount: 15000 }), 400, /pixKey is required/);
+    expectTransactionError(await sb.clientFor(undefined).get('/users/balance'), 401, /^Unauthorized$/);
   });
 
   it('the v2 purchase and the lookup are untouched by the not-emulated list', async () => {

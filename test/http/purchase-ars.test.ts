@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FEES } from '../../src/transactions/fees.js';
-import { ISO_UTC, createAccount, expectTransactionError } from '../helpers/catalog.js';
+import { ISO_UTC, createAccount, expectAuthError } from '../helpers/catalog.js';
 import { DOCS, arsBody, created, expectBadRequest, fee, purchase, without } from '../helpers/purchases.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 
@@ -108,12 +108,12 @@ describe('ARS 401 and 403', () => {
   it('401 without a key or with a bad key; 403 for a key without createTransaction', async () => {
     for (const key of [undefined, 'sk_test_nobody']) {
       const res = await sb.clientFor(key).post('/transactions/v2/purchase', arsBody());
-      expectTransactionError(res, 401, /API key/);
+      expectAuthError(res, 401, /API key/);
       expect(Object.keys(res.body as object).sort()).toEqual(['message', 'statusCode']);
     }
     const { client: catalogOnly } = await createAccount(sb, ['isInvoiceAvailable']);
     const res = await purchase(catalogOnly, arsBody());
-    expectTransactionError(res, 403, /createTransaction/);
+    expectAuthError(res, 403, /createTransaction/);
     expect(Object.keys(res.body as object).sort()).toEqual(['message', 'statusCode']);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FEES } from '../../src/transactions/fees.js';
-import { ISO_UTC, createAccount, expectTransactionError } from '../helpers/catalog.js';
+import { ISO_UTC, createAccount, expectAuthError } from '../helpers/catalog.js';
 import {
   BOLETO_ADDRESS,
   DOCS,
@@ -268,12 +268,12 @@ describe('BRL 401 and 403', () => {
   it('401 without a key or with a bad key; 403 for a key without createTransaction', async () => {
     for (const key of [undefined, 'sk_test_nobody']) {
       const res = await sb.clientFor(key).post('/transactions/v2/purchase', hybridBody());
-      expectTransactionError(res, 401, /API key/);
+      expectAuthError(res, 401, /API key/);
       expect(Object.keys(res.body as object).sort()).toEqual(['message', 'statusCode']);
     }
     const { client: catalogOnly } = await createAccount(sb, ['isInvoiceAvailable']);
     const res = await purchase(catalogOnly, hybridBody());
-    expectTransactionError(res, 403, /createTransaction/);
+    expectAuthError(res, 403, /createTransaction/);
     expect(Object.keys(res.body as object).sort()).toEqual(['message', 'statusCode']);
   });
 });

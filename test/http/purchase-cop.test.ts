@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FEES } from '../../src/transactions/fees.js';
-import { ISO_UTC, createAccount, expectTransactionError } from '../helpers/catalog.js';
+import { ISO_UTC, createAccount, expectTransactionError, expectAuthError } from '../helpers/catalog.js';
 import { copBody, created, expectBadRequest, fee, lookup, purchase, without, type Tx } from '../helpers/purchases.js';
 import { basic, startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 
@@ -171,7 +171,7 @@ describe('COP 401 and 403', () => {
   it('401 {statusCode, message} without error for no key and a bad key', async () => {
     for (const key of [undefined, 'sk_test_nobody']) {
       const res = await sb.clientFor(key).post('/transactions/v2/purchase', copBody());
-      expectTransactionError(res, 401, /API key/);
+      expectAuthError(res, 401, /API key/);
       expect(Object.keys(res.body as object).sort()).toEqual(['message', 'statusCode']);
     }
     const wrongScheme = await sb.clientFor(undefined).post('/transactions/v2/purchase', copBody(), {
@@ -183,7 +183,7 @@ describe('COP 401 and 403', () => {
   it('403 without error for a key lacking createTransaction, and nothing is created', async () => {
     const { client: catalogOnly } = await createAccount(sb, ['isInvoiceAvailable']);
     const res = await purchase(catalogOnly, copBody({ externalId: 'forbidden-1' }));
-    expectTransactionError(res, 403, /createTransaction/);
+    expectAuthError(res, 403, /createTransaction/);
     expect(Object.keys(res.body as object).sort()).toEqual(['message', 'statusCode']);
     expect((await catalogOnly.get('/transactions/forbidden-1?searchBy=externalId')).status).toBe(404);
   });

@@ -281,17 +281,21 @@ describe('authentication and authorization', () => {
   it('no key, a wrong key or another scheme is 401 in the family shape (transaction 401s have no error field)', async () => {
     for (const auth of [undefined, basic('sk_wrong'), `Bearer ${full.secretKey}`, 'Basic', `Basic ${Buffer.from(`user:${full.secretKey}`).toString('base64')}`]) {
       const product = await request('GET', '/v2/things', { auth });
-      expect(product).toMatchObject({ status: 401, body: { status: 401, error: UNAUTHORIZED } });
+      // Exactly the framework's word, which integrations match; the explanation in the hint.
+      expect(product).toMatchObject({ status: 401, body: { status: 401, error: 'Unauthorized' } });
+      expect(product.headers.get('x-sandbox-hint')).toBe(UNAUTHORIZED);
       const transaction = await request('GET', '/transactions/things/1', { auth });
       expect(transaction.status).toBe(401);
-      expect(transaction.body).toEqual({ statusCode: 401, message: UNAUTHORIZED });
+      expect(transaction.body).toEqual({ statusCode: 401, message: 'Unauthorized' });
+      expect(transaction.headers.get('x-sandbox-hint')).toBe(UNAUTHORIZED);
     }
     expect(events).toEqual([]);
   });
 
   it('a key without the operation\'s x-permission is 403 naming it, before the body is looked at', async () => {
     const res = await request('POST', '/v2/things', { key: reader.secretKey, body: 'not json at all', type: 'text/plain' });
-    expect(res).toMatchObject({ status: 403, body: { status: 403, error: 'API key lacks the permission isInvoiceAvailable' } });
+    expect(res).toMatchObject({ status: 403, body: { status: 403, error: 'Forbidden' } });
+    expect(res.headers.get('x-sandbox-hint')).toBe('API key lacks the permission isInvoiceAvailable');
     // The same key may call operations without a permission.
     expect((await request('GET', '/v2/things', { key: reader.secretKey })).status).toBe(200);
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, expectTransactionError } from '../helpers/catalog.js';
+import { createAccount, expectTransactionError, expectAuthError } from '../helpers/catalog.js';
 import { arsBody, copBody, created, hybridBody, pixBody, type Tx } from '../helpers/purchases.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 
@@ -46,7 +46,7 @@ describe('GET /transactions/:id', () => {
     for (const key of [undefined, 'sk_test_nobody']) {
       for (const path of [`/transactions/${tx.id}`, `/transactions/${tx.id}?searchBy=externalId`]) {
         const res = await sb.clientFor(key).get(path);
-        expectTransactionError(res, 401, /API key/);
+        expectAuthError(res, 401, /API key/);
         expect(Object.keys(res.body as object).sort()).toEqual(['message', 'statusCode']);
       }
     }

@@ -84,7 +84,63 @@ describe('mock mode: generated states agree with each other', () => {
     const base = amountRule('PurchaseRequest');
     expect(AMOUNT_LIMITS.COP).toEqual({ min: amountRule('CopPurchaseRules').minimum, max: amountRule('CopPurchaseRules').maximum });
     expect(AMOUNT_LIMITS.ARS).toEqual({ min: amountRule('ArsPurchaseRules').minimum, max: amountRule('ArsPurchaseRules').maximum });
-    expect(AMOUNT_LIMITS.BRL).toEqual({ min: base.minimum, max: amountRule('BrlPurchaseRules').maximum });
+    expect(AMOUNT_LIMITS.MXN).toEqual({ min: amountRule('MxnPurchaseRules').minimum, max: amountRule('MxnPurchaseRules').maximum });
+    // BRL: any positive amount passes the schema (an account may lower its minimum to 1); the default minimum is R$ 1,00.
+    expect(base.minimum).toBe(1);
+    expect(AMOUNT_LIMITS.BRL).toEqual({ min: 100, max: amountRule('BrlPurchaseRules').maximum });
+  });
+});
+
+describe('mock mode: generated withdrawals are ones the lifecycle could reach', () => {
+  const KEY_FORMS: Record<string, RegExp> = {
+    CPF: /^\d{11}$/,
+    CNPJ: /^[0-9A-Z]{12}\d{2}$/,
+    PHONE: /^\+55[1-9]{2}\d{8,9}$/,
+    EMAIL: /^[^@\s]+@[^@\s]+\.[^@\s]+$/,
+    EVP: /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+  };
+
+  it('a withdrawal: a key of its type, totalAmount = amount + the fee, an end-to-end id only once paid out, an error only when it failed', () => {
+    const all = [
+      ...bodies('createCashOut', 201),
+      ...bodies('getSandboxWithdrawal', 200),
+      ...bodies('approveWithdrawal', 200),
+      ...bodies('rejectWithdrawal', 200),
+      ...bodies('listWithdrawals', 200).flatMap((page) => page.data as Json[]),
+    ];
+    expect(all.length).toBeGreaterThan(SEEDS.length * 4);
+    for (const w of all) {
+      const at = JSON.stringify(w);
+      expect(String(w.receiverPix), at).toMatch(KEY_FORMS[String(w.pixType)] ?? /^$/);
+      expect(w.totalAmount, at).toBe((w.amount as number) + 100);
+      expect(w.endToEndId !== null, at).toBe(['WITHDRAW_APPROVED', 'WITHDRAW_RETURNED'].includes(String(w.status)));
+      expect(w.error !== null, at).toBe(['WITHDRAW_REJECTED', 'WITHDRAW_ERROR', 'WITHDRAW_RETURNED'].includes(String(w.status)));
+      expect(String(w.updatedAt) >= String(w.createdAt), at).toBe(true);
+    }
+    for (const w of bodies('createCashOut', 201)) expect(w).toMatchObject({ status: 'WITHDRAW_REQUEST', endToEndId: null, error: null, updatedAt: w.createdAt });
+  });
+
+  it('a lookup agrees with its status; a cash-out webhook names its withdrawal and no transaction', () => {
+    for (const w of bodies('getWithdrawal', 200)) {
+      expect(w.endToEndId !== null).toBe(['WITHDRAW_APPROVED', 'WITHDRAW_RETURNED'].includes(String(w.status)));
+      expect(w.errorMessage !== null).toBe(['WITHDRAW_REJECTED', 'WITHDRAW_ERROR', 'WITHDRAW_RETURNED'].includes(String(w.status)));
+    }
+    const payloads = bodies('listWebhooks', 200).flatMap((page) => (page.data as Json[]).map((d) => d.payload as Json));
+    for (const body of payloads) {
+      const payload = body.payload as Json;
+      const cashOut = String(body.event).startsWith('cashout.');
+      expect(payload.transaction_id === null, JSON.stringify(body)).toBe(cashOut);
+      expect(payload.withdrawal_id === null, JSON.stringify(body)).toBe(!cashOut);
+    }
+  });
+
+  it('an MXN charge carries a CLABE with a valid check digit', () => {
+    const mxn = ['createPurchase', 'getTransaction'].flatMap((op) => bodies(op, op === 'createPurchase' ? 201 : 200)).filter((t) => t.currency === 'MXN');
+    for (const t of mxn) {
+      const digits = String(t.clabe).split('').map(Number);
+      const sum = digits.slice(0, 17).reduce((acc, d, i) => acc + ((d * [3, 7, 1][i % 3]!) % 10), 0);
+      expect(digits[17], String(t.clabe)).toBe((10 - (sum % 10)) % 10);
+    }
   });
 });
 

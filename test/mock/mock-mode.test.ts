@@ -45,6 +45,13 @@ const BODIES: Record<string, unknown> = {
   advanceClock: { ms: 1000 },
   setAutopilot: { rules: [] },
   setFaults: { rules: [] },
+  createCashOut: { amount: 5000, pixType: 'EVP', pixKey: '3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70' },
+  refundPurchase: {},
+  creditBalance: { amount: 100000 },
+  rejectWithdrawal: { message: 'Conta encerrada' },
+  failWithdrawal: {},
+  returnWithdrawal: {},
+  setLimits: { minimums: [{ currency: 'BRL', amount: 500 }] },
 };
 
 interface Route {
@@ -123,15 +130,18 @@ describe('mock mode (--mock)', () => {
         'approveBoleto',
         'approveCheckout',
         'approvePix',
+        'approveSpei',
         'getBoletoPage',
         'getCheckoutPage',
         'getEventStream',
         'getObject',
         'getPixPage',
         'getPixQr',
+        'getSpeiPage',
         'rejectBoleto',
         'rejectCheckout',
         'rejectPix',
+        'rejectSpei',
       ].sort(),
     );
     for (const route of others) {
@@ -178,7 +188,7 @@ describe('mock mode (--mock)', () => {
     const account = (await sb.client.post<Record<string, unknown>>('/_sandbox/accounts', BODIES.createAccount)).body;
     expect(account.id).toMatch(/^acc_/);
     const purchase = (await sb.client.post<Record<string, unknown>>('/transactions/v2/purchase', BODIES.createPurchase)).body;
-    expect(['COP', 'ARS', 'BRL']).toContain(purchase.currency);
+    expect(['COP', 'ARS', 'BRL', 'MXN']).toContain(purchase.currency);
   });
 
   it('is stable for a seed, whatever the order of requests, and changes with the seed', async () => {

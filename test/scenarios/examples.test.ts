@@ -43,13 +43,16 @@ describe('example scenarios in scenarios/', () => {
       }
     }
     expect([...variants].sort()).toEqual(
-      ['ARS BANK_TRANSFER', 'BRL BOLETO', 'BRL CREDIT_CARD', 'BRL PIX', 'BRL PIX_BOLETO', 'COP BANK_TRANSFER', 'COP BREB', 'COP NEQUI', 'COP PSE'].sort(),
+      ['ARS BANK_TRANSFER', 'BRL BOLETO', 'BRL CREDIT_CARD', 'BRL PIX', 'BRL PIX_BOLETO', 'COP BANK_TRANSFER', 'COP BREB', 'COP NEQUI', 'COP PSE', 'MXN SPEI'].sort(),
     );
     // Every step kind of the language is shown by at least one example.
     expect([...kinds].sort()).toEqual(
-      ['account', 'advanceClock', 'chargeback', 'decline', 'expectError', 'expectTransaction', 'expectWebhook', 'expire', 'faults', 'offer', 'pay', 'product', 'purchase', 'receiver', 'refund', 'request', 'waitForInstruction'].sort(),
+      [
+        'account', 'advanceClock', 'cashOut', 'chargeback', 'decline', 'expectBalance', 'expectError', 'expectTransaction', 'expectWebhook', 'expectWithdrawal',
+        'expire', 'faults', 'offer', 'pay', 'product', 'purchase', 'receiver', 'refund', 'request', 'waitForInstruction',
+      ].sort(),
     );
-    for (const name of ['hybrid-paid-by-pix', 'hybrid-paid-by-boleto', 'webhook-receiver-recovers', 'boleto-expires', 'permission-errors', 'validation-errors', 'refund-and-chargeback', 'faults-purchase-503-retry', 'faults-timeout-after-commit', 'faults-duplicate-webhook', 'faults-bad-signature']) {
+    for (const name of ['hybrid-paid-by-pix', 'hybrid-paid-by-boleto', 'webhook-receiver-recovers', 'boleto-expires', 'permission-errors', 'validation-errors', 'refund-and-chargeback', 'faults-purchase-503-retry', 'faults-timeout-after-commit', 'faults-duplicate-webhook', 'faults-bad-signature', 'cashout-paid', 'cashout-outcomes', 'balance-ledger', 'mxn-spei', 'minimums']) {
       expect(files).toContain(`scenarios/${name}.yaml`);
     }
   });

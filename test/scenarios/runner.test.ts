@@ -94,7 +94,7 @@ steps:
     const bad = await run('name: bad key\naccount: { key: sk_test_nope }\nsteps:\n  - purchase: {}\n');
     expect(outcomes(bad)).toEqual(['failed', 'skipped']);
     expect(bad.steps[0]).toMatchObject({ kind: 'setup', title: 'set up: check account.key' });
-    expect(bad.steps[0]?.failure?.message).toMatch(/expected HTTP 200, got 401: API key invalid or absent/);
+    expect(bad.steps[0]?.failure?.message).toMatch(/expected HTTP 200, got 401: Unauthorized/);
   });
 
   it('a template that finds nothing fails its step with the reason', async () => {

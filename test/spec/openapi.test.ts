@@ -10,6 +10,7 @@ import { createAutopilotHandlers } from '../../src/http/autopilot-handlers.js';
 import { createFaultHandlers } from '../../src/http/fault-handlers.js';
 import { createInspectorHandlers } from '../../src/http/inspector-handlers.js';
 import { createPageHandlers } from '../../src/pages/handlers.js';
+import { createWithdrawalHandlers } from '../../src/http/withdrawal-handlers.js';
 import { OPENAPI_PATH, loadOpenApi } from '../../src/spec/openapi.js';
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
@@ -57,6 +58,7 @@ describe('openapi.yaml', () => {
       ...Object.keys(createFaultHandlers({} as Parameters<typeof createFaultHandlers>[0])),
       ...Object.keys(createInspectorHandlers({} as Parameters<typeof createInspectorHandlers>[0], {} as Parameters<typeof createInspectorHandlers>[1], {} as Parameters<typeof createInspectorHandlers>[2])),
       ...Object.keys(createPageHandlers({} as Parameters<typeof createPageHandlers>[0])),
+      ...Object.keys(createWithdrawalHandlers({} as Parameters<typeof createWithdrawalHandlers>[0])),
     ];
     expect([...handled].sort()).toEqual([...ids].map(String).sort());
   });

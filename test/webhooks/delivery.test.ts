@@ -107,6 +107,7 @@ describe('cashin.paid: body, headers and signature', () => {
       id: expect.stringMatching(/^whd_/),
       event: 'cashin.paid',
       transactionId: tx.id,
+      withdrawalId: null,
       url: r.url,
       status: 'delivered',
       attempts: [
@@ -151,12 +152,12 @@ describe('cashin.paid: body, headers and signature', () => {
   it('external_id is null without externalId; amount is the centavos of the purchase', async () => {
     const { client } = await createAccount(sb);
     const r = await receiver(200);
-    const tx = await created(client, pixBody({ postbackUrl: r.url, amount: 1 }));
+    const tx = await created(client, pixBody({ postbackUrl: r.url, amount: 101 }));
     await pay(client, tx.id);
     const [req] = await r.waitForRequests(1);
     const payload = (req!.body as CashinPaid).payload;
     expect(payload.external_id).toBeNull();
-    expect(payload.amount).toBe(1);
+    expect(payload.amount).toBe(101);
     expect(payload.transaction_id).toBe(tx.id);
   });
 

@@ -11,12 +11,15 @@ import { LiveState } from './state.js';
 import { newPurchaseView } from './purchase.js';
 import { transactionView, transactionsView } from './transactions.js';
 import { webhooksView } from './webhooks.js';
+import { withdrawalView, withdrawalsView } from './withdrawals.js';
 
 /** Hash routes, so the sandbox serves one page and a reload keeps the place. */
 const ROUTES: readonly [RegExp, View][] = [
   [/^#\/transactions\/new$/, newPurchaseView],
   [/^#\/transactions\/(.+)$/, transactionView],
   [/^#\/transactions$/, transactionsView],
+  [/^#\/withdrawals\/(.+)$/, withdrawalView],
+  [/^#\/withdrawals$/, withdrawalsView],
   [/^#\/webhooks$/, webhooksView],
   [/^#\/requests$/, requestsView],
   [/^#\/catalog$/, catalogView],

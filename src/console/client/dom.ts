@@ -48,11 +48,12 @@ export function pre(value: unknown, label: string): HTMLElement {
   return h('pre', { class: 'code', tabindex: 0, 'aria-label': label }, text);
 }
 
-/** "R$ 150,00" / "$ 15.000,00 COP": the same hand-written format as the payer pages. */
+/** "R$ 150,00" / "$ 15.000,00 COP" / "$1,234.56 MXN": the same hand-written formats as the payer pages. */
 export function money(centavos: number, currency: string): string {
   const abs = Math.abs(Math.trunc(centavos));
   const units = String(Math.floor(abs / 100)).replace(/\B(?=(\d{3})+(?!\d))/g, '.');
   const value = `${centavos < 0 ? '-' : ''}${units},${String(abs % 100).padStart(2, '0')}`;
+  if (currency === 'MXN') return `${centavos < 0 ? '-' : ''}$${units.replace(/\./g, ',')}.${String(abs % 100).padStart(2, '0')} MXN`;
   return currency === 'BRL' ? `R$ ${value}` : `$ ${value} ${currency}`;
 }
 
@@ -73,6 +74,12 @@ const TONES: Record<string, string> = {
   REFUNDED: 'muted',
   CHARGEBACK: 'bad',
   BLOCKED: 'bad',
+  WITHDRAW_REQUEST: 'warn',
+  WITHDRAW_PROCESSING: 'warn',
+  WITHDRAW_APPROVED: 'ok',
+  WITHDRAW_REJECTED: 'bad',
+  WITHDRAW_ERROR: 'bad',
+  WITHDRAW_RETURNED: 'muted',
   delivered: 'ok',
   pending: 'warn',
   failed: 'bad',

@@ -21,6 +21,8 @@ export interface SandboxEvent {
   type: string;
   createdAt: string;
   transactionId: string | null;
+  /** Events of withdrawals (and of their webhook deliveries) name them here. */
+  withdrawalId?: string | null;
   data: unknown;
 }
 

@@ -7,8 +7,8 @@ import { byIdDesc, type SandboxEvent, type Tx } from './state.js';
 import { deliveryCard, type Delivery } from './webhooks.js';
 
 const STATUSES = ['PENDING', 'APPROVED', 'REFUNDED', 'CHARGEBACK', 'BLOCKED'];
-const CURRENCIES = ['BRL', 'COP', 'ARS'];
-const METHODS = ['PIX', 'BOLETO', 'PIX_BOLETO', 'CREDIT_CARD', 'PSE', 'NEQUI', 'BREB', 'BANK_TRANSFER'];
+const CURRENCIES = ['BRL', 'COP', 'ARS', 'MXN'];
+const METHODS = ['PIX', 'BOLETO', 'PIX_BOLETO', 'CREDIT_CARD', 'PSE', 'NEQUI', 'BREB', 'BANK_TRANSFER', 'SPEI'];
 
 /** Filter choices survive redraws and visits to a detail. */
 const filters = { status: '', currency: '', method: '', text: '' };
@@ -149,6 +149,10 @@ function instruction(tx: Tx, payerPages: PayerPages | null): HTMLElement {
   if (tx.currency === 'COP') {
     rows.push(['Redirect URL', typeof tx.redirectUrl === 'string' ? h('span', { class: 'mono wrap' }, tx.redirectUrl) : 'not filled yet']);
     if (payerPages?.checkout) pages.push(link(payerPages.checkout.url, 'Checkout page'));
+  }
+  if (tx.currency === 'MXN' && typeof tx.clabe === 'string') {
+    rows.push(['CLABE', h('span', { class: 'mono' }, tx.clabe)]);
+    pages.push(link(`/_sandbox/spei/${encodeURIComponent(tx.id)}`, 'SPEI payer page'));
   }
   if (tx.currency === 'ARS') {
     rows.push(['CVU', typeof tx.cvu === 'string' ? h('span', { class: 'mono' }, tx.cvu) : 'not filled yet']);

@@ -26,7 +26,8 @@ interface SentRequest {
 export interface Delivery {
   id: string;
   event: string;
-  transactionId: string;
+  transactionId: string | null;
+  withdrawalId?: string | null;
   url: string | null;
   status: string;
   attempts: Attempt[];
@@ -120,8 +121,9 @@ export function deliveryCard(ctx: Context, d: Delivery, onChange: () => void): H
     h(
       'p',
       { class: 'meta' },
-      'Transaction ',
-      h('a', { href: `#/transactions/${encodeURIComponent(d.transactionId)}` }, d.transactionId),
+      d.withdrawalId
+        ? ['Withdrawal ', h('a', { href: `#/withdrawals/${encodeURIComponent(d.withdrawalId)}` }, d.withdrawalId)]
+        : ['Transaction ', h('a', { href: `#/transactions/${encodeURIComponent(d.transactionId ?? '')}` }, d.transactionId ?? '—')],
       ' → ',
       h('span', { class: 'mono wrap' }, d.url ?? 'no URL (undeliverable)'),
       ` · ${d.attempts.length} attempt${d.attempts.length === 1 ? '' : 's'}`,

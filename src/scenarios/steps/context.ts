@@ -30,6 +30,8 @@ export interface ScenarioState {
   /** The most recent purchase's transaction and product: the default of later steps. */
   lastTransactionId: string | undefined;
   lastProductId: string | undefined;
+  /** The most recent cashOut's withdrawal: the default of expectWithdrawal. */
+  lastWithdrawalId: string | undefined;
   /** Receiver requests already taken by an expectWebhook step (by seq). */
   takenWebhooks: Set<number>;
   productCount: number;

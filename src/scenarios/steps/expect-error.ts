@@ -12,6 +12,7 @@ import { payCall } from './pay.js';
 import { productCall } from './product.js';
 import { purchaseCall } from './purchase.js';
 import { requestCall } from './request.js';
+import { cashOutCall } from './withdrawals.js';
 
 export const CALLS: Record<CallKind, CallDefinition> = {
   account: accountCall,
@@ -25,6 +26,7 @@ export const CALLS: Record<CallKind, CallDefinition> = {
   refund: refundCall,
   chargeback: chargebackCall,
   advanceClock: advanceClockCall,
+  cashOut: cashOutCall,
 };
 
 const innerOf = (p: Params): { kind: CallKind; params: Params } => {
@@ -82,6 +84,11 @@ export const expectErrorStep: StepDefinition = {
       if (typeof text !== 'string' || !new RegExp(String(p.message)).test(text)) {
         mismatches.push({ path: `body.${field}`, expected: { matches: String(p.message) }, actual: text });
       }
+    }
+    if (p.hint !== undefined) {
+      // The sandbox's explanation, apart from the exact message integrations match on.
+      const hint = exchange.headers['x-sandbox-hint'];
+      if (hint === undefined || !new RegExp(String(p.hint)).test(hint)) mismatches.push({ path: 'headers.x-sandbox-hint', expected: { matches: String(p.hint) }, actual: hint });
     }
     if (mismatches.length) {
       throw new StepFailure(`the ${status} answer is not the expected ${shape} error (${mismatches.length} difference${mismatches.length > 1 ? 's' : ''})`, { mismatches, exchange });

@@ -10,11 +10,13 @@ import { str } from './context.js';
 const DEFAULT_TIMEOUT_MS = 5000;
 
 const transactionIdOf = (request: ReceivedWebhook): unknown => ((request.body as { payload?: { transaction_id?: unknown } } | null)?.payload ?? {}).transaction_id;
+const withdrawalIdOf = (request: ReceivedWebhook): unknown => ((request.body as { payload?: { withdrawal_id?: unknown } } | null)?.payload ?? {}).withdrawal_id;
 
 /** Every way a received request differs from what the step wants. */
 function differences(p: Params, request: ReceivedWebhook, secret: string | undefined): Mismatch[] {
   const out: Mismatch[] = [];
   if (p.transaction !== undefined) out.push(...match(String(p.transaction), transactionIdOf(request), 'body.payload.transaction_id'));
+  if (p.withdrawal !== undefined) out.push(...match(String(p.withdrawal), withdrawalIdOf(request), 'body.payload.withdrawal_id'));
   if (p.answered !== undefined) out.push(...match(p.answered, request.answered, 'answered'));
   if (p.headers !== undefined) {
     const lowered = Object.fromEntries(Object.entries(p.headers as object).map(([k, v]) => [k.toLowerCase(), v as unknown]));
@@ -40,7 +42,8 @@ const summary = (request: ReceivedWebhook, state: ScenarioState, secret: string 
   const sig = secret === undefined ? '' : signatureValid(request.body, request.headers['x-signature'], secret) ? ', signature valid' : ', signature INVALID';
   const attempt = request.headers['x-sandbox-attempt'] ? ` attempt ${request.headers['x-sandbox-attempt']}` : '';
   const event = (request.body as { event?: unknown } | null)?.event;
-  return `#${request.seq} ${request.method} ${request.path} ${String(event ?? '')} transaction ${String(transactionIdOf(request))}${attempt} → answered ${request.answered}${sig}${state.takenWebhooks.has(request.seq) ? ' (taken by an earlier step)' : ''}`;
+  const about = withdrawalIdOf(request) ? `withdrawal ${String(withdrawalIdOf(request))}` : `transaction ${String(transactionIdOf(request))}`;
+  return `#${request.seq} ${request.method} ${request.path} ${String(event ?? '')} ${about}${attempt} → answered ${request.answered}${sig}${state.takenWebhooks.has(request.seq) ? ' (taken by an earlier step)' : ''}`;
 };
 
 /**
@@ -48,7 +51,8 @@ const summary = (request: ReceivedWebhook, state: ScenarioState, secret: string 
  * expectWebhook step, then takes it (retries of a delivery are separate requests).
  */
 export const expectWebhookStep: StepDefinition = {
-  title: (p) => `expectWebhook${p.transaction !== undefined ? ` ${str(p.transaction)}` : ''}${p.answered !== undefined ? ` answered ${str(p.answered)}` : ''}`,
+  title: (p) =>
+    `expectWebhook${p.transaction !== undefined ? ` ${str(p.transaction)}` : ''}${p.withdrawal !== undefined ? ` withdrawal ${str(p.withdrawal)}` : ''}${p.answered !== undefined ? ` answered ${str(p.answered)}` : ''}`,
   async run(p, state) {
     const secret = str(p.secret) ?? state.account.webhookSecret;
     const mode = str(p.signature) ?? 'valid';

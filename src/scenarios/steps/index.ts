@@ -15,6 +15,7 @@ import { purchaseStep } from './purchase.js';
 import { receiverStep } from './receiver.js';
 import { requestStep } from './request.js';
 import { waitForInstructionStep } from './wait-for-instruction.js';
+import { cashOutStep, expectBalanceStep, expectWithdrawalStep } from './withdrawals.js';
 
 /** Every step kind of the language, by the key that names it in a scenario file. */
 export const STEPS: Record<StepKind, StepDefinition> = {
@@ -35,4 +36,7 @@ export const STEPS: Record<StepKind, StepDefinition> = {
   expectError: expectErrorStep,
   receiver: receiverStep,
   faults: faultsStep,
+  cashOut: cashOutStep,
+  expectWithdrawal: expectWithdrawalStep,
+  expectBalance: expectBalanceStep,
 };

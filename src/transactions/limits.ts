@@ -1,0 +1,131 @@
+import { invalid } from '../errors.js';
+import type { Collection, Store } from '../store/store.js';
+import type { Currency, Method } from './transaction-record.js';
+
+export interface MinimumRule {
+  currency: Currency;
+  method?: Method;
+  amount: number;
+}
+
+export interface EffectiveLimit {
+  currency: Currency;
+  method: Method;
+  minimum: number;
+  maximum: number;
+  source: 'default' | 'account';
+}
+
+export interface LimitsState {
+  minimums: MinimumRule[];
+  effective: EffectiveLimit[];
+}
+
+interface Range {
+  /** What the spec (or, where it is silent, the sandbox) allows at all: a minimum cannot go below it. */
+  floor: number;
+  /** The default minimum. */
+  minimum: number;
+  maximum: number;
+  methods: readonly Method[];
+}
+
+/**
+ * Purchase ranges by currency, in centavos. COP and ARS are the spec's (openapi.yaml's
+ * purchase rules check them for every account). BRL's maximum is the boleto barcode's ten
+ * digits; its default minimum of R$ 1,00 is what integrations' own code enforces, and an
+ * account may lower it to a centavo. MXN's range is the sandbox's choice.
+ */
+export const DEFAULT_LIMITS: Readonly<Record<Currency, Range>> = {
+  COP: { floor: 1_000_000, minimum: 1_000_000, maximum: 1_000_000_000, methods: ['BANK_TRANSFER', 'PSE', 'NEQUI', 'BREB'] },
+  ARS: { floor: 200_000, minimum: 200_000, maximum: 100_000_000, methods: ['BANK_TRANSFER'] },
+  BRL: { floor: 1, minimum: 100, maximum: 9_999_999_999, methods: ['PIX', 'BOLETO', 'PIX_BOLETO', 'CREDIT_CARD'] },
+  MXN: { floor: 1_000, minimum: 1_000, maximum: 100_000_000, methods: ['SPEI'] },
+};
+
+const CURRENCIES = Object.keys(DEFAULT_LIMITS) as Currency[];
+
+/** The exact message integrations match on; the minimum in effect goes in the hint. */
+export const BELOW_MINIMUM = 'Sale value below minimum';
+
+interface AccountLimits {
+  id: string;
+  minimums: MinimumRule[];
+}
+
+/** Each account's purchase minimums, by currency and optionally by method (`PUT /_sandbox/limits`). */
+export class Limits {
+  private readonly records: Collection<AccountLimits>;
+
+  constructor(store: Store) {
+    this.records = store.collection<AccountLimits>('limits');
+  }
+
+  state(accountId: string): LimitsState {
+    const minimums = this.records.get(accountId)?.minimums ?? [];
+    const effective: EffectiveLimit[] = [];
+    for (const currency of CURRENCIES) {
+      const range = DEFAULT_LIMITS[currency];
+      for (const method of range.methods) {
+        const own = ruleFor(minimums, currency, method);
+        effective.push({ currency, method, minimum: own?.amount ?? range.minimum, maximum: range.maximum, source: own ? 'account' : 'default' });
+      }
+    }
+    return { minimums, effective };
+  }
+
+  /** Replaces the account's minimums; every rule is checked before anything changes. */
+  set(accountId: string, minimums: MinimumRule[]): LimitsState {
+    const seen = new Set<string>();
+    for (const [i, rule] of minimums.entries()) {
+      const range = DEFAULT_LIMITS[rule.currency];
+      const at = `minimums[${i}]`;
+      if (rule.method !== undefined && !range.methods.includes(rule.method)) {
+        throw invalid(`${at}.method ${rule.method} is not a method of ${rule.currency} (${range.methods.join(', ')})`);
+      }
+      const key = `${rule.currency} ${rule.method ?? '*'}`;
+      if (seen.has(key)) throw invalid(`${at} repeats the minimum of ${rule.currency}${rule.method ? ` ${rule.method}` : ''}`);
+      seen.add(key);
+      if (rule.amount < range.floor) {
+        throw invalid(`${at}.amount cannot be below ${range.floor} centavos in ${rule.currency}: the service refuses less whatever the account`);
+      }
+      if (rule.amount > range.maximum) throw invalid(`${at}.amount cannot be above the ${rule.currency} maximum of ${range.maximum} centavos`);
+    }
+    const kept = minimums.map((r) => ({ currency: r.currency, ...(r.method !== undefined && { method: r.method }), amount: r.amount }));
+    this.records.put({ id: accountId, minimums: kept });
+    return this.state(accountId);
+  }
+
+  clear(accountId: string): LimitsState {
+    this.records.delete(accountId);
+    return this.state(accountId);
+  }
+
+  minimumFor(accountId: string, currency: Currency, method: Method): number {
+    const own = ruleFor(this.records.get(accountId)?.minimums ?? [], currency, method);
+    return own?.amount ?? DEFAULT_LIMITS[currency].minimum;
+  }
+
+  /** Refuses an amount below the account's minimum (the schema has checked the spec's range). */
+  check(accountId: string, currency: Currency, method: Method, amount: number): void {
+    const minimum = this.minimumFor(accountId, currency, method);
+    if (amount >= minimum) return;
+    const own = ruleFor(this.records.get(accountId)?.minimums ?? [], currency, method) !== undefined;
+    throw invalid(
+      BELOW_MINIMUM,
+      `amount ${amount} is below the minimum of ${minimum} centavos for ${currency} ${method}` +
+        (own ? " (this account's minimum, GET /_sandbox/limits)" : ' (the default minimum; PUT /_sandbox/limits changes it)'),
+    );
+  }
+
+  deleteAll(accountId: string): number {
+    if (!this.records.get(accountId)) return 0;
+    this.records.delete(accountId);
+    return 1;
+  }
+}
+
+/** A rule naming the method wins over the currency's own. */
+function ruleFor(minimums: readonly MinimumRule[], currency: Currency, method: Method): MinimumRule | undefined {
+  return minimums.find((r) => r.currency === currency && r.method === method) ?? minimums.find((r) => r.currency === currency && r.method === undefined);
+}
