@@ -51,7 +51,7 @@ function hostOf(url: string): string | undefined {
 const OWN_FETCH_SITES = new Set(['same-origin', 'none']);
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** The payer pages' buttons are HTML forms, outside the JSON-only rule; their handlers demand the same origin. */
-const PAYER_PAGE = /^\/_sandbox\/(checkout|boletos|pix)\//;
+const PAYER_PAGE = /^\/_sandbox\/(checkout|boletos|pix|spei)\//;
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
 /** What a browser script of an allowed origin may read of an answer, besides the CORS-safelisted headers. */
 const EXPOSED_HEADERS = ['x-trace-id', 'x-sandbox-hint', 'x-sandbox-fault', 'x-sandbox-response-invalid', 'retry-after'];

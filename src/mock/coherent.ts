@@ -122,7 +122,7 @@ function coherentDelivery(delivery: Json, ctx: MockContext): Json {
     out.transactionId = null;
     out.withdrawalId = typeof askedWd === 'string' ? askedWd : typeof out.withdrawalId === 'string' ? out.withdrawalId : SAMPLE_KEYS.EVP;
   } else {
-    if (typeof askedTx === 'string') out.transactionId = askedTx;
+    out.transactionId = typeof askedTx === 'string' ? askedTx : typeof out.transactionId === 'string' && /^\d+$/.test(out.transactionId) ? out.transactionId : '100000000';
     out.withdrawalId = null;
   }
   inner.transaction_id = out.transactionId;

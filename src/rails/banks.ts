@@ -32,3 +32,12 @@ export const ARGENTINE_BANKS: readonly Bank[] = [
   { code: '285', name: 'Banco Macro' },
   { code: '014', name: 'Banco de la Provincia de Buenos Aires' },
 ];
+
+/** Mexican SPEI participants by the bank code that opens the CLABEs they issue (payment-formats.md). */
+export const MEXICAN_BANKS: readonly Bank[] = [
+  { code: '002', name: 'Banamex' },
+  { code: '012', name: 'BBVA México' },
+  { code: '014', name: 'Santander México' },
+  { code: '072', name: 'Banorte' },
+  { code: '646', name: 'STP' },
+];

@@ -1,4 +1,4 @@
-import { ARGENTINE_BANKS, PSE_BANKS } from '../rails/banks.js';
+import { ARGENTINE_BANKS, MEXICAN_BANKS, PSE_BANKS } from '../rails/banks.js';
 import { endToEndId } from '../rails/pix-e2e.js';
 import { cryptoRng, pick, type Rng } from '../rails/random.js';
 
@@ -13,17 +13,20 @@ export const PAYER_INSTITUTIONS = [
 ] as const;
 
 /**
- * `ispb` is a Brazilian field (8 digits) that clients parse for every payer: a Colombian or
- * Argentine bank carries its own clearing code there (ACH Colombia, BCRA), zero-padded.
+ * `ispb` is a Brazilian field (8 digits) that clients parse for every payer: a Colombian,
+ * Argentine or Mexican bank carries its own clearing code there (ACH Colombia, BCRA, the SPEI
+ * bank code), zero-padded.
  */
 const padded = (banks: readonly { code: string; name: string }[]) => banks.map((b) => ({ ispb: b.code.padStart(8, '0'), bank: b.name }));
 const COLOMBIAN = padded(PSE_BANKS);
 const ARGENTINE = padded(ARGENTINE_BANKS);
+const MEXICAN = padded(MEXICAN_BANKS);
 
 /** The payer's bank is one of the charge's country; a Nequi payment comes from Nequi. */
 function institutionsFor(currency: string, method: string): readonly { ispb: string; bank: string }[] {
   if (currency === 'COP') return method === 'NEQUI' ? COLOMBIAN.filter((b) => b.bank === 'Nequi') : COLOMBIAN;
   if (currency === 'ARS') return ARGENTINE;
+  if (currency === 'MXN') return MEXICAN;
   return PAYER_INSTITUTIONS;
 }
 

@@ -111,14 +111,17 @@ describe('console: payouts', () => {
     const page = await signedIn(key, WIDTHS.desktop, `#/transactions/${tx.id}`);
     await page.locator('dd span.mono', { hasText: String(tx.clabe) }).waitFor();
     const link = page.getByRole('link', { name: 'SPEI payer page' });
-    expect(await link.getAttribute('href')).toBe(`/_sandbox/spei/${tx.id}`);
+    // The link carries the charge's payer token: without it the page is a 404.
+    const href = String(await link.getAttribute('href'));
+    expect(href).toMatch(new RegExp(`/_sandbox/spei/${tx.id}\\?token=[A-Za-z0-9_-]{24}$`));
+    const spei = new URL(href);
     await page.close();
 
     // Phone first: the desktop visit pays, and a paid charge no longer shows its CLABE.
     for (const [name, width] of [['phone', WIDTHS.phone], ['desktop', WIDTHS.desktop]] as const) {
       const payer = await chromium.context.newPage();
       await payer.setViewportSize({ width, height: 860 });
-      await payer.goto(`${sandbox.url}/_sandbox/spei/${tx.id}`);
+      await payer.goto(`${sandbox.url}${spei.pathname}${spei.search}`);
       await payer.getByText('$1,250.50 MXN').first().waitFor();
       expect(await payer.getByText(/^646 180 \d{11} \d$/).count()).toBe(1);
       expect(await overflow(payer)).toBeLessThanOrEqual(0);

@@ -5,6 +5,7 @@ import {
   createAccount,
   createOffer,
   createProduct,
+  expectAuthError,
   expectProductError,
   expectTransactionError,
   imageForm,
@@ -77,7 +78,7 @@ describe('malformed JSON', () => {
 
   it('is not even read without a key: authentication comes before the body (contract v3, Shared use)', async () => {
     const res = await sb.clientFor(undefined).request('POST', '/v2/products', { raw: '{', headers: { 'content-type': 'application/json' } });
-    expectProductError(res, 401, /API key invalid or absent/);
+    expectAuthError(res, 401, /API key invalid or absent/);
   });
 });
 

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, expectTransactionError } from '../helpers/catalog.js';
 import { control, created, lookup, purchase, type Body } from '../helpers/purchases.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
+import { localPath, payerPages, payerPost } from '../helpers/payer-pages.js';
 
 let sb: TestSandbox;
 let client: Client;
@@ -71,17 +72,22 @@ describe('POST /transactions/v2/purchase in MXN (SPEI)', () => {
     const paid = await control(client, tx.id, 'pay');
     expect(paid.body).toMatchObject({ status: 'APPROVED', clabe: tx.clabe });
     const page = await created(client, mxnBody({ externalId: 'mx-page' }));
-    const html = await fetch(`${sb.url}/_sandbox/spei/${page.id}`);
+    const links = await payerPages(client, page.id);
+    expect(links.spei).not.toBeNull();
+    const spei = links.spei!;
+    // The link is the payer's key: without its token the page is as unknown as a wrong id.
+    expect((await fetch(`${sb.url}/_sandbox/spei/${page.id}`, { headers: { accept: 'application/json' } })).status).toBe(404);
+    const html = await fetch(new URL(localPath(spei.url), sb.url));
     expect(html.status).toBe(200);
     const text = await html.text();
     expect(text).toContain('646 180');
     expect(text).toContain('$250.00 MXN');
     expect(text).toContain('Tienda Mx');
-    const approve = await fetch(`${sb.url}/_sandbox/spei/${page.id}/approve`, { method: 'POST', redirect: 'manual' });
+    const approve = await payerPost(sb.url, spei.approveUrl);
     expect(approve.status).toBe(303);
-    expect(approve.headers.get('location')).toBe(`/_sandbox/spei/${page.id}?result=approved`);
+    expect(approve.headers.get('location')).toBe(`/_sandbox/spei/${page.id}?token=${links.token}&result=approved`);
     expect((await lookup(client, page.id)).status).toBe('APPROVED');
-    const done = await (await fetch(`${sb.url}/_sandbox/spei/${page.id}?result=approved`)).text();
+    const done = await (await fetch(new URL(`${localPath(spei.url)}&result=approved`, sb.url))).text();
     expect(done).toContain('Transferencia recibida');
   });
 
@@ -90,7 +96,8 @@ describe('POST /transactions/v2/purchase in MXN (SPEI)', () => {
     expect((await fetch(`${sb.url}/_sandbox/checkout/${tx.id}`, { headers: { accept: 'application/json' } })).status).toBe(404);
     const brl = await created(client, { ...mxnBody(), currency: undefined, paymentMethod: 'PIX', phone: '11987654321', cpf: '52998224725', responsibleDocument: '11222333000181', externalId: 'br' });
     expect((await fetch(`${sb.url}/_sandbox/spei/${brl.id}`, { headers: { accept: 'application/json' } })).status).toBe(404);
-    const reject = await fetch(`${sb.url}/_sandbox/spei/${tx.id}/reject`, { method: 'POST', redirect: 'manual' });
+    expect((await payerPages(client, brl.id)).spei).toBeNull();
+    const reject = await payerPost(sb.url, (await payerPages(client, tx.id)).spei!.rejectUrl);
     expect(reject.status).toBe(303);
     expect((await lookup(client, tx.id)).status).toBe('BLOCKED');
   });

@@ -5,7 +5,8 @@ import { isValidCbu } from '../../src/rails/argentina.js';
 import { AMOUNT_LIMITS } from '../../src/mock/coherent.js';
 import { METHODS } from '../../src/mock/transaction.js';
 import { MockResponder } from '../../src/mock/responder.js';
-import { ARGENTINE_BANKS, PSE_BANKS } from '../../src/rails/banks.js';
+import { ARGENTINE_BANKS, MEXICAN_BANKS, PSE_BANKS } from '../../src/rails/banks.js';
+import { isValidClabe } from '../../src/rails/clabe.js';
 import { isValidBarcode, isValidDigitableLine } from '../../src/rails/boleto.js';
 import { isValidBrCode } from '../../src/rails/pix.js';
 import { loadOpenApi } from '../../src/spec/openapi.js';
@@ -50,6 +51,7 @@ const PAID = ['APPROVED', 'REFUNDED', 'CHARGEBACK'];
 const BANKS: Record<string, { bank: string; ispb: string }[]> = {
   COP: PSE_BANKS.map((b) => ({ bank: b.name, ispb: b.code.padStart(8, '0') })),
   ARS: ARGENTINE_BANKS.map((b) => ({ bank: b.name, ispb: b.code.padStart(8, '0') })),
+  MXN: MEXICAN_BANKS.map((b) => ({ bank: b.name, ispb: b.code.padStart(8, '0') })),
   BRL: PAYER_INSTITUTIONS.map((b) => ({ bank: b.bank, ispb: b.ispb })),
 };
 const REASONS: Record<string, (string | null)[]> = {
@@ -94,6 +96,8 @@ function expectCoherentTransaction(tx: Json): void {
   const has = (field: string) => field in tx;
   expect(has('redirectUrl'), what).toBe(currency === 'COP');
   expect(has('cvu'), what).toBe(currency === 'ARS');
+  expect(has('clabe'), what).toBe(currency === 'MXN');
+  if (currency === 'MXN') expect(isValidClabe(String(tx.clabe)), what).toBe(true);
   expect(has('pixCode'), what).toBe(method === 'PIX' || method === 'PIX_BOLETO');
   expect(has('paymentInstruction'), what).toBe(currency === 'ARS' || method === 'BOLETO' || method === 'PIX_BOLETO');
   expect(has('paidRail'), what).toBe(currency === 'BRL');
@@ -219,7 +223,7 @@ describe('mock mode: generated under the invariants of the real service (propert
         expectCoherentTransaction(tx);
         expect(tx.id).toBe(id);
         expect([tx.status, tx.statusReason]).toEqual([CONTROL[operationId]!.status, CONTROL[operationId]!.reason]);
-        if (operationId === 'fillTransaction' && tx.method !== 'CREDIT_CARD') expect(tx.redirectUrl ?? tx.cvu ?? (tx.pixCode || undefined) ?? (tx.paymentInstruction as Json).type).toBeTruthy();
+        if (operationId === 'fillTransaction' && tx.method !== 'CREDIT_CARD') expect(tx.redirectUrl ?? tx.cvu ?? tx.clabe ?? (tx.pixCode || undefined) ?? (tx.paymentInstruction as Json).type).toBeTruthy();
       }),
       { numRuns: 200 },
     );

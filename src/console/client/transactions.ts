@@ -138,6 +138,7 @@ interface PayerPages {
   checkout: { url: string } | null;
   boleto: { url: string } | null;
   pix: { url: string } | null;
+  spei: { url: string } | null;
 }
 
 /** The payment instruction as the payer would see it, and the hosted pages that show it (null: their links could not be read). */
@@ -152,7 +153,7 @@ function instruction(tx: Tx, payerPages: PayerPages | null): HTMLElement {
   }
   if (tx.currency === 'MXN' && typeof tx.clabe === 'string') {
     rows.push(['CLABE', h('span', { class: 'mono' }, tx.clabe)]);
-    pages.push(link(`/_sandbox/spei/${encodeURIComponent(tx.id)}`, 'SPEI payer page'));
+    if (payerPages?.spei) pages.push(link(payerPages.spei.url, 'SPEI payer page'));
   }
   if (tx.currency === 'ARS') {
     rows.push(['CVU', typeof tx.cvu === 'string' ? h('span', { class: 'mono' }, tx.cvu) : 'not filled yet']);
