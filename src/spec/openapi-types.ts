@@ -3779,6 +3779,7 @@ export interface operations {
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
         };
     };
     rejectWithdrawal: {
@@ -3956,6 +3957,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            415: components["responses"]["TransactionUnsupportedMediaType"];
         };
     };
     getCheckoutPage: {
