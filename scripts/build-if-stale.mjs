@@ -6,6 +6,7 @@ import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { copyAssets } from './copy-assets.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // Written after a successful build: its mtime is when dist/ last matched the sources.
@@ -26,5 +27,6 @@ if (stale) {
   const tsc = createRequire(join(root, 'package.json')).resolve('typescript/bin/tsc');
   process.stderr.write('payments-sandbox: sources changed, building dist/ …\n');
   execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { cwd: root, stdio: 'inherit' });
+  copyAssets(root);
   writeFileSync(stamp, `${new Date().toISOString()}\n`);
 }

@@ -6,7 +6,7 @@ import { databaseName } from './postgres.js';
 let clusterUrl: Promise<string> | undefined;
 
 /** The run's shared cluster (test/postgres-setup.ts starts it on the first call of the run). */
-function sharedCluster(): Promise<string> {
+export function sharedCluster(): Promise<string> {
   clusterUrl ??= new Promise<string>((resolve, reject) => {
     // node:http has no overall deadline, which the first call needs on a clean machine: it waits for apt.
     get(`${inject('postgresBroker')}/cluster`, (res) => {
