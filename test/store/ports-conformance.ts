@@ -300,6 +300,9 @@ export function describeRepositoryConformance(name: string, makeRepository: (con
         expect(await table.getGlobal(idA)).toEqual({ id: idA, accountId: a, token: 't-a' });
         expect((await table.getGlobal(idB))?.accountId).toBe(b);
         expect(await table.getGlobal(unique('link'))).toBeUndefined();
+        // Such ids are unique across accounts.
+        await expect(table.put({ id: idA, accountId: b, token: 'clash' })).rejects.toBeInstanceOf(UniqueViolation);
+        expect(await table.get(b, idA)).toBeUndefined();
       });
 
       it('declaring a table twice gives the same records', async () => {

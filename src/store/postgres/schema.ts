@@ -19,6 +19,9 @@ const MAX_IDENTIFIER = 63;
 const TABLE_NAME = /^[a-z][a-z0-9_]*$/;
 const KEY_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 
+/** The index name a UniqueViolation reports for an id another account already has (globalIds tables). */
+export const GLOBAL_ID = 'id';
+
 export const quote = (identifier: string): string => `"${identifier}"`;
 
 export interface Column {
@@ -43,7 +46,7 @@ export interface TableShape {
   table: string;
   columns: Column[];
   indexes: Index[];
-  /** Unique index name in the database → index name in the spec (for UniqueViolation). */
+  /** Unique index name in the database → index name in the spec, or GLOBAL_ID (for UniqueViolation). */
   uniqueIndexes: Map<string, string>;
   filters: Map<string, Column>;
 }
@@ -78,7 +81,11 @@ export function shapeOf<T extends Owned>(spec: TableSpec<T>): TableShape {
     filters.set(key, column);
     indexes.push({ name: identifier(`${table}_f_${key}`, 'index'), unique: false, columns: ['account_id', name, 'seq'] });
   }
-  if (spec.globalIds) indexes.push({ name: identifier(`${table}_global_id`, 'index'), unique: true, columns: ['id'] });
+  if (spec.globalIds) {
+    const index = identifier(`${table}_global_id`, 'index');
+    indexes.push({ name: index, unique: true, columns: ['id'] });
+    uniqueIndexes.set(index, GLOBAL_ID);
+  }
   return { table, columns, indexes, uniqueIndexes, filters };
 }
 

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { CursorNotFound, UniqueViolation, type ListQuery, type Owned, type Page, type Table, type TableSpec } from '../ports.js';
 import type { Db, Session } from './db.js';
-import { filterJson, quote, type TableShape } from './schema.js';
+import { GLOBAL_ID, filterJson, quote, type TableShape } from './schema.js';
 
 const DEFAULT_LIMIT = 20;
 const DEFAULT_BATCH = 100;
@@ -84,7 +84,7 @@ export class PgTable<T extends Owned> implements Table<T> {
     if (!(err instanceof pg.DatabaseError) || err.code !== UNIQUE_VIOLATION || err.constraint === undefined) return undefined;
     const index = this.shape.uniqueIndexes.get(err.constraint);
     if (index === undefined) return undefined;
-    const key = this.shape.columns.find((c) => c.kind === 'unique' && c.key === index)?.encode(value) ?? '';
+    const key = index === GLOBAL_ID ? value.id : (this.shape.columns.find((c) => c.kind === 'unique' && c.key === index)?.encode(value) ?? '');
     return new UniqueViolation(this.spec.name, index, key);
   }
 
