@@ -16,6 +16,7 @@ FROM node:22-slim AS runtime
 ENV NODE_ENV=production \
     SANDBOX_DOCKER=1 \
     SANDBOX_HOST=0.0.0.0 \
+    SANDBOX_URL_FILE=/tmp/payments-sandbox.url \
     PORT=4010
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -28,6 +29,8 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 EXPOSE 4010
 VOLUME /data
+# The sandbox writes the URL it listens on to SANDBOX_URL_FILE, so the check follows a --port
+# given in CMD (or `docker run IMAGE node dist/bin.js start --port 5000`); PORT before it is ready.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4010) + '/_sandbox/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "let u = 'http://127.0.0.1:' + (process.env.PORT || 4010); try { u = require('fs').readFileSync(process.env.SANDBOX_URL_FILE, 'utf8').trim(); } catch {} fetch(u + '/_sandbox/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 CMD ["node", "dist/bin.js", "start"]

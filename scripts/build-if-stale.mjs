@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm start` and `prepare`: compile only when a source changed since the last build, so a
 // start with a current dist/ costs no tsc run (about 5 s on a small machine).
+import './check-node.mjs';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -27,6 +28,7 @@ if (stale) {
   const tsc = createRequire(join(root, 'package.json')).resolve('typescript/bin/tsc');
   process.stderr.write('payments-sandbox: sources changed, building dist/ …\n');
   execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { cwd: root, stdio: 'inherit' });
-  copyAssets(root);
-  writeFileSync(stamp, `${new Date().toISOString()}\n`);
 }
+// The SQL files tsc does not emit; also into a dist/ that another tsc run compiled (a few small files).
+copyAssets(root);
+if (stale) writeFileSync(stamp, `${new Date().toISOString()}\n`);

@@ -2,6 +2,7 @@
 // `npm run dev [-- start options]`: tsc in watch mode, and the sandbox restarted after every
 // successful compile. Restarting on tsc's own "0 errors" line, not on file events, means the
 // sandbox never loads a half-written dist/.
+import './check-node.mjs';
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';

@@ -3,6 +3,7 @@
 // The second step runs even when the first fails, so one failure never hides the other's
 // results; the exit code is the first failing step's. Extra arguments go to the first step
 // (e.g. `npm test -- --sequence.seed=1234` to replay a shuffled order).
+import './check-node.mjs';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 

@@ -8,6 +8,7 @@ import { systemClock } from './clock.js';
 import { DEFAULTS, type Config } from './config.js';
 import { createHandlers } from './http/handlers.js';
 import { createRouter, sendError } from './http/router.js';
+import { sizeOf } from './http/errors.js';
 import type { Logger } from './log.js';
 import { FileObjectStorage, MemoryObjectStorage } from './objects/object-storage.js';
 import { AccountReset } from './sandbox/reset.js';
@@ -33,17 +34,20 @@ import { createAutopilotHandlers } from './http/autopilot-handlers.js';
 import { installResponseValidation } from './http/response-validation.js';
 import { installJsonText } from './http/json-text.js';
 import { MockResponder } from './mock/responder.js';
+import { presentTransaction } from './http/present-transaction.js';
+import type { Reply } from './http/router.js';
+import type { Transaction } from './spec/types.js';
 import { Faults, operationIdsOf } from './faults/faults.js';
 import { HttpFaults } from './faults/http-faults.js';
 import { loadFaultsFile } from './faults/load-faults.js';
 import { createFaultHandlers } from './http/fault-handlers.js';
 import { createInspectorHandlers } from './http/inspector-handlers.js';
 import { RequestLog, requestLogPruner } from './http/request-log.js';
-import { requestLogging } from './http/request-log-middleware.js';
+import { TRACE_HEADER, keepRequestBody, requestLogging } from './http/request-log-middleware.js';
 import { applySeed, loadSeedFile, seedTargetRefusal } from './sandbox/seed.js';
 import { Retention } from './sandbox/retention.js';
 import { consoleMayOwn, createConsoleRoutes } from './console/routes.js';
-import { createApiServer } from './http/api-lane.js';
+import { createApiServer, discardBody } from './http/api-lane.js';
 import { createPageHandlers } from './pages/handlers.js';
 import { exposureWarning, sharedUseOf } from './http/shared-use.js';
 import { WebhookTargets } from './webhooks/targets.js';
@@ -153,30 +157,43 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
     adminToken: config.adminToken,
     commit,
     logger,
-    fallback: (operation, req) => mock.respond(operation, req),
+    // A generated Pix gets the image of its own code, as every Pix answer does.
+    fallback: async (operation, req) => withQrCode(mock.respond(operation, req)),
     faults: httpFaults,
   });
 
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  const logging = requestLogging({ log: requestLog, accounts, logger });
+  const logging = requestLogging({ log: requestLog, accounts, logger, level: config.requestLogLevel });
   const guard = shared.guard();
   // The request log first, so a refused request is still answered with its trace id.
   const before: RequestHandler = (req, res, next) => logging(req, res, () => guard(req, res, next));
   app.use(before);
   installJsonText(app);
   installResponseValidation(app, { document, mode: config.validateResponses, logger });
-  app.use(express.json({ limit: config.jsonLimitBytes, type: ['application/json', 'application/*+json'] }));
+  // Bodies are read only for requests the router will take (authenticated for their
+  // operation); the raw text is what the request log keeps, cut, instead of the parsed body.
+  const json = express.json({
+    limit: config.jsonLimitBytes,
+    type: ['application/json', 'application/*+json'],
+    verify: (_req, res, raw) => keepRequestBody(res, raw),
+  });
+  app.use((req, res, next) => {
+    if (router.mayReadBody(req)) return json(req, res, next);
+    discardBody(req, res);
+    next();
+  });
   // The console, the spec and its reference page are for people, outside openapi.yaml's routing.
   app.use(createConsoleRoutes());
   app.use(router);
-  const renderBodyErrors = bodyErrors(logger);
+  const renderBodyErrors = bodyErrors(logger, config.jsonLimitBytes);
   app.use(renderBodyErrors);
   const laneOptions = {
     app,
     before,
     router,
+    mayReadBody: router.mayReadBody,
     bodyErrors: renderBodyErrors,
     jsonLimitBytes: config.jsonLimitBytes,
     appOwns: consoleMayOwn,
@@ -214,6 +231,15 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   };
 }
 
+/** A reply whose body is a transaction with a Pix code, with that code's QR image (`qrCode`) added. */
+async function withQrCode(reply: Reply): Promise<Reply> {
+  if (!('json' in reply) || !isPixTransaction(reply.json)) return reply;
+  return { ...reply, json: await presentTransaction(reply.json) };
+}
+
+const isPixTransaction = (value: unknown): value is Transaction =>
+  value !== null && typeof value === 'object' && 'transactionId' in value && 'pixCode' in value && typeof value.pixCode === 'string' && value.pixCode !== '';
+
 /** body-parser refuses valid JSON that is not an object or array (strict mode) as a parse error. */
 function parseFailure(error: { message?: string; body?: unknown }): string {
   try {
@@ -225,15 +251,15 @@ function parseFailure(error: { message?: string; body?: unknown }): string {
 }
 
 /** body-parser's failures (bad JSON, too large, bad charset) in the endpoint's error shape. */
-function bodyErrors(logger: Logger): ErrorRequestHandler {
+function bodyErrors(logger: Logger, limitBytes: number): ErrorRequestHandler {
   return (error: { type?: string; status?: number; message?: string; body?: unknown }, req, res, _next) => {
     const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 500;
-    if (status === 500) logger.error({ err: error, path: req.path }, 'request failed');
+    if (status === 500) logger.error({ err: error, traceId: res.getHeader(TRACE_HEADER) ?? null, method: req.method, path: req.path }, 'request failed');
     const message =
       error.type === 'entity.parse.failed'
         ? parseFailure(error)
         : error.type === 'entity.too.large'
-          ? 'request body is larger than the limit'
+          ? `request body is larger than the limit of ${sizeOf(limitBytes)}`
           : (error.message ?? 'bad request');
     sendError(res, req.path, status, message);
   };

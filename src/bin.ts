@@ -1,8 +1,11 @@
 #!/usr/bin/env node
+// First: refuses a Node older than 22.19 before the rest of the CLI loads (src/node-check.ts).
+import './node-check.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseList, parseResponseValidationMode, resolveConfig, DEFAULTS, type ConfigInput, type ResponseValidationMode } from './config.js';
-import { createLogger } from './log.js';
+import { createLogger, defaultLogFormat, parseLogFormat, type LogFormat } from './log.js';
 import { startServer } from './server.js';
+import { installProcessGuards } from './process-guards.js';
 import { registerScenarioCommand } from './scenarios/cli.js';
 import { registerVerifyCommand } from './contract/cli.js';
 import { VERSION } from './version.js';
@@ -11,6 +14,14 @@ function integer(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a non-negative integer');
   return n;
+}
+
+function logFormat(value: string): LogFormat {
+  try {
+    return parseLogFormat(value);
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+  }
 }
 
 function validationMode(value: string): ResponseValidationMode {
@@ -41,6 +52,7 @@ program
   .addOption(new Option('--allowed-origins <origins>', 'origins given CORS headers, comma-separated (e.g. http://localhost:3000)').env('SANDBOX_ALLOWED_ORIGINS').argParser(parseList))
   .addOption(new Option('--webhook-allow <targets>', 'webhook targets allowed: host names, *.subdomains, IPs, CIDRs, comma-separated (default *: any but link-local and cloud metadata)').env('SANDBOX_WEBHOOK_ALLOW').argParser(parseList))
   .addOption(new Option('--log-level <level>', 'pino log level').env('LOG_LEVEL').default(DEFAULTS.logLevel))
+  .addOption(new Option('--log-format <format>', 'json, or pretty (one readable line per event; the default when stdout is a terminal)').env('LOG_FORMAT').argParser(logFormat))
   .addOption(new Option('--strict-documents', 'also check CPF, CNPJ, CUIT and NIT check digits').env('SANDBOX_STRICT_DOCUMENTS'))
   .addOption(new Option('--fees <file>', 'JSON file overriding the fee table').env('SANDBOX_FEES'))
   .addOption(new Option('--webhook-max-attempts <n>', 'attempts per webhook delivery').env('SANDBOX_WEBHOOK_MAX_ATTEMPTS').argParser(integer).default(DEFAULTS.webhookMaxAttempts))
@@ -63,16 +75,19 @@ program
   // Renamed so it is not mistaken for --seed-file; kept so existing scripts still start.
   .addOption(new Option('--seed <n>', 'deprecated: use --mock-seed').argParser(integer).hideHelp())
   .addOption(new Option('--seed-file <file>', 'fixtures (YAML/JSON) applied idempotently at start: accounts with fixed keys, products, offers, transactions').env('SANDBOX_SEED_FILE'))
+  .addOption(new Option('--url-file <file>', 'write the URL to this file once listening, for health checks (the Docker image sets it)').env('SANDBOX_URL_FILE'))
   .addOption(new Option('--retention-days <days>', "delete accounts' transactions, deliveries and events older than this on the account clock (default: keep all)").env('SANDBOX_RETENTION_DAYS').argParser(integer))
   .action(async (opts: StartOptions) => {
-    const config = resolveConfig(toConfig(opts));
-    const logger = createLogger(config.logLevel);
+    const format = opts.logFormat ?? defaultLogFormat();
+    // A person at a terminal sees each request as one line; a log collector gets events, not traffic.
+    const config = resolveConfig({ ...toConfig(opts), requestLogLevel: format === 'pretty' ? 'info' : 'debug' });
+    const logger = createLogger(config.logLevel, format);
+    installProcessGuards(logger);
     if (opts.seed !== undefined) logger.warn('--seed is deprecated and will be removed: use --mock-seed (the seed of mock responses; --seed-file seeds data)');
     const running = await startServer(config, logger);
     // The key in effect: the configured one, or the random one an admin-token sandbox keeps.
     const secretKey = running.sandbox.defaultAccount.secretKey;
     const auth = Buffer.from(`secret:${secretKey}`).toString('base64');
-    logger.info({ url: running.url, dataFile: config.inMemory ? null : config.dataFile }, 'payments-sandbox ready');
     process.stdout.write(
       `\npayments-sandbox ${VERSION} listening on ${running.url}\n` +
         (config.mock ? `  mode:          mock (stateless, answers generated from openapi.yaml, seed ${config.mockSeed})\n` : '') +
@@ -81,9 +96,12 @@ program
         `  console:       ${running.url}/_sandbox/\n` +
         `  secret key:    ${secretKey}\n` +
         `  webhook secret: ${running.sandbox.defaultAccount.webhookSecret} (x-signature key of the default account)\n` +
+        (config.autopilotFile ? `  autopilot:     on, ${autopilotSummary(config.autopilotFile)}\n` : '') +
         (config.faultsFile ? `  faults:        ${config.faultsFile} (default account)\n` : '') +
         `  Authorization: Basic ${auth}\n\n`,
     );
+    // After the banner, for log collectors; the banner is what a person reads (and no key in a log).
+    logger.debug({ url: running.url, dataFile: config.inMemory ? null : config.dataFile, autopilot: config.autopilotFile ?? null }, 'payments-sandbox ready');
     const shutdown = (signal: string): void => {
       logger.info({ signal }, 'shutting down');
       running.stop().then(
@@ -114,6 +132,7 @@ interface StartOptions {
   allowedOrigins?: string[];
   webhookAllow?: string[];
   logLevel: string;
+  logFormat?: LogFormat;
   compactMinBytes: number;
   strictDocuments?: boolean | string;
   fees?: string;
@@ -133,6 +152,14 @@ interface StartOptions {
   seed?: number;
   seedFile?: string;
   retentionDays?: number;
+  urlFile?: string;
+}
+
+/** What the banner says of the autopilot: it changes what happens to every new transaction, so it must not go unnoticed. */
+function autopilotSummary(file: string): string {
+  return file === 'default'
+    ? 'the shipped rules: amounts ending in 01 are paid, 05 declined, 09 expired … (README, Autopilot)'
+    : `rules from ${file}`;
 }
 
 /** A boolean flag or its env var form (SANDBOX_IN_MEMORY=1); "0" and "false" mean off. */
@@ -169,6 +196,7 @@ function toConfig(opts: StartOptions): ConfigInput {
     mockSeed: opts.seed ?? opts.mockSeed,
     seedFile: opts.seedFile,
     retentionDays: opts.retentionDays,
+    urlFile: opts.urlFile,
   };
 }
 

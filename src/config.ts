@@ -35,6 +35,12 @@ export interface Config {
   /** Webhook targets: host names (`*.` for subdomains), IPs and CIDRs, or `*`; link-local and metadata addresses never. */
   webhookAllow: string[];
   logLevel: string;
+  /**
+   * Level of the server log's line per request: `info` where a person reads the log at a
+   * terminal (one pretty line each), else `debug`, so a default log holds events rather than
+   * traffic (every request is in the request log, GET /_sandbox/requests, anyway).
+   */
+  requestLogLevel: 'info' | 'debug';
   /** Largest JSON body accepted, in bytes. */
   jsonLimitBytes: number;
   /** Largest product image accepted, in bytes. */
@@ -71,6 +77,11 @@ export interface Config {
   seedFile: string | undefined;
   /** Deletes accounts' transactions, deliveries and events older than this on the account clock; undefined: keep all. */
   retentionDays: number | undefined;
+  /**
+   * Once listening, the sandbox writes its URL here (and removes the file when it stops), so a
+   * health check finds it whatever port it was given: the Docker image's HEALTHCHECK reads it.
+   */
+  urlFile: string | undefined;
   /** Pause between retention sweeps (tests shorten it). */
   retentionIntervalMs: number;
 }
@@ -119,6 +130,7 @@ export function resolveConfig(input: ConfigInput): Config {
     allowedOrigins: input.allowedOrigins ?? [],
     webhookAllow: input.webhookAllow && input.webhookAllow.length > 0 ? input.webhookAllow : ['*'],
     logLevel: input.logLevel ?? DEFAULTS.logLevel,
+    requestLogLevel: input.requestLogLevel ?? 'debug',
     jsonLimitBytes: input.jsonLimitBytes ?? DEFAULTS.jsonLimitBytes,
     imageLimitBytes: input.imageLimitBytes ?? DEFAULTS.imageLimitBytes,
     compactMinBytes: input.compactMinBytes ?? DEFAULTS.compactMinBytes,
@@ -138,6 +150,7 @@ export function resolveConfig(input: ConfigInput): Config {
     seedFile: input.seedFile || undefined,
     retentionDays: input.retentionDays || undefined,
     retentionIntervalMs: input.retentionIntervalMs ?? DEFAULTS.retentionIntervalMs,
+    urlFile: input.urlFile || undefined,
   };
 }
 

@@ -1,3 +1,4 @@
+import { rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createSandbox, type Sandbox } from './app.js';
@@ -15,10 +16,17 @@ export interface RunningSandbox {
 export async function startServer(config: Config, logger: Logger): Promise<RunningSandbox> {
   const sandbox = await createSandbox(config, logger);
   const server = sandbox.createServer().listen(config.port, config.host);
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', resolve);
+      server.once('error', reject);
+    });
+  } catch (error) {
+    // Not started: the data file is left as a clean stop leaves it (no lock, no journal), so the
+    // next start, on another port, is not refused for a lock this process held.
+    await sandbox.close();
+    throw listenError(error, config);
+  }
   // Longer than the idle timeout of clients' connection pools (undici 4 s, agentkeepalive
   // 4-15 s, load balancers 60 s): a server closing an idle socket first races the client's
   // next request on it, which then fails with ECONNRESET. Shutdown closes idle sockets itself.
@@ -28,6 +36,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
   sandbox.setPublicUrl(`http://localhost:${port}`);
   sandbox.attachEventStream(server);
+  // For a health check run beside the process: reachable from this machine, whatever the bind address.
+  if (config.urlFile) await writeFile(config.urlFile, `http://${loopbackFor(config.host)}:${port}\n`);
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
@@ -40,7 +50,27 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       sandbox.closeStreams();
       await closed;
       clearInterval(sweep);
+      if (config.urlFile) await rm(config.urlFile, { force: true });
       await sandbox.close();
     })());
   return { sandbox, server, url, stop };
+}
+
+/** Where a process on this machine reaches a server bound to `host`. */
+function loopbackFor(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** Why the port could not be had, and what to do about it, instead of Node's bare `listen EADDRINUSE`. */
+function listenError(error: unknown, config: Config): Error {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const next = config.port === 65_535 ? 4011 : config.port + 1;
+  if (code === 'EADDRINUSE') {
+    return new Error(`port ${config.port} on ${config.host} is already in use (another payments-sandbox, or another program): stop it, or start on another port: --port ${next} (or PORT=${next})`);
+  }
+  if (code === 'EACCES') return new Error(`port ${config.port} needs privileges this user lacks: start on a port above 1023, e.g. --port 4010`);
+  if (code === 'EADDRNOTAVAIL') return new Error(`${config.host} is not an address of this machine: start with --host 127.0.0.1 (or 0.0.0.0 for every interface)`);
+  return error instanceof Error ? error : new Error(String(error));
 }

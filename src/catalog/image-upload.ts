@@ -1,6 +1,6 @@
 import busboy from 'busboy';
 import type { IncomingMessage } from 'node:http';
-import { HttpError, badRequest } from '../http/errors.js';
+import { HttpError, badRequest, sizeOf } from '../http/errors.js';
 
 const FIELD = 'image';
 
@@ -38,7 +38,7 @@ export function readImageField(req: IncomingMessage, limitBytes: number): Promis
       }
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('limit', () => fail(new HttpError(413, `image is larger than the limit of ${limitBytes} bytes`)));
+      stream.on('limit', () => fail(new HttpError(413, `image is larger than the limit of ${sizeOf(limitBytes)}`)));
       stream.on('close', () => {
         if (!failure) image = Buffer.concat(chunks);
       });

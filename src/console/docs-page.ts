@@ -1,3 +1,4 @@
+import { FAVICON } from './favicon.js';
 import { html } from '../pages/html.js';
 
 /**
@@ -11,6 +12,7 @@ export function renderDocsPage(): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>payments-sandbox API reference</title>
+<link rel="icon" href="${FAVICON}">
 <link rel="stylesheet" href="/_sandbox/docs/assets/swagger-ui.css">
 <style>body{margin:0}.back{display:block;padding:10px 16px;background:#111827;color:#fff;font:600 15px system-ui,sans-serif;text-decoration:none}</style>
 </head>

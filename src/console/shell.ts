@@ -1,4 +1,5 @@
 import { html } from '../pages/html.js';
+import { FAVICON } from './favicon.js';
 
 const NAV: readonly [string, string][] = [
   ['#/transactions', 'Transactions'],
@@ -22,6 +23,7 @@ export function renderConsoleShell(version: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <title>payments-sandbox console</title>
+<link rel="icon" href="${FAVICON}">
 <link rel="stylesheet" href="/_sandbox/console/console.css">
 <script type="module" src="/_sandbox/console/console.js"></script>
 </head>
@@ -30,8 +32,9 @@ export function renderConsoleShell(version: string): string {
 <header class="top">
 <a class="brand" href="#/transactions">payments-sandbox <span>console</span></a>
 <div id="signed-in" class="status-bar" hidden>
+<span id="header-account" class="small"></span>
 <span id="live" class="live off" role="status">Connecting…</span>
-<span id="header-clock" class="mono small"></span>
+<time id="header-clock" class="mono small" aria-live="off"></time>
 <button type="button" id="sign-out" class="secondary">Sign out</button>
 </div>
 </header>

@@ -42,6 +42,11 @@ button{font:inherit;font-weight:600;border:1px solid var(--accent);background:va
 button.secondary{background:#fff;color:var(--accent)}
 button.primary{background:var(--ok);border-color:var(--ok)}
 button:disabled{background:#e5e7eb;color:#4b5563;border-color:#c4c9d1;cursor:not-allowed}
+a.button{display:inline-block;font-weight:600;border:1px solid var(--accent);background:var(--accent);color:#fff;border-radius:6px;padding:7px 14px;text-decoration:none}
+#header-account{color:#e5e7eb}
+#header-account strong{color:#fff}
+.reason{color:var(--bad);font-weight:600;white-space:nowrap}
+.sent pre.code{max-height:none}
 .filters,.search{display:flex;flex-wrap:wrap;align-items:center;gap:6px 10px;margin:0 0 12px}
 .row{display:flex;flex-wrap:wrap;align-items:center;gap:8px}
 .buttons{margin:8px 0}
@@ -104,5 +109,18 @@ footer{max-width:1180px;margin:0 auto;padding:16px}
   .grid{grid-template-columns:1fr}
   .filters>input,.filters>select,.search>input{flex:1 1 140px}
   th,td{padding:6px 5px}
+  /* The transactions list as one card per row: id and status, then method and amount, then the
+     external id; every row whole within a phone's width, nothing to scroll sideways. */
+  table.transactions,table.transactions tbody{display:block}
+  table.transactions thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
+  table.transactions tr{display:grid;grid-template-columns:minmax(0,1fr) auto;grid-template-areas:"id status" "method amount" "ref ref" "created created";gap:2px 10px;padding:8px 6px;border-bottom:1px solid var(--line)}
+  table.transactions td{display:block;border:0;padding:0;min-width:0}
+  table.transactions td.empty{grid-column:1/-1}
+  table.transactions .cell-id{grid-area:id}
+  table.transactions .cell-status{grid-area:status;text-align:right}
+  table.transactions .cell-method{grid-area:method;color:var(--muted);font-size:14px}
+  table.transactions .cell-amount{grid-area:amount}
+  table.transactions .cell-ref{grid-area:ref;color:var(--muted);font-size:13px}
+  table.transactions .cell-created{grid-area:created;color:var(--muted);font-size:13px}
 }
 `;

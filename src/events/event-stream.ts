@@ -40,7 +40,11 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
   const alive = new WeakMap<WebSocket, boolean>();
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(req.url ?? '/', 'http://sandbox.local');
+    // Nobody else listens on an upgraded socket: an 'error' without a listener (a peer's reset) ends the process.
+    socket.on('error', () => socket.destroy());
+    // An absolute-form target such as `http://[` is no URL: new URL would throw out of this listener, ending the process.
+    const url = URL.parse(req.url ?? '/', 'http://sandbox.local');
+    if (!url) return refuse(socket, '400 Bad Request', 'the request target is not a valid URL');
     const refused = options.refusal?.(req);
     if (refused) return refuse(socket, '403 Forbidden', refused);
     if (url.pathname !== EVENT_STREAM_PATH) return refuse(socket, '404 Not Found', `no WebSocket at ${url.pathname}`);

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
 import { IncomingMessage, ServerResponse, createServer, type Server } from 'node:http';
+import { keepRequestBody, markBodyUnread } from './request-log-middleware.js';
 
 export interface ApiLaneOptions {
   /** The whole app: console, docs and every request the lane does not take. */
@@ -8,6 +9,8 @@ export interface ApiLaneOptions {
   before: RequestHandler;
   /** The spec-driven router (src/http/router.ts). */
   router: RequestHandler;
+  /** Whether the router will use this request's body: it names an operation and satisfies its authentication. */
+  mayReadBody: (req: IncomingMessage) => boolean;
   /** Renders a body that cannot be read as JSON, as after express.json(). */
   bodyErrors: ErrorRequestHandler;
   /** express.json()'s limit; a larger declared body goes through the app, which refuses it. */
@@ -40,7 +43,7 @@ export function createApiServer(options: ApiLaneOptions): Server {
 }
 
 function createApiLane(options: ApiLaneOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const { app, before, router, bodyErrors, jsonLimitBytes, appOwns } = options;
+  const { app, before, router, mayReadBody, bodyErrors, jsonLimitBytes, appOwns } = options;
   const noNext = (): void => undefined;
   return (incoming, outgoing) => {
     const body = bodyShape(incoming, jsonLimitBytes);
@@ -58,18 +61,29 @@ function createApiLane(options: ApiLaneOptions): (req: IncomingMessage, res: Ser
     req.baseUrl = '';
     req.body = undefined;
     // A step that throws is answered as express answers a middleware's throw: by the error
-    // handler after it (bodyErrors: its 4xx, else a logged 500), never a crash.
+    // handler after it (bodyErrors: its 4xx, else a logged 500), never a crash; if that throws
+    // too, the socket is closed.
     const guarded = (step: () => void): void => {
       try {
         step();
       } catch (error) {
-        bodyErrors(error, req, res, noNext);
+        try {
+          bodyErrors(error, req, res, noNext);
+        } catch {
+          res.destroy();
+        }
       }
     };
     guarded(() =>
       before(req, res, () => {
         if (body === 'none') return guarded(() => void router(req, res, noNext));
-        readJson(req, (error, parsed) =>
+        // Authentication comes before the body: a request without valid credentials has its
+        // body discarded as it arrives, never buffered or parsed, and is answered by the router.
+        if (!mayReadBody(req)) {
+          discardBody(req, res);
+          return guarded(() => void router(req, res, noNext));
+        }
+        readJson(req, res, (error, parsed) =>
           guarded(() => {
             if (error) return bodyErrors(error, req, res, noNext);
             req.body = parsed;
@@ -121,13 +135,15 @@ interface ParseFailure {
  * Reads a JSON body as express.json() (strict) does: UTF-8 without a byte-order mark, an
  * empty body is `{}`, only an object or array at the top level.
  */
-function readJson(req: Request, done: (error: ParseFailure | undefined, body?: unknown) => void): void {
+function readJson(req: Request, res: Response, done: (error: ParseFailure | undefined, body?: unknown) => void): void {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   // A client that leaves mid-body gets no answer; the request log records it on close.
   req.on('error', noop);
   req.on('end', () => {
-    let text = ((chunks.length === 1 ? chunks[0] : undefined) ?? Buffer.concat(chunks)).toString('utf8');
+    const raw = (chunks.length === 1 ? chunks[0] : undefined) ?? Buffer.concat(chunks);
+    let text = raw.toString('utf8');
+    keepRequestBody(res, raw, text);
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     if (text.length === 0) return done(undefined, {});
     const first = FIRST_NON_WHITESPACE.exec(text)?.[1] || undefined;
@@ -161,3 +177,14 @@ function strictViolation(text: string, first: string | undefined): string {
 }
 
 const noop = (): void => undefined;
+
+/**
+ * Lets a body the server will not use flow by without keeping any of it; the request log
+ * notes it as not read. Node would drain it after the answer anyway; draining from the start
+ * keeps the client's upload from stalling on a full socket before it reads the answer.
+ */
+export function discardBody(req: IncomingMessage, res: ServerResponse): void {
+  markBodyUnread(res);
+  req.on('error', noop);
+  req.resume();
+}

@@ -54,3 +54,9 @@ export function errorBody(family: ErrorFamily, status: number, message: string):
   if (status === 401 || status === 403) return { statusCode: status, message };
   return { statusCode: status, message, error: REASONS[status] ?? 'Error' };
 }
+
+/** "1 MB (1048576 bytes)": the unit people think in, and the exact number to compare with (413 messages). */
+export function sizeOf(bytes: number): string {
+  const mb = bytes / (1024 * 1024);
+  return Number.isInteger(mb) ? `${mb} MB (${bytes} bytes)` : `${bytes} bytes`;
+}

@@ -56,7 +56,16 @@ export class OperationMatcher<O extends Routable> {
     }
     return matchedPath ? 'method-not-allowed' : 'not-found';
   }
+
+  /** The methods some operation has for this path, upper case, in the order HTTP lists them (a 405's `Allow`). */
+  allowedMethods(path: string): string[] {
+    const normalized = path.length > 1 ? path.replace(/\/+$/, '') : path;
+    const methods = new Set(this.candidates.filter(({ pattern }) => pattern.test(normalized)).map(({ operation }) => operation.method.toUpperCase()));
+    return METHOD_ORDER.filter((m) => methods.has(m));
+  }
 }
+
+const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'];
 
 /** `/transactions/{id}` → `^/transactions/[^/]+$`, the literal parts escaped (as openapi-backend does). */
 function templatePattern(path: string): string {

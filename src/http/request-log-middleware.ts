@@ -1,7 +1,8 @@
 import type { Request, RequestHandler, Response } from 'express';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { secretKeyFromHeader, type Accounts } from '../accounts/accounts.js';
+import { maskHeaders, maskJson, maskJsonText, maskQueryValue } from './masking.js';
 import type { Logger } from '../log.js';
 import { UNAUTHENTICATED, type DeferredRequestLogEntry, type RequestLog, type RequestLogEntry } from './request-log.js';
 
@@ -35,15 +36,17 @@ export interface RequestLoggingOptions {
   log: RequestLog;
   accounts: Accounts;
   logger: Logger;
+  /** The level of the per-request line (Config.requestLogLevel). */
+  level?: 'info' | 'debug';
 }
 
 /**
  * Gives every response its x-trace-id, and on completion writes the request's pino line
- * (info; with bodies at debug) and its request log entry. One hook feeds both, so they
+ * (at `level`; with both bodies when debug is enabled) and its request log entry. One hook feeds both, so they
  * agree on trace id, duration and account. A request that never got an answer (a timeout
  * or reset fault, a client that left) is logged with status null when its socket closes.
  */
-export function requestLogging({ log, accounts, logger }: RequestLoggingOptions): RequestHandler {
+export function requestLogging({ log, accounts, logger, level = 'debug' }: RequestLoggingOptions): RequestHandler {
   return (req, res, next) => {
     const traceId = newTraceId();
     const startedMs = Date.now();
@@ -69,18 +72,18 @@ export function requestLogging({ log, accounts, logger }: RequestLoggingOptions)
         status,
         durationMs,
         req.headers,
-        req.body as unknown,
+        recordedBody(req, res),
         fault,
         res.locals.hint as string | undefined,
         typeof header === 'string' ? header : undefined,
         status === null ? undefined : String(res.getHeader('content-type') ?? ''),
         body,
       );
-      if (logger.isLevelEnabled('info')) {
+      if (logger.isLevelEnabled(level)) {
         const line: Record<string, unknown> = { traceId, method: req.method, path, status, ms: durationMs, accountId: accountId ?? null };
         if (fault) line.fault = fault;
         if (logger.isLevelEnabled('debug')) Object.assign(line, { requestBody: entry.request().value, responseBody: entry.response().value });
-        logger.info(line, 'request');
+        logger[level](line, 'request');
       }
       if (unlogged(path)) return;
       const key = accountId ?? (status === 401 ? UNAUTHENTICATED : undefined);
@@ -121,7 +124,7 @@ class LoggedRequest implements DeferredRequestLogEntry {
     readonly status: number | null,
     private readonly durationMs: number,
     private readonly headers: IncomingHttpHeaders,
-    private readonly body: unknown,
+    private readonly body: RecordedBody,
     private readonly fault: string | null,
     private readonly faultHint: string | undefined,
     private readonly hintHeader: string | undefined,
@@ -135,7 +138,7 @@ class LoggedRequest implements DeferredRequestLogEntry {
   }
 
   request(): Body {
-    return (this.requestBody ??= requestBodyOf(this.headers, this.body));
+    return (this.requestBody ??= requestBodyOf(this.body));
   }
 
   response(): Body {
@@ -158,7 +161,7 @@ class LoggedRequest implements DeferredRequestLogEntry {
       query: queryOf(this.originalUrl),
       status: this.status,
       durationMs: this.durationMs,
-      requestHeaders: headersOf(this.headers),
+      requestHeaders: maskHeaders(this.headers),
       requestBody: request.value,
       requestBodyTruncated: request.truncated,
       fault: this.fault,
@@ -244,29 +247,107 @@ interface Body {
   truncated: boolean;
 }
 
-const cut = (text: string): Body => {
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= BODY_LIMIT_BYTES) return { value: text, truncated: false };
-  return { value: bytes.subarray(0, BODY_LIMIT_BYTES).toString('utf8'), truncated: true };
+/**
+ * A request body as the log keeps it: never the parsed object (a 1 MB JSON array parses into
+ * tens of MB), only its text cut at BODY_LIMIT_BYTES, or a note. Parsed and masked when read.
+ */
+export type RecordedBody =
+  | null
+  | { note: string }
+  | { text: string | Buffer; bytes: number; json: boolean };
+
+/** What the HTTP layer read of a body, stashed on the response for the log (see keepRequestBody). */
+interface KeptBody {
+  text: string | Buffer;
+  bytes: number;
+}
+
+const KEPT_BODY = 'requestBodyText';
+const UNREAD_BODY = 'requestBodyUnread';
+
+/**
+ * Keeps what the log may show of a body that was read: the text itself when it is within the
+ * limit, else a copy of its first BODY_LIMIT_BYTES (a slice would keep the whole body alive).
+ */
+export function keepRequestBody(res: ServerResponse, raw: Buffer, text?: string): void {
+  const kept: KeptBody =
+    raw.length <= BODY_LIMIT_BYTES
+      ? { text: text ?? raw.toString('utf8'), bytes: raw.length }
+      : { text: Buffer.from(raw.subarray(0, BODY_LIMIT_BYTES)), bytes: raw.length };
+  localsOf(res)[KEPT_BODY] = kept;
+}
+
+/** Marks a body the server discarded unread (no operation that takes a body, or credentials it refuses). */
+export function markBodyUnread(res: ServerResponse): void {
+  localsOf(res)[UNREAD_BODY] = true;
+}
+
+const localsOf = (res: ServerResponse): Record<string, unknown> => {
+  const withLocals = res as ServerResponse & { locals?: Record<string, unknown> };
+  return (withLocals.locals ??= Object.create(null) as Record<string, unknown>);
 };
 
-function requestBodyOf(headers: IncomingHttpHeaders, body: unknown): Body {
+function recordedBody(req: Request, res: Response): RecordedBody {
+  const { headers } = req;
   const type = headers['content-type'] ?? '';
   const length = Number(headers['content-length'] ?? 0);
-  if (/^multipart\//i.test(type)) return { value: `[${type.split(';')[0]} body of ${length} bytes, not recorded]`, truncated: false };
-  if (body === undefined || body === null) return { value: null, truncated: false };
-  if (typeof body === 'string') return cut(body);
-  if (Buffer.isBuffer(body)) return { value: `[${body.length} bytes of ${type || 'binary'}]`, truncated: false };
-  // The router refuses such bodies (400); kept as is, they would overflow the stack of every later JSON.stringify of the log.
-  if (deeperThan(body, MAX_RECORDED_DEPTH)) return { value: `[JSON body nested deeper than ${MAX_RECORDED_DEPTH} levels, not recorded]`, truncated: false };
-  // A body whose JSON text arrived well under the limit is kept as parsed, without re-encoding it to measure.
-  if (length > 0 && length <= BODY_LIMIT_BYTES / 2) return { value: body, truncated: false };
-  const text = JSON.stringify(body);
-  if (Buffer.byteLength(text) <= BODY_LIMIT_BYTES) return { value: body, truncated: false };
-  return cut(text);
+  const declared = headers['transfer-encoding'] !== undefined || length > 0;
+  if (/^multipart\//i.test(type)) return { note: `[${type.split(';')[0]} body of ${length} bytes, not recorded]` };
+  if (res.locals[UNREAD_BODY] === true && declared) {
+    return { note: `[body of ${headers['transfer-encoding'] !== undefined ? 'unknown length' : `${length} bytes`} not read: the request was not authenticated, or its operation takes no body]` };
+  }
+  const kept = res.locals[KEPT_BODY] as KeptBody | undefined;
+  if (kept) return { ...kept, json: /json/i.test(type) };
+  const body: unknown = req.body;
+  if (body === undefined || body === null) return null;
+  if (typeof body === 'string') return keptText(body, false);
+  if (Buffer.isBuffer(body)) return { note: `[${body.length} bytes of ${type || 'binary'}]` };
+  // A body another middleware parsed without keeping its text: kept as its JSON text.
+  if (deeperThan(body, MAX_RECORDED_DEPTH)) return { note: DEEP_NOTE };
+  return keptText(JSON.stringify(body) ?? 'null', true);
+}
+
+function keptText(text: string, json: boolean): RecordedBody {
+  const raw = Buffer.from(text, 'utf8');
+  return raw.length <= BODY_LIMIT_BYTES ? { text, bytes: raw.length, json } : { text: Buffer.from(raw.subarray(0, BODY_LIMIT_BYTES)), bytes: raw.length, json };
+}
+
+function requestBodyOf(body: RecordedBody): Body {
+  if (body === null) return { value: null, truncated: false };
+  if ('note' in body) return { value: body.note, truncated: false };
+  const text = typeof body.text === 'string' ? body.text : body.text.toString('utf8');
+  const truncated = body.bytes > BODY_LIMIT_BYTES;
+  if (!body.json || truncated) return { value: maskJsonText(text), truncated };
+  // The router refuses such bodies (400); parsed, they would overflow the stack of every later JSON.stringify of the log.
+  if (jsonDeeperThan(text, MAX_RECORDED_DEPTH)) return { value: DEEP_NOTE, truncated: false };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch {
+    return { value: maskJsonText(text), truncated: false };
+  }
+  return { value: maskJson(parsed), truncated: false };
+}
+
+/** Whether a JSON text nests objects and arrays deeper than `limit`, read in one pass without parsing it. */
+function jsonDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
 }
 
 const MAX_RECORDED_DEPTH = 64;
+const DEEP_NOTE = `[JSON body nested deeper than ${MAX_RECORDED_DEPTH} levels, not recorded]`;
 
 /** Whether objects and arrays nest deeper than `limit`; walks without recursion, so any depth is safe. */
 function deeperThan(value: unknown, limit: number): boolean {
@@ -285,44 +366,25 @@ function responseBodyOf(type: string, captured: Captured): Body {
   const bytes = Buffer.concat(captured.chunks.map((chunk) => (Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.text, chunk.encoding))));
   const truncated = captured.total > BODY_LIMIT_BYTES;
   if (/json/i.test(type)) {
-    if (truncated) return { value: bytes.subarray(0, BODY_LIMIT_BYTES).toString('utf8'), truncated };
+    // The accounts' answers carry secretKey and webhookSecret: masked like request bodies.
+    if (truncated) return { value: maskJsonText(bytes.subarray(0, BODY_LIMIT_BYTES).toString('utf8')), truncated };
     try {
-      return { value: JSON.parse(bytes.toString('utf8')) as unknown, truncated: false };
+      return { value: maskJson(JSON.parse(bytes.toString('utf8')) as unknown), truncated: false };
     } catch {
-      return { value: bytes.toString('utf8'), truncated: false };
+      return { value: maskJsonText(bytes.toString('utf8')), truncated: false };
     }
   }
   if (/^text\/|xml|javascript/i.test(type)) return { value: bytes.subarray(0, BODY_LIMIT_BYTES).toString('utf8'), truncated };
   return { value: `[${captured.total} bytes of ${type.split(';')[0] || 'binary'}]`, truncated: false };
 }
 
-/** Authorization is masked: its scheme, and for a secret key its last four characters, so the key used can be told apart. */
-export function maskAuthorization(value: string): string {
-  const basic = /^Basic\s+(\S+)/i.exec(value);
-  if (basic?.[1]) {
-    const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
-    const key = decoded.startsWith('secret:') ? decoded.slice('secret:'.length) : '';
-    return key.length > 8 ? `Basic secret:****${key.slice(-4)} (masked)` : 'Basic **** (masked)';
-  }
-  const scheme = /^(\S+)\s/.exec(value)?.[1];
-  return scheme ? `${scheme} **** (masked)` : '**** (masked)';
-}
-
-function headersOf(headers: IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    const text = Array.isArray(value) ? value.join(', ') : value;
-    out[name] = name === 'authorization' ? maskAuthorization(text) : text;
-  }
-  return out;
-}
-
 function queryOf(originalUrl: string): Record<string, string | string[]> {
   const at = originalUrl.indexOf('?');
-  const out: Record<string, string | string[]> = {};
+  // No prototype: a parameter named __proto__ or constructor is a parameter like any other.
+  const out = Object.create(null) as Record<string, string | string[]>;
   if (at < 0) return out;
-  for (const [name, value] of new URLSearchParams(originalUrl.slice(at + 1))) {
+  for (const [name, raw] of new URLSearchParams(originalUrl.slice(at + 1))) {
+    const value = maskQueryValue(name, raw);
     const previous = out[name];
     out[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
   }

@@ -6,6 +6,8 @@ import type { ResponseValidationMode } from '../config.js';
 import type { Logger } from '../log.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import { errorBody, familyOf } from './errors.js';
+import { maskJsonText } from './masking.js';
+import { TRACE_HEADER } from './request-log-middleware.js';
 import { createAjv } from './validator.js';
 
 /** Set on every response that does not match openapi.yaml, in both modes. */
@@ -118,8 +120,9 @@ function describe(error: Pick<ErrorObject, 'instancePath' | 'keyword' | 'message
 /** Header values are ASCII and one line. */
 const headerValue = (reason: string): string => reason.replace(/[^\x20-\x7e]/g, '?').slice(0, 300);
 
+/** The start of a body for the log, its secrets masked (an account's answer carries its keys). */
 function excerpt(body: unknown): string {
-  const text = JSON.stringify(body) ?? String(body);
+  const text = maskJsonText(JSON.stringify(body) ?? String(body));
   return text.length > 500 ? `${text.slice(0, 500)}…` : text;
 }
 
@@ -151,7 +154,7 @@ export function installResponseValidation(app: Express, options: ResponseValidat
     const violation = validator.check(method, path, this.statusCode, body);
     if (!violation) return json.call(this, body);
     logger.error(
-      { operation: violation.operationId ?? null, method, path, status: violation.status, errors: violation.errors, body: excerpt(body) },
+      { operation: violation.operationId ?? null, traceId: this.getHeader(TRACE_HEADER) ?? null, method, path, status: violation.status, errors: violation.errors, body: excerpt(body) },
       `${INVALID_MESSAGE}: ${violation.reason}`,
     );
     this.setHeader(INVALID_HEADER, headerValue(violation.reason));

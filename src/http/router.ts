@@ -1,4 +1,5 @@
 import type { Request as ExpressRequest, RequestHandler, Response } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { OpenAPIBackend, type Operation, type Request as RoutedRequest } from 'openapi-backend';
 import type { AccountRecord, Accounts } from '../accounts/accounts.js';
 import { bearerTokenMatches, secretKeyFromHeader } from '../accounts/accounts.js';
@@ -12,6 +13,7 @@ import { createAjv, describeValidationErrors } from './validator.js';
 import { OperationMatcher } from './operation-matcher.js';
 import { writeAtTurnEnd } from './turn-end-writes.js';
 import { installParseRequest } from './parse-request.js';
+import { TRACE_HEADER } from './request-log-middleware.js';
 import { exactValidationMessage, notEmulated, unknownPrototypeField, nonFiniteNumberField } from './request-checks.js';
 
 /** What a handler sees: the authenticated caller and the validated, coerced request. */
@@ -40,6 +42,12 @@ export function owner(call: Call): AccountRecord {
 }
 export type Handlers = Partial<Record<OperationId, OperationHandler>>;
 
+/**
+ * The router, and what the HTTP server asks it before reading a body: bodies of requests that
+ * name no operation or fail its authentication are never read (src/http/api-lane.ts, src/app.ts).
+ */
+export type Router = RequestHandler & { mayReadBody(req: IncomingMessage): boolean };
+
 export interface RouterOptions {
   document: OpenApiDocument;
   handlers: Handlers;
@@ -49,7 +57,7 @@ export interface RouterOptions {
   commit: () => Promise<void>;
   logger: Logger;
   /** Answers operations without a handler (the schema-generated mock) instead of a 501. */
-  fallback?: (operation: Operation, req: ExpressRequest) => Reply;
+  fallback?: (operation: Operation, req: ExpressRequest) => Reply | Promise<Reply>;
   /** The accounts' fault rules (src/faults), applied right after authentication. */
   faults?: HttpFaults;
 }
@@ -66,7 +74,7 @@ const UNAUTHORIZED = 'API key invalid or absent: send Authorization: Basic base6
  * parses each request four times. Every outcome is rendered in the endpoint family's
  * error shape.
  */
-export async function createRouter(options: RouterOptions): Promise<RequestHandler> {
+export async function createRouter(options: RouterOptions): Promise<Router> {
   const { accounts, adminToken, commit, logger } = options;
   const api = new OpenAPIBackend({
     definition: options.document,
@@ -84,32 +92,56 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
   const matcher = new OperationMatcher(operations);
   const handlers = new Map(Object.entries(options.handlers) as [OperationId, OperationHandler][]);
 
-  return (req, res) => {
-    // Path parameters are decoded with decodeURIComponent, which throws on a bad escape (a 500):
-    // such a path names nothing.
-    if (!isDecodable(req.path)) return sendError(res, req.path, 404, `no route for ${req.method} ${req.path}`);
-    const routed: RoutedRequest = {
-      method: req.method,
-      path: req.path,
-      // Multipart streams are read by their handler; the schema sees their (binary) fields as present.
-      body: (isMultipart(req) ? {} : req.body) as RoutedRequest['body'],
-      query: req.query as RoutedRequest['query'],
-      headers: req.headers as RoutedRequest['headers'],
-    };
-    handle(routed, req, res).catch((error: unknown) => {
-      if (error instanceof HttpError || error instanceof DomainError) {
-        const status = error instanceof HttpError ? error.status : DOMAIN_STATUS[error.code];
-        const hint = error instanceof DomainError ? error.hint : undefined;
-        // A failed handler may still have changed state before throwing: keep the barrier.
-        commit().then(
-          () => sendError(res, req.path, status, error.message, hint),
-          (flushError: unknown) => internalError(res, req, flushError),
-        );
-        return;
-      }
+  const route: RequestHandler = (req, res) => {
+    try {
+      // Path parameters are decoded with decodeURIComponent, which throws on a bad escape (a 500):
+      // such a path names nothing.
+      if (!isDecodable(req.path)) return sendError(res, req.path, 404, `no route for ${req.method} ${req.path}`);
+      const routed: RoutedRequest = {
+        method: req.method,
+        path: req.path,
+        // Multipart streams are read by their handler; the schema sees their (binary) fields as present.
+        body: (isMultipart(req) ? {} : req.body) as RoutedRequest['body'],
+        query: req.query as RoutedRequest['query'],
+        headers: req.headers as RoutedRequest['headers'],
+      };
+      // Every path out of here ends in an answer or a closed socket: nothing a request sends
+      // can leave a rejected promise behind (an unhandled rejection ends a Node process).
+      handle(routed, req, res)
+        .catch((error: unknown) => failed(req, res, error))
+        .catch((error: unknown) => internalError(res, req, error));
+    } catch (error) {
       internalError(res, req, error);
-    });
+    }
   };
+
+  /**
+   * Whether this request's body may be read: it is routed to an operation that takes a body,
+   * and its credentials satisfy that operation. Any other body is never buffered or parsed.
+   */
+  const mayReadBody = (req: IncomingMessage): boolean => {
+    const path = pathOf(req.url);
+    if (!isDecodable(path) || notEmulated(req.method ?? '', path)) return false;
+    const matched = matcher.match(req.method ?? '', path);
+    if (typeof matched === 'string' || !matched.requestBody) return false;
+    return authenticate(matched as SandboxOperation, req.headers.authorization) !== undefined;
+  };
+
+  return Object.assign(route, { mayReadBody });
+
+  /** A handler's or a step's error: its 4xx, once what the handler changed before throwing is on disk; anything else a 500. */
+  async function failed(req: ExpressRequest, res: Response, error: unknown): Promise<void> {
+    if (!(error instanceof HttpError || error instanceof DomainError)) return internalError(res, req, error);
+    const status = error instanceof HttpError ? error.status : DOMAIN_STATUS[error.code];
+    const hint = error instanceof DomainError ? error.hint : undefined;
+    try {
+      // A failed handler may still have changed state before throwing: keep the barrier.
+      await commit();
+    } catch (flushError) {
+      return internalError(res, req, flushError);
+    }
+    sendError(res, req.path, status, error.message, hint);
+  }
 
   async function handle(routed: RoutedRequest, req: ExpressRequest, res: Response): Promise<void> {
     // Endpoints of the real service that integrations call but the sandbox does not emulate:
@@ -123,6 +155,8 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
       const message = notAllowed
         ? `${req.method} is not allowed on ${req.path}`
         : `${req.method} ${req.path} is not emulated by the sandbox: the spec has no such endpoint`;
+      // RFC 9110: a 405 says which methods the resource has.
+      if (notAllowed) res.set('allow', matcher.allowedMethods(req.path).join(', '));
       return sendError(res, req.path, notAllowed ? 405 : 404, message);
     }
     const operation = matched as SandboxOperation;
@@ -149,7 +183,7 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
 
     const handler = operation.operationId ? handlers.get(operation.operationId as OperationId) : undefined;
     if (!handler) {
-      if (options.fallback) return answer(res, req, options.fallback(operation, req));
+      if (options.fallback) return answer(res, req, await options.fallback(operation, req));
       const route = `${operation.method.toUpperCase()} ${operation.path}`;
       return sendError(res, req.path, 501, `${route} is not emulated by this version of the sandbox yet`);
     }
@@ -189,8 +223,16 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
     return requirements.some((requirement) => Object.keys(requirement).every(holds)) ? { account, admin } : undefined;
   }
 
+  /**
+   * Logs an error of the sandbox itself with the request's trace id, then answers 500 in the
+   * endpoint's error shape, or closes the socket when an answer had already begun. Never throws.
+   */
   function internalError(res: Response, req: ExpressRequest, error: unknown): void {
-    logger.error({ err: error, method: req.method, path: req.path }, 'request failed');
+    try {
+      logger.error({ err: error, traceId: res.getHeader(TRACE_HEADER) ?? null, method: req.method, path: req.path }, 'request failed');
+    } catch {
+      // A logger that fails must not turn a 500 into a crash.
+    }
     sendError(res, req.path, 500, 'internal error of the sandbox; see its log');
   }
 
@@ -218,6 +260,13 @@ export async function createRouter(options: RouterOptions): Promise<RequestHandl
 
 const hasBody = (req: ExpressRequest): boolean =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+/** The path of a raw request URL, as express's req.path reads it (before the query or a fragment). */
+const pathOf = (url: string | undefined): string => {
+  const raw = url ?? '/';
+  const end = raw.search(/[?#]/);
+  return end === -1 ? raw : raw.slice(0, end);
+};
 
 const isDecodable = (path: string): boolean => {
   try {
@@ -268,9 +317,49 @@ export const DOMAIN_STATUS: Record<DomainErrorCode, number> = { invalid: 400, no
 /** Response header with the sandbox's longer explanation, when `message` is an exact text integrations match on. */
 export const HINT_HEADER = 'x-sandbox-hint';
 
+/**
+ * Answers an error in the endpoint family's shape. Never throws: if the answer cannot be
+ * written (headers already gone, a writer that fails), the socket is closed instead, so the
+ * client sees the request fail rather than wait for an answer that will not come.
+ */
 export function sendError(res: Response, path: string, status: number, message: string, hint?: string): void {
-  if (res.headersSent) return;
-  // Header values are Latin-1 only: anything else is escaped rather than dropped.
-  if (hint) res.set(HINT_HEADER, hint.replace(/[^\x20-\x7e]/g, (c) => encodeURIComponent(c)));
-  res.status(status).json(errorBody(familyOf(path), status, message));
+  if (res.headersSent) {
+    if (!res.writableEnded) res.destroy();
+    return;
+  }
+  try {
+    if (hint) res.setHeader(HINT_HEADER, headerText(hint));
+    res.status(status).json(errorBody(familyOf(path), status, message));
+  } catch {
+    if (res.headersSent) res.destroy();
+    else lastResort(res, path);
+  }
+}
+
+/** The 500 written without express's helpers or response validation, for when those failed. */
+function lastResort(res: Response, path: string): void {
+  try {
+    const body = JSON.stringify(errorBody(familyOf(path), 500, 'internal error of the sandbox; see its log'));
+    res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  } catch {
+    res.destroy();
+  }
+}
+
+/** Longest x-sandbox-hint sent: clients' header limits (undici's 16 KiB for all of them) must not refuse the answer. */
+export const HINT_MAX_CHARS = 2048;
+
+const REPLACEMENT = encodeURIComponent('\ufffd');
+
+/**
+ * A header value for any text: header values are Latin-1 and one line, so everything outside
+ * printable ASCII is percent-encoded as UTF-8 (a lone surrogate, which has no UTF-8 form,
+ * as U+FFFD), and the result is cut at HINT_MAX_CHARS without splitting an escape.
+ */
+export function headerText(text: string): string {
+  // With the u flag a surrogate pair is one match; what is left alone is a lone surrogate.
+  const encoded = text.replace(/[^\x20-\x7e]/gu, (c: string) => (c.length === 1 && c >= '\ud800' && c <= '\udfff' ? REPLACEMENT : encodeURIComponent(c)));
+  if (encoded.length <= HINT_MAX_CHARS) return encoded;
+  return encoded.slice(0, HINT_MAX_CHARS).replace(/%[0-9A-F]?$/, '');
 }

@@ -3,9 +3,12 @@ import type { Request as ExpressRequest } from 'express';
 import { generateSync, type GenerateOptions, type JsonSchema, type Random } from 'json-schema-faker';
 import type { Operation } from 'openapi-backend';
 import type { OpenAPIV3_1 } from 'openapi-types';
+import { errorBody, familyOf, sizeOf } from '../http/errors.js';
 import type { Reply } from '../http/router.js';
 import { createAjv } from '../http/validator.js';
-import { coherent } from './coherent.js';
+import { seededRng } from '../rails/random.js';
+import { TRANSACTION_NOT_FOUND } from '../transactions/transactions.js';
+import { coherent, type MockRequest } from './coherent.js';
 import { preferredStatus } from './prefer.js';
 import { seedFor } from './seed.js';
 
@@ -37,6 +40,20 @@ const GENERATE: GenerateOptions = {
   },
 };
 
+/** Compiled once per schema object, shared by every responder (tests make one per seed). */
+let sharedAjv: ReturnType<typeof createAjv> | undefined;
+const validators = new WeakMap<object, ValidateFunction>();
+function validatorOf(schema: SchemaObject): ValidateFunction {
+  let validate = validators.get(schema);
+  if (!validate) {
+    // Built on first use: a stateful sandbox whose operations all have handlers never needs it.
+    sharedAjv ??= createAjv({});
+    validate = sharedAjv.compile(schema);
+    validators.set(schema, validate);
+  }
+  return validate;
+}
+
 /** A 1×1 transparent PNG: binary image responses carry a real image of the documented type. */
 const PNG_1X1 = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
@@ -57,17 +74,17 @@ export interface MockResponderOptions {
  */
 export class MockResponder {
   private readonly seed: number;
-  /** Built on first use: a stateful sandbox whose operations all have handlers never needs it. */
-  private ajv: ReturnType<typeof createAjv> | undefined;
   private readonly bodies = new Map<string, unknown>();
-  private readonly validators = new Map<string, ValidateFunction>();
+  /** Bounded by the operations × statuses × attempts of openapi.yaml. */
+  private readonly raw = new Map<string, unknown>();
 
   constructor(options: MockResponderOptions) {
     this.seed = options.seed;
   }
 
-  respond(operation: Operation, req: Pick<ExpressRequest, 'headers' | 'path'>): Reply {
+  respond(operation: Operation, req: Pick<ExpressRequest, 'headers' | 'path'> & Partial<Pick<ExpressRequest, 'body' | 'query'>>): Reply {
     const operationId = operation.operationId ?? `${operation.method} ${operation.path}`;
+    const request: MockRequest = { params: pathParams(operation.path, req.path), query: (req.query ?? {}) as Record<string, unknown>, body: req.body as unknown };
     const responses = (operation.responses ?? {}) as Record<string, ResponseObject>;
     const preferred = preferredStatus(req.headers.prefer);
     const honoured = preferred !== undefined && preferred >= 200 && responses[String(preferred)] !== undefined;
@@ -79,8 +96,12 @@ export class MockResponder {
     const response = responses[String(status)] ?? { description: '' };
     const content = response.content ?? {};
     const json = content['application/json'];
+    if (json && status >= 400) {
+      // The error the real endpoint answers, in its family's shape: what a client matches on.
+      return { status, json: errorBody(familyOf(req.path), status, errorMessage(operationId, status, request.params)), headers };
+    }
     if (json) {
-      return { status, json: json.schema ? this.body(operationId, status, json.schema as SchemaObject, exampleOf(json)) : null, headers };
+      return { status, json: json.schema ? this.body(operationId, status, json.schema as SchemaObject, exampleOf(json), request) : null, headers };
     }
     if (status >= 300 && status < 400) {
       const location = this.location(operationId, status, response, req.path);
@@ -99,35 +120,44 @@ export class MockResponder {
    * The body of one documented status: the response's own example when it has a valid one,
    * else a generated one, made coherent; the same for every request, given the seed.
    */
-  body(operationId: string, status: number, schema: SchemaObject, example?: unknown): unknown {
+  body(operationId: string, status: number, schema: SchemaObject, example?: unknown, request?: MockRequest): unknown {
     const key = `${operationId} ${status}`;
-    if (this.bodies.has(key)) return this.bodies.get(key);
-    let validate = this.validators.get(key);
-    if (!validate) {
-      this.ajv ??= createAjv({});
-      validate = this.ajv.compile(schema);
-      this.validators.set(key, validate);
-    }
+    // What depends on a request (echoed fields, the id asked for) is made anew for each one.
+    if (request === undefined && this.bodies.has(key)) return this.bodies.get(key);
+    const validate = validatorOf(schema);
     if (example !== undefined && validate(example)) {
       this.bodies.set(key, example);
       return example;
     }
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      let generated: unknown;
-      try {
-        generated = generateSync(schema as JsonSchema, { ...GENERATE, seed: seedFor(this.seed, operationId, status, attempt) });
-      } catch {
-        // json-schema-faker gives up on some seeds (conflicting constraints): try the next one.
-        continue;
-      }
-      for (const candidate of [coherent(withStatus(generated, status), operationId), coherent(generated, operationId)]) {
-        if (validate(candidate)) {
-          this.bodies.set(key, candidate);
-          return candidate;
+      const generated = this.generated(operationId, status, schema, attempt);
+      if (generated === undefined) continue;
+      for (const candidate of [withStatus(generated, status), generated]) {
+        // The values that make the body coherent come from the same seed: one request, one answer.
+        const ctx = { operationId, rng: seededRng(seedFor(this.seed, operationId, status, attempt) ^ 0x5bd1e995), ...(request && { request }) };
+        const coherentBody = coherent(candidate, ctx);
+        if (validate(coherentBody)) {
+          if (request === undefined) this.bodies.set(key, coherentBody);
+          return coherentBody;
         }
       }
     }
     throw new Error(`json-schema-faker generated no valid body for ${key} in ${MAX_ATTEMPTS} attempts`);
+  }
+
+  /** json-schema-faker's body for one attempt's seed, kept: generating is the slow part. */
+  private generated(operationId: string, status: number, schema: SchemaObject, attempt: number): unknown {
+    const key = `${operationId} ${status} ${attempt}`;
+    if (this.raw.has(key)) return this.raw.get(key);
+    let generated: unknown;
+    try {
+      generated = generateSync(schema as JsonSchema, { ...GENERATE, seed: seedFor(this.seed, operationId, status, attempt) });
+    } catch {
+      // json-schema-faker gives up on some seeds (conflicting constraints): the next attempt tries another.
+      generated = undefined;
+    }
+    this.raw.set(key, generated);
+    return generated;
   }
 
   /** A documented Location header's generated value, else the parent of the request path (e.g. checkout/:id/approve → checkout/:id). */
@@ -168,4 +198,71 @@ function withStatus(body: unknown, status: number): unknown {
   if (typeof record.status === 'number') aligned.status = status;
   if (typeof record.statusCode === 'number') aligned.statusCode = status;
   return aligned;
+}
+
+/** The values of a path template's parameters in a request path (`/v2/products/{id}` → `{id}`). */
+export function pathParams(template: string, path: string): Record<string, string> {
+  const names: string[] = [];
+  const pattern = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([^}]+)\\?\}/g, (_m, name: string) => {
+    names.push(name);
+    return '([^/]+)';
+  });
+  const match = new RegExp(`^${pattern}/?$`).exec(path);
+  if (!match) return {};
+  const params: Record<string, string> = {};
+  names.forEach((name, i) => {
+    try {
+      params[name] = decodeURIComponent(match[i + 1] ?? '');
+    } catch {
+      params[name] = match[i + 1] ?? '';
+    }
+  });
+  return params;
+}
+
+/** What a control call answers on a transaction already past it (src/transactions/transitions.ts words it so). */
+const CONFLICTS: Readonly<Record<string, { is: string; only: string; verb: string }>> = {
+  payTransaction: { is: 'APPROVED (paid by PIX)', only: 'a PENDING', verb: 'paid' },
+  expireTransaction: { is: 'APPROVED (paid by PIX)', only: 'a PENDING', verb: 'expired' },
+  declineTransaction: { is: 'APPROVED (paid by PIX)', only: 'a PENDING', verb: 'declined' },
+  refundTransaction: { is: 'PENDING', only: 'an APPROVED', verb: 'refunded' },
+  chargebackTransaction: { is: 'PENDING', only: 'an APPROVED', verb: 'charged back' },
+};
+
+const TRANSACTION_OPERATIONS = new Set(['getTransaction', 'fillTransaction', 'payTransaction', 'expireTransaction', 'declineTransaction', 'refundTransaction', 'chargebackTransaction']);
+
+/**
+ * The message the stateful sandbox answers for this operation and status (where a client matches
+ * on it: `Transaction not found`, `Sale value below minimum`); 401 and 403 as the contract words them.
+ */
+export function errorMessage(operationId: string, status: number, params: Record<string, string>): string {
+  const id = params.id ?? params.key ?? '';
+  switch (status) {
+    case 400:
+      if (operationId === 'createPurchase') return 'Sale value below minimum';
+      if (operationId === 'createProduct' || operationId === 'updateProduct') return 'name must be 1 to 255 characters long after trimming';
+      if (operationId === 'createOffer') return 'amount must be a positive integer number of centavos';
+      return 'request body is not valid for this operation';
+    case 401:
+      return 'Unauthorized';
+    case 403:
+      return 'Forbidden';
+    case 404:
+      if (TRANSACTION_OPERATIONS.has(operationId) || /Checkout|Boleto|Pix/.test(operationId)) return TRANSACTION_NOT_FOUND;
+      if (operationId === 'getWebhook' || operationId === 'replayWebhook') return `webhook delivery ${id} not found`;
+      if (operationId === 'getObject') return `object ${id} not found`;
+      if (id.startsWith('prd_') || /Product|Offer/.test(operationId)) return `product ${id || 'prd_3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70'} not found`;
+      return 'not found';
+    case 409: {
+      const tx = id || '100000000';
+      const done = CONFLICTS[operationId];
+      return done ? `transaction ${tx} is ${done.is}; only ${done.only} transaction can be ${done.verb}` : `transaction ${tx} is not in a state that allows this`;
+    }
+    case 413:
+      return `request body is larger than the limit of ${sizeOf(1024 * 1024)}`;
+    case 415:
+      return 'Content-Type must be application/json';
+    default:
+      return `HTTP ${status}`;
+  }
 }

@@ -1,3 +1,4 @@
+import { PSE_BANKS, type Bank } from '../rails/banks.js';
 import { hashDigits, merchantNit } from '../rails/merchant.js';
 import { actionPath, checkoutPath } from './paths.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
@@ -5,29 +6,8 @@ import { formatAmount, formatColombianPhone, formatNit } from './format.js';
 import { html, type SafeHtml } from './html.js';
 import { renderDocument } from './layout.js';
 
-export interface PseBank {
-  code: string;
-  name: string;
-}
-
-/** ACH Colombia codes as PSE lists them, in the alphabetical order payers are used to. */
-export const PSE_BANKS: readonly PseBank[] = [
-  { code: '1052', name: 'AV Villas' },
-  { code: '1040', name: 'Banco Agrario' },
-  { code: '1032', name: 'Banco Caja Social' },
-  { code: '1001', name: 'Banco de Bogotá' },
-  { code: '1023', name: 'Banco de Occidente' },
-  { code: '1062', name: 'Banco Falabella' },
-  { code: '1012', name: 'Banco GNB Sudameris' },
-  { code: '1002', name: 'Banco Popular' },
-  { code: '1007', name: 'Bancolombia' },
-  { code: '1013', name: 'BBVA Colombia' },
-  { code: '1009', name: 'Citibank' },
-  { code: '1551', name: 'Daviplata' },
-  { code: '1051', name: 'Davivienda' },
-  { code: '1507', name: 'Nequi' },
-  { code: '1019', name: 'Scotiabank Colpatria' },
-];
+export type PseBank = Bank;
+export { PSE_BANKS };
 
 /** PSE's own codes for the person type: N natural, J jurídica. */
 export const PSE_PERSON_TYPES = [

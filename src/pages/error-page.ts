@@ -1,25 +1,38 @@
 import { html } from './html.js';
 import { renderDocument } from './layout.js';
 
-const TITLES: Readonly<Record<number, string>> = {
-  404: 'Página não encontrada',
-  409: 'Esta cobrança já foi encerrada',
+/** The payer's language: the COP checkout serves Colombia (Spanish), the boleto and Pix pages Brazil. */
+export type PayerLanguage = 'es' | 'pt-BR';
+
+const WORDS: Readonly<Record<PayerLanguage, { titles: Readonly<Record<number, string>>; other: string; check: string }>> = {
+  'pt-BR': {
+    titles: { 404: 'Página não encontrada', 409: 'Esta cobrança já foi encerrada' },
+    other: 'Não foi possível abrir esta página',
+    check: 'Confira o link recebido do lojista.',
+  },
+  es: {
+    titles: { 404: 'Página no encontrada', 409: 'Este cobro ya fue cerrado' },
+    other: 'No fue posible abrir esta página',
+    check: 'Revisa el enlace que te dio el comercio.',
+  },
 };
 
 /**
  * What a payer's browser gets instead of the JSON error an API client reads: the same status, said
- * in words, in Portuguese and English since the payer pages serve Brazil and Colombia.
+ * in words, in the payer's language (Spanish on the Colombian checkout, Portuguese on the Brazilian
+ * pages) and in English.
  */
-export function renderErrorPage(status: number, message: string): string {
-  const title = TITLES[status] ?? 'Não foi possível abrir esta página';
+export function renderErrorPage(status: number, message: string, language: PayerLanguage = 'pt-BR'): string {
+  const words = WORDS[language];
+  const title = words.titles[status] ?? words.other;
   const body = html`<main class="card">
 <p class="tag">Sandbox</p>
 <h1>${title}</h1>
 <p lang="en" class="en">${status === 404 ? 'Page not found' : 'This page cannot be shown'} (HTTP ${status})</p>
-<p class="why">${message}</p>
-<p class="small">Confira o link recebido do lojista. <span lang="en">Check the link the merchant gave you.</span></p>
+<p class="why" lang="en">${message}</p>
+<p class="small">${words.check} <span lang="en">Check the link the merchant gave you.</span></p>
 </main>`;
-  return renderDocument({ title: `${status} · ${title}`, lang: 'pt-BR', css: CSS, body });
+  return renderDocument({ title: `${status} · ${title}`, lang: language, css: CSS, body });
 }
 
 const CSS = `

@@ -78,7 +78,8 @@ function forPeople(handler: (call: Call) => Reply | Promise<Reply>): (call: Call
       const wantsHtml = call.req.accepts(['application/json', 'text/html']) === 'text/html';
       const status = error instanceof HttpError ? error.status : isDomainError(error) ? DOMAIN_STATUS[error.code] : 500;
       if (status >= 500 || !wantsHtml || !(error instanceof Error)) throw error;
-      const page = renderErrorPage(status, error.message);
+      const language = call.req.path.startsWith('/_sandbox/checkout') ? 'es' : 'pt-BR';
+      const page = renderErrorPage(status, error.message, language);
       return { status, contentType: HTML, bytes: page, headers: payerPageHeaders(page) };
     }
   };

@@ -1,11 +1,13 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { expandPatterns } from './files.js';
 import { SandboxHttp } from './http.js';
 import { ConsoleReporter } from './report/console.js';
 import { toJUnitXml } from './report/junit.js';
 import { loadScenarios, runScenarios, type RunOptions } from './run.js';
+import { SCHEMA_PATH } from './schema.js';
 
 /** Exit codes: 0 every scenario passed, 1 one failed, 2 invalid files or usage (nothing ran). */
 export const EXIT = { passed: 0, failed: 1, usage: 2 } as const;
@@ -60,7 +62,9 @@ async function runCommand(patterns: string[], opts: RunCommandOptions): Promise<
   if (opts.baseUrl !== undefined && opts.instructionDelay !== undefined) throw new UsageError('--instruction-delay applies to the in-process sandbox only (without --base-url)');
   if (opts.baseUrl !== undefined && !/^https?:\/\/[^/]/.test(opts.baseUrl)) throw new UsageError(`--base-url must be an http(s) URL, not ${opts.baseUrl}`);
 
-  const loaded = await loadScenarios(await files(patterns));
+  const paths = await files(patterns);
+  await warnMissingSchemas(paths);
+  const loaded = await loadScenarios(paths);
   if (loaded.errors.length > 0) {
     for (const error of loaded.errors) process.stderr.write(`${error.message}\n`);
     process.stderr.write(`${loaded.errors.length} invalid scenario file${loaded.errors.length > 1 ? 's' : ''}: nothing was run\n`);
@@ -91,8 +95,44 @@ async function runCommand(patterns: string[], opts: RunCommandOptions): Promise<
   return summary.ok ? EXIT.passed : EXIT.failed;
 }
 
+/** The yaml-language-server `$schema` a file names, when it is a local path. */
+const SCHEMA_COMMENT = /^#\s*yaml-language-server:\s*\$schema=(\S+)/m;
+
+/**
+ * A scenario copied from this package names `./scenario.schema.json`, which the project it was
+ * copied into may lack: the editor then checks nothing, silently. Said once per directory.
+ */
+async function warnMissingSchemas(paths: readonly string[]): Promise<void> {
+  const told = new Set<string>();
+  for (const file of paths) {
+    const target = SCHEMA_COMMENT.exec(await readFile(file, 'utf8').catch(() => ''))?.[1];
+    if (!target || /^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
+    const schema = resolve(dirname(file), target);
+    if (existsSync(schema) || told.has(schema)) continue;
+    told.add(schema);
+    process.stderr.write(`note: ${file} points editors at ${target}, which does not exist: \`npx payments-sandbox scenario init ${dirname(file)}\` writes it\n`);
+  }
+}
+
+/** `scenario init [dir]`: the schema editors read, and a first example when the directory has none. */
+async function initCommand(dir: string): Promise<number> {
+  await mkdir(dir, { recursive: true });
+  const schema = join(dir, 'scenario.schema.json');
+  await copyFile(SCHEMA_PATH, schema);
+  process.stdout.write(`wrote ${schema} (the schema of this version: run init again after an upgrade)\n`);
+  const scenarios = (await readdir(dir)).filter((f) => /\.ya?ml$/.test(f));
+  if (scenarios.length === 0) {
+    const example = join(dir, 'brl-pix-paid.yaml');
+    await copyFile(join(dirname(SCHEMA_PATH), 'brl-pix-paid.yaml'), example);
+    process.stdout.write(`wrote ${example} (an example: npx payments-sandbox scenario run ${dir})\n`);
+  }
+  return EXIT.passed;
+}
+
 async function validateCommand(patterns: string[]): Promise<number> {
-  const loaded = await loadScenarios(await files(patterns));
+  const paths = await files(patterns);
+  await warnMissingSchemas(paths);
+  const loaded = await loadScenarios(paths);
   for (const scenario of loaded.scenarios) process.stdout.write(`ok  ${scenario.file} (${scenario.steps.length} steps)\n`);
   for (const error of loaded.errors) process.stderr.write(`${error.message}\n`);
   return loaded.errors.length ? EXIT.usage : EXIT.passed;
@@ -131,6 +171,13 @@ export function registerScenarioCommand(program: Command): void {
     .option('--no-color', 'no colours, even on a terminal (NO_COLOR works too)')
     .exitOverride(exitOnUsage)
     .action(act(runCommand));
+
+  scenario
+    .command('init')
+    .description("write scenario.schema.json (editor completion for scenario files) into a directory, and an example scenario when it has none")
+    .argument('[dir]', 'the directory of your scenario files', 'scenarios')
+    .exitOverride(exitOnUsage)
+    .action(act(initCommand));
 
   scenario
     .command('validate')

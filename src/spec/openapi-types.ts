@@ -1114,6 +1114,7 @@ export interface components {
         };
         /** @description Sandbox test cards decide the outcome (see the README's test card table). */
         Card: {
+            /** @description 12 to 19 digits; single spaces or dashes between digits are accepted and ignored (`4111 1111 1111 1111`). */
             number: string;
             holderName: string;
             expirationMonth: number;
@@ -1359,6 +1360,21 @@ export interface components {
             replay: boolean;
             /** @description The id of the fault rule that changed this attempt (sent only then). */
             fault?: string;
+            /** @description The headers this attempt was sent with, exactly (its x-signature, x-sandbox-attempt); the HTTP client adds host and connection. Null for attempts recorded by an older sandbox. */
+            requestHeaders: {
+                [key: string]: string;
+            } | null;
+        };
+        /** @description The request of a delivery exactly as it is sent: verify x-signature against `body` to debug a receiver. Each attempt adds x-sandbox-attempt. */
+        WebhookRequest: {
+            /** @constant */
+            method: "POST";
+            url: string | null;
+            headers: {
+                [key: string]: string;
+            };
+            /** @description The bytes sent, as UTF-8 text: the key-sorted JSON that x-signature signs (HMAC-SHA256 with the webhook secret, hex). */
+            body: string;
         };
         /**
          * @description The lifecycle webhooks: paid, expired, declined (failed), refunded, charged back (infraction.updated).
@@ -1396,12 +1412,14 @@ export interface components {
         WebhookDelivery: {
             /** @description Also sent as x-sandbox-delivery, stable across retries. */
             id: string;
+            request: components["schemas"]["WebhookRequest"];
             event: components["schemas"]["WebhookEventName"];
             transactionId: string;
             url: string | null;
             status: components["schemas"]["DeliveryStatus"];
             attempts: components["schemas"]["WebhookAttempt"][];
             nextAttemptAt: components["schemas"]["Timestamp"] | null;
+            /** @description The body as sent, keys sorted; `request.body` is its exact text. */
             payload: components["schemas"]["WebhookBody"];
             createdAt: components["schemas"]["Timestamp"];
         };
@@ -1534,14 +1552,14 @@ export interface components {
             /** @description null when no answer was sent (a timeout or reset fault, or the client went away first). */
             status: number | null;
             durationMs: number;
-            /** @description The request's headers; Authorization masked. */
+            /** @description The request's headers; Authorization, Proxy-Authorization, Cookie and X-Api-Key masked. */
             requestHeaders: {
                 [key: string]: string;
             };
-            /** @description The parsed JSON body, a text body, a description of a binary one, or null; a string cut at 64 KiB when larger. */
+            /** @description The parsed JSON body, a text body, a description of a binary one or of a body not read (no valid key for its operation, or an operation that takes none), or null; a string cut at 64 KiB when larger. Secrets and card data masked. */
             requestBody: unknown;
             requestBodyTruncated: boolean;
-            /** @description The parsed JSON answer, a text answer, a description of a binary one, or null; a string cut at 64 KiB when larger. */
+            /** @description The parsed JSON answer, a text answer, a description of a binary one, or null; a string cut at 64 KiB when larger. Secret keys and webhook secrets masked. */
             responseBody: unknown;
             responseBodyTruncated: boolean;
             /** @description The sandbox's explanation of a 4xx (its x-sandbox-hint header, else the error message), or of a fired fault. */
@@ -1574,7 +1592,7 @@ export interface components {
             operation?: string;
             /** @enum {string} */
             method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-            /** @description The request path; `*` matches any characters (`/transactions/*`). */
+            /** @description The request path; `*` matches any characters (`/transactions/*`). At most 512 characters and 16 `*`; matched in time linear in the path. */
             path?: string;
             /** @description For `webhook` rules: only deliveries of this event (e.g. cashin.paid). */
             event?: string;

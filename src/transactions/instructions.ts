@@ -27,10 +27,68 @@ function pixKeyOf(accountId: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/** What an instruction is made from: the charge, and whom it pays. */
+export interface InstructionInput {
+  id: string;
+  accountId: string;
+  accountName: string;
+  currency: string;
+  method: string;
+  amount: number;
+  /** YYYY-MM-DD, boleto kinds only. */
+  dueDate: string | null;
+  /** The token that opens the hosted payer pages (src/pages); their links carry it. */
+  payerToken?: string;
+}
+
 /**
- * Produces the payment instruction in the real formats: the hosted payer page for COP,
- * a CVU and its beneficiary for ARS, a BR Code and/or a registered boleto for BRL.
+ * The instruction fields in the real formats: the hosted payer page for COP, a CVU and its
+ * beneficiary for ARS, a BR Code and/or a registered boleto for BRL. Mock mode (src/mock) makes
+ * its answers' instructions here too.
  */
+export function instructionFields(input: InstructionInput, publicUrl: string, rng: Rng = cryptoRng): Record<string, unknown> {
+  const filled: Record<string, unknown> = {};
+  const link = (path: string): string => `${publicUrl}${input.payerToken === undefined ? path : withToken(path, input.payerToken)}`;
+  if (input.currency === 'COP') {
+    filled.redirectUrl = link(checkoutPath(input.id));
+  } else if (input.currency === 'ARS') {
+    const cvu = buildCvu(rng);
+    filled.cvu = cvu;
+    filled.paymentInstruction = {
+      beneficiary: { name: input.accountName, cuit: buildCuit(rng, 'company'), cvu, alias: buildAlias(rng), bank: CVU_BANK },
+    };
+  } else {
+    if (input.method === 'PIX' || input.method === 'PIX_BOLETO') {
+      filled.pixCode = buildBrCode({
+        kind: 'static',
+        key: pixKeyOf(input.accountId),
+        amountCentavos: input.amount,
+        merchantName: pixMerchantName(input.accountName),
+        merchantCity: PIX_CITY,
+        txid: `SBX${input.id}`,
+      });
+    }
+    if ((input.method === 'BOLETO' || input.method === 'PIX_BOLETO') && input.dueDate) {
+      const boleto = buildBoleto({
+        bankCode: BOLETO_BANK,
+        amountCentavos: input.amount,
+        dueDate: input.dueDate,
+        // Wallet + "nosso número" from the transaction id: one boleto per transaction.
+        freeField: `${BOLETO_WALLET}${input.id.padStart(22, '0')}`.slice(-25),
+      });
+      filled.paymentInstruction = {
+        type: 'BOLETO',
+        dueDate: `${input.dueDate}T00:00:00.000Z`,
+        boletoUrl: link(boletoPath(input.id)),
+        boletoBarcode: boleto.barcode,
+        boletoDigitableLine: boleto.digitableLine,
+      };
+    }
+  }
+  return filled;
+}
+
+/** The record with its payment instruction filled (instructionFields), at `filledAt` on the account clock. */
 export function fillInstruction(
   record: TransactionRecord,
   account: AccountRecord,
@@ -39,44 +97,12 @@ export function fillInstruction(
   rng: Rng = cryptoRng,
 ): TransactionRecord {
   const view = record.view;
-  const filled: Record<string, unknown> = {};
   // The link is the payer's key to the page; a record from before tokens gets its own now.
   const token = record.payerToken ?? newPayerToken();
-  if (view.currency === 'COP') {
-    filled.redirectUrl = `${publicUrl}${withToken(checkoutPath(record.id), token)}`;
-  } else if (view.currency === 'ARS') {
-    const cvu = buildCvu(rng);
-    filled.cvu = cvu;
-    filled.paymentInstruction = {
-      beneficiary: { name: account.name, cuit: buildCuit(rng, 'company'), cvu, alias: buildAlias(rng), bank: CVU_BANK },
-    };
-  } else {
-    if (view.method === 'PIX' || view.method === 'PIX_BOLETO') {
-      filled.pixCode = buildBrCode({
-        kind: 'static',
-        key: pixKeyOf(account.id),
-        amountCentavos: view.amount,
-        merchantName: pixMerchantName(account.name),
-        merchantCity: PIX_CITY,
-        txid: `SBX${record.id}`,
-      });
-    }
-    if ((view.method === 'BOLETO' || view.method === 'PIX_BOLETO') && record.details.dueDate) {
-      const boleto = buildBoleto({
-        bankCode: BOLETO_BANK,
-        amountCentavos: view.amount,
-        dueDate: record.details.dueDate,
-        // Wallet + "nosso número" from the transaction id: one boleto per transaction.
-        freeField: `${BOLETO_WALLET}${record.id.padStart(22, '0')}`.slice(-25),
-      });
-      filled.paymentInstruction = {
-        type: 'BOLETO',
-        dueDate: `${record.details.dueDate}T00:00:00.000Z`,
-        boletoUrl: `${publicUrl}${withToken(boletoPath(record.id), token)}`,
-        boletoBarcode: boleto.barcode,
-        boletoDigitableLine: boleto.digitableLine,
-      };
-    }
-  }
+  const filled = instructionFields(
+    { id: record.id, accountId: account.id, accountName: account.name, currency: view.currency, method: view.method, amount: view.amount, dueDate: record.details.dueDate, payerToken: token },
+    publicUrl,
+    rng,
+  );
   return { ...record, view: { ...view, ...filled } as Transaction, filledAt, payerToken: token };
 }

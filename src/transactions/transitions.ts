@@ -92,7 +92,7 @@ export class Transitions {
     this.scheduler.cancel(accountId, EXPIRE_PIX_JOB, id);
     const details = filled.details;
     const document = details.cpf ?? (view.currency === 'COP' ? details.responsibleDocument : null);
-    const settlement = settlementOf(details.name, document, new Date(this.clocks.nowMs(accountId)));
+    const settlement = settlementOf(details.name, document, new Date(this.clocks.nowMs(accountId)), view);
     const paidRail = view.method === 'CREDIT_CARD' ? 'CARD' : rails ? (rail ?? rails[0]) : undefined;
     const next = { ...filled.view, status: 'APPROVED', statusReason: null, ...settlement, ...(paidRail && { paidRail }) } as Transaction;
     return this.commitTransition(filled, { ...filled, view: next });

@@ -13,7 +13,8 @@ import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
 import type { AttemptOutcome, Dispatcher } from './dispatcher.js';
 import { webhookBody, type WebhookBody, type WebhookEvent } from './payload.js';
-import { signedText } from './signature.js';
+import { signedText, sortKeysDeep } from './signature.js';
+import { VERSION } from '../version.js';
 import { afterTurnAnswers } from '../http/turn-end-writes.js';
 
 export const DELIVER_JOB = 'deliverWebhook';
@@ -29,7 +30,27 @@ export interface Attempt {
   replay: boolean;
   /** The fault rule that changed this attempt (held, duplicated, mis-signed), when one did. */
   fault?: string;
+  /** The headers this attempt was sent with, as sent (x-signature included); absent in attempts recorded before they were kept. */
+  requestHeaders?: Record<string, string>;
 }
+
+/**
+ * The HTTP request of a delivery, exactly as it goes out: what a merchant debugging a signature
+ * compares with what its server received. Each attempt adds `x-sandbox-attempt` (its number).
+ */
+export interface WebhookRequest {
+  method: 'POST';
+  url: string | null;
+  headers: Record<string, string>;
+  /** The body's bytes as UTF-8 text: the key-sorted JSON that x-signature signs. */
+  body: string;
+}
+
+/** A delivery as the API shows it: the payload key-sorted as sent, the request, and every attempt's headers. */
+export type DeliveryView = Omit<Delivery, 'attempts'> & {
+  attempts: (Omit<Attempt, 'requestHeaders'> & { requestHeaders: Record<string, string> | null })[];
+  request: WebhookRequest;
+};
 
 export interface Delivery {
   id: string;
@@ -63,6 +84,24 @@ export interface DeliveryQuery {
 }
 
 const toDelivery = ({ accountId: _accountId, ...delivery }: DeliveryRecord): Delivery => delivery;
+
+/** The one place a delivery's request is built: what is sent and what the log shows cannot differ. */
+export function webhookRequest(delivery: Pick<Delivery, 'id' | 'event' | 'url' | 'payload'>, secret: string): WebhookRequest {
+  const { text, signature } = signedText(delivery.payload, secret);
+  return {
+    method: 'POST',
+    url: delivery.url,
+    headers: {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(text)),
+      'user-agent': `payments-sandbox/${VERSION}`,
+      'x-signature': signature,
+      'x-sandbox-delivery': delivery.id,
+      'x-sandbox-event': delivery.event,
+    },
+    body: text,
+  };
+}
 
 /**
  * The webhook outbox. A paid transaction gets a delivery record and, in the same commit,
@@ -125,7 +164,8 @@ export class Deliveries {
       status: url ? 'pending' : 'undeliverable',
       attempts: [],
       nextAttemptAt: url ? new Date(now).toISOString() : null,
-      payload: webhookBody(event, record, account, errorMessage),
+      // Kept as it is sent: keys sorted at every depth.
+      payload: sortKeysDeep(webhookBody(event, record, account, errorMessage)) as WebhookBody,
       createdAt: new Date(now).toISOString(),
       accountId: account.id,
     };
@@ -135,23 +175,37 @@ export class Deliveries {
     else this.records.put(delivery);
   }
 
-  list(accountId: string, query: DeliveryQuery): Page<Delivery> {
+  list(accountId: string, query: DeliveryQuery): Page<DeliveryView> {
     const page = paginate(
       this.records.group(accountId),
       query,
       (d) => (query.transactionId === undefined || d.transactionId === query.transactionId) && (query.status === undefined || d.status === query.status),
     );
-    return { data: page.data.map(toDelivery), hasMore: page.hasMore };
+    return { data: page.data.map((d) => this.present(d)), hasMore: page.hasMore };
   }
 
-  get(accountId: string, id: string): Delivery {
+  get(accountId: string, id: string): DeliveryView {
     const record = this.records.get(id);
     if (!record || record.accountId !== accountId) throw notFound(`webhook delivery ${id} not found`);
-    return toDelivery(record);
+    return this.present(record);
+  }
+
+  /** What the delivery log shows: the stored delivery with its exact request (signed with the account's secret). */
+  private present(record: DeliveryRecord): DeliveryView {
+    const { attempts, ...delivery } = toDelivery(record);
+    // Sorted here too for deliveries stored before payloads were kept sorted.
+    const payload = sortKeysDeep(delivery.payload) as WebhookBody;
+    const secret = this.accounts.get(record.accountId)?.webhookSecret ?? '';
+    return {
+      ...delivery,
+      payload,
+      attempts: attempts.map((a) => ({ ...a, requestHeaders: a.requestHeaders ?? null })),
+      request: webhookRequest({ ...delivery, payload }, secret),
+    };
   }
 
   /** Sends the delivery once more, now, as a new attempt; answers once that attempt is recorded. */
-  async replay(accountId: string, id: string): Promise<Delivery> {
+  async replay(accountId: string, id: string): Promise<DeliveryView> {
     const record = this.records.get(id);
     if (!record || record.accountId !== accountId) throw notFound(`webhook delivery ${id} not found`);
     const url = record.url ?? this.currentUrl(record);
@@ -247,13 +301,9 @@ export class Deliveries {
     if (!account || !url) return Promise.resolve();
     // A badSignature fault signs with another key: a well-formed signature that does not verify.
     const secret = fault && 'badSignature' in fault ? `${account.webhookSecret}:bad-signature-fault` : account.webhookSecret;
-    const { text: body, signature } = signedText(record.payload, secret);
-    const headers = {
-      'x-signature': signature,
-      'x-sandbox-delivery': record.id,
-      'x-sandbox-event': record.event,
-      'x-sandbox-attempt': String(record.attempts.length + 1),
-    };
+    const request = webhookRequest(record, secret);
+    const body = request.body;
+    const headers = { ...request.headers, 'x-sandbox-attempt': String(record.attempts.length + 1) };
     const at = new Date(this.clocks.nowMs(record.accountId)).toISOString();
     this.sending.set(record.id, (this.sending.get(record.id) ?? 0) + 1);
     // Nothing leaves before the payment it reports, and the retry stored for this attempt,
@@ -268,7 +318,7 @@ export class Deliveries {
         for (let i = 0; i < copies; i++) await this.dispatcher.post(url, body, headers);
         return outcome;
       })
-      .then((outcome) => this.record(record.id, at, outcome, replay, fault?.ruleId))
+      .then((outcome) => this.record(record.id, at, outcome, replay, headers, fault?.ruleId))
       .then(() => this.commit())
       .catch((error: unknown) => this.logger.error({ err: error, delivery: record.id }, 'recording a webhook attempt failed'));
     let set = this.inFlight.get(record.accountId);
@@ -284,10 +334,10 @@ export class Deliveries {
     return work;
   }
 
-  private record(id: string, at: string, outcome: AttemptOutcome, replay: boolean, fault?: string): void {
+  private record(id: string, at: string, outcome: AttemptOutcome, replay: boolean, requestHeaders: Record<string, string>, fault?: string): void {
     const current = this.records.get(id);
     if (!current) return; // wiped by a reset while the attempt was under way
-    const attempt: Attempt = { at, httpStatus: outcome.httpStatus, error: outcome.error, durationMs: outcome.durationMs, responseBody: outcome.responseBody, replay };
+    const attempt: Attempt = { at, httpStatus: outcome.httpStatus, error: outcome.error, durationMs: outcome.durationMs, responseBody: outcome.responseBody, replay, requestHeaders };
     if (fault) attempt.fault = fault;
     // An attempt that outOfOrder rules held back for was just answered: they go now, after it.
     for (const held of this.faults?.overtaken(current.accountId, id) ?? []) {
@@ -313,7 +363,7 @@ export class Deliveries {
     }
     this.records.put(next);
     if (next.status !== current.status && (next.status === 'delivered' || next.status === 'failed')) {
-      this.events.append(current.accountId, next.status === 'delivered' ? 'webhook.delivered' : 'webhook.failed', at, current.transactionId, toDelivery(next));
+      this.events.append(current.accountId, next.status === 'delivered' ? 'webhook.delivered' : 'webhook.failed', at, current.transactionId, this.present(next));
     }
   }
 }

@@ -157,6 +157,9 @@ describe('/_sandbox/autopilot', () => {
       [{ rules: [{ name: 'x', match: { amount: { endsWith: 'ab' } }, actions: [{ do: 'pay' }] }] }, /endsWith/],
       [{ rules: [{ name: 'x', match: { colour: 'red' }, actions: [{ do: 'pay' }] }] }, /colour/],
       [{ rules: [{ name: 'x', actions: [{ do: 'pay', afterMs: -5 }] }] }, /afterMs/],
+      // Text conditions are capped at what the fields they match can hold (Security: linear-time matching).
+      [{ rules: [{ name: 'x', match: { description: { contains: 'a'.repeat(256) } }, actions: [{ do: 'pay' }] }] }, /description\.contains must be 1 to 255 characters/],
+      [{ rules: [{ name: 'x', match: { externalId: { equals: 'a'.repeat(256) } }, actions: [{ do: 'pay' }] }] }, /externalId\.equals must be at most 255 characters/],
     ];
     for (const [body, message] of cases) {
       const res = await client.put<{ message: string }>('/_sandbox/autopilot', body);

@@ -1,7 +1,7 @@
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/spec/types.js';
-import { created, hybridBody, pixBody } from '../helpers/purchases.js';
+import { copBody, created, hybridBody, pixBody } from '../helpers/purchases.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { receiversClosedAfterEach } from '../helpers/webhooks.js';
 import { INSTALL_TIMEOUT_MS, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
@@ -96,9 +96,20 @@ describe('console', () => {
         const delivery = page.locator('article.delivery', { has: page.locator('.badge', { hasText: 'delivered' }) });
         await delivery.waitFor();
         await delivery.getByText('Request body and headers').click();
+        await delivery.getByText('Body, formatted').click();
         const body = delivery.getByLabel(/^Body of whd_/);
         await body.waitFor();
         expect(JSON.parse((await body.textContent()) ?? '')).toMatchObject({ event: 'cashin.paid', payload: { transaction_id: tx.id, external_id: 'order-pay-1' } });
+        // The request exactly as the receiver got it: every header the sandbox set, the real
+        // x-signature, and the body's bytes (what the signature signs).
+        const [received] = await hook.waitForRequests(1);
+        const shown = ((await delivery.getByLabel(/^Request of whd_/).textContent()) ?? '').split('\n');
+        expect(shown[0]).toBe(`POST ${hook.url}`);
+        for (const name of ['content-type', 'content-length', 'user-agent', 'x-signature', 'x-sandbox-delivery', 'x-sandbox-event', 'x-sandbox-attempt']) {
+          expect(shown, name).toContain(`${name}: ${String(received!.headers[name])}`);
+        }
+        expect(shown.at(-1)).toBe(received!.rawBody);
+        await screenshot(page, 'console-webhook-request-desktop');
         await delivery.getByRole('button', { name: 'Replay' }).click();
         // The replay answers once its attempt is recorded, so the row means the receiver had it.
         await delivery.locator('.attempts .tag', { hasText: 'replay' }).waitFor();
@@ -145,16 +156,140 @@ describe('console', () => {
     }
   });
 
-  it('lists transactions at phone width without sideways scrolling', async () => {
-    await created(sandbox.client, pixBody({ externalId: 'order-phone-1' }));
+  it("lists transactions with each row's id, amount and status in view at phone width, and says why one is BLOCKED", async () => {
+    const cop = await created(sandbox.client, copBody({ externalId: 'order-phone-cop-with-a-long-reference-1', amount: 123_456_789 }));
+    const expired = await created(sandbox.client, pixBody({ externalId: 'order-phone-expired' }));
+    expect((await sandbox.client.post(`/_sandbox/transactions/${expired.id}/expire`)).status).toBe(200);
     for (const [name, width] of Object.entries(WIDTHS)) {
       const page = await signedIn(width);
-      await page.locator('tr[data-transaction]').first().waitFor();
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      expect(overflow).toBeLessThanOrEqual(0);
+      await page.locator(`tr[data-transaction="${expired.id}"]`).waitFor();
+      expect(await overflow(page)).toBeLessThanOrEqual(0);
+      // Nothing of the list scrolls sideways either, inside its box.
+      expect(await page.locator('.scroll').first().evaluate((el) => el.scrollWidth - el.clientWidth)).toBeLessThanOrEqual(0);
+      for (const tx of [cop, expired]) {
+        const row = page.locator(`tr[data-transaction="${tx.id}"]`);
+        for (const part of [row.getByRole('link', { name: tx.id }), row.locator('.cell-amount'), row.locator('.badge')]) {
+          const box = await part.boundingBox();
+          expect(box, `${name}: ${tx.id}`).not.toBeNull();
+          expect(box!.x, `${name}: ${tx.id} starts in view`).toBeGreaterThanOrEqual(0);
+          expect(box!.x + box!.width, `${name}: ${tx.id} ends in view`).toBeLessThanOrEqual(width);
+        }
+      }
+      expect(await page.locator(`tr[data-transaction="${cop.id}"] .cell-amount`).textContent()).toBe('$ 1.234.567,89 COP');
+      expect(await page.locator(`tr[data-transaction="${expired.id}"] .cell-status`).textContent()).toBe('BLOCKED expired');
+      expect(await page.getByLabel('Value').getAttribute('placeholder')).toMatch(/\b\d{9}\b/);
       await screenshot(page, `console-transactions-${name}`);
       await page.close();
     }
+  });
+
+  it("the header ticks on the account's clock and says which account is signed in", async () => {
+    const page = await signedIn(WIDTHS.phone);
+    const header = page.locator('#header-clock');
+    await expect.poll(() => header.textContent()).toMatch(/^Clock \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    const first = await header.getAttribute('datetime');
+    await expect.poll(async () => Date.parse((await header.getAttribute('datetime')) ?? '') - Date.parse(first ?? ''), { timeout: 5000 }).toBeGreaterThanOrEqual(1000);
+    expect(await page.locator('#header-account').textContent()).toBe(`Signed in as ${sandbox.running.sandbox.defaultAccount.name} (acc_default)`);
+    // Advanced from the Clock view: the header jumps with it, and goes on ticking from there.
+    await page.getByRole('link', { name: 'Clock' }).click();
+    const offset = async () => (await sandbox.client.get<{ offsetMs: number }>('/_sandbox/clock')).body.offsetMs;
+    const before = await offset();
+    await page.getByRole('button', { name: '+30 days' }).click();
+    // The click only starts the advance: read the clock once the sandbox has applied it.
+    await expect.poll(offset, { timeout: 10_000 }).toBeGreaterThanOrEqual(before + 30 * 86_400_000);
+    const now = (await sandbox.client.get<{ now: string }>('/_sandbox/clock')).body.now;
+    await expect.poll(async () => Math.abs(Date.parse((await header.getAttribute('datetime')) ?? '') - Date.parse(now)), { timeout: 5000 }).toBeLessThan(5000);
+    await screenshot(page, 'console-header-phone');
+    await page.close();
+  });
+
+  it('takes a toast away when the view changes', async () => {
+    const page = await signedIn(WIDTHS.desktop);
+    await page.getByLabel('Value').fill('999999999');
+    await page.getByRole('button', { name: 'Find' }).click();
+    const toast = page.locator('#toast');
+    await toast.filter({ hasText: 'Search failed: 404 Transaction not found' }).waitFor();
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('heading', { name: 'Webhook deliveries' }).waitFor();
+    expect(await toast.isHidden()).toBe(true);
+    await page.close();
+  });
+
+  it('offers Fill instruction only while the instruction is missing, and reads an attempt\'s failure once', async () => {
+    const hook = await receiver(500);
+    const pix = await created(sandbox.client, pixBody({ postbackUrl: hook.url }));
+    const cop = await created(sandbox.client, copBody());
+    const page = await signedIn(WIDTHS.desktop, `#/transactions/${pix.id}`);
+    await page.getByRole('heading', { name: `Transaction ${pix.id}` }).waitFor();
+    // A plain Pix has its code from the 201 on: nothing to fill.
+    expect(await page.getByRole('button', { name: 'Fill instruction' }).isDisabled()).toBe(true);
+    await page.goto(`${sandbox.url}/_sandbox/#/transactions/${cop.id}`);
+    await page.getByRole('heading', { name: `Transaction ${cop.id}` }).waitFor();
+    const fill = page.getByRole('button', { name: 'Fill instruction' });
+    expect(await fill.isEnabled()).toBe(true);
+    await fill.click();
+    await page.getByText('Checkout page').waitFor();
+    await expect.poll(() => fill.isDisabled()).toBe(true);
+
+    await page.goto(`${sandbox.url}/_sandbox/#/transactions/${pix.id}`);
+    await page.getByRole('button', { name: 'Pay', exact: true }).click();
+    const attempt = page.locator('.attempts tbody tr').first();
+    await attempt.waitFor();
+    expect(await attempt.locator('td').nth(2).textContent()).toBe('HTTP 500');
+    await page.close();
+  });
+
+  it('has an icon, so the browser asks the sandbox for no /favicon.ico', async () => {
+    const page = await chromium.context.newPage();
+    const asked: string[] = [];
+    page.on('request', (request) => asked.push(new URL(request.url()).pathname));
+    await page.goto(`${sandbox.url}/_sandbox/`);
+    await page.getByLabel('Secret key').waitFor();
+    expect(await page.locator('link[rel="icon"]').getAttribute('href')).toMatch(/^data:image\/svg\+xml,/);
+    await page.goto(`${sandbox.url}/_sandbox/docs`);
+    await page.locator('#swagger-ui').waitFor();
+    expect(asked.filter((p) => p.includes('favicon'))).toEqual([]);
+    await page.close();
+  });
+
+  it('creates a purchase from the New purchase form, at phone and desktop width', async () => {
+    for (const [name, width] of Object.entries(WIDTHS)) {
+      const page = await signedIn(width);
+      await page.getByRole('link', { name: 'New purchase' }).click();
+      await page.getByRole('heading', { name: 'New purchase' }).waitFor();
+      expect(await overflow(page)).toBeLessThanOrEqual(0);
+      if (name === 'desktop') {
+        // Colombia: the form switches to COP's methods and test data.
+        await page.getByLabel('Currency').selectOption('COP');
+        await page.getByLabel('Method', { exact: true }).selectOption('PSE');
+        await page.getByLabel('External id', { exact: true }).fill('order-console-cop');
+        await screenshot(page, 'console-new-purchase-desktop');
+        await page.getByRole('button', { name: 'Create purchase' }).click();
+      } else {
+        // A declined test card, typed with spaces as printed.
+        await page.getByLabel('Method', { exact: true }).selectOption('CREDIT_CARD');
+        await page.getByLabel('Test card').selectOption('4000 0000 0000 0002');
+        await page.getByLabel('External id', { exact: true }).fill('order-console-card');
+        await screenshot(page, 'console-new-purchase-phone');
+        await page.getByRole('button', { name: 'Create purchase' }).click();
+      }
+      const heading = page.getByRole('heading', { name: /^Transaction \d+/ });
+      await heading.waitFor();
+      const id = /Transaction (\d+)/.exec((await heading.textContent()) ?? '')?.[1] ?? '';
+      const tx = (await sandbox.client.get<Record<string, unknown>>(`/transactions/${id}`)).body;
+      if (name === 'desktop') expect(tx).toMatchObject({ currency: 'COP', method: 'PSE', amount: 1_500_000, status: 'PENDING', externalId: 'order-console-cop' });
+      else expect(tx).toMatchObject({ currency: 'BRL', method: 'CREDIT_CARD', status: 'BLOCKED', statusReason: 'DECLINED', declineReason: 'card_declined', externalId: 'order-console-card' });
+      await page.close();
+    }
+  });
+
+  it('says beside the form what the sandbox refused, and keeps the form', async () => {
+    const page = await signedIn(WIDTHS.desktop, '#/transactions/new');
+    await page.getByLabel('Amount').fill('0.00');
+    await page.getByRole('button', { name: 'Create purchase' }).click();
+    await page.locator('#np-error', { hasText: 'The sandbox refused it: 400 Sale value below minimum' }).waitFor();
+    expect(await page.getByLabel('Amount').inputValue()).toBe('0.00');
+    await page.close();
   });
 
   it('advances the account clock', async () => {
@@ -287,6 +422,8 @@ describe('console', () => {
       await page.getByRole('button', { name: 'Clear all' }).click();
       await page.getByText('No fault rules: the sandbox behaves.').waitFor();
       expect(await faults()).toEqual([]);
+      // Nothing left to clear.
+      expect(await page.getByRole('button', { name: 'Clear all' }).isDisabled()).toBe(true);
       await page.close();
     }
   });

@@ -83,6 +83,8 @@ describe('payments-sandbox verify --provider-base-url', () => {
     expect(res.stdout).toContain('--secret-key is not used against a payments-sandbox');
     // Not a terminal: no escape sequences, neither ours nor Pact's.
     expect(res.stdout).not.toMatch(ESCAPE);
+    // Pact's verifier proxy (http-proxy) calls util._extend: its DEP0060 warning is silenced, and only it.
+    expect(res.stderr).not.toMatch(/DeprecationWarning|util\._extend|DEP0060/);
   });
 
   it('fails against a fake answering wrong bodies (exit 1), with a readable report', async () => {

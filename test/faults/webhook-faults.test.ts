@@ -70,6 +70,9 @@ describe('webhook faults', () => {
     expect(verifySandboxWebhook(second!.body as Record<string, unknown>, String(second!.headers['x-signature']), account.webhookSecret)).toBe(true);
     const d = (await waitForDelivery(client, tx.id, (x) => x.status === 'delivered', 'delivered')) as FaultedDelivery;
     expect(d.attempts.map((a) => a.fault ?? null)).toEqual(['forged', null]);
+    // The log shows each attempt's x-signature as sent: the forged one, then the right one.
+    expect(d.attempts.map((a) => a.requestHeaders?.['x-signature'])).toEqual([first!.headers['x-signature'], second!.headers['x-signature']]);
+    expect(d.request.headers['x-signature']).toBe(second!.headers['x-signature']);
   });
 
   it("delayMs: the attempt waits on the account's clock, then goes out naming the rule", async () => {

@@ -135,7 +135,7 @@ describe('the API lane answers a body as express.json() does', () => {
     const lane = await send('POST', '/v2/products', h, big);
     const app = await send('POST', '/v2/products', h, big, true);
     expect(lane.status).toBe(413);
-    expect(JSON.parse(lane.body)).toEqual({ status: 413, error: 'request body is larger than the limit' });
+    expect(JSON.parse(lane.body)).toEqual({ status: 413, error: 'request body is larger than the limit of 4096 bytes' });
     expect(JSON.parse(app.body)).toEqual(JSON.parse(lane.body));
     const list = JSON.parse((await send('GET', '/v2/products?limit=100', { authorization })).body) as { data?: Array<{ name: string }> };
     expect(JSON.stringify(list)).not.toContain('"Big"');
@@ -193,6 +193,8 @@ describe('createApiServer in isolation', () => {
         if (req.path === '/throws') throw new Error('boom');
         res.json({ by: 'router', body: req.body as unknown, proto: typeof res.status === 'function' && typeof req.get === 'function' });
       },
+      // Stands for the router's authentication: a request without the header is not one it reads bodies of.
+      mayReadBody: (req) => req.headers['x-authenticated'] !== 'no',
       bodyErrors: (error: Error & { status?: number }, _req, res, _next) => {
         res.status(error.status ?? 500).json({ caught: error.message });
       },
@@ -217,6 +219,12 @@ describe('createApiServer in isolation', () => {
     expect(JSON.parse((await send('POST', '/api', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, gzipSync('{"a":3}'), false, base)).body)).toEqual({ by: 'app', body: { a: 3 } });
     expect(JSON.parse((await send('GET', '/page/x', {}, undefined, false, base)).body)).toEqual({ by: 'app' });
     expect(JSON.parse((await send('POST', '/page/x', {}, undefined, false, base)).body)).toMatchObject({ by: 'router' });
+  });
+
+  it('never reads the body of a request the router would not authenticate: the router sees none', async () => {
+    const res = await send('POST', '/api', { 'content-type': 'application/json', 'x-authenticated': 'no' }, '{"a":4}', false, base);
+    expect(JSON.parse(res.body)).toEqual({ by: 'router', proto: true });
+    expect(seen.at(-1)).toBe('router POST /api');
   });
 
   it('answers a step that throws through the error handler, and keeps serving', async () => {

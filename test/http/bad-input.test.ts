@@ -75,9 +75,9 @@ describe('malformed JSON', () => {
     }
   });
 
-  it('is refused before authentication: no key needed to learn the body is broken', async () => {
+  it('is not even read without a key: authentication comes before the body (contract v3, Shared use)', async () => {
     const res = await sb.clientFor(undefined).request('POST', '/v2/products', { raw: '{', headers: { 'content-type': 'application/json' } });
-    expectProductError(res, 400, /JSON/);
+    expectProductError(res, 401, /API key invalid or absent/);
   });
 });
 
@@ -146,7 +146,7 @@ describe('oversized JSON body (> 1 MB)', () => {
   const big = (extra: Record<string, unknown>) => JSON.stringify({ ...extra, metadata: { blob: 'x'.repeat(1024 * 1024) } });
 
   it.each(JSON_ENDPOINTS)('answers 413 on %s', async (_label, method, path, family) => {
-    await expectRefused(raw(method, path(), big({ name: 'Huge' }), 'application/json'), 413, family, /limit/);
+    await expectRefused(raw(method, path(), big({ name: 'Huge' }), 'application/json'), 413, family, /^request body is larger than the limit of 1 MB \(1048576 bytes\)$/);
   });
 
   it('accepts a body just under the limit', async () => {
@@ -268,18 +268,20 @@ describe('unknown routes', () => {
 
 describe('wrong method on a known path', () => {
   it.each([
-    ['PUT', () => '/v2/products', 'product'],
-    ['DELETE', () => '/v2/products', 'product'],
-    ['POST', () => `/v2/products/${product.id}`, 'product'],
-    ['PUT', () => `/v2/products/${product.id}`, 'product'],
-    ['GET', () => `/v2/products/${product.id}/image`, 'product'],
-    ['POST', () => `/v2/products/${product.id}/offers`, 'product'],
-    ['GET', () => '/v2/offers', 'product'],
-    ['GET', () => '/transactions/v2/purchase', 'transaction'],
-    ['DELETE', () => '/_sandbox/health', 'transaction'],
-    ['GET', () => '/_sandbox/accounts', 'transaction'],
-    ['GET', () => '/_sandbox/reset', 'transaction'],
-  ] as [string, () => string, Family][])('%s answers 405', async (method, path, family) => {
-    await expectRefused(() => client.request(method, path()), 405, family, new RegExp(method));
+    ['PUT', () => '/v2/products', 'product', 'GET, POST'],
+    ['DELETE', () => '/v2/products', 'product', 'GET, POST'],
+    ['POST', () => `/v2/products/${product.id}`, 'product', 'GET, PATCH, DELETE'],
+    ['PUT', () => `/v2/products/${product.id}`, 'product', 'GET, PATCH, DELETE'],
+    ['GET', () => `/v2/products/${product.id}/image`, 'product', 'POST, DELETE'],
+    ['POST', () => `/v2/products/${product.id}/offers`, 'product', 'GET'],
+    ['GET', () => '/v2/offers', 'product', 'POST'],
+    ['GET', () => '/transactions/v2/purchase', 'transaction', 'POST'],
+    ['DELETE', () => '/_sandbox/health', 'transaction', 'GET'],
+    ['GET', () => '/_sandbox/accounts', 'transaction', 'POST'],
+    ['GET', () => '/_sandbox/reset', 'transaction', 'POST'],
+    ['POST', () => '/_sandbox/faults/', 'transaction', 'GET, PUT, DELETE'],
+  ] as [string, () => string, Family, string][])('%s answers 405 with the Allow header', async (method, path, family, allow) => {
+    const res = await expectRefused(() => client.request(method, path()), 405, family, new RegExp(method));
+    expect(res.headers.get('allow')).toBe(allow);
   });
 });

@@ -57,6 +57,23 @@ describe('test cards', () => {
     }
   });
 
+  it('takes the numbers as the table prints them, and as payment forms let people type them', async () => {
+    for (const [number, status, last4] of [
+      ['4111 1111 1111 1111', 'APPROVED', '1111'],
+      ['5555-5555-5555-4444', 'APPROVED', '4444'],
+      ['4000 0000 0000 0002', 'BLOCKED', '0002'],
+      ['4000-0000-0000-0259', 'PENDING', '0259'],
+      ['3782 822463 10005', 'APPROVED', '0005'],
+    ] as const) {
+      const tx = await created(client, cardBody({ card: card({ number }) }));
+      expect(tx.status, number).toBe(status);
+      expect(tx.card).toMatchObject({ last4 });
+      expect(JSON.stringify(tx)).not.toContain(number.replace(/[ -]/g, ''));
+    }
+    // A separator does not make a Luhn-invalid number valid.
+    expectBadRequest(await purchase(client, cardBody({ card: card({ number: '4111 1111 1111 1112' }) })), /^card\.number is not a valid card number/);
+  });
+
   it('the held card stays PENDING until paid through the control API', async () => {
     const tx = await created(client, cardBody({ card: card({ number: '4000000000000259' }) }));
     expect(tx.status).toBe('PENDING');
@@ -149,7 +166,11 @@ describe('card 400', () => {
   });
 
   it.each([
-    ['number', { number: '4111-1111-1111-1111' }, /^card\.number must be 12 to 19 digits/],
+    ['number', { number: '4111--1111-1111-1111' }, /^card\.number must be 12 to 19 digits \(spaces or dashes between them are ignored\)$/],
+    ['number', { number: ' 4111111111111111' }, /^card\.number must be 12 to 19 digits/],
+    ['number', { number: '4111 1111 1111 1111 ' }, /^card\.number must be 12 to 19 digits/],
+    ['number', { number: '4111.1111.1111.1111' }, /^card\.number must be 12 to 19 digits/],
+    ['number', { number: '4111 1111 11' }, /^card\.number must be 12 to 19 digits/],
     ['cvv', { cvv: '12' }, /^card\.cvv must be 3 or 4 digits/],
     ['expirationMonth', { expirationMonth: 13 }, /^card\.expirationMonth must be an integer from 1 to 12/],
     ['holderName', { holderName: '' }, /^card\.holderName must be 1 to 255 characters/],

@@ -113,7 +113,7 @@ describe('POST /v2/products/:id/image', () => {
 
   it('refuses more than 5 MB with 413 (default limit: 5 MB + 1 byte)', async () => {
     const product = await createProduct(client);
-    await expectUploadRefused(product, imageForm(paddedPng(5 * MB + 1)), 413, /image/);
+    await expectUploadRefused(product, imageForm(paddedPng(5 * MB + 1)), 413, /^image is larger than the limit of 5 MB \(5242880 bytes\)$/);
   });
 
   it('accepts exactly 5 MB', async () => {

@@ -214,7 +214,7 @@ describe('GET /_sandbox/account', () => {
 });
 
 describe('the server log', () => {
-  async function linesOf(level: string): Promise<{ lines: Array<Record<string, unknown>>; traceId: string | null }> {
+  async function linesOf(level: string, requestLogLevel?: 'info' | 'debug'): Promise<{ lines: Array<Record<string, unknown>>; traceId: string | null }> {
     const lines: Array<Record<string, unknown>> = [];
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -223,7 +223,7 @@ describe('the server log', () => {
       },
     });
     const dir = mkdtempSync(join(tmpdir(), 'sandbox-log-'));
-    const running = await startServer(resolveConfig({ port: 0, dataFile: join(dir, 'sandbox.json'), logLevel: level }), pino({ level }, sink));
+    const running = await startServer(resolveConfig({ port: 0, dataFile: join(dir, 'sandbox.json'), logLevel: level, requestLogLevel }), pino({ level }, sink));
     try {
       const client = new Client(running.url, 'sk_test_sandbox');
       const res = await client.post('/v2/products', { name: 'Logged' });
@@ -235,18 +235,24 @@ describe('the server log', () => {
     }
   }
 
-  it('has one info line per request with method, path, status, ms, trace id and account; bodies only at debug', async () => {
+  it('has no line per request at the default level: requests are debug, with both bodies', async () => {
     const info = await linesOf('info');
+    expect(info.lines.filter((l) => l.traceId === info.traceId)).toEqual([]);
+
+    const debug = await linesOf('debug');
+    const mine = debug.lines.filter((l) => l.traceId === debug.traceId);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ level: 20, msg: 'request', method: 'POST', path: '/v2/products', status: 201, accountId: 'acc_default' });
+    expect(typeof mine[0]?.ms).toBe('number');
+    expect(mine[0]).toMatchObject({ requestBody: { name: 'Logged' }, responseBody: { name: 'Logged' } });
+  });
+
+  it('has one info line per request, without bodies, where a person reads the log (requestLogLevel info)', async () => {
+    const info = await linesOf('info', 'info');
     const mine = info.lines.filter((l) => l.traceId === info.traceId);
     expect(mine).toHaveLength(1);
     expect(mine[0]).toMatchObject({ level: 30, msg: 'request', method: 'POST', path: '/v2/products', status: 201, accountId: 'acc_default' });
-    expect(typeof mine[0]?.ms).toBe('number');
     expect(mine[0]).not.toHaveProperty('requestBody');
-
-    const debug = await linesOf('debug');
-    const withBodies = debug.lines.filter((l) => l.traceId === debug.traceId);
-    expect(withBodies).toHaveLength(1);
-    expect(withBodies[0]).toMatchObject({ requestBody: { name: 'Logged' }, responseBody: { name: 'Logged' } });
   });
 });
 

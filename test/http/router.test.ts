@@ -117,6 +117,8 @@ const handlers: Record<string, OperationHandler> = {
     if (body.name === 'huge') throw new HttpError(413, 'too large');
     if (body.name === 'crash') throw new TypeError('boom');
     if (body.name === 'hint') throw new DomainError('invalid', 'name is odd', 'não é válido — see the docs');
+    // Issue 22: a lone surrogate in a hint made encodeURIComponent throw in the error path.
+    if (body.name === 'surrogate') throw new DomainError('not_found', 'Thing not found', 'no thing \ud83d or 😀 here');
     // A header value node refuses (a line break): the reply fails only when it is written.
     if (body.name === 'unwritable') return { status: 201, json: { created: body.name }, headers: { 'x-thing': 'a\nb' } };
     return { status: 201, json: { created: body.name }, headers: { 'x-thing': 'made' } };
@@ -180,7 +182,9 @@ beforeAll(async () => {
     faults,
   });
   const app = express();
+  let traces = 0;
   app.use((req, res, next) => {
+    res.setHeader('x-trace-id', `trace-${++traces}`);
     res.on('finish', () => filedUnder.set(`${req.method} ${req.path}`, res.locals.accountId));
     next();
   });
@@ -456,6 +460,13 @@ describe('handling and the durability barrier', () => {
     expect(res.headers.get('x-sandbox-hint')).toBe(`n${encodeURIComponent('ã')}o ${encodeURIComponent('é')} v${encodeURIComponent('á')}lido ${encodeURIComponent('—')} see the docs`);
   });
 
+  it('a hint with a lone surrogate is answered (its half as U+FFFD), not an unhandled rejection that ends the process', async () => {
+    const res = await postThing({ name: 'surrogate' });
+    expect(res).toMatchObject({ status: 404, body: { status: 404, error: 'Thing not found' } });
+    expect(res.headers.get('x-sandbox-hint')).toBe('no thing %EF%BF%BD or %F0%9F%98%80 here');
+    expect(logged).toEqual([]);
+  });
+
   // A handler that throws, and a reply that fails only as it is written at the end of the turn.
   it.each([
     { failure: 'an unexpected error', name: 'crash', error: { message: 'boom' } },
@@ -467,6 +478,7 @@ describe('handling and the durability barrier', () => {
     });
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({ msg: 'request failed', obj: { method: 'POST', path: '/v2/things', err: error } });
+    expect(logged[0]?.obj.traceId).toMatch(/^trace-\d+$/);
     expect((await postThing({ name: 'fine' })).status).toBe(201);
   });
 

@@ -224,16 +224,19 @@ describe('mock mode (--mock)', () => {
     expect((await sb.client.put('/v2/products', {})).status).toBe(405);
   });
 
-  it('stores nothing: a created product is not what a read returns', async () => {
+  it('stores nothing: a created product echoes the request, a read of it is another generated product', async () => {
     const created = await sb.client.post<Record<string, unknown>>('/v2/products', { name: 'Produto que não fica', externalId: 'never-stored' });
     expect(created.status).toBe(201);
-    expect(created.body.name).not.toBe('Produto que não fica');
+    // The answer agrees with what was asked, as the service's does…
+    expect(created.body).toMatchObject({ name: 'Produto que não fica', externalId: 'never-stored', active: true, imageUrl: null, deletedAt: null });
+    // …but nothing is kept: reading it back gives a generated product under that id.
     const read = await sb.client.get<Record<string, unknown>>(`/v2/products/${String(created.body.id)}`);
     expect(read.status).toBe(200);
-    expect(read.body).not.toEqual(created.body);
+    expect(read.body.id).toBe(created.body.id);
     expect(read.body.name).not.toBe('Produto que não fica');
-    // Any id reads the same generated product: there is no state to tell them apart.
-    expect((await sb.client.get(`/v2/products/${PRODUCT_ID}`)).body).toEqual(read.body);
+    // Another id reads the same generated product, under its own id: there is no state to tell them apart.
+    const other = (await sb.client.get<Record<string, unknown>>(`/v2/products/${PRODUCT_ID}`)).body;
+    expect({ ...other, id: read.body.id }).toEqual(read.body);
     const listed = await sb.client.get<{ data: Array<{ externalId: unknown }> }>('/v2/products?externalId=never-stored');
     expect(listed.body.data.some((p) => p.externalId === 'never-stored')).toBe(false);
     expect(sb.config.inMemory).toBe(true);
@@ -242,16 +245,51 @@ describe('mock mode (--mock)', () => {
   it('Prefer: code=404 answers the documented 404 instead; an undocumented code is ignored', async () => {
     const missing = await sb.client.get(`/v2/products/${PRODUCT_ID}`, { headers: { prefer: 'code=404' } });
     expect(missing.status).toBe(404);
-    expect(missing.body).toMatchObject({ status: 404 });
+    expect(missing.body).toEqual({ status: 404, error: `product ${PRODUCT_ID} not found` });
     expect(missing.headers.get('preference-applied')).toBe('code=404');
+    // The endpoint's real message, the one integrations match on.
+    const unknown = await sb.client.get('/transactions/100000042', { headers: { prefer: 'code=404' } });
+    expect(unknown.body).toEqual({ statusCode: 404, message: 'Transaction not found', error: 'Not Found' });
     const conflict = await sb.client.post('/_sandbox/transactions/100000000/pay', {}, { headers: { prefer: 'respond-async, code="409"' } });
     expect(conflict.status).toBe(409);
-    expect(conflict.body).toMatchObject({ statusCode: 409 });
+    expect(conflict.body).toEqual({ statusCode: 409, message: 'transaction 100000000 is APPROVED (paid by PIX); only a PENDING transaction can be paid', error: 'Conflict' });
     const teapot = await sb.client.get(`/v2/products/${PRODUCT_ID}`, { headers: { prefer: 'code=418' } });
     expect(teapot.status).toBe(200);
     expect(teapot.headers.get('preference-applied')).toBeNull();
     // Request checks come first: a preference never bypasses auth.
     expect((await sb.clientFor(undefined).get(`/v2/products/${PRODUCT_ID}`, { headers: { prefer: 'code=200' } })).status).toBe(401);
+  });
+});
+
+describe('mock mode, as an integration sees it', () => {
+  it('a BRL Pix purchase answers a BRL Pix transaction with its code and the QR of that code', async () => {
+    const res = await sb.client.post<Record<string, unknown>>('/transactions/v2/purchase', { ...(BODIES.createPurchase as object), externalId: 'mock-pix-1' });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ currency: 'BRL', method: 'PIX', status: 'PENDING', statusReason: null, amount: 15000, externalId: 'mock-pix-1', transactionId: res.body.id });
+    expect(String(res.body.pixCode)).toMatch(/^000201/);
+    const png = Buffer.from(String(res.body.qrCode), 'base64');
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+    expect(png.length).toBeGreaterThan(200);
+    const looked = await sb.client.get<Record<string, unknown>>('/transactions/100000777');
+    expect([looked.body.id, looked.body.transactionId]).toEqual(['100000777', '100000777']);
+  });
+
+  it("Prefer: code=404 and 409 answer what the stateful sandbox answers in those cases", async () => {
+    const real = await startSandbox();
+    try {
+      const paid = await real.client.post<{ id: string }>('/transactions/v2/purchase', BODIES.createPurchase);
+      expect((await real.client.post(`/_sandbox/transactions/${paid.body.id}/pay`, { rail: 'PIX' })).status).toBe(200);
+      const headers = (prefer: string) => ({ headers: { prefer } });
+      const unknownReal = await real.client.get('/transactions/999999999');
+      const unknownMock = await sb.client.get('/transactions/999999999', headers('code=404'));
+      expect([unknownMock.status, unknownMock.body]).toEqual([unknownReal.status, unknownReal.body]);
+      const againReal = await real.client.post(`/_sandbox/transactions/${paid.body.id}/pay`, {});
+      const againMock = await sb.client.post('/_sandbox/transactions/100000000/pay', {}, headers('code=409'));
+      expect(againReal.body).toMatchObject({ statusCode: 409, message: `transaction ${paid.body.id} is APPROVED (paid by PIX); only a PENDING transaction can be paid` });
+      expect(againMock.body).toEqual({ ...(againReal.body as object), message: (againReal.body as { message: string }).message.replace(paid.body.id, '100000000') });
+    } finally {
+      await real.stop();
+    }
   });
 });
 

@@ -66,4 +66,19 @@ describe('payer page buttons', () => {
     expect((await lookup(sandbox.client, cop.id)).status).toBe('PENDING');
     expect((await lookup(sandbox.client, boleto.id)).status).toBe('PENDING');
   });
+
+  it("says 404 in the payer's language: Spanish on the Colombian checkout, Portuguese on the Brazilian pages", async () => {
+    const checkout = await fetch(new URL('/_sandbox/checkout/999999999', sandbox.url), { headers: BROWSER });
+    expect(checkout.status).toBe(404);
+    const es = await checkout.text();
+    expect(es).toContain('<html lang="es">');
+    expect(es).toContain('<h1>Página no encontrada</h1>');
+    expect(es).toContain('Revisa el enlace que te dio el comercio.');
+    expect(es).not.toMatch(/não|Confira/);
+    const boleto = await fetch(new URL('/_sandbox/boletos/999999999', sandbox.url), { headers: BROWSER });
+    const pt = await boleto.text();
+    expect(pt).toContain('<html lang="pt-BR">');
+    expect(pt).toContain('<h1>Página não encontrada</h1>');
+    expect(pt).toContain('Confira o link recebido do lojista.');
+  });
 });

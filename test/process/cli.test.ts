@@ -1,10 +1,12 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { basic, Client } from '../helpers/sandbox.js';
-import { spawnSandbox, type SandboxProcess } from '../helpers/process.js';
+import { BIN, ROOT, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
 
 const dirs: string[] = [];
 const procs: SandboxProcess[] = [];
@@ -94,5 +96,33 @@ describe('payments-sandbox start', () => {
 
   it('rejects a bad flag value with a clear message', async () => {
     await expect(spawnSandbox(['--port', 'abc'])).rejects.toThrow(/port.*non-negative integer|non-negative integer/);
+  });
+
+  it('a port already in use: one line suggesting --port, and no lock or journal left behind', async () => {
+    const dir = tempDir();
+    const data = join(dir, 'db.json');
+    const taken = createServer().listen(0, '127.0.0.1');
+    await new Promise((resolve) => taken.once('listening', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const child = spawn(process.execPath, [BIN, 'start', '--port', String(port), '--data', data], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code, stdout + stderr).toBe(1);
+      expect(stdout).not.toContain('listening on');
+      expect(stderr.trimEnd().split('\n')).toEqual([
+        `payments-sandbox: port ${port} on 127.0.0.1 is already in use (another payments-sandbox, or another program): stop it, or start on another port: --port ${port + 1} (or PORT=${port + 1})`,
+      ]);
+      expect(readdirSync(dir).filter((f) => /lock|journal/.test(f))).toEqual([]);
+    } finally {
+      taken.close();
+    }
+    // The next start on a free port is not refused for a lock the failed one held.
+    const sb = await spawnSandbox(['--data', data]);
+    procs.push(sb);
+    expect((await new Client(sb.url, undefined).get('/_sandbox/health')).status).toBe(200);
   });
 });

@@ -74,11 +74,15 @@ function satisfiesEngines(range: string): boolean {
   return true;
 }
 
+const tarball = join(dir, `${pkg.name}-${pkg.version}.tgz`);
+let manifestBefore = '';
+
 beforeAll(() => {
-  // dist/ is built by the global setup: pack it as it is (prepack would compile it again).
-  const packed = run(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], ROOT);
+  // With its scripts, as `npm pack` runs for a user: prepack builds dist/ only if it is stale
+  // (the global setup built it) and strips the clone's scripts from the packed package.json.
+  manifestBefore = readFileSync(join(ROOT, 'package.json'), 'utf8');
+  const packed = run(npm, ['pack', '--json', '--pack-destination', dir], ROOT);
   expect(packed.code, packed.output).toBe(0);
-  const tarball = join(dir, `${pkg.name}-${pkg.version}.tgz`);
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'merchant-app', version: '1.0.0', private: true, type: 'module' }, null, 2));
   // The project's scenario, used by both the CLI and the library test (the order of tests is shuffled).
@@ -115,6 +119,19 @@ afterAll(() => {
 });
 
 describe('the packed package installed in a merchant project', () => {
+  it('has no install-time script, and packing leaves the clone\'s package.json as it was', () => {
+    const listed = spawnSync('tar', ['-xOzf', tarball, 'package/package.json'], { encoding: 'utf8' });
+    expect(listed.status, listed.stderr).toBe(0);
+    const packed = JSON.parse(listed.stdout) as { scripts?: Record<string, string> };
+    // npm 11 asks a merchant to approve install scripts; the clone's need scripts/, which is not shipped.
+    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare', 'prepublish']) expect(packed.scripts?.[hook], hook).toBeUndefined();
+    for (const [name, command] of Object.entries(packed.scripts ?? {})) expect(command, name).not.toMatch(/scripts\//);
+    expect(readFileSync(join(ROOT, 'package.json'), 'utf8')).toBe(manifestBefore);
+    expect(spawnSync('ls', [join(ROOT, 'package.json.backup')]).status).not.toBe(0);
+    // npm 11 lists each package whose install scripts wait for approval: this one is not among them.
+    expect(installOutput).not.toMatch(/payments-sandbox@\S+ \(|check-node/);
+  });
+
   it('installs as a devDependency, with engine warnings only on a Node its engines exclude', () => {
     const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { devDependencies?: Record<string, string> };
     expect(manifest.devDependencies?.['payments-sandbox']).toMatch(/^file:.*payments-sandbox-\d+\.\d+\.\d+\.tgz$/);

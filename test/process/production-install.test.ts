@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,5 +36,30 @@ describe('production install (the Dockerfile runtime stage)', () => {
     expect(health.status).toBe(200);
     expect(health.body.status).toBe('ok');
     expect((await new Client(proc.url, 'sk_test_sandbox').post('/v2/products', { name: 'In the image' })).status).toBe(201);
+    proc.child.kill('SIGKILL');
+    await proc.exited;
+  });
+
+  it("the HEALTHCHECK follows a --port given in CMD, and fails once the sandbox is gone", { timeout: 60_000 }, async () => {
+    const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    const check = /^HEALTHCHECK [^\n]*\\\n\s*CMD (\[.*\])$/m.exec(dockerfile)?.[1];
+    expect(check, 'HEALTHCHECK … CMD ["node", "-e", …]').toBeDefined();
+    const [command, ...args] = JSON.parse(check ?? '[]') as string[];
+    expect(command).toBe('node');
+    const imageEnv = Object.fromEntries([...dockerfile.matchAll(/^\s*(?:ENV )?([A-Z_]+)=(\S+?)\s*\\?$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']));
+    expect(imageEnv.SANDBOX_URL_FILE).toBe('/tmp/payments-sandbox.url');
+    // The image's variables, with this test's own file, and a PORT nothing listens on: the
+    // sandbox below gets another port from its command line (spawnSandbox passes --port).
+    const env = { ...imageEnv, SANDBOX_URL_FILE: join(dir, 'sandbox.url'), PORT: '1', HOST: '127.0.0.1' };
+    const healthcheck = (): number | null => spawnSync(process.execPath, args, { cwd: dir, env: { ...process.env, ...env }, timeout: 10_000 }).status;
+    const app = existsSync(join(dir, 'dist')) ? dir : ROOT;
+    proc = await spawnSandbox(['--in-memory'], env, app, join(app, 'dist', 'bin.js'));
+    expect(new URL(proc.url).port).not.toBe('4010');
+    expect(healthcheck()).toBe(0);
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited).toBe(0);
+    // A clean stop removes the file: the check falls back to PORT, where nothing answers.
+    expect(existsSync(env.SANDBOX_URL_FILE)).toBe(false);
+    expect(healthcheck()).toBe(1);
   });
 });

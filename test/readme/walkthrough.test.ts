@@ -1,8 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
+import { ensureTools, printed } from './blocks.js';
 
 /**
  * The README's walkthrough, run as a reader runs it: every ```sh block marked
@@ -19,21 +20,9 @@ function walkthroughBlocks(markdown: string): string[] {
   return blocks;
 }
 
-const has = (command: string): boolean => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
-
-/** The walkthrough needs jq: installed here when this runs as root (CI containers), else the reader is told how. */
-function ensureJq(): void {
-  if (has('jq')) return;
-  if (process.getuid?.() === 0 && has('apt-get')) {
-    execFileSync('sh', ['-c', 'apt-get install -y jq || (apt-get update && apt-get install -y jq)'], { stdio: 'pipe', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    if (has('jq')) return;
-  }
-  throw new Error('the README walkthrough test needs jq: install it (sudo apt-get install -y jq, or brew install jq) and run again');
-}
-
 let sandbox: SandboxProcess;
 beforeAll(async () => {
-  ensureJq();
+  ensureTools();
   // The port is the test's, the URLs in answers are the ones a reader on the default port sees.
   sandbox = await spawnSandbox(['--in-memory', '--public-url', 'http://localhost:4010']);
 }, 120_000);
@@ -58,7 +47,7 @@ describe('README walkthrough', () => {
     expect(run.status, `${run.stdout}\n${run.stderr}\n${sandbox.output()}`).toBe(0);
     const expected = blocks.flatMap((block) => [...block.matchAll(/^# → (.+)$/gm)].map((m) => m[1] ?? ''));
     expect(expected.length).toBeGreaterThanOrEqual(6);
-    for (const line of expected) expect(run.stdout, `output of the walkthrough:\n${run.stdout}`).toContain(line);
+    for (const line of expected) expect(printed(run.stdout, line), `"${line}" in the output of the walkthrough:\n${run.stdout}`).toBe(true);
   });
 });
 

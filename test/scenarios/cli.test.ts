@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
@@ -118,5 +118,36 @@ describe('payments-sandbox scenario run', () => {
     const ok = await scenarioCli(['validate', 'scenarios/brl-pix-paid.yaml']);
     expect(ok).toMatchObject({ code: 0, stdout: 'ok  scenarios/brl-pix-paid.yaml (7 steps)\n' });
     expect((await scenarioCli(['validate', 'test/scenarios/fixtures/deep-violation.yaml'])).code).toBe(2);
+  });
+
+  it('a scenario copied into a project: validate says its $schema is missing, init writes it', async () => {
+    const project = join(dir, 'merchant');
+    mkdirSync(join(project, 'scenarios'), { recursive: true });
+    const copied = join(project, 'scenarios', 'pix.yaml');
+    copyFileSync(join(ROOT, 'scenarios', 'brl-pix-paid.yaml'), copied);
+    expect(readFileSync(copied, 'utf8')).toMatch(/^# yaml-language-server: \$schema=\.\/scenario\.schema\.json\n/);
+
+    const before = await scenarioCli(['validate', copied]);
+    expect(before.code).toBe(0);
+    expect(before.stderr).toBe(`note: ${copied} points editors at ./scenario.schema.json, which does not exist: \`npx payments-sandbox scenario init ${join(project, 'scenarios')}\` writes it\n`);
+
+    const init = await scenarioCli(['init', join(project, 'scenarios')]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(readFileSync(join(project, 'scenarios', 'scenario.schema.json'), 'utf8')).toBe(readFileSync(join(ROOT, 'scenarios', 'scenario.schema.json'), 'utf8'));
+    // The directory had a scenario already: no example added.
+    expect(existsSync(join(project, 'scenarios', 'brl-pix-paid.yaml'))).toBe(false);
+    const after = await scenarioCli(['validate', copied]);
+    expect(after).toMatchObject({ code: 0, stderr: '' });
+
+    // An empty directory also gets an example that runs as it is.
+    const fresh = join(project, 'fresh');
+    expect((await scenarioCli(['init', fresh])).code).toBe(0);
+    expect((await scenarioCli(['validate', fresh])).stdout).toBe(`ok  ${join(fresh, 'brl-pix-paid.yaml')} (7 steps)\n`);
+  });
+
+  it('the shipped scenarios name a schema that exists beside them', async () => {
+    const res = await scenarioCli(['validate', 'scenarios/']);
+    expect(res.code).toBe(0);
+    expect(res.stderr).toBe('');
   });
 });

@@ -19,7 +19,8 @@ beforeEach(() => {
   runs = join(dir, 'tsc-runs.log');
   source = join(dir, 'src', 'a.ts');
   mkdirSync(join(dir, 'scripts'));
-  for (const script of ['build-if-stale.mjs', 'copy-assets.mjs']) copyFileSync(join(ROOT, 'scripts', script), join(dir, 'scripts', script));
+  // With the Node version check it starts with (check-node.mjs) and the copy of the SQL files it ends with (copy-assets.mjs).
+  for (const script of ['build-if-stale.mjs', 'check-node.mjs', 'copy-assets.mjs']) copyFileSync(join(ROOT, 'scripts', script), join(dir, 'scripts', script));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch', type: 'module' }));
   writeFileSync(join(dir, 'tsconfig.json'), '{}');
   mkdirSync(join(dir, 'src'));

@@ -100,6 +100,9 @@ describe('cashin.paid: body, headers and signature', () => {
 
     const d = await delivered(client, tx.id);
     expect(req!.headers['x-sandbox-delivery']).toBe(d.id);
+    // The delivery log shows the request exactly as the receiver got it: every header the sandbox
+    // set, with the real x-signature, and the bytes of the body.
+    const sent = Object.fromEntries(Object.entries(req!.headers).filter(([name]) => name !== 'host' && name !== 'connection'));
     expect(d).toStrictEqual({
       id: expect.stringMatching(/^whd_/),
       event: 'cashin.paid',
@@ -114,16 +117,35 @@ describe('cashin.paid: body, headers and signature', () => {
           durationMs: expect.any(Number),
           responseBody: 'receiver answered 200 to request 1',
           replay: false,
+          requestHeaders: sent,
         },
       ],
       nextAttemptAt: null,
       payload: body,
       createdAt: expect.stringMatching(ISO_UTC),
+      request: { method: 'POST', url: r.url, headers: Object.fromEntries(Object.entries(sent).filter(([name]) => name !== 'x-sandbox-attempt')), body: req!.rawBody },
     });
+    expect(sent['x-signature']).toBe(signature);
+    // Key-sorted in the log as on the wire.
+    expect(JSON.stringify(d.payload)).toBe(req!.rawBody);
     const one = await client.get<Delivery>(`/_sandbox/webhooks/${d.id}`);
     expect(one.status).toBe(200);
     expect(one.body).toStrictEqual(d);
     expect(r.requests).toHaveLength(1);
+  });
+
+  it('an undeliverable delivery shows the request it would send, signed with the account secret', async () => {
+    const { account, client } = await createAccount(sb);
+    const tx = await created(client, pixBody({ externalId: 'order-nowhere' }));
+    await pay(client, tx.id);
+    const d = await deliveryOf(client, tx.id);
+    expect(d).toMatchObject({ status: 'undeliverable', url: null, attempts: [] });
+    expect(d.request.url).toBeNull();
+    expect(d.request.body).toBe(JSON.stringify(d.payload));
+    expectKeysSortedDeep(JSON.parse(d.request.body));
+    expect(d.request.headers['x-signature']).toBe(hmacHex(account.webhookSecret, d.request.body));
+    expect(d.request.headers['content-length']).toBe(String(Buffer.byteLength(d.request.body)));
+    expect(d.request.headers).toMatchObject({ 'content-type': 'application/json', 'x-sandbox-delivery': d.id, 'x-sandbox-event': 'cashin.paid' });
   });
 
   it('external_id is null without externalId; amount is the centavos of the purchase', async () => {

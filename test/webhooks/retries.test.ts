@@ -90,13 +90,14 @@ describe('retries on the account clock', () => {
         [500, 'HTTP 500', 'boom one'],
         [500, 'HTTP 500', 'boom two'],
         [200, null, 'thanks'],
-      ].map(([httpStatus, error, responseBody]) => ({
+      ].map(([httpStatus, error, responseBody], i) => ({
         at: expect.stringMatching(ISO_UTC),
         httpStatus,
         error,
         durationMs: expect.any(Number),
         responseBody,
         replay: false,
+        requestHeaders: { ...d.request.headers, 'x-sandbox-attempt': String(i + 1) },
       })),
     );
     for (const a of d.attempts) expect(a.durationMs).toBeGreaterThanOrEqual(0);
@@ -253,7 +254,10 @@ describe('replay', () => {
     // Answered once the attempt is recorded.
     expect(res.body).toStrictEqual({
       ...d,
-      attempts: [...d.attempts, { at: expect.stringMatching(ISO_UTC), httpStatus: 202, error: null, durationMs: expect.any(Number), responseBody: 'again', replay: true }],
+      attempts: [
+        ...d.attempts,
+        { at: expect.stringMatching(ISO_UTC), httpStatus: 202, error: null, durationMs: expect.any(Number), responseBody: 'again', replay: true, requestHeaders: { ...d.request.headers, 'x-sandbox-attempt': '2' } },
+      ],
     });
     expect(r.requests).toHaveLength(2);
     const [first, again] = r.requests;

@@ -8,11 +8,13 @@ import { requestsView } from './requests.js';
 import { faultsView } from './faults.js';
 import { accountView, clockView } from './settings.js';
 import { LiveState } from './state.js';
+import { newPurchaseView } from './purchase.js';
 import { transactionView, transactionsView } from './transactions.js';
 import { webhooksView } from './webhooks.js';
 
 /** Hash routes, so the sandbox serves one page and a reload keeps the place. */
 const ROUTES: readonly [RegExp, View][] = [
+  [/^#\/transactions\/new$/, newPurchaseView],
   [/^#\/transactions\/(.+)$/, transactionView],
   [/^#\/transactions$/, transactionsView],
   [/^#\/webhooks$/, webhooksView],
@@ -38,6 +40,56 @@ function toast(message: string, tone: 'ok' | 'bad'): void {
   region.dataset.timer = String(setTimeout(() => (region.hidden = true), 6000));
 }
 
+/** A toast is about the view it was raised in: leaving the view takes it away. */
+function clearToast(): void {
+  const region = $('toast');
+  clearTimeout(Number(region.dataset.timer));
+  region.hidden = true;
+  region.textContent = '';
+}
+
+interface Me {
+  id: string;
+  name: string;
+}
+
+/**
+ * The header's clock ticks: the account clock is the server's wall clock plus the account's
+ * offset, so between reads it moves as this browser's clock does. Read again after anything
+ * that may move it (an advance, from here or from the API, shows up as events).
+ */
+class HeaderClock {
+  private skewMs: number | undefined;
+  private lastRead = 0;
+
+  constructor(
+    private readonly api: Api,
+    private readonly shown: HTMLElement,
+  ) {
+    setInterval(() => this.tick(), 1000);
+  }
+
+  async read(): Promise<void> {
+    this.lastRead = Date.now();
+    const answer = await this.api.get<{ now: string }>('/_sandbox/clock');
+    if (!answer.ok) return;
+    this.skewMs = Date.parse(answer.body.now) - Date.now();
+    this.tick();
+  }
+
+  /** After live events: at most one read every few seconds, however many events arrive. */
+  readSoon(): void {
+    if (Date.now() - this.lastRead > 3000) void this.read();
+  }
+
+  private tick(): void {
+    if (this.skewMs === undefined) return;
+    const now = new Date(Date.now() + this.skewMs).toISOString();
+    this.shown.textContent = `Clock ${when(now)}`;
+    this.shown.setAttribute('datetime', now);
+  }
+}
+
 async function start(key: string): Promise<void> {
   const api = new Api(key);
   const state = new LiveState(api);
@@ -46,17 +98,24 @@ async function start(key: string): Promise<void> {
     live.textContent = on ? 'Live' : 'Reconnecting…';
     live.className = `live ${on ? 'on' : 'off'}`;
   };
-  const clock = $('header-clock');
+  const clock = new HeaderClock(api, $('header-clock'));
+  state.subscribe((event) => {
+    if (event) clock.readSoon();
+  });
   const ctx: Context = {
     api,
     state,
     root: $('view'),
     notify: (message, tone = 'ok') => toast(message, tone),
     fail: (what: string, answer: Answer) => toast(`${what} failed: ${describe(answer)}`, 'bad'),
-    refreshClock: async () => {
-      const answer = await api.get<{ now: string }>('/_sandbox/clock');
-      if (answer.ok) clock.textContent = `Clock ${when(answer.body.now)}`;
-    },
+    refreshClock: () => clock.read(),
+  };
+  const who = async (): Promise<void> => {
+    const me = await api.get<Me>('/_sandbox/account');
+    if (!me.ok) return;
+    const account = $('header-account');
+    account.replaceChildren('Signed in as ', Object.assign(document.createElement('strong'), { textContent: me.body.name }), ` (${me.body.id})`);
+    account.title = me.body.id;
   };
 
   $('signed-in').hidden = false;
@@ -72,6 +131,7 @@ async function start(key: string): Promise<void> {
   let stop: (() => void) | void;
   const route = (): void => {
     stop?.();
+    clearToast();
     const hash = location.hash || '#/transactions';
     const found = ROUTES.find(([pattern]) => pattern.test(hash));
     if (!found) {
@@ -89,7 +149,7 @@ async function start(key: string): Promise<void> {
     ctx.root.querySelector<HTMLElement>('h1')?.focus({ preventScroll: true });
   };
   window.addEventListener('hashchange', route);
-  await Promise.all([state.load(), ctx.refreshClock()]);
+  await Promise.all([state.load(), ctx.refreshClock(), who()]);
   state.connect();
   route();
 }

@@ -88,6 +88,9 @@ export const faultsView: View = (ctx) => {
     rules = next;
     editor.value = JSON.stringify(next.map(writable), null, 2);
     replaceChildren(list, next.length === 0 ? h('p', { class: 'empty' }, 'No fault rules: the sandbox behaves.') : next.map(card));
+    // Nothing to clear: the button says so rather than answering a click with nothing.
+    clear.disabled = next.length === 0;
+    clear.title = next.length === 0 ? 'No rules to clear' : '';
   }
 
   // The add form: fields that do not apply to the chosen operation or action are hidden.
@@ -180,7 +183,7 @@ export const faultsView: View = (ctx) => {
     error.textContent = '';
     void put(next as Omit<Rule, 'fired'>[], 'Fault rules saved');
   });
-  const clear = h('button', { type: 'button', class: 'secondary', id: 'faults-clear' }, 'Clear all');
+  const clear = h('button', { type: 'button', class: 'secondary', id: 'faults-clear', disabled: true }, 'Clear all');
   clear.addEventListener('click', async () => {
     const answer = await ctx.api.delete<{ rules: Rule[] }>('/_sandbox/faults');
     if (!answer.ok) return ctx.fail('Clearing fault rules', answer);

@@ -29,17 +29,29 @@ function matches(tx: Tx): boolean {
   );
 }
 
+/** Why a transaction is where it is, when its status alone does not say (BLOCKED: expired, declined or rejected). */
+export function reasonOf(tx: Tx): string | null {
+  const reason = typeof tx.statusReason === 'string' ? tx.statusReason : null;
+  return reason && reason !== tx.status ? reason : null;
+}
+
+function statusCell(tx: Tx): Child {
+  const reason = reasonOf(tx);
+  return [statusBadge(tx.status), reason ? h('span', { class: 'reason small' }, ` ${reason.toLowerCase()}`) : null];
+}
+
 function row(tx: Tx): HTMLElement {
   const href = `#/transactions/${encodeURIComponent(tx.id)}`;
+  // On a phone the row is a card (console.css): id and status on the first line, amount beside them.
   return h(
     'tr',
     { 'data-transaction': tx.id },
-    h('td', {}, h('a', { href, class: 'mono' }, tx.id)),
-    h('td', { class: 'hide-narrow' }, when(tx.createdAt)),
-    h('td', { class: 'wrap' }, tx.externalId ?? '—'),
-    h('td', {}, `${tx.currency} · ${tx.method}`),
-    h('td', { class: 'num' }, money(tx.amount, tx.currency)),
-    h('td', {}, statusBadge(tx.status)),
+    h('td', { class: 'cell-id' }, h('a', { href, class: 'mono' }, tx.id)),
+    h('td', { class: 'cell-created' }, when(tx.createdAt)),
+    h('td', { class: 'wrap cell-ref' }, tx.externalId ?? '—'),
+    h('td', { class: 'cell-method' }, `${tx.currency} · ${tx.method}`),
+    h('td', { class: 'num cell-amount' }, money(tx.amount, tx.currency)),
+    h('td', { class: 'cell-status' }, statusCell(tx)),
   );
 }
 
@@ -60,7 +72,7 @@ export const transactionsView: View = (ctx) => {
   };
 
   const by = h('select', { id: 'search-by' }, h('option', { value: 'id' }, 'Id'), h('option', { value: 'externalId' }, 'External id'));
-  const query = h('input', { id: 'search-q', type: 'search', required: true, autocomplete: 'off', placeholder: 'e.g. 1000001' });
+  const query = h('input', { id: 'search-q', type: 'search', required: true, autocomplete: 'off', placeholder: 'e.g. 100000042' });
   const search = h(
     'form',
     { class: 'search', role: 'search', 'aria-label': 'Find a transaction' },
@@ -85,7 +97,7 @@ export const transactionsView: View = (ctx) => {
   });
   replaceChildren(
     ctx.root,
-    h('h1', { tabindex: -1 }, 'Transactions'),
+    h('div', { class: 'card-head' }, h('h1', { tabindex: -1 }, 'Transactions'), h('a', { href: '#/transactions/new', class: 'button' }, 'New purchase')),
     search,
     h(
       'div',
@@ -102,12 +114,12 @@ export const transactionsView: View = (ctx) => {
       { class: 'scroll' },
       h(
         'table',
-        { class: 'list' },
+        { class: 'list transactions' },
         h('caption', { class: 'visually-hidden' }, 'Transactions, newest first'),
         h(
           'thead',
           {},
-          h('tr', {}, h('th', { scope: 'col' }, 'Id'), h('th', { scope: 'col', class: 'hide-narrow' }, 'Created'), h('th', { scope: 'col' }, 'External id'), h('th', { scope: 'col' }, 'Method'), h('th', { scope: 'col', class: 'num' }, 'Amount'), h('th', { scope: 'col' }, 'Status')),
+          h('tr', {}, h('th', { scope: 'col' }, 'Id'), h('th', { scope: 'col' }, 'Created'), h('th', { scope: 'col' }, 'External id'), h('th', { scope: 'col' }, 'Method'), h('th', { scope: 'col', class: 'num' }, 'Amount'), h('th', { scope: 'col' }, 'Status')),
         ),
         tbody,
       ),
@@ -178,8 +190,26 @@ interface Action {
 
 const pending = (tx: Tx): boolean => tx.status === 'PENDING';
 const approved = (tx: Tx): boolean => tx.status === 'APPROVED';
+
+/** Whether the payment instruction is there already: then there is nothing to fill (a card has none). */
+export function hasInstruction(tx: Tx): boolean {
+  const pi = (tx.paymentInstruction ?? {}) as Record<string, unknown>;
+  switch (tx.method) {
+    case 'CREDIT_CARD':
+      return true;
+    case 'PIX':
+      return typeof tx.pixCode === 'string' && tx.pixCode !== '';
+    case 'BOLETO':
+      return pi.type === 'BOLETO';
+    case 'PIX_BOLETO':
+      return typeof tx.pixCode === 'string' && tx.pixCode !== '' && pi.type === 'BOLETO';
+    default:
+      return tx.currency === 'COP' ? typeof tx.redirectUrl === 'string' : typeof tx.cvu === 'string';
+  }
+}
+
 const ACTIONS: readonly Action[] = [
-  { name: 'fill', label: 'Fill instruction', enabled: pending },
+  { name: 'fill', label: 'Fill instruction', enabled: (tx) => pending(tx) && !hasInstruction(tx) },
   { name: 'pay', label: 'Pay', enabled: pending, body: (tx, _note, rail) => (tx.currency === 'BRL' && rail ? { rail } : undefined) },
   { name: 'expire', label: 'Expire', enabled: pending },
   { name: 'decline', label: 'Decline', enabled: pending, body: (_tx, note) => (note ? { message: note } : undefined) },
@@ -271,7 +301,7 @@ export const transactionView: View = (ctx, id) => {
       return;
     }
     const t = tx.body;
-    const reason = typeof t.statusReason === 'string' ? t.statusReason : typeof t.declineReason === 'string' ? t.declineReason : null;
+    const reason = [reasonOf(t), typeof t.declineReason === 'string' ? t.declineReason : null].filter(Boolean).join(' · ') || null;
     const focused = document.activeElement?.id;
     replaceChildren(
       ctx.root,

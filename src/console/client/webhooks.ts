@@ -11,6 +11,16 @@ export interface Attempt {
   responseBody?: string | null;
   replay?: boolean;
   fault?: string | null;
+  /** As sent; null for attempts an older sandbox recorded. */
+  requestHeaders?: Record<string, string> | null;
+}
+
+/** The request of a delivery exactly as sent (GET /_sandbox/webhooks `request`). */
+interface SentRequest {
+  method: string;
+  url: string | null;
+  headers: Record<string, string>;
+  body: string;
 }
 
 export interface Delivery {
@@ -23,6 +33,23 @@ export interface Delivery {
   nextAttemptAt: string | null;
   payload: unknown;
   createdAt: string;
+  request?: SentRequest;
+}
+
+/** "HTTP 500", or why there was no answer ("timeout after 5000 ms"); the error only when it says more than the status. */
+export function answerOf(a: Attempt): string {
+  const status = a.httpStatus !== null ? `HTTP ${a.httpStatus}` : '';
+  if (!a.error || a.error === status) return status || '—';
+  return status ? `${status} (${a.error})` : a.error;
+}
+
+/**
+ * The request as it went out, in HTTP's own layout: the request line, every header the sandbox
+ * set (x-signature as sent) and the body's exact bytes, which are what x-signature signs.
+ */
+function wire(request: SentRequest, headers: Record<string, string>): string {
+  const target = request.url ?? '(no URL: the transaction has no postbackUrl and the account no webhook URL)';
+  return [`${request.method} ${target}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`), '', request.body].join('\n');
 }
 
 function attemptsTable(attempts: readonly Attempt[]): HTMLElement {
@@ -44,13 +71,27 @@ function attemptsTable(attempts: readonly Attempt[]): HTMLElement {
             {},
             h('td', {}, String(i + 1), a.replay ? h('span', { class: 'tag' }, 'replay') : null),
             h('td', {}, when(a.at)),
-            h('td', {}, a.httpStatus !== null ? `HTTP ${a.httpStatus}` : '', a.error && a.httpStatus === null ? a.error : a.error ? ` (${a.error})` : '', a.fault ? h('span', { class: 'tag' }, `fault ${a.fault}`) : null),
+            h('td', {}, answerOf(a), a.fault ? h('span', { class: 'tag' }, `fault ${a.fault}`) : null),
             h('td', {}, `${a.durationMs} ms`),
             h('td', { class: 'wrap' }, a.responseBody ? h('code', {}, a.responseBody) : '—'),
           ),
         ),
       ),
     ),
+  );
+}
+
+/** The exact request (of the last attempt, else the one the next attempt sends), then the body formatted to read. */
+function sentRequest(d: Delivery): HTMLElement {
+  const request = d.request!;
+  const last = [...d.attempts].reverse().find((a) => a.requestHeaders);
+  const headers = last?.requestHeaders ?? request.headers;
+  return h(
+    'div',
+    { class: 'sent' },
+    h('p', { class: 'small muted' }, last ? `As sent in attempt ${d.attempts.lastIndexOf(last) + 1}` : 'What the first attempt sends', ': x-signature is the HMAC-SHA256 (hex) of exactly these body bytes with the account\'s webhook secret.'),
+    h('pre', { class: 'code', tabindex: 0, 'aria-label': `Request of ${d.id}` }, wire(request, headers)),
+    h('details', {}, h('summary', {}, 'Body, formatted'), pre(d.payload, `Body of ${d.id}`)),
   );
 }
 
@@ -90,8 +131,7 @@ export function deliveryCard(ctx: Context, d: Delivery, onChange: () => void): H
       'details',
       {},
       h('summary', {}, 'Request body and headers'),
-      h('p', { class: 'small muted' }, 'Headers: Content-Type: application/json · x-signature: HMAC-SHA256 of the body with the account\'s webhook secret · x-sandbox-delivery: ', h('code', {}, d.id)),
-      pre(d.payload, `Body of ${d.id}`),
+      d.request ? sentRequest(d) : pre(d.payload, `Body of ${d.id}`),
     ),
     h('details', { open: d.attempts.length > 0 }, h('summary', {}, 'Attempts'), attemptsTable(d.attempts)),
     h('div', { class: 'row' }, replay),

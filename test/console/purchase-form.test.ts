@@ -1,0 +1,28 @@
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { CONSOLE_TEST_CARDS, centavosOf } from '../../src/console/client/purchase.js';
+import { TEST_CARDS } from '../../src/transactions/test-cards.js';
+import { ROOT } from '../helpers/process.js';
+
+describe("the console's New purchase form", () => {
+  it('offers every test card of the sandbox, as the README prints them', () => {
+    expect(CONSOLE_TEST_CARDS.map(([number]) => number.replace(/ /g, '')).sort()).toEqual(Object.keys(TEST_CARDS).sort());
+    for (const [number] of CONSOLE_TEST_CARDS) expect(number).toMatch(/^\d{4} \d{4} \d{4} \d{4}$/);
+  });
+
+  it('reads an amount in units, with a dot or a comma, into centavos', () => {
+    expect(centavosOf('150.00')).toBe(15_000);
+    expect(centavosOf('150,5')).toBe(15_050);
+    expect(centavosOf(' 15000 ')).toBe(1_500_000);
+    expect(centavosOf('0.01')).toBe(1);
+    for (const bad of ['', '1.234', '-5', '1e3', 'abc', '1.2.3']) expect(centavosOf(bad), bad).toBeUndefined();
+  });
+});
+
+describe('what git keeps out', () => {
+  it('ignores the tarballs npm pack writes, and clean-package\'s backup', () => {
+    for (const file of ['payments-sandbox-0.1.0.tgz', 'vendor/payments-sandbox-9.9.9.tgz', 'package.json.backup']) {
+      expect(spawnSync('git', ['check-ignore', '-q', file], { cwd: ROOT }).status, file).toBe(0);
+    }
+  });
+});

@@ -1,0 +1,72 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+
+/**
+ * The README's shell blocks as the tests run them. A block's marker is an HTML comment on the
+ * line before its fence: `<!-- readme-test: walkthrough -->` (run in order, one after the other),
+ * `<!-- readme-test: setup -->` (the variables every other block starts from), `<!-- readme-test:
+ * not run: <why> -->`; a block without a marker is an example that must run on its own, in any
+ * order.
+ */
+export interface ShellBlock {
+  /** 1-based line of the opening fence. */
+  line: number;
+  code: string;
+  marker: string | undefined;
+}
+
+export function shellBlocks(markdown: string): ShellBlock[] {
+  const lines = markdown.split('\n');
+  const blocks: ShellBlock[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i] !== '```sh') continue;
+    const end = lines.indexOf('```', i + 1);
+    if (end < 0) throw new Error(`README.md:${i + 1}: a \`\`\`sh block is not closed`);
+    let before = i - 1;
+    while (before >= 0 && lines[before]?.trim() === '') before--;
+    const marker = /^<!-- readme-test: (.+) -->$/.exec(lines[before] ?? '')?.[1];
+    blocks.push({ line: i + 1, code: lines.slice(i + 1, end).join('\n'), marker });
+    i = end;
+  }
+  return blocks;
+}
+
+/** The `# → text` lines of a block: what it says it prints. `…` stands for anything. */
+export const expectedLines = (code: string): string[] => [...code.matchAll(/^# → (.+)$/gm)].map((m) => m[1] ?? '');
+
+/** Whether some line of `output` contains `expected`, `…` matching any text. */
+export function printed(output: string, expected: string): boolean {
+  const pattern = new RegExp(expected.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*'));
+  return output.split('\n').some((line) => pattern.test(line));
+}
+
+const has = (command: string): boolean => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
+
+/** The tools the blocks use (jq, openssl): installed here when this runs as root (CI containers), else the reader is told how. */
+export function ensureTools(): void {
+  const missing = ['jq', 'openssl'].filter((tool) => !has(tool));
+  if (missing.length === 0) return;
+  if (process.getuid?.() === 0 && has('apt-get')) {
+    const packages = missing.join(' ');
+    execFileSync('sh', ['-c', `apt-get install -y ${packages} || (apt-get update && apt-get install -y ${packages})`], { stdio: 'pipe', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    if (missing.every(has)) return;
+  }
+  throw new Error(`the README tests need ${missing.join(' and ')}: install them (sudo apt-get install -y ${missing.join(' ')}, or brew install ${missing.join(' ')}) and run again`);
+}
+
+/** mulberry32, so an order can be replayed from its seed. */
+export function seededShuffle<T>(items: readonly T[], seed: number): T[] {
+  let state = seed >>> 0;
+  const next = (): number => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}
