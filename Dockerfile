@@ -6,7 +6,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY tsconfig.json openapi.yaml ./
 COPY src ./src
-RUN npx tsc -p tsconfig.json
+COPY scripts/copy-assets.mjs ./scripts/
+RUN npx tsc -p tsconfig.json && node scripts/copy-assets.mjs
 
 # Runtime stage: production dependencies and the compiled dist/ only.
 FROM node:22-slim AS runtime

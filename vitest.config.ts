@@ -8,7 +8,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     exclude: [...configDefaults.exclude, PROVIDER_TESTS],
     // Builds dist/ once: child-process tests and the store's compaction worker run compiled code.
-    globalSetup: ['test/global-setup.ts'],
+    // The PostgreSQL cluster of the run, started only if a test file asks for it.
+    globalSetup: ['test/global-setup.ts', 'test/postgres-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -7,6 +7,7 @@ import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { copyAssets } from './copy-assets.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // Written after a successful build: its mtime is when dist/ last matched the sources.
@@ -27,5 +28,7 @@ if (stale) {
   const tsc = createRequire(join(root, 'package.json')).resolve('typescript/bin/tsc');
   process.stderr.write('payments-sandbox: sources changed, building dist/ …\n');
   execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { cwd: root, stdio: 'inherit' });
-  writeFileSync(stamp, `${new Date().toISOString()}\n`);
 }
+// The SQL files tsc does not emit; also into a dist/ that another tsc run compiled (a few small files).
+copyAssets(root);
+if (stale) writeFileSync(stamp, `${new Date().toISOString()}\n`);

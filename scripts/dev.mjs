@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { copyAssets } from './copy-assets.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tsc = createRequire(join(root, 'package.json')).resolve('typescript/bin/tsc');
@@ -25,6 +26,8 @@ function stopServer() {
 async function restart() {
   await stopServer();
   if (stopping) return;
+  // tsc --watch emits only what it compiles; the SQL migrations come along on every restart.
+  copyAssets(root);
   server = spawn(process.execPath, [join(root, 'dist', 'bin.js'), 'start', ...args], { cwd: process.cwd(), stdio: 'inherit' });
 }
 

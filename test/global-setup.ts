@@ -5,4 +5,5 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 
 export default function setup(): void {
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
+  execFileSync(process.execPath, ['scripts/copy-assets.mjs'], { cwd: root, stdio: 'inherit' });
 }

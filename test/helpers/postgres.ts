@@ -1,8 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 
 /**
@@ -62,9 +63,10 @@ export async function ensurePostgres(): Promise<string> {
       const hadPolicy = existsSync(policy);
       if (!hadPolicy) writeFileSync(policy, '#!/bin/sh\nexit 101\n', { mode: 0o755 });
       try {
-        execFileSync('sh', ['-c', INSTALL], {
-          stdio: ['ignore', 'pipe', 'pipe'],
+        // Asynchronous: the cluster may be started inside vitest's main process (test/postgres-setup.ts), which must keep serving its workers.
+        await promisify(execFile)('sh', ['-c', INSTALL], {
           maxBuffer: 64 * 1024 * 1024,
+          timeout: PG_INSTALL_TIMEOUT_MS,
           env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
         });
       } finally {
@@ -109,6 +111,20 @@ function run(bin: string, program: string, args: string[], owner: { uid: number;
   }
 }
 
+/** The same, without blocking the event loop (initdb and the first start take seconds). */
+async function runAsync(bin: string, program: string, args: string[], owner: { uid: number; gid: number } | undefined): Promise<void> {
+  try {
+    await promisify(execFile)(join(bin, program), args, {
+      encoding: 'utf8',
+      ...(owner && { uid: owner.uid, gid: owner.gid }),
+      env: { ...process.env, LC_ALL: 'C', LANG: 'C' },
+    });
+  } catch (err) {
+    const { stdout = '', stderr = '', message } = err as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`${program} ${args.join(' ')} failed (${message}):\n${stdout}\n${stderr}`);
+  }
+}
+
 export interface ClusterOptions {
   /** Off for tests (nothing here outlives the machine); on for the bench, where durability is what is measured. */
   fsync?: boolean;
@@ -147,7 +163,6 @@ export async function startCluster(options: ClusterOptions = {}): Promise<PgClus
   }
   const port = await freePort();
   const host = '127.0.0.1';
-  run(bin, 'initdb', ['-D', data, '-U', USER, '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync'], owner);
   const settings = [
     `-p ${port}`,
     `-k ${sockets}`,
@@ -158,9 +173,16 @@ export async function startCluster(options: ClusterOptions = {}): Promise<PgClus
     '-c full_page_writes=off',
   ].join(' ');
   const log = join(dir, 'server.log');
-  const start = () => run(bin, 'pg_ctl', ['-D', data, '-l', log, '-o', settings, '-w', '-t', '60', 'start'], owner);
+  const startArgs = ['-D', data, '-l', log, '-o', settings, '-w', '-t', '60', 'start'];
+  const start = () => run(bin, 'pg_ctl', startArgs, owner);
   const stopServer = (mode: 'fast' | 'immediate' = 'fast') => run(bin, 'pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop'], owner);
-  start();
+  try {
+    await runAsync(bin, 'initdb', ['-D', data, '-U', USER, '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync'], owner);
+    await runAsync(bin, 'pg_ctl', startArgs, owner);
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   let running = true;
   const url = `postgres://${USER}@${host}:${port}/postgres`;
   let stopped = false;

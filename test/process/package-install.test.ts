@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -182,5 +182,12 @@ describe('the packed package installed in a merchant project', () => {
     expect(res.output).toContain('ok 5 steps');
     const types = readFileSync(join(app, 'node_modules', 'payments-sandbox', 'dist', 'index.d.ts'), 'utf8');
     expect(types).toMatch(/\brunScenario\b/);
+  });
+
+  it('ships the PostgreSQL store with its migrations beside it', () => {
+    const installed = join(app, 'node_modules', 'payments-sandbox');
+    const shipped = readdirSync(join(installed, 'dist', 'store', 'postgres', 'migrations'));
+    expect(shipped).toEqual(readdirSync(join(ROOT, 'src', 'store', 'postgres', 'migrations')));
+    expect(shipped.length).toBeGreaterThan(0);
   });
 });

@@ -19,8 +19,8 @@ beforeEach(() => {
   runs = join(dir, 'tsc-runs.log');
   source = join(dir, 'src', 'a.ts');
   mkdirSync(join(dir, 'scripts'));
-  // With the Node version check it starts with (check-node.mjs).
-  for (const script of ['build-if-stale.mjs', 'check-node.mjs']) copyFileSync(join(ROOT, 'scripts', script), join(dir, 'scripts', script));
+  // With the Node version check it starts with (check-node.mjs) and the copy of the SQL files it ends with (copy-assets.mjs).
+  for (const script of ['build-if-stale.mjs', 'check-node.mjs', 'copy-assets.mjs']) copyFileSync(join(ROOT, 'scripts', script), join(dir, 'scripts', script));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch', type: 'module' }));
   writeFileSync(join(dir, 'tsconfig.json'), '{}');
   mkdirSync(join(dir, 'src'));
@@ -82,6 +82,13 @@ describe('scripts/build-if-stale.mjs', () => {
     unlinkSync(join(dir, 'dist', 'bin.js'));
     expect(start()).toBe(0);
     expect(builds()).toBe(before + 1);
+  });
+
+  it('copies the SQL files of src/ (migrations) beside the compiled code, which tsc does not emit', () => {
+    mkdirSync(join(dir, 'src', 'store', 'migrations'), { recursive: true });
+    writeFileSync(join(dir, 'src', 'store', 'migrations', '001_first.sql'), 'CREATE TABLE t (v text);\n');
+    expect(start()).toBe(0);
+    expect(readFileSync(join(dir, 'dist', 'store', 'migrations', '001_first.sql'), 'utf8')).toBe('CREATE TABLE t (v text);\n');
   });
 
   it('fails with the compiler, and a failed build does not count as current', () => {

@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import pg from 'pg';
+import { StoreUnavailable, type Owned, type Repository, type Sequences, type StoreHealth, type Table, type TableSpec, type UnitOfWork } from '../ports.js';
+import type { Logger } from '../types.js';
+import { BUS_CHANNEL, Listener, PgBus } from './bus.js';
+import { Db, mapError, type Session } from './db.js';
+import { JOBS_CHANNEL, JobSignals, PgClockStore, PgJobStore } from './jobs.js';
+import { migrate, type Migration } from './migrate.js';
+import { ensureTable, quote, shapeOf, underSchemaLock } from './schema.js';
+import { PgTable } from './table.js';
+
+export interface PostgresOptions {
+  /** `postgres://user:password@host:port/database` (anything node-postgres accepts). */
+  connectionString: string;
+  /** Real time in ms since the epoch: what account clocks and leases count from. Default: Date.now. */
+  now?: () => number;
+  /** Pooled connections of this instance (default 10); units of work hold one each while they run. */
+  poolSize?: number;
+  /** Names this instance in the jobs it claims (claimed_by). Default: host, pid and a random suffix. */
+  instanceId?: string;
+  /** How long `health()` waits for `SELECT 1` (default 2000 ms). */
+  healthTimeoutMs?: number;
+  logger?: Logger;
+  /** Tests only: migrations other than the shipped ones. */
+  migrations?: Migration[];
+}
+
+const SEQUENCE_NAME = /^[a-z][a-z0-9_]*$/;
+/** lock_not_available: the schema lock or a table lock was not granted in time (another instance migrating). */
+const LOCK_NOT_AVAILABLE = '55P03';
+
+const silent: Logger = { warn: () => undefined, info: () => undefined };
+
+/**
+ * The store on PostgreSQL, shared by any number of sandbox instances (see docs/store.md).
+ * `open` applies the migrations and starts the instance's LISTEN connection; everything after
+ * that survives the database going away: calls fail with StoreUnavailable meanwhile, and work
+ * again when it is back, with no new repository.
+ */
+export class PostgresRepository implements Repository {
+  readonly units: UnitOfWork;
+  readonly sequences: Sequences;
+  readonly jobs: PgJobStore;
+  readonly clocks: PgClockStore;
+  readonly bus: PgBus;
+  readonly instanceId: string;
+  private readonly tables = new Map<string, PgTable<Owned>>();
+  private readonly ensured = new Map<string, Promise<void>>();
+  private readonly listener: Listener;
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    private readonly db: Db,
+    private readonly options: PostgresOptions,
+    logger: Logger,
+  ) {
+    this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    const signals = new JobSignals(db, this.instanceId);
+    this.jobs = new PgJobStore(db, options.now ?? Date.now, signals);
+    this.clocks = new PgClockStore(db, signals);
+    this.bus = new PgBus(db, this.instanceId, logger);
+    this.units = {
+      run: (work) => db.unit(work),
+      afterCommit: (effect) => db.afterCommit(effect),
+      get active() {
+        return db.inUnit;
+      },
+    };
+    this.sequences = { next: (name) => this.nextValue(name) };
+    this.listener = new Listener(
+      db.config,
+      [BUS_CHANNEL, JOBS_CHANNEL],
+      (channel, payload) => {
+        if (channel === BUS_CHANNEL) this.bus.received(payload);
+        else if (payload !== signals.payload()) signals.fire();
+      },
+      // Changes made while it was away were not heard: the schedulers look again.
+      () => signals.fire(),
+      logger,
+    );
+  }
+
+  /** Migrates the database (once, whichever instance comes first) and connects. Fails if the database cannot be reached now. */
+  static async open(options: PostgresOptions): Promise<PostgresRepository> {
+    const logger = options.logger ?? silent;
+    const db = new Db({ connectionString: options.connectionString, poolSize: options.poolSize ?? 10, logger });
+    const repository = new PostgresRepository(db, options, logger);
+    try {
+      await db.dedicated((session) => migrate(session, logger, options.migrations));
+      await repository.listener.start().catch((err: unknown) => {
+        throw mapError(err);
+      });
+    } catch (err) {
+      await repository.close();
+      throw err;
+    }
+    return repository;
+  }
+
+  table<T extends Owned>(spec: TableSpec<T>): Table<T> {
+    const existing = this.tables.get(spec.name);
+    if (existing) return existing as unknown as Table<T>;
+    const shape = shapeOf(spec);
+    const table = new PgTable<T>(this.db, spec, shape, () => this.once(`table ${spec.name}`, (s) => ensureTable(s, shape)));
+    this.tables.set(spec.name, table as unknown as PgTable<Owned>);
+    return table;
+  }
+
+  private nextValue(name: string): Promise<number> {
+    if (!SEQUENCE_NAME.test(name)) return Promise.reject(new Error(`sequence name ${name} must be lower-case letters, digits and _`));
+    const sequence = quote(`seq_${name}`);
+    return this.db.session(async (s) => {
+      await this.once(`sequence ${name}`, (ddl) => ddl.query(`CREATE SEQUENCE IF NOT EXISTS ${sequence}`).then(() => undefined));
+      // nextval is outside transactions: a value is never handed out twice, even by a unit that rolls back.
+      const { rows } = await s.query<{ value: string }>(`SELECT nextval('${sequence}') AS value`);
+      return Number(rows[0]?.value);
+    });
+  }
+
+  /**
+   * Creates a table or sequence the first time this instance uses it: on a connection of its
+   * own (not one a unit holds), under the schema lock. A failure is not remembered: the next
+   * call tries again (the database may just have been away).
+   */
+  private once(key: string, create: (session: Session) => Promise<void>): Promise<void> {
+    let pending = this.ensured.get(key);
+    if (pending === undefined) {
+      pending = this.db
+        .outside(() => this.db.dedicated((session) => underSchemaLock(session, () => create(session))))
+        .catch((err: unknown) => {
+          this.ensured.delete(key);
+          if (err instanceof pg.DatabaseError && err.code === LOCK_NOT_AVAILABLE) throw new StoreUnavailable(`${key} is being created or changed by another instance`, { cause: err });
+          throw err;
+        });
+      this.ensured.set(key, pending);
+    }
+    return pending;
+  }
+
+  async health(): Promise<StoreHealth> {
+    const timeoutMs = this.options.healthTimeoutMs ?? 2_000;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      const answer = this.db.outside(() => this.db.session((s) => s.query('SELECT 1')));
+      answer.catch(() => undefined); // when the timeout wins, its late failure is not news
+      await Promise.race([answer, timeout]);
+      return this.listener.connected ? { kind: 'postgres', ok: true } : { kind: 'postgres', ok: true, detail: 'LISTEN connection down: reconnecting' };
+    } catch (err) {
+      return { kind: 'postgres', ok: false, detail: err instanceof Error ? err.message : String(err) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.listener.stop();
+      await this.db.end();
+    })();
+    return this.closing;
+  }
+}
