@@ -10,6 +10,8 @@ export default defineConfig({
     // Builds dist/ once: child-process tests and the store's compaction worker run compiled code.
     // The PostgreSQL cluster of the run, started only if a test file asks for it.
     globalSetup: ['test/global-setup.ts', 'test/postgres-setup.ts'],
+    // Type-level tests (*.test-d.ts, vitest's expectTypeOf) run through the type checker.
+    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: 'test/tsconfig.json' },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -11,7 +11,7 @@ export interface GuardedProcess {
  * The server process's last line of defence (`payments-sandbox start`).
  *
  * A rejected promise nobody handled would end Node (its default since v15). The request
- * pipeline answers or closes every request itself (src/http/router.ts), so one that still
+ * pipeline answers or closes every request itself (src/http/pipeline.ts), so one that still
  * gets here is a bug away from any request: it is logged and the sandbox keeps serving;
  * everything acknowledged is already on disk, so nothing stored depends on that promise.
  *

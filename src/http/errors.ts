@@ -31,16 +31,35 @@ const REASONS: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-/** Thrown by any layer; the router turns it into the endpoint family's error body. */
+/**
+ * An answer the HTTP layer decides itself (401, 403, 404 of a route, 405, 415, 413…); the
+ * domain throws DomainErrors instead. Rendered by the error stage (src/http/map-errors.ts).
+ */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly options: {
+      /** A longer explanation for the developer (x-sandbox-hint), when `message` is an exact text. */
+      hint?: string;
+      /** Headers the answer carries (a 405's Allow). */
+      headers?: Record<string, string>;
+      /** A page for people instead of the JSON error (a payer page's 4xx in a browser). */
+      page?: { contentType: string; bytes: string; headers?: Record<string, string> };
+    } = {},
   ) {
     super(message);
   }
+
+  get hint(): string | undefined {
+    return this.options.hint;
+  }
 }
 
+/**
+ * Kept while catalog and faults still throw HTTP errors (the domain branch of issue 23 moves
+ * them to DomainErrors); src/http itself throws DomainErrors or HttpError.
+ */
 export const badRequest = (message: string): HttpError => new HttpError(400, message);
 export const notFound = (message: string): HttpError => new HttpError(404, message);
 

@@ -9,10 +9,10 @@ import type { Config } from '../config.js';
 import type { ObjectStorage } from '../objects/object-storage.js';
 import { health } from '../sandbox/health.js';
 import type { AccountReset } from '../sandbox/reset.js';
-import type { AccountCreate, OfferCreate, ProductCreate, ProductPatch } from '../spec/types.js';
+import { notFound } from '../errors.js';
 import type { WebhookTargets } from '../webhooks/targets.js';
-import { HttpError, badRequest, notFound } from './errors.js';
-import { owner, type Call, type Handlers } from './router.js';
+import { owner, type Call, type Handlers } from './call.js';
+import { HttpError } from './errors.js';
 import type { SharedUse } from './shared-use.js';
 
 export interface Services {
@@ -31,41 +31,41 @@ export interface Services {
 export function checkWebhookTarget(targets: WebhookTargets, field: string, url: string | null | undefined): void {
   if (!url) return;
   const refusal = targets.refusal(url);
-  if (refusal) throw badRequest(`${field} ${refusal}`);
+  if (refusal) throw new HttpError(400, `${field} ${refusal}`);
 }
 
-const json = (status: number, body: unknown) => ({ status, json: body });
+const json = <S extends number, J>(status: S, body: J) => ({ status, json: body });
 
-/** Bodies reach handlers only after openapi.yaml's schema accepted them, hence the casts. */
+/** Calls are typed from openapi.yaml (src/http/call.ts): they reach handlers only after its schemas accepted them. */
 export function createHandlers(s: Services): Handlers {
   return {
-    createProduct: (call) => json(201, toProduct(s.products.create(owner(call), call.body as ProductCreate))),
+    createProduct: (call) => json(201, toProduct(s.products.create(owner(call), call.body))),
     listProducts: (call) =>
       json(200, s.products.list(owner(call), {
-        active: call.query.active as boolean | undefined,
-        externalId: call.query.externalId as string | undefined,
-        limit: call.query.limit as number | undefined,
-        startingAfter: call.query.startingAfter as string | undefined,
+        active: call.query.active,
+        externalId: call.query.externalId,
+        limit: call.query.limit,
+        startingAfter: call.query.startingAfter,
       })),
-    getProduct: (call) => json(200, toProduct(s.products.get(owner(call), String(call.params.id)))),
+    getProduct: (call) => json(200, toProduct(s.products.get(owner(call), call.params.id))),
     updateProduct: (call) =>
-      json(200, toProduct(s.products.update(owner(call), String(call.params.id), call.body as ProductPatch))),
-    archiveProduct: (call) => json(200, toProduct(s.products.archive(owner(call), String(call.params.id)))),
+      json(200, toProduct(s.products.update(owner(call), call.params.id, call.body))),
+    archiveProduct: (call) => json(200, toProduct(s.products.archive(owner(call), call.params.id))),
     uploadProductImage: async (call) => {
       const account = owner(call);
-      const id = String(call.params.id);
+      const id = call.params.id;
       // Refuse before reading the upload: a missing or archived product needs no bytes.
       s.products.getEditable(account, id);
       const bytes = await readImageField(call.req, s.config.imageLimitBytes);
       return json(200, toProduct(await s.images.set(account, id, bytes)));
     },
-    deleteProductImage: async (call) => json(200, toProduct(await s.images.remove(owner(call), String(call.params.id)))),
+    deleteProductImage: async (call) => json(200, toProduct(await s.images.remove(owner(call), call.params.id))),
     listProductOffers: (call) =>
-      json(200, s.offers.listForProduct(owner(call), String(call.params.id), {
-        limit: call.query.limit as number | undefined,
-        startingAfter: call.query.startingAfter as string | undefined,
+      json(200, s.offers.listForProduct(owner(call), call.params.id, {
+        limit: call.query.limit,
+        startingAfter: call.query.startingAfter,
       })),
-    createOffer: (call) => json(201, toOffer(s.offers.create(owner(call), call.body as OfferCreate))),
+    createOffer: (call) => json(201, toOffer(s.offers.create(owner(call), call.body))),
 
     getHealth: () => json(200, health()),
     createAccount: (call) => {
@@ -73,12 +73,12 @@ export function createHandlers(s: Services): Handlers {
       if (s.config.adminToken !== undefined && !call.admin) {
         throw new HttpError(401, 'this sandbox requires its admin token: Authorization: Bearer <SANDBOX_ADMIN_TOKEN>');
       }
-      const input = (call.body ?? {}) as AccountCreate;
+      const input = call.body ?? {};
       checkWebhookTarget(s.targets, 'webhookUrl', input.webhookUrl);
       return json(201, toAccount(s.accounts.create(input)));
     },
     setWebhookUrl: (call) => {
-      const { url } = call.body as { url: string | null };
+      const { url } = call.body;
       checkWebhookTarget(s.targets, 'url', url);
       // Who-am-I's shape: the secret key is answered at account creation only.
       const { secretKey: _key, ...account } = toAccount(s.accounts.setWebhookUrl(owner(call), url));
@@ -86,11 +86,11 @@ export function createHandlers(s: Services): Handlers {
     },
     resetAccount: async (call) => {
       s.shared.requireAdminOrLoopback(s.config.adminToken, 'reset');
-      const { accountId } = (call.body ?? {}) as { accountId?: string };
+      const { accountId } = call.body ?? {};
       return json(200, await s.reset.run(resolveResetTarget(s, call, accountId)));
     },
     getObject: async (call) => {
-      const key = String(call.params.key);
+      const key = call.params.key;
       const object = await s.objects.get(key);
       if (!object) throw notFound(`object ${key} not found`);
       return { status: 200, bytes: object.bytes, contentType: object.contentType };
@@ -102,7 +102,7 @@ export function createHandlers(s: Services): Handlers {
  * With an admin token configured, reset is an admin act naming its account; without one,
  * an account resets itself with its own key.
  */
-function resolveResetTarget(s: Services, call: Call, accountId: string | undefined) {
+function resolveResetTarget(s: Services, call: Call<'resetAccount'>, accountId: string | undefined) {
   if (s.config.adminToken !== undefined) {
     if (!call.admin) throw new HttpError(403, 'reset requires the admin token: Authorization: Bearer <SANDBOX_ADMIN_TOKEN>');
     if (!accountId) throw new HttpError(400, 'accountId is required when resetting with the admin token');

@@ -5,7 +5,7 @@ import type { Operation } from 'openapi-backend';
  * Endpoints of the real service (v1 and neighbours) that integrations call and the sandbox
  * does not emulate, with what to use instead.
  */
-const NOT_EMULATED: { method: string; path: RegExp; instead: string }[] = [
+const NOT_EMULATED: readonly { method: string; path: RegExp; instead: string }[] = [
   { method: 'POST', path: /^\/transactions\/purchase$/, instead: 'v1 purchase; the sandbox emulates POST /transactions/v2/purchase' },
   { method: 'POST', path: /^\/transactions\/credit-card$/, instead: 'v1 card purchase; use POST /transactions/v2/purchase with paymentMethod CREDIT_CARD' },
   { method: 'POST', path: /^\/transactions\/billet$/, instead: 'v1 boleto purchase; use POST /transactions/v2/purchase with paymentMethod BOLETO' },
@@ -40,7 +40,7 @@ type Schema = {
 };
 
 /** Names every plain object has through its prototype: JSON Schema validators may take them as declared. */
-const PROTOTYPE_NAMES = new Set([...Object.getOwnPropertyNames(Object.prototype), '__proto__']);
+const PROTOTYPE_NAMES: ReadonlySet<string> = new Set([...Object.getOwnPropertyNames(Object.prototype), '__proto__']);
 
 /**
  * A body field named like a member of Object.prototype (`constructor`, `toString`,

@@ -14,23 +14,27 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 const unlogged = (path: string): boolean => path === '/_sandbox/requests' || path.startsWith('/_sandbox/requests/');
 
 /**
- * A new W3C-style trace id (32 lowercase hex) per request. A client's own x-trace-id or
+ * New W3C-style trace ids (32 lowercase hex), one per request. A client's own x-trace-id or
  * traceparent is not taken over: the id must be unique, since the log is filtered and
  * paginated by it; the client's header is still visible among the logged request headers.
+ * One source per sandbox.
  */
-export const newTraceId = (): string => {
-  // One call into the OS's random source per 256 ids rather than per request.
-  if (traceIdOffset + TRACE_ID_BYTES > traceIdPool.length) {
-    traceIdPool = randomBytes(TRACE_ID_BYTES * 256);
-    traceIdOffset = 0;
+export class TraceIds {
+  private pool = Buffer.alloc(0);
+  private offset = 0;
+
+  next(): string {
+    // One call into the OS's random source per 256 ids rather than per request.
+    if (this.offset + TRACE_ID_BYTES > this.pool.length) {
+      this.pool = randomBytes(TRACE_ID_BYTES * 256);
+      this.offset = 0;
+    }
+    const id = this.pool.toString('hex', this.offset, this.offset + TRACE_ID_BYTES);
+    this.offset += TRACE_ID_BYTES;
+    return id;
   }
-  const id = traceIdPool.toString('hex', traceIdOffset, traceIdOffset + TRACE_ID_BYTES);
-  traceIdOffset += TRACE_ID_BYTES;
-  return id;
-};
+}
 const TRACE_ID_BYTES = 16;
-let traceIdPool = Buffer.alloc(0);
-let traceIdOffset = 0;
 
 export interface RequestLoggingOptions {
   log: RequestLog;
@@ -38,6 +42,8 @@ export interface RequestLoggingOptions {
   logger: Logger;
   /** The level of the per-request line (Config.requestLogLevel). */
   level?: 'info' | 'debug';
+  /** Real time in ms (the sandbox's clock), for each entry's `at`. */
+  nowMs: () => number;
 }
 
 /**
@@ -46,10 +52,11 @@ export interface RequestLoggingOptions {
  * agree on trace id, duration and account. A request that never got an answer (a timeout
  * or reset fault, a client that left) is logged with status null when its socket closes.
  */
-export function requestLogging({ log, accounts, logger, level = 'debug' }: RequestLoggingOptions): RequestHandler {
+export function requestLogging({ log, accounts, logger, level = 'debug', nowMs }: RequestLoggingOptions): RequestHandler {
+  const traceIds = new TraceIds();
   return (req, res, next) => {
-    const traceId = newTraceId();
-    const startedMs = Date.now();
+    const traceId = traceIds.next();
+    const startedMs = nowMs();
     const started = performance.now();
     const path = req.path;
     res.setHeader(TRACE_HEADER, traceId);

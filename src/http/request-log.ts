@@ -106,7 +106,7 @@ const DAY_MS = 86_400_000;
  * request really came), so entries age by the wall clock: the account-clock cutoff the
  * other records use would drop every request made after the clock was advanced past N days.
  */
-export function requestLogPruner(log: RequestLog, days: number, nowMs: () => number = () => Date.now()): Pruner {
+export function requestLogPruner(log: RequestLog, days: number, nowMs: () => number): Pruner {
   return (accountId, _accountClockCutoff, limit) => log.deleteOlderThan(accountId, new Date(nowMs() - days * DAY_MS).toISOString(), limit);
 }
 

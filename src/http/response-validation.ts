@@ -1,12 +1,13 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { Express, Response } from 'express';
-import { OpenAPIRouter, type Operation } from 'openapi-backend';
+import type { Operation } from 'openapi-backend';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import type { ResponseValidationMode } from '../config.js';
 import type { Logger } from '../log.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import { errorBody, familyOf } from './errors.js';
 import { maskJsonText } from './masking.js';
+import { SpecRouter } from './openapi-adapter.js';
 import { TRACE_HEADER } from './request-log-middleware.js';
 import { createAjv } from './validator.js';
 
@@ -37,16 +38,14 @@ type SchemaObject = OpenAPIV3_1.SchemaObject;
  * each is compiled once and reused for every later response.
  */
 export class ResponseValidator {
-  private readonly router: OpenAPIRouter;
+  private readonly router: SpecRouter;
   private readonly ajv = createAjv({});
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly errorSchemas: Record<'product' | 'transaction', SchemaObject | undefined>;
 
   constructor(document: OpenApiDocument) {
-    // The same matching as the request router (src/http/router.ts builds an OpenAPIBackend with these defaults).
-    this.router = new OpenAPIRouter({ definition: document, apiRoot: '/', ignoreTrailingSlashes: true });
-    const operations = this.router.getOperations();
-    this.router.getOperations = () => operations;
+    // The same matching as the request pipeline (src/http/openapi-adapter.ts).
+    this.router = new SpecRouter(document);
     const schemas = document.components?.schemas ?? {};
     this.errorSchemas = { product: schemas.ProductError, transaction: schemas.TransactionError };
   }
@@ -94,12 +93,8 @@ export class ResponseValidator {
   }
 
   private match(method: string, path: string): Operation | undefined {
-    try {
-      return this.router.matchOperation({ method, path, headers: {} }) as Operation | undefined;
-    } catch {
-      // A path that does not decode names no operation.
-      return undefined;
-    }
+    const matched = this.router.match(method, path);
+    return typeof matched === 'string' ? undefined : matched;
   }
 }
 
@@ -133,10 +128,11 @@ export interface ResponseValidationOptions {
 }
 
 /**
- * Checks every JSON response the app sends: handlers' replies, the router's errors (401,
- * 403, 404, 405, 415, 400) and body-parser's (400, 413), which leave before the router
- * runs. It wraps `res.json` once on the app's response prototype, so every one of them is
- * seen at the single place JSON leaves. A mismatch is logged at error level and marked with
+ * Checks every JSON response the app sends: handlers' replies, the pipeline's errors (401,
+ * 403, 404, 405, 415, 400) and body-parser's (400, 413), which leave before the pipeline
+ * runs. It wraps `res.json` once on the app's response prototype (express's documented
+ * extension point, "Overriding the Express API"), so every one of them is seen at the
+ * single place JSON leaves. A mismatch is logged at error level and marked with
  * `x-sandbox-response-invalid`; `strict` replaces it with a 500 naming the mismatch.
  *
  * `off` constructs nothing and wraps nothing: the send path is express's own (behind the

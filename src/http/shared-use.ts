@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import type { Config } from '../config.js';
 import { HttpError } from './errors.js';
-import { sendError } from './router.js';
+import { sendError } from './reply.js';
 
 /**
  * The checks that let one sandbox be shared (contract v3, "Shared use"), before any routing:
@@ -48,13 +48,13 @@ function hostOf(url: string): string | undefined {
 }
 
 /** Browsers' Fetch-Metadata values under which a request is the page's own doing. */
-const OWN_FETCH_SITES = new Set(['same-origin', 'none']);
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const OWN_FETCH_SITES: ReadonlySet<string> = new Set(['same-origin', 'none']);
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** The payer pages' buttons are HTML forms, outside the JSON-only rule; their handlers demand the same origin. */
 const PAYER_PAGE = /^\/_sandbox\/(checkout|boletos|pix|spei)\//;
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
 /** What a browser script of an allowed origin may read of an answer, besides the CORS-safelisted headers. */
-const EXPOSED_HEADERS = ['x-trace-id', 'x-sandbox-hint', 'x-sandbox-fault', 'x-sandbox-response-invalid', 'retry-after'];
+const EXPOSED_HEADERS: readonly string[] = ['x-trace-id', 'x-sandbox-hint', 'x-sandbox-fault', 'x-sandbox-response-invalid', 'retry-after'];
 
 export class SharedUse {
   private readonly loopbackBound: boolean;
@@ -139,7 +139,7 @@ export class SharedUse {
     const corsHandler = allowCors
       ? cors({
           origin: (origin, callback) => callback(null, origin !== undefined && this.originListed(origin)),
-          exposedHeaders: EXPOSED_HEADERS,
+          exposedHeaders: [...EXPOSED_HEADERS],
           maxAge: 600,
         })
       : undefined;

@@ -2,15 +2,15 @@ import type { Accounts } from '../accounts/accounts.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import { advanceClock } from '../scheduler/advance-clock.js';
-import type { Clock, PurchaseRequest } from '../spec/types.js';
+import type { Clock } from '../spec/types.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
 import type { Deliveries } from '../webhooks/deliveries.js';
-import type { Rail, Transitions } from '../transactions/transitions.js';
+import type { Transitions } from '../transactions/transitions.js';
 import type { WebhookTargets } from '../webhooks/targets.js';
 import { checkWebhookTarget } from './handlers.js';
-import { presentTransaction } from './present-transaction.js';
-import { owner, type Handlers } from './router.js';
+import type { TransactionPresenter } from './present-transaction.js';
+import { owner, type Handlers } from './call.js';
 
 export interface TransactionServices {
   accounts: Accounts;
@@ -20,12 +20,14 @@ export interface TransactionServices {
   scheduler: Scheduler;
   deliveries: Deliveries;
   targets: WebhookTargets;
+  /** Adds the Pix QR image to a transaction's answer (this sandbox's presenter). */
+  presenter: TransactionPresenter;
 }
 
-const json = (status: number, body: unknown) => ({ status, json: body });
-const present = async (status: number, record: TransactionRecord) => json(status, await presentTransaction(record.view));
+const json = <S extends number, J>(status: S, body: J) => ({ status, json: body });
 
 export function createTransactionHandlers(s: TransactionServices): Handlers {
+  const present = async <S extends number>(status: S, record: TransactionRecord) => json(status, await s.presenter.present(record.view));
   const clockOf = (accountId: string): Clock => ({
     accountId,
     now: new Date(s.clocks.nowMs(accountId)).toISOString(),
@@ -33,41 +35,41 @@ export function createTransactionHandlers(s: TransactionServices): Handlers {
   });
   return {
     createPurchase: (call) => {
-      const input = call.body as PurchaseRequest;
+      const input = call.body;
       checkWebhookTarget(s.targets, 'postbackUrl', input.postbackUrl);
       return present(201, s.transactions.create(owner(call), input));
     },
     getTransaction: (call) => {
-      const id = String(call.params.id);
+      const id = call.params.id;
       // searchBy=id is what typed clients send by default: the same as no searchBy.
       const record = call.query.searchBy === 'externalId' ? s.transactions.getByExternalId(owner(call), id) : s.transactions.get(owner(call), id);
       return present(200, record);
     },
 
-    fillTransaction: (call) => present(200, s.transitions.fill(owner(call).id, String(call.params.id))),
+    fillTransaction: (call) => present(200, s.transitions.fill(owner(call).id, call.params.id)),
     payTransaction: (call) => {
-      const { rail } = (call.body ?? {}) as { rail?: Rail };
-      return present(200, s.transitions.pay(owner(call).id, String(call.params.id), rail));
+      const { rail } = call.body ?? {};
+      return present(200, s.transitions.pay(owner(call).id, call.params.id, rail));
     },
-    expireTransaction: (call) => present(200, s.transitions.expire(owner(call).id, String(call.params.id))),
+    expireTransaction: (call) => present(200, s.transitions.expire(owner(call).id, call.params.id)),
     declineTransaction: (call) => {
-      const { message } = (call.body ?? {}) as { message?: string };
-      return present(200, s.transitions.decline(owner(call).id, String(call.params.id), { message }));
+      const { message } = call.body ?? {};
+      return present(200, s.transitions.decline(owner(call).id, call.params.id, { message }));
     },
-    refundTransaction: (call) => present(200, s.transitions.refund(owner(call).id, String(call.params.id))),
+    refundTransaction: (call) => present(200, s.transitions.refund(owner(call).id, call.params.id)),
     // What integrations call; the control API's refund is the same transition.
     refundPurchase: (call) => {
-      const { amount } = (call.body ?? {}) as { amount?: number };
-      return present(200, s.transitions.refund(owner(call).id, String(call.params.id), { amount }));
+      const { amount } = call.body ?? {};
+      return present(200, s.transitions.refund(owner(call).id, call.params.id, { amount }));
     },
     chargebackTransaction: (call) => {
-      const { reason } = (call.body ?? {}) as { reason?: string };
-      return present(200, s.transitions.chargeback(owner(call).id, String(call.params.id), reason));
+      const { reason } = call.body ?? {};
+      return present(200, s.transitions.chargeback(owner(call).id, call.params.id, reason));
     },
     getClock: (call) => json(200, clockOf(owner(call).id)),
     advanceClock: async (call) => {
       const account = owner(call);
-      await advanceClock(s.clocks, s.scheduler, account.id, (call.body as { ms: number }).ms, () => s.deliveries.idle(account.id));
+      await advanceClock(s.clocks, s.scheduler, account.id, call.body.ms, () => s.deliveries.idle(account.id));
       return json(200, clockOf(account.id));
     },
   };

@@ -1,8 +1,8 @@
 import type { Events } from '../events/events.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Deliveries } from '../webhooks/deliveries.js';
+import { owner, type Handlers } from './call.js';
 import { HttpError } from './errors.js';
-import { owner, type Handlers } from './router.js';
 
 export interface WebhookServices {
   deliveries: Deliveries;
@@ -10,28 +10,25 @@ export interface WebhookServices {
   scheduler: Scheduler;
 }
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
-
 export function createWebhookHandlers(s: WebhookServices): Handlers {
   return {
     listWebhooks: (call) =>
       ({ status: 200, json: s.deliveries.list(owner(call).id, {
-        transactionId: str(call.query.transactionId),
-        withdrawalId: str(call.query.withdrawalId),
-        status: str(call.query.status),
-        limit: num(call.query.limit),
-        startingAfter: str(call.query.startingAfter),
+        transactionId: call.query.transactionId,
+        withdrawalId: call.query.withdrawalId,
+        status: call.query.status,
+        limit: call.query.limit,
+        startingAfter: call.query.startingAfter,
       }) }),
-    getWebhook: (call) => ({ status: 200, json: s.deliveries.get(owner(call).id, String(call.params.id)) }),
-    replayWebhook: async (call) => ({ status: 200, json: await s.deliveries.replay(owner(call).id, String(call.params.id)) }),
+    getWebhook: (call) => ({ status: 200, json: s.deliveries.get(owner(call).id, call.params.id) }),
+    replayWebhook: async (call) => ({ status: 200, json: await s.deliveries.replay(owner(call).id, call.params.id) }),
     listEvents: (call) =>
       ({ status: 200, json: s.events.list(owner(call).id, {
-        type: str(call.query.type),
-        transactionId: str(call.query.transactionId),
-        withdrawalId: str(call.query.withdrawalId),
-        limit: num(call.query.limit),
-        startingAfter: str(call.query.startingAfter),
+        type: call.query.type,
+        transactionId: call.query.transactionId,
+        withdrawalId: call.query.withdrawalId,
+        limit: call.query.limit,
+        startingAfter: call.query.startingAfter,
       }) }),
     getEventStream: () => {
       throw new HttpError(426, 'this is a WebSocket endpoint: connect with Upgrade: websocket');

@@ -1,8 +1,8 @@
 import type { Ledger } from '../ledger/ledger.js';
-import type { CashOutRequest, LimitsUpdate, WithdrawalStatus } from '../spec/types.js';
-import type { Limits, MinimumRule } from '../transactions/limits.js';
+import type { Limits } from '../transactions/limits.js';
 import { toLookup, type WithdrawalAction, type Withdrawals } from '../withdrawals/withdrawals.js';
-import { owner, type Call, type Handlers } from './router.js';
+import { owner, type Handlers } from './call.js';
+import type { AccountRecord } from '../accounts/accounts.js';
 import type { WebhookTargets } from '../webhooks/targets.js';
 import { checkWebhookTarget } from './handlers.js';
 
@@ -14,52 +14,48 @@ export interface WithdrawalServices {
   targets: WebhookTargets;
 }
 
-const json = (status: number, body: unknown) => ({ status, json: body });
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+const json = <S extends number, J>(status: S, body: J) => ({ status, json: body });
 
 /** Cash-out, its lookup, the balance and the account's limits; bodies reach here only after openapi.yaml accepted them. */
 export function createWithdrawalHandlers(s: WithdrawalServices): Handlers {
-  const act = (action: WithdrawalAction) => (call: Call) => {
-    const { message } = (call.body ?? {}) as { message?: string };
-    return json(200, s.withdrawals.act(owner(call).id, String(call.params.id), action, { message }).view);
-  };
+  const act = (call: { account: AccountRecord | undefined; params: { id: string } }, action: WithdrawalAction, message?: string) =>
+    json(200, s.withdrawals.act(owner(call).id, call.params.id, action, { message }).view);
   return {
     createCashOut: (call) => {
-      const input = call.body as CashOutRequest;
+      const input = call.body;
       checkWebhookTarget(s.targets, 'postbackUrl', input.postbackUrl);
       return json(201, s.withdrawals.create(owner(call), input).view);
     },
     getWithdrawal: (call) => {
       const account = owner(call);
-      const id = String(call.params.id);
+      const id = call.params.id;
       // searchBy=id is what typed clients send by default: the same as no searchBy.
       const record = call.query.searchBy === 'externalId' ? s.withdrawals.getByExternalId(account.id, id) : s.withdrawals.get(account.id, id);
       return json(200, toLookup(record));
     },
     getBalance: (call) => json(200, s.ledger.balance(owner(call).id)),
-    creditBalance: (call) => json(200, s.ledger.credit(owner(call).id, (call.body as { amount: number }).amount)),
+    creditBalance: (call) => json(200, s.ledger.credit(owner(call).id, call.body.amount)),
     listLedgerEntries: (call) =>
       json(200, s.ledger.list(owner(call).id, {
-        transactionId: str(call.query.transactionId),
-        withdrawalId: str(call.query.withdrawalId),
-        limit: num(call.query.limit),
-        startingAfter: str(call.query.startingAfter),
+        transactionId: call.query.transactionId,
+        withdrawalId: call.query.withdrawalId,
+        limit: call.query.limit,
+        startingAfter: call.query.startingAfter,
       })),
     listWithdrawals: (call) =>
       json(200, s.withdrawals.list(owner(call).id, {
-        status: str(call.query.status) as WithdrawalStatus | undefined,
-        externalId: str(call.query.externalId),
-        limit: num(call.query.limit),
-        startingAfter: str(call.query.startingAfter),
+        status: call.query.status,
+        externalId: call.query.externalId,
+        limit: call.query.limit,
+        startingAfter: call.query.startingAfter,
       })),
-    getSandboxWithdrawal: (call) => json(200, s.withdrawals.get(owner(call).id, String(call.params.id)).view),
-    approveWithdrawal: act('approve'),
-    rejectWithdrawal: act('reject'),
-    failWithdrawal: act('fail'),
-    returnWithdrawal: act('return'),
+    getSandboxWithdrawal: (call) => json(200, s.withdrawals.get(owner(call).id, call.params.id).view),
+    approveWithdrawal: (call) => act(call, 'approve'),
+    rejectWithdrawal: (call) => act(call, 'reject', call.body?.message),
+    failWithdrawal: (call) => act(call, 'fail', call.body?.message),
+    returnWithdrawal: (call) => act(call, 'return', call.body?.message),
     getLimits: (call) => json(200, s.limits.state(owner(call).id)),
-    setLimits: (call) => json(200, s.limits.set(owner(call).id, (call.body as LimitsUpdate).minimums as MinimumRule[])),
+    setLimits: (call) => json(200, s.limits.set(owner(call).id, call.body.minimums)),
     clearLimits: (call) => json(200, s.limits.clear(owner(call).id)),
   };
 }

@@ -4,7 +4,7 @@ import { generateSync, type GenerateOptions, type JsonSchema, type Random } from
 import type { Operation } from 'openapi-backend';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { errorBody, familyOf, sizeOf } from '../http/errors.js';
-import type { Reply } from '../http/router.js';
+import type { AnyReply as Reply } from '../http/call.js';
 import { createAjv } from '../http/validator.js';
 import { seededRng } from '../rails/random.js';
 import { TRANSACTION_NOT_FOUND } from '../transactions/transactions.js';

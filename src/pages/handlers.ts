@@ -1,8 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Accounts } from '../accounts/accounts.js';
-import { isDomainError, notFound } from '../errors.js';
+import type { Request as ExpressRequest } from 'express';
+import { notFound } from '../errors.js';
+import { owner, type AnyReply, type BytesReply, type Handlers, type RedirectReply } from '../http/call.js';
 import { HttpError } from '../http/errors.js';
-import { DOMAIN_STATUS, owner, type Call, type Handlers, type Reply } from '../http/router.js';
+import { statusOf } from '../http/map-errors.js';
 import type { SharedUse } from '../http/shared-use.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import { TRANSACTION_NOT_FOUND, type Transactions } from '../transactions/transactions.js';
@@ -55,8 +57,15 @@ function tokenMatches(record: TransactionRecord, token: unknown): boolean {
  * another transaction's, the page answers exactly as an unknown id does, so nothing tells
  * whether the id exists.
  */
-function payerTransaction(s: PageServices, call: Call, kind?: Kind): Found {
-  const id = String(call.params.id);
+/** What a payer page's call carries: the transaction id, and the link's token. */
+interface PageCall {
+  req: ExpressRequest;
+  params: { id: string };
+  query: { token?: string; result?: string };
+}
+
+function payerTransaction(s: PageServices, call: PageCall, kind?: Kind): Found {
+  const id = call.params.id;
   const record = s.transactions.records.get(id);
   if (!record || !tokenMatches(record, call.query.token)) {
     throw notFound(TRANSACTION_NOT_FOUND, `no transaction with id ${id} whose payer link has this token`);
@@ -66,28 +75,32 @@ function payerTransaction(s: PageServices, call: Call, kind?: Kind): Found {
 }
 
 /**
- * A payer page's answer with its headers; a payer's browser gets its 4xx as a page, while an API
- * client (or a test) asking for JSON, or for anything, keeps the JSON error the rest of the API
- * answers with.
+ * A payer page's answer with its headers; a payer's browser gets its 4xx as a page (an
+ * HttpError carrying it, rendered by the error stage), while an API client (or a test)
+ * asking for JSON, or for anything, keeps the JSON error the rest of the API answers with.
  */
-function forPeople(handler: (call: Call) => Reply | Promise<Reply>): (call: Call) => Promise<Reply> {
+function forPeople<R extends AnyReply>(handler: (call: PageCall) => R | Promise<R>): (call: PageCall) => Promise<R> {
   return async (call) => {
     try {
       const reply = await handler(call);
-      const document = 'bytes' in reply && reply.contentType === HTML ? String(reply.bytes) : undefined;
-      return { ...reply, headers: { ...payerPageHeaders(document), ...reply.headers } };
+      const answered: AnyReply = reply;
+      const document = 'bytes' in answered && answered.contentType === HTML ? String(answered.bytes) : undefined;
+      return { ...reply, headers: { ...payerPageHeaders(document), ...answered.headers } };
     } catch (error) {
       const wantsHtml = call.req.accepts(['application/json', 'text/html']) === 'text/html';
-      const status = error instanceof HttpError ? error.status : isDomainError(error) ? DOMAIN_STATUS[error.code] : 500;
+      const status = statusOf(error);
       if (status >= 500 || !wantsHtml || !(error instanceof Error)) throw error;
       const language = call.req.path.startsWith('/_sandbox/checkout') || call.req.path.startsWith('/_sandbox/spei') ? 'es' : 'pt-BR';
       const page = renderErrorPage(status, error.message, language);
-      return { status, contentType: HTML, bytes: page, headers: payerPageHeaders(page) };
+      throw new HttpError(status, error.message, { page: { contentType: HTML, bytes: page, headers: payerPageHeaders(page) } });
     }
   };
 }
 
-const resultOf = (call: Call): string | undefined => (typeof call.query.result === 'string' ? call.query.result : undefined);
+const htmlPage = (bytes: string): BytesReply<200> => ({ status: 200, contentType: HTML, bytes });
+const redirect = (to: string): RedirectReply => ({ status: 303, redirect: to });
+
+const resultOf = (call: PageCall): string | undefined => call.query.result;
 
 /** The links of a transaction's payer pages, each with its token: what its owner hands the payer. */
 function pagesOf(record: TransactionRecord & { payerToken: string }, base: string) {
@@ -116,30 +129,30 @@ export function createPageHandlers(s: PageServices): Handlers {
       }
       if (outcome === 'approved') s.transitions.pay(record.accountId, record.id, rail);
       else s.transitions.decline(record.accountId, record.id, { reason: 'REJECTED' });
-      return { status: 303, redirect: `${withToken(path(record.id), record.payerToken)}&result=${outcome}` };
+      return redirect(`${withToken(path(record.id), record.payerToken)}&result=${outcome}`);
     });
   return {
     getCheckoutPage: forPeople((call) => {
       const { record, merchant } = payerTransaction(s, call, 'checkout');
-      return { status: 200, contentType: HTML, bytes: renderCheckoutPage(record, merchant, resultOf(call)) };
+      return htmlPage(renderCheckoutPage(record, merchant, resultOf(call)));
     }),
     approveCheckout: decide('checkout', checkoutPath, 'approved'),
     rejectCheckout: decide('checkout', checkoutPath, 'rejected'),
     getBoletoPage: forPeople((call) => {
       const { record, merchant } = payerTransaction(s, call, 'boleto');
-      return { status: 200, contentType: HTML, bytes: renderBoletoPage(record, merchant, resultOf(call)) };
+      return htmlPage(renderBoletoPage(record, merchant, resultOf(call)));
     }),
     approveBoleto: decide('boleto', boletoPath, 'approved', 'BOLETO'),
     rejectBoleto: decide('boleto', boletoPath, 'rejected'),
     getPixPage: forPeople((call) => {
       const { record, merchant } = payerTransaction(s, call, 'pix');
-      return { status: 200, contentType: HTML, bytes: renderPixPage(record, merchant, resultOf(call)) };
+      return htmlPage(renderPixPage(record, merchant, resultOf(call)));
     }),
     approvePix: decide('pix', pixPagePath, 'approved', 'PIX'),
     rejectPix: decide('pix', pixPagePath, 'rejected'),
     getSpeiPage: forPeople((call) => {
       const { record, merchant } = payerTransaction(s, call, 'spei');
-      return { status: 200, contentType: HTML, bytes: renderSpeiPage(record, merchant, resultOf(call)) };
+      return htmlPage(renderSpeiPage(record, merchant, resultOf(call)));
     }),
     approveSpei: decide('spei', speiPagePath, 'approved'),
     rejectSpei: decide('spei', speiPagePath, 'rejected'),
@@ -150,7 +163,7 @@ export function createPageHandlers(s: PageServices): Handlers {
       return { status: 200, contentType: 'image/png', bytes: await pixQrPng(code), headers: payerPageHeaders() };
     },
     getPayerPages: (call) => {
-      const record = s.transactions.withPayerToken(s.transactions.get(owner(call), String(call.params.id)));
+      const record = s.transactions.withPayerToken(s.transactions.get(owner(call), call.params.id));
       return { status: 200, json: pagesOf(record, s.publicUrl()) };
     },
   };

@@ -16,7 +16,6 @@ import type { AttemptOutcome, Dispatcher } from './dispatcher.js';
 import { webhookBody, withdrawalWebhookBody, type WebhookBody, type WebhookEvent } from './payload.js';
 import { signedText, sortKeysDeep } from './signature.js';
 import { VERSION } from '../version.js';
-import { afterTurnAnswers } from '../http/turn-end-writes.js';
 
 export const DELIVER_JOB = 'deliverWebhook';
 
@@ -126,6 +125,8 @@ export class Deliveries {
   /** Deliveries with an attempt under way: a retry never overlaps its own previous attempt. */
   private readonly sending = new Map<string, number>();
   private faults: Faults | undefined;
+  private readonly retry: RetryPolicy;
+  private readonly afterAnswers: () => Promise<void>;
 
   constructor(
     store: Store,
@@ -137,8 +138,14 @@ export class Deliveries {
     private readonly events: Events,
     private readonly commit: () => Promise<void>,
     private readonly logger: Logger,
-    private readonly retry: RetryPolicy = DEFAULT_RETRY,
+    options: {
+      retry?: RetryPolicy;
+      /** Resolves once the answers of the current turn are written (the HTTP layer's answer writer). */
+      afterAnswers: () => Promise<void>;
+    },
   ) {
+    this.retry = options.retry ?? DEFAULT_RETRY;
+    this.afterAnswers = options.afterAnswers;
     this.records = store.collection<DeliveryRecord>('deliveries', { groupBy: (d) => d.accountId });
     scheduler.register(DELIVER_JOB, (job) => this.runAttempt(job));
   }
@@ -341,7 +348,7 @@ export class Deliveries {
     // are on disk: a crash can then only repeat a webhook, never announce an unsaved one. Nor
     // before the answer that acknowledged the payment, written at the end of the turn.
     const work = this.commit()
-      .then(afterTurnAnswers)
+      .then(this.afterAnswers)
       .then(() => this.dispatcher.post(url, body, headers))
       .then(async (outcome) => {
         // A duplicate fault sends the same request again; the first answer is the attempt's.

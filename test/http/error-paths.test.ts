@@ -2,7 +2,7 @@ import express from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HINT_MAX_CHARS, headerText, sendError } from '../../src/http/router.js';
+import { HINT_MAX_CHARS, headerText, sendError } from '../../src/http/reply.js';
 
 /**
  * Issue 22: `GET /transactions/%F0%9F%98%80` (an emoji as the id) ended the process. The
@@ -10,7 +10,7 @@ import { HINT_MAX_CHARS, headerText, sendError } from '../../src/http/router.js'
  * inside a promise callback: an unhandled rejection, and Node exits. Over HTTP against a
  * sandbox process: test/process/hostile-input.test.ts.
  */
-describe('a hint with any text (src/http/router.ts headerText)', () => {
+describe('a hint with any text (src/http/reply.ts headerText)', () => {
   it('is encoded without throwing: emoji whole, a lone surrogate as U+FFFD, control characters escaped', () => {
     expect(headerText('id 😀')).toBe('id %F0%9F%98%80');
     expect(headerText('half \ud83d and \ude00')).toBe('half %EF%BF%BD and %EF%BF%BD');

@@ -2,7 +2,14 @@ import express, { type Express, type Response } from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { installJsonText, keepJsonText } from '../../src/http/json-text.js';
+import { JsonTexts } from '../../src/http/json-text.js';
+
+/** One app's kept texts, as a sandbox has them. */
+function installJsonText(app: Express): JsonTexts {
+  const texts = new JsonTexts();
+  texts.install(app);
+  return texts;
+}
 
 /** src/http/json-text.ts: a kept body goes out byte for byte as express's own res.json would send it. */
 
@@ -28,11 +35,11 @@ const BODIES: Record<string, () => object> = {
 function app(kept: boolean, contentType?: string): Express {
   const a = express();
   a.set('etag', false);
-  installJsonText(a);
+  const texts = installJsonText(a);
   a.get('/:name', (req, res) => {
     const make = BODIES[req.params.name]!;
     if (contentType) res.type(contentType);
-    res.status(201).json(kept ? keepJsonText(make()) : make());
+    res.status(201).json(kept ? texts.keep(make()) : make());
   });
   return a;
 }
@@ -56,8 +63,7 @@ describe('kept JSON texts', () => {
 
   it('serializes a kept body once, and the body cannot change after it is kept', async () => {
     const a = express();
-    installJsonText(a);
-    const body = keepJsonText({ n: 1 });
+    const body = installJsonText(a).keep({ n: 1 });
     const stringify = JSON.stringify;
     let calls = 0;
     JSON.stringify = ((...args: Parameters<typeof JSON.stringify>) => {
@@ -79,14 +85,14 @@ describe('kept JSON texts', () => {
 
   it('leave wrappers installed after them (response validation) seeing the body object', async () => {
     const a = express();
-    installJsonText(a);
+    const texts = installJsonText(a);
     const seen: unknown[] = [];
     const json = a.response.json;
     a.response.json = function (this: Response, body?: unknown) {
       seen.push(body);
       return json.call(this, body);
     };
-    const body = keepJsonText({ ok: true });
+    const body = texts.keep({ ok: true });
     a.get('/', (_req, res) => res.json(body));
     expect(await (await fetch(await serve(a))).json()).toEqual({ ok: true });
     expect(seen).toEqual([body]);

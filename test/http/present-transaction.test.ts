@@ -1,7 +1,9 @@
 import { createRequire } from 'node:module';
 import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
-import { PRESENTED_CACHE_ENTRIES, presentTransaction } from '../../src/http/present-transaction.js';
+import { JsonTexts } from '../../src/http/json-text.js';
+import { PRESENTED_CACHE_ENTRIES, TransactionPresenter } from '../../src/http/present-transaction.js';
+import { QrRenderer } from '../../src/pages/qr-renderer.js';
 import type { Transaction } from '../../src/spec/types.js';
 
 const jsQR = createRequire(import.meta.url)('jsqr') as typeof import('jsqr').default;
@@ -9,7 +11,10 @@ const jsQR = createRequire(import.meta.url)('jsqr') as typeof import('jsqr').def
 const CODE = '00020126580014br.gov.bcb.pix01363de12b26-3bac-4a92-a131-662026b11e035204000053039865406150.005802BR5915Default account6009SAO PAULO62160512SBX10000000263046060';
 const view = (pixCode: string): Transaction => ({ id: '100000002', status: 'PENDING', pixCode }) as unknown as Transaction;
 
-describe('presentTransaction', () => {
+const presenter = new TransactionPresenter(new QrRenderer(), new JsonTexts());
+const presentTransaction = (view: Transaction): Promise<Transaction> => presenter.present(view);
+
+describe('TransactionPresenter', () => {
   it('adds the PNG of the Pix code as qrCode, the same image on every answer about it', async () => {
     const first = (await presentTransaction(view(CODE))) as Transaction & { qrCode: string };
     const image = PNG.sync.read(Buffer.from(first.qrCode, 'base64'));

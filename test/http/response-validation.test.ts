@@ -7,15 +7,17 @@ import { Accounts } from '../../src/accounts/accounts.js';
 import { systemClock } from '../../src/clock.js';
 import { parseResponseValidationMode, resolveConfig, type ResponseValidationMode } from '../../src/config.js';
 import { INVALID_HEADER, ResponseValidator, installResponseValidation } from '../../src/http/response-validation.js';
-import { createRouter, sendError, type Handlers } from '../../src/http/router.js';
+import type { Handlers } from '../../src/http/call.js';
+import { createPipeline } from '../../src/http/pipeline.js';
+import { sendError } from '../../src/http/reply.js';
 import { loadOpenApi, type OpenApiDocument } from '../../src/spec/openapi.js';
 import { Store } from '../../src/store/store.js';
 import { basic, startSandbox } from '../helpers/sandbox.js';
 
 const KEY = 'sk_test_response_validation';
 
-/** Handlers that break the contract on purpose. */
-const BROKEN: Handlers = {
+/** Handlers that break the contract on purpose (their types would not let them: hence the cast). */
+const BROKEN = {
   // Health's status is the constant "ok" and it has no other fields.
   getHealth: () => ({ status: 200, json: { status: 'degraded', version: '1', uptimeMs: 1 } }),
   // 202 is not a status getClock documents.
@@ -24,7 +26,7 @@ const BROKEN: Handlers = {
   getCheckoutPage: () => ({ status: 200, json: { html: '<p>' } }),
   // A valid answer: errors and successes that match pass untouched.
   getAutopilot: () => ({ status: 200, json: { source: 'none', rules: [] } }),
-};
+} as unknown as Handlers;
 
 interface Harness {
   url: string;
@@ -55,7 +57,7 @@ async function harness(mode: ResponseValidationMode): Promise<Harness> {
   const store = await Store.open({ file: undefined, compactMinBytes: 1 << 30, logger });
   const accounts = new Accounts(store, systemClock);
   accounts.ensureDefault(KEY);
-  const router = await createRouter({ document, handlers: BROKEN, accounts, adminToken: undefined, commit: async () => {}, logger });
+  const router = createPipeline({ document, handlers: BROKEN, accounts, adminToken: undefined, units: { run: (work) => work() }, logger });
   const app = express();
   const validator = installResponseValidation(app, { document, mode, logger });
   app.use(express.json({ limit: 100 }));

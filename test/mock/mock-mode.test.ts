@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Accounts } from '../../src/accounts/accounts.js';
 import { systemClock } from '../../src/clock.js';
-import { createRouter } from '../../src/http/router.js';
+import { createPipeline } from '../../src/http/pipeline.js';
 import { createAjv } from '../../src/http/validator.js';
 import { MOCK_HEADER, MockResponder } from '../../src/mock/responder.js';
 import { preferredStatus } from '../../src/mock/prefer.js';
@@ -319,12 +319,12 @@ describe('stateful mode', () => {
     const store = await Store.open({ file: undefined, compactMinBytes: 1 << 30, logger: pino({ level: 'silent' }) });
     const accounts = new Accounts(store, systemClock);
     accounts.ensureDefault('sk_test_fallback');
-    const router = await createRouter({
+    const router = createPipeline({
       document,
       handlers: { getHealth: () => ({ status: 200, json: { status: 'ok', version: 'handled', uptimeMs: 1 } }) },
       accounts,
       adminToken: undefined,
-      commit: async () => {},
+      units: { run: (work) => work() },
       logger: pino({ level: 'silent' }),
       fallback: (operation, req) => new MockResponder({ seed: 1 }).respond(operation, req),
     });

@@ -1,35 +1,105 @@
-import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
 import { IncomingMessage, ServerResponse, createServer, type Server } from 'node:http';
+import type { ResponseValidationMode } from '../config.js';
+import type { Logger } from '../log.js';
+import type { OpenApiDocument } from '../spec/openapi.js';
+import type { JsonTexts } from './json-text.js';
+import type { Pipeline } from './pipeline.js';
 import { keepRequestBody, markBodyUnread } from './request-log-middleware.js';
+import { installResponseValidation } from './response-validation.js';
+
+export interface HttpAppOptions {
+  /** The API's request pipeline (src/http/pipeline.ts). */
+  pipeline: Pipeline;
+  /** Runs first on every request, API or not: the request log, then the shared-use guard. */
+  before: RequestHandler;
+  /** Routes for people outside openapi.yaml (the console, the spec and its reference page), and the GET paths they may own. */
+  pages: { routes: RequestHandler; owns: (path: string) => boolean };
+  /** This sandbox's kept JSON texts (src/http/json-text.ts). */
+  texts: JsonTexts;
+  document: OpenApiDocument;
+  validateResponses: ResponseValidationMode;
+  jsonLimitBytes: number;
+  logger: Logger;
+}
+
+export interface HttpApp {
+  app: Express;
+  /** A new (not listening) HTTP server: API requests straight to the pipeline, the rest through `app`. */
+  createServer(): Server;
+}
+
+/**
+ * Stage 1, transport. Express is the app: its request and response objects, every helper
+ * the handlers use, body-parser for the bodies the lane leaves to it, and the routes for
+ * people. The API's requests take a lane around express's router stack (below).
+ */
+export function createHttpApp(options: HttpAppOptions): HttpApp {
+  const { pipeline, before, pages } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  // The request log first, so a refused request is still answered with its trace id.
+  app.use(before);
+  options.texts.install(app);
+  installResponseValidation(app, { document: options.document, mode: options.validateResponses, logger: options.logger });
+  // Bodies are read only for requests the pipeline will take (authenticated for their
+  // operation); the raw text is what the request log keeps, cut, instead of the parsed body.
+  const json = express.json({
+    limit: options.jsonLimitBytes,
+    type: ['application/json', 'application/*+json'],
+    verify: (_req, res, raw) => keepRequestBody(res, raw),
+  });
+  app.use((req, res, next) => {
+    if (pipeline.mayReadBody(req)) return json(req, res, next);
+    discardBody(req, res);
+    next();
+  });
+  app.use(pages.routes);
+  app.use(pipeline);
+  app.use(pipeline.errors.middleware);
+  const lane: ApiLaneOptions = {
+    app,
+    before,
+    router: pipeline,
+    mayReadBody: pipeline.mayReadBody,
+    bodyErrors: pipeline.errors.middleware,
+    jsonLimitBytes: options.jsonLimitBytes,
+    appOwns: pages.owns,
+  };
+  return { app, createServer: () => createApiServer(lane) };
+}
 
 export interface ApiLaneOptions {
   /** The whole app: console, docs and every request the lane does not take. */
   app: Express;
   /** Runs first, as the app's first middleware does (the request log). */
   before: RequestHandler;
-  /** The spec-driven router (src/http/router.ts). */
+  /** The API's request pipeline. */
   router: RequestHandler;
-  /** Whether the router will use this request's body: it names an operation and satisfies its authentication. */
+  /** Whether the pipeline will use this request's body: it names an operation and satisfies its authentication. */
   mayReadBody: (req: IncomingMessage) => boolean;
   /** Renders a body that cannot be read as JSON, as after express.json(). */
   bodyErrors: ErrorRequestHandler;
   /** express.json()'s limit; a larger declared body goes through the app, which refuses it. */
   jsonLimitBytes: number;
-  /** GET paths answered by the app's own routes before the router (the console, the docs). */
+  /** GET paths answered by the app's own routes before the pipeline (the console, the docs). */
   appOwns: (path: string) => boolean;
 }
 
 /**
- * The HTTP server of the app: API requests go straight to the router, everything else through
- * the express app.
+ * The HTTP server of the app: API requests go straight to the pipeline, everything else
+ * through the express app.
  *
- * Express stays the framework (its request and response objects, every helper the
- * handlers use), but on the API paths its router stack, the console routes' matching and
- * body-parser's stream machinery were a quarter of a request's CPU (bench/results). The
- * lane does for a request what `app.handle` and `express.json()` do, for the common shapes
- * only: a JSON body declared by Content-Length in UTF-8 without Content-Encoding, or no
- * body. Any other shape (chunked, compressed, another charset, over the limit) goes
- * through the app, so its answers stay body-parser's own.
+ * Why the lane exists: on the API paths express's router stack, the console routes'
+ * matching and body-parser's stream machinery were a quarter of a request's CPU
+ * (docs/benchmarks.md). It does for a request what `app.handle` and `express.json()` do,
+ * through express's public surface only (the app-specific prototypes of "Overriding the
+ * Express API", and the request/response properties express documents: req.res, res.req,
+ * res.locals, req.originalUrl, req.baseUrl, req.body), for the common shapes only: a JSON
+ * body declared by Content-Length in UTF-8 without Content-Encoding, or no body. Any other
+ * shape (chunked, compressed, another charset, over the limit) goes through the app, so its
+ * answers stay body-parser's own (test/http/transport.test.ts sends each body both ways).
  */
 export function createApiServer(options: ApiLaneOptions): Server {
   const { app } = options;
@@ -78,7 +148,7 @@ function createApiLane(options: ApiLaneOptions): (req: IncomingMessage, res: Ser
       before(req, res, () => {
         if (body === 'none') return guarded(() => void router(req, res, noNext));
         // Authentication comes before the body: a request without valid credentials has its
-        // body discarded as it arrives, never buffered or parsed, and is answered by the router.
+        // body discarded as it arrives, never buffered or parsed, and is answered by the pipeline.
         if (!mayReadBody(req)) {
           discardBody(req, res);
           return guarded(() => void router(req, res, noNext));

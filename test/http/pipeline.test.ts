@@ -5,13 +5,16 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Accounts, type AccountRecord } from '../../src/accounts/accounts.js';
 import { systemClock } from '../../src/clock.js';
 import { DomainError } from '../../src/errors.js';
-import type { HttpFaults } from '../../src/faults/http-faults.js';
+import type { AnyCall as Call, AnyReply, Handlers } from '../../src/http/call.js';
 import { HttpError } from '../../src/http/errors.js';
-import { createRouter, type Call, type Handlers, type OperationHandler } from '../../src/http/router.js';
+import type { HttpFaults } from '../../src/http/faults.js';
+import { createPipeline } from '../../src/http/pipeline.js';
 import type { Logger } from '../../src/log.js';
 import type { OpenApiDocument } from '../../src/spec/openapi.js';
 import { Store } from '../../src/store/store.js';
 import { basic } from '../helpers/sandbox.js';
+
+type OperationHandler = (call: Call) => AnyReply | Promise<AnyReply>;
 
 /**
  * The request pipeline on its own (route → 401 → 403 → 415 → 400 → handler → commit → reply),
@@ -169,14 +172,24 @@ beforeAll(async () => {
   const accounts = new Accounts(store, systemClock);
   full = accounts.create({ name: 'full' });
   reader = accounts.create({ name: 'reader', permissions: ['createTransaction'] });
-  const router = await createRouter({
+  // The unit of work ends in the commit, whether the handler returned or threw (src/app.ts's).
+  const commit = async () => {
+    events.push('commit');
+    if (commitFails) throw new Error('ENOSPC: no space left on device');
+  };
+  const router = createPipeline({
     document: DOCUMENT,
     handlers: handlers as unknown as Handlers,
     accounts,
     adminToken: ADMIN,
-    commit: async () => {
-      events.push('commit');
-      if (commitFails) throw new Error('ENOSPC: no space left on device');
+    units: {
+      run: async <T>(work: () => Promise<T>): Promise<T> => {
+        try {
+          return await work();
+        } finally {
+          await commit();
+        }
+      },
     },
     logger,
     faults,
@@ -194,12 +207,12 @@ beforeAll(async () => {
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  const fallbackRouter = await createRouter({
+  const fallbackRouter = createPipeline({
     document: DOCUMENT,
     handlers: {},
     accounts,
     adminToken: undefined,
-    commit: async () => undefined,
+    units: { run: (work) => work() },
     logger,
     fallback: (operation) => ({ status: 200, json: { mocked: operation.operationId ?? null } }),
   });

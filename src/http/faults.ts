@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
-import { errorBody, familyOf } from '../http/errors.js';
-import type { Faults } from './faults.js';
+import type { Faults } from '../faults/faults.js';
+import { errorBody, familyOf } from './errors.js';
 
 /** Set on every answer a fault rule made or changed; the request log reads it too. */
 export const FAULT_HEADER = 'x-sandbox-fault';
@@ -16,9 +16,9 @@ export interface FaultDecision {
 const PROCEED: FaultDecision = { answered: false };
 
 /**
- * Applies the HTTP fault rules at the router, after authentication (the rules are the
- * account's) and before anything else, so a fault other than afterCommit never lets the
- * request change anything.
+ * Stage 4, faults: applies the account's HTTP fault rules (src/faults) right after
+ * authentication (the rules are the account's) and before anything else, so a fault other
+ * than afterCommit never lets the request change anything.
  */
 export class HttpFaults {
   /** Requests a timeout rule left unanswered: their sockets are destroyed when the sandbox stops. */

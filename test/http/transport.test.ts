@@ -3,12 +3,12 @@ import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiServer } from '../../src/http/api-lane.js';
+import { createApiServer } from '../../src/http/transport.js';
 import { createAccount } from '../helpers/catalog.js';
 import { basic, startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
 /**
- * src/http/api-lane.ts reads common JSON bodies itself and hands every other shape to the
+ * src/http/transport.ts's API lane reads common JSON bodies itself and hands every other shape to the
  * express app (express.json()). The same bytes must get the same answer either way: each
  * body below is sent once with Content-Length (the lane) and once chunked (the app).
  */

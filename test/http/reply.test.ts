@@ -1,8 +1,17 @@
 import { setImmediate as turnEnd } from 'node:timers/promises';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { afterTurnAnswers, writeAtTurnEnd } from '../../src/http/turn-end-writes.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AnswerWriter } from '../../src/http/reply.js';
 
-describe('writeAtTurnEnd', () => {
+// One sandbox's writer, as src/app.ts makes it.
+let writer = new AnswerWriter();
+const writeAtTurnEnd = (write: () => void, failed: (error: unknown) => void): void => writer.write(write, failed);
+const afterTurnAnswers = (): Promise<void> => writer.afterAnswers();
+
+beforeEach(() => {
+  writer = new AnswerWriter();
+});
+
+describe('AnswerWriter.write', () => {
   afterEach(() => {
     vi.useRealTimers();
   });
@@ -58,7 +67,7 @@ describe('writeAtTurnEnd', () => {
   });
 });
 
-describe('afterTurnAnswers', () => {
+describe('AnswerWriter.afterAnswers', () => {
   it("resolves after every answer of the turn is written, those queued after it included", async () => {
     const order: string[] = [];
     const failed = (): void => undefined;
@@ -71,3 +80,4 @@ describe('afterTurnAnswers', () => {
     expect(order).toEqual(['answer 1', 'answer 2', 'answer 3', 'webhook']);
   });
 });
+

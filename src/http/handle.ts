@@ -1,0 +1,44 @@
+import type { Request as ExpressRequest } from 'express';
+import type { UnitOfWork } from '../store/ports.js';
+import type { OperationId } from '../spec/types.js';
+import type { AnyCall, AnyReply, Handlers } from './call.js';
+import type { Caller } from './authenticate.js';
+import { HttpError } from './errors.js';
+import type { SandboxOperation } from './match.js';
+import type { Validated } from './validate.js';
+
+/** Answers operations without a handler (the schema-generated mock) instead of a 501. */
+export type Fallback = (operation: SandboxOperation, req: ExpressRequest) => AnyReply | Promise<AnyReply>;
+
+type ErasedHandler = (call: AnyCall) => AnyReply | Promise<AnyReply>;
+
+/**
+ * Stage 6, handle: runs the operation's handler as one unit of work (src/store/ports.ts):
+ * what it changes is committed, durable, when `units.run` resolves, and only then may the
+ * answer leave ("durable before the 2xx"). A handler that throws has its unit ended too
+ * (the embedded store keeps what was changed before the throw; PostgreSQL rolls it back).
+ */
+export class HandleStage {
+  private readonly handlers: Map<string, ErasedHandler>;
+
+  constructor(
+    handlers: Handlers,
+    private readonly units: Pick<UnitOfWork, 'run'>,
+    private readonly fallback: Fallback | undefined,
+  ) {
+    // The one place types are erased: validation against openapi.yaml is what makes the
+    // pipeline's call the operation's Call<K> (src/http/call.ts).
+    this.handlers = new Map(Object.entries(handlers) as [OperationId, ErasedHandler][]);
+  }
+
+  async handle(operation: SandboxOperation, caller: Caller, validated: Validated, req: ExpressRequest): Promise<AnyReply> {
+    const handler = operation.operationId === undefined ? undefined : this.handlers.get(operation.operationId);
+    if (!handler) {
+      // The mock changes nothing: no unit of work.
+      if (this.fallback) return this.fallback(operation, req);
+      throw new HttpError(501, `${operation.method.toUpperCase()} ${operation.path} is not emulated by this version of the sandbox yet`);
+    }
+    const call: AnyCall = { req, account: caller.account, admin: caller.admin, params: validated.params, query: validated.query, body: validated.body };
+    return this.units.run(async () => handler(call));
+  }
+}

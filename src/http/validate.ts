@@ -1,0 +1,89 @@
+import type { Request as ExpressRequest } from 'express';
+import type { OpenAPIValidator, Request as RoutedRequest } from 'openapi-backend';
+import type { AccountRecord } from '../accounts/accounts.js';
+import type { OpenApiDocument } from '../spec/openapi.js';
+import { HttpError } from './errors.js';
+import type { SandboxOperation } from './match.js';
+import { exactValidationMessage, nonFiniteNumberField, unknownPrototypeField } from './request-checks.js';
+import { describeValidationErrors } from './validator.js';
+
+/** The parts of a request its handler gets, checked against openapi.yaml and coerced to its types. */
+export interface Validated {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: unknown;
+}
+
+/**
+ * Stage 5, validate, in the order a real API gateway checks: permission (403), media type
+ * (415), what the store could not keep (nesting depth, non-finite numbers: 400), then
+ * openapi.yaml's schemas (400, an exact message where integrations match one, the
+ * explanation in the hint).
+ */
+export function validateRequest(
+  validator: OpenAPIValidator<OpenApiDocument>,
+  operation: SandboxOperation,
+  account: AccountRecord | undefined,
+  req: ExpressRequest,
+): Validated {
+  refuse(operation, account, req);
+  const routed: RoutedRequest = {
+    method: req.method,
+    path: req.path,
+    // Multipart streams are read by their handler; the schema sees their (binary) fields as present.
+    body: (isMultipart(req) ? {} : req.body) as RoutedRequest['body'],
+    query: req.query as RoutedRequest['query'],
+    headers: req.headers as RoutedRequest['headers'],
+  };
+  const validation = validator.validateRequest(routed, operation);
+  if (validation.errors) {
+    const described = describeValidationErrors(validation.errors);
+    // Integrations match some messages exactly; the sandbox's explanation then goes in the hint.
+    const exact = exactValidationMessage(validation.errors);
+    throw exact ? new HttpError(400, exact, { hint: described }) : new HttpError(400, described);
+  }
+  const unknownField = unknownPrototypeField(operation, routed.body);
+  if (unknownField) throw new HttpError(400, unknownField);
+  const coerced = validation.coerced as { params?: Record<string, string>; query?: Record<string, unknown> };
+  return { params: coerced.params ?? {}, query: coerced.query ?? {}, body: routed.body };
+}
+
+/** The checks that come before schema validation: permission, media type, then what the store could not keep. */
+function refuse(operation: SandboxOperation, account: AccountRecord | undefined, req: ExpressRequest): void {
+  const permission = operation['x-permission'];
+  if (permission && account && !account.permissions.includes(permission)) {
+    throw new HttpError(403, `API key lacks the permission ${permission}`);
+  }
+  const expects = operation.requestBody && 'content' in operation.requestBody ? operation.requestBody.content : undefined;
+  if (expects?.['application/json'] && hasBody(req) && !isJson(req)) throw new HttpError(415, 'Content-Type must be application/json');
+  // Without this, a non-multipart upload reaches validation as "no body" and answers 400.
+  if (expects?.['multipart/form-data'] && hasBody(req) && !isMultipart(req)) throw new HttpError(415, 'Content-Type must be multipart/form-data');
+  const deep = tooDeepField(req.body);
+  if (deep) throw new HttpError(400, `${deep} is nested deeper than ${MAX_BODY_DEPTH} levels`);
+  const infinite = nonFiniteNumberField(req.body);
+  if (infinite) throw new HttpError(400, `${infinite} is a number JSON cannot keep (too large, e.g. 1e999)`);
+}
+
+const hasBody = (req: ExpressRequest): boolean =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+const isMultipart = (req: ExpressRequest): boolean => /^multipart\/form-data\s*(;|$)/i.test(req.headers['content-type'] ?? '');
+
+const isJson = (req: ExpressRequest): boolean => /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(req.headers['content-type'] ?? '');
+
+/**
+ * Records are serialised with JSON.stringify, whose recursion overflows the stack a few
+ * thousand levels down: a body nested that deep would be a 500 in the store.
+ */
+const MAX_BODY_DEPTH = 64;
+
+/** The top-level field (or "body") that nests deeper than MAX_BODY_DEPTH; the walk stops there. */
+function tooDeepField(body: unknown): string | undefined {
+  const exceeds = (value: unknown, depth: number): boolean =>
+    value !== null && typeof value === 'object' && (depth > MAX_BODY_DEPTH || Object.values(value).some((v) => exceeds(v, depth + 1)));
+  if (body === null || typeof body !== 'object') return undefined;
+  if (!Array.isArray(body)) {
+    for (const [key, value] of Object.entries(body)) if (exceeds(value, 2)) return key;
+  }
+  return exceeds(body, 1) ? 'body' : undefined;
+}
