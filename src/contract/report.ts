@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import { PLAIN, type Paint } from '../scenarios/report/format.js';
-import type { InteractionOutcome, VerifyResult } from './verify.js';
+import type { InteractionOutcome, VerifyResult } from './results.js';
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 

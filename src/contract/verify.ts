@@ -2,8 +2,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { rm } from 'node:fs/promises';
 import { Verifier, type VerifierOptions } from '@pact-foundation/pact';
 import { startInProcessSandbox } from '../scenarios/in-process.js';
-import { loadPactFiles, withoutMessages, SHIPPED_PACTS_DIR, type PactFile } from './pact-files.js';
+import { loadPactFiles, withoutMessages, SHIPPED_PACTS_DIR } from './pact-files.js';
 import { formatVerifyReport } from './report.js';
+import type { InteractionOutcome, VerifyFailure, VerifyResult } from './results.js';
 import { ForeignStates, SandboxStates, type Injected, type StateBackend, type StateParams } from './states.js';
 import { TargetApi } from './target.js';
 
@@ -29,35 +30,8 @@ export interface VerifyOptions {
   logLevel?: PactLogLevel;
 }
 
-export interface InteractionOutcome {
-  description: string;
-  ok: boolean;
-  duration: string | undefined;
-}
-
-export interface VerifyFailure {
-  /** Pact's own name of the interaction: "Verifying a pact between C and P Given S - D". */
-  interaction: string;
-  problems: string[];
-}
-
-export interface VerifyResult {
-  ok: boolean;
-  providerBaseUrl: string;
-  /** How the target was reached and its states set up. */
-  target: string;
-  pacts: PactFile[];
-  outcomes: InteractionOutcome[];
-  failures: VerifyFailure[];
-  /** Provider states that could not be set up: they fail the run. */
-  stateErrors: string[];
-  notes: string[];
-  durationMs: number;
-  /** The verifier could not run at all (unreachable target, invalid pact file …). */
-  error: string | undefined;
-  /** The readable report: what `payments-sandbox verify` prints. */
-  report: string;
-}
+// The result's types live apart, so that the report can read them without importing the verifier.
+export type { InteractionOutcome, VerifyFailure, VerifyResult } from './results.js';
 
 /** Usage problems: nothing was verified (exit 2 in the CLI). */
 export class VerifyUsageError extends Error {}

@@ -1,5 +1,5 @@
 import { toAccount, type Accounts } from '../accounts/accounts.js';
-import { readImageField } from '../catalog/image-upload.js';
+import { readImageField } from './image-upload.js';
 import type { ProductImages } from '../catalog/images.js';
 import type { Offers } from '../catalog/offers.js';
 import { toOffer } from '../catalog/offers.js';

@@ -1,8 +1,10 @@
 import busboy from 'busboy';
 import type { IncomingMessage } from 'node:http';
-import { HttpError, badRequest, sizeOf } from '../http/errors.js';
+import { HttpError, badRequest, sizeOf } from './errors.js';
 
 const FIELD = 'image';
+
+// The HTTP side of an image upload (busboy over the request stream, 413 and 415): src/catalog/images.ts keeps the image.
 
 /**
  * Reads the one file field `image` of a multipart body into memory, refusing as soon as
