@@ -56,11 +56,11 @@ export class HttpError extends Error {
   }
 }
 
-/**
- * Kept while catalog and faults still throw HTTP errors (the domain branch of issue 23 moves
- * them to DomainErrors); src/http itself throws DomainErrors or HttpError.
- */
 export const badRequest = (message: string): HttpError => new HttpError(400, message);
+/**
+ * Only src/catalog still throws this one (the domain half of issue 23 moves it to the
+ * DomainError `notFound` of src/errors.ts, after which it goes: one notFound).
+ */
 export const notFound = (message: string): HttpError => new HttpError(404, message);
 
 export function familyOf(path: string): ErrorFamily {

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { IncomingMessage } from 'node:http';
 import type { Accounts } from '../accounts/accounts.js';
 import { DEFAULTS } from '../config.js';
@@ -67,7 +67,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const authenticator = new Authenticator(options.accounts, options.adminToken);
   const handling = new HandleStage(options.handlers, options.units, options.fallback);
 
-  const run: RequestHandler = async (req, res) => {
+  const run = async (req: Request, res: Response): Promise<void> => {
     const operation = matchOperation(router, req.method, req.path);
     const caller = authenticator.authenticate(operation, req.headers.authorization);
     // The request log files the request under this account (src/http/request-log-middleware.ts).
@@ -83,11 +83,11 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     );
   };
 
-  const pipeline: RequestHandler = (req, res, next) => {
+  const pipeline: RequestHandler = (req, res) => {
     // Every path out of here ends in an answer or a closed socket: nothing a request sends
     // can leave a rejected promise behind (an unhandled rejection ends a Node process).
     try {
-      Promise.resolve(run(req, res, next))
+      run(req, res)
         .catch((error: unknown) => errors.render(req, res, error))
         .catch((error: unknown) => errors.internal(req, res, error));
     } catch (error) {
