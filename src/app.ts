@@ -4,7 +4,8 @@ import { Accounts, type AccountRecord } from './accounts/accounts.js';
 import { ProductImages } from './catalog/images.js';
 import { Offers } from './catalog/offers.js';
 import { Products } from './catalog/products.js';
-import { systemClock } from './clock.js';
+import { systemClock, type Clock } from './clock.js';
+import { Health } from './sandbox/health.js';
 import { DEFAULTS, type Config } from './config.js';
 import { createHandlers } from './http/handlers.js';
 import { createRouter, sendError } from './http/router.js';
@@ -33,6 +34,7 @@ import { loadRulesFile } from './autopilot/load-rules.js';
 import { createAutopilotHandlers } from './http/autopilot-handlers.js';
 import { installResponseValidation } from './http/response-validation.js';
 import { installJsonText } from './http/json-text.js';
+import { afterTurnAnswers } from './http/turn-end-writes.js';
 import { MockResponder } from './mock/responder.js';
 import { presentTransaction } from './http/present-transaction.js';
 import type { Reply } from './http/router.js';
@@ -77,7 +79,13 @@ export interface Sandbox {
 }
 
 /** Wires the store, the domain services and the spec-driven router into one express app. */
-export async function createSandbox(config: Config, logger: Logger): Promise<Sandbox> {
+export interface SandboxOptions {
+  /** Real time; tests pass a FakeClock. */
+  clock?: Clock;
+}
+
+export async function createSandbox(config: Config, logger: Logger, options: SandboxOptions = {}): Promise<Sandbox> {
+  const clock = options.clock ?? systemClock;
   // Settings that cannot be read fail the start before the store is opened (and locked).
   const targets = WebhookTargets.parse(config.webhookAllow);
   const shared = sharedUseOf(config);
@@ -87,15 +95,15 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   ]);
   const commit = () => store.commit();
   let publicUrl = config.publicUrl ?? `http://localhost:${config.port}`;
-  const accounts = new Accounts(store, systemClock);
-  const products = new Products(store, systemClock);
-  const offers = new Offers(store, systemClock, products);
+  const accounts = new Accounts(store, clock);
+  const products = new Products(store, clock);
+  const offers = new Offers(store, clock, products);
   const objects = config.inMemory
     ? new MemoryObjectStorage()
     : new FileObjectStorage(join(dirname(config.dataFile), 'objects'));
   const images = new ProductImages(products, objects, () => publicUrl, commit);
-  const clocks = new AccountClocks(store);
-  const scheduler = new Scheduler(store, clocks, commit, logger);
+  const clocks = new AccountClocks(store, clock);
+  const scheduler = new Scheduler({ store, clocks, clock, commit, logger });
   const fees = loadFeeTable(config.feesFile);
   const limits = new Limits(store);
   const ledger = new Ledger(store, clocks);
@@ -111,9 +119,18 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   const withdrawals = new Withdrawals(store, clocks, scheduler, ledger, { fees, stepMs: config.withdrawalStepMs, strictDocuments: config.strictDocuments });
   const events = new Events(store);
   const dispatcher = new Dispatcher(config.webhookTimeoutMs, { targets });
-  const deliveries = new Deliveries(store, accounts, transactions, clocks, scheduler, dispatcher, events, commit, logger, {
-    ...DEFAULT_RETRY,
-    maxAttempts: config.webhookMaxAttempts,
+  const deliveries = new Deliveries({
+    store,
+    accounts,
+    transactions,
+    clocks,
+    scheduler,
+    dispatcher,
+    events,
+    commit,
+    afterAnswers: afterTurnAnswers,
+    logger,
+    retry: { ...DEFAULT_RETRY, maxAttempts: config.webhookMaxAttempts },
   });
   wireTransactionEvents(transactions, transitions, events, deliveries);
   wireTransactionJobs(transactions, transitions, scheduler);
@@ -164,14 +181,14 @@ export async function createSandbox(config: Config, logger: Logger): Promise<San
   retention?.add('ledger', (id, cutoff, limit) => ledger.deleteOlderThan(id, cutoff, limit));
   retention?.add('deliveries', (id, cutoff, limit) => deliveries.deleteOlderThan(id, cutoff, limit));
   retention?.add('events', (id, cutoff, limit) => events.deleteOlderThan(id, cutoff, limit));
-  if (config.retentionDays !== undefined) retention?.add('requests', requestLogPruner(requestLog, config.retentionDays));
+  if (config.retentionDays !== undefined) retention?.add('requests', requestLogPruner(requestLog, config.retentionDays, () => clock.nowMs()));
 
   const mock = new MockResponder({ seed: config.mockSeed });
   const router = await createRouter({
     document,
     // Mock mode: no handler, so every operation is answered from its schema by the fallback.
     handlers: config.mock ? {} : {
-      ...createHandlers({ config, accounts, products, offers, images, objects, reset, shared, targets }),
+      ...createHandlers({ config, accounts, products, offers, images, objects, reset, health: new Health(clock), shared, targets }),
       ...createTransactionHandlers({ accounts, transactions, transitions, clocks, scheduler, deliveries, targets }),
       ...createWithdrawalHandlers({ withdrawals, ledger, limits, targets }),
       ...createPageHandlers({ accounts, transactions, transitions, shared, publicUrl: () => publicUrl }),

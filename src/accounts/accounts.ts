@@ -139,7 +139,7 @@ export class Accounts {
       permissions: input.permissions ? ALL_PERMISSIONS.filter((p) => input.permissions?.includes(p)) : [...ALL_PERMISSIONS],
       webhookUrl: input.webhookUrl ?? null,
       webhookSecret: `whsec_${randomBytes(24).toString('hex')}`,
-      createdAt: this.clock.now().toISOString(),
+      createdAt: new Date(this.clock.nowMs()).toISOString(),
     };
   }
 }

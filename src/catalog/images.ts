@@ -1,6 +1,6 @@
 import { fileTypeFromBuffer } from 'file-type';
 import { randomUUID } from 'node:crypto';
-import { badRequest } from '../http/errors.js';
+import { invalid } from '../errors.js';
 import type { ObjectStorage } from '../objects/object-storage.js';
 import type { Owner, ProductRecord, Products } from './products.js';
 
@@ -30,7 +30,7 @@ export class ProductImages {
     const type = await fileTypeFromBuffer(bytes);
     const ext = type ? ACCEPTED[type.mime] : undefined;
     if (!type || !ext) {
-      throw badRequest(`image must be a PNG, JPEG, WebP or GIF file (by content; got ${type?.mime ?? 'unknown data'})`);
+      throw invalid(`image must be a PNG, JPEG, WebP or GIF file (by content; got ${type?.mime ?? 'unknown data'})`);
     }
     const key = `img_${randomUUID()}.${ext}`;
     await this.storage.put(key, { bytes, contentType: type.mime });

@@ -28,7 +28,7 @@ export class Offers {
   /** An inactive product still takes offers: only archiving closes it. */
   create(owner: Owner, input: OfferCreate): OfferRecord {
     const product = this.products.getEditable(owner, input.productId);
-    const now = this.clock.now().toISOString();
+    const now = new Date(this.clock.nowMs()).toISOString();
     const record: OfferRecord = {
       id: `ofr_${randomUUID()}`,
       productId: product.id,

@@ -1,4 +1,4 @@
-import { badRequest } from '../http/errors.js';
+import { invalid } from '../errors.js';
 
 export interface Page<T> {
   data: T[];
@@ -33,6 +33,6 @@ export function paginate<T extends { id: string }>(
     if (data.length === limit) return { data, hasMore: true };
     data.push(item);
   }
-  if (!started) throw badRequest(`startingAfter ${query.startingAfter} is not an item of this list`);
+  if (!started) throw invalid(`startingAfter ${query.startingAfter} is not an item of this list`);
   return { data, hasMore: false };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { badRequest, notFound } from '../http/errors.js';
+import { invalid, notFound } from '../errors.js';
 import type { Collection, Store } from '../store/store.js';
 import type { Product, ProductCreate, ProductList, ProductPatch } from '../spec/types.js';
 import { paginate, type PageQuery } from './paginate.js';
@@ -45,7 +45,7 @@ export class Products {
   create(owner: Owner, input: ProductCreate): ProductRecord {
     const externalId = input.externalId ?? null;
     if (externalId !== null) this.assertExternalIdFree(owner.id, externalId, undefined);
-    const now = this.clock.now().toISOString();
+    const now = new Date(this.clock.nowMs()).toISOString();
     const record: ProductRecord = {
       id: `prd_${randomUUID()}`,
       createdByUserId: owner.userId,
@@ -74,7 +74,7 @@ export class Products {
   /** A product that may still change: live, not archived. */
   getEditable(owner: Owner, id: string): ProductRecord {
     const record = this.get(owner, id);
-    if (record.deletedAt !== null) throw badRequest(`product ${id} is archived and cannot be edited`);
+    if (record.deletedAt !== null) throw invalid(`product ${id} is archived and cannot be edited`);
     return record;
   }
 
@@ -90,7 +90,7 @@ export class Products {
       ...(patch.externalId !== undefined && { externalId: patch.externalId }),
       ...(patch.active !== undefined && { active: patch.active }),
       ...(patch.metadata !== undefined && { metadata: patch.metadata }),
-      updatedAt: this.clock.now().toISOString(),
+      updatedAt: new Date(this.clock.nowMs()).toISOString(),
     };
     this.records.put(next);
     return next;
@@ -99,7 +99,7 @@ export class Products {
   archive(owner: Owner, id: string): ProductRecord {
     const current = this.get(owner, id);
     if (current.deletedAt !== null) return current;
-    const now = this.clock.now().toISOString();
+    const now = new Date(this.clock.nowMs()).toISOString();
     const next: ProductRecord = { ...current, active: false, deletedAt: now, updatedAt: now };
     this.records.put(next);
     return next;
@@ -107,7 +107,7 @@ export class Products {
 
   setImageUrl(owner: Owner, id: string, imageUrl: string | null): ProductRecord {
     const current = this.getEditable(owner, id);
-    const next: ProductRecord = { ...current, imageUrl, updatedAt: this.clock.now().toISOString() };
+    const next: ProductRecord = { ...current, imageUrl, updatedAt: new Date(this.clock.nowMs()).toISOString() };
     this.records.put(next);
     return next;
   }
@@ -128,6 +128,6 @@ export class Products {
 
   private assertExternalIdFree(accountId: string, externalId: string, selfId: string | undefined): void {
     const holder = this.records.findUnique('externalId', `${accountId}\n${externalId}`);
-    if (holder && holder.id !== selfId) throw badRequest(`externalId ${externalId} already exists in this account`);
+    if (holder && holder.id !== selfId) throw invalid(`externalId ${externalId} already exists in this account`);
   }
 }

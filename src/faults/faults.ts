@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { badRequest } from '../http/errors.js';
+import { invalid } from '../errors.js';
 import { compileGlob, globMatches, globProblem } from './glob.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import type { components } from '../spec/openapi-types.js';
@@ -89,7 +89,7 @@ export class Faults {
     const rules = input.rules.map((rule, index) => this.checked(rule, index));
     const ids = new Set<string>();
     for (const rule of rules) {
-      if (ids.has(rule.id)) throw badRequest(`rules: the id ${rule.id} is used twice`);
+      if (ids.has(rule.id)) throw invalid(`rules: the id ${rule.id} is used twice`);
       ids.add(rule.id);
     }
     this.records.put({ id: accountId, rules, held: this.records.get(accountId)?.held ?? {} });
@@ -175,20 +175,20 @@ export class Faults {
     const webhook = match.operation === WEBHOOK_OPERATION;
     if (match.operation !== undefined && !webhook) {
       if (!this.operationIds.has(match.operation)) {
-        throw badRequest(`${where}.match.operation ${match.operation} is not an operationId of openapi.yaml (or "webhook")`);
+        throw invalid(`${where}.match.operation ${match.operation} is not an operationId of openapi.yaml (or "webhook")`);
       }
-      if (EXEMPT_OPERATIONS.has(match.operation)) throw badRequest(`${where}.match.operation ${match.operation} cannot be faulted`);
+      if (EXEMPT_OPERATIONS.has(match.operation)) throw invalid(`${where}.match.operation ${match.operation} cannot be faulted`);
     }
     if (webhook && (match.method !== undefined || match.path !== undefined)) {
-      throw badRequest(`${where}.match: a webhook rule matches by event, not by method or path`);
+      throw invalid(`${where}.match: a webhook rule matches by event, not by method or path`);
     }
-    if (!webhook && match.event !== undefined) throw badRequest(`${where}.match.event is only for operation: webhook`);
+    if (!webhook && match.event !== undefined) throw invalid(`${where}.match.event is only for operation: webhook`);
     const tooComplex = match.path === undefined ? undefined : globProblem(match.path);
-    if (tooComplex) throw badRequest(`${where}.match.path ${tooComplex}`);
+    if (tooComplex) throw invalid(`${where}.match.path ${tooComplex}`);
     const kind = [...HTTP_ACTIONS, ...WEBHOOK_ACTIONS].find((k) => k in rule.action) ?? '';
     const allowed: readonly string[] = webhook ? WEBHOOK_ACTIONS : HTTP_ACTIONS;
     if (!allowed.includes(kind)) {
-      throw badRequest(
+      throw invalid(
         webhook
           ? `${where}.action: a webhook rule takes duplicate, delayMs, badSignature or outOfOrder`
           : `${where}.action: ${kind} is for operation: webhook; a request rule takes status, latencyMs, timeout, reset or afterCommit`,

@@ -42,7 +42,6 @@ export class HttpError extends Error {
 }
 
 export const badRequest = (message: string): HttpError => new HttpError(400, message);
-export const notFound = (message: string): HttpError => new HttpError(404, message);
 
 export function familyOf(path: string): ErrorFamily {
   return path.startsWith('/v2/') || path === '/v2' ? 'product' : 'transaction';

@@ -1,5 +1,5 @@
 import { toAccount, type Accounts } from '../accounts/accounts.js';
-import { readImageField } from '../catalog/image-upload.js';
+import { readImageField } from './image-upload.js';
 import type { ProductImages } from '../catalog/images.js';
 import type { Offers } from '../catalog/offers.js';
 import { toOffer } from '../catalog/offers.js';
@@ -7,11 +7,12 @@ import type { Products } from '../catalog/products.js';
 import { toProduct } from '../catalog/products.js';
 import type { Config } from '../config.js';
 import type { ObjectStorage } from '../objects/object-storage.js';
-import { health } from '../sandbox/health.js';
+import type { Health } from '../sandbox/health.js';
 import type { AccountReset } from '../sandbox/reset.js';
 import type { AccountCreate, OfferCreate, ProductCreate, ProductPatch } from '../spec/types.js';
 import type { WebhookTargets } from '../webhooks/targets.js';
-import { HttpError, badRequest, notFound } from './errors.js';
+import { notFound } from '../errors.js';
+import { HttpError, badRequest } from './errors.js';
 import { owner, type Call, type Handlers } from './router.js';
 import type { SharedUse } from './shared-use.js';
 
@@ -23,6 +24,7 @@ export interface Services {
   images: ProductImages;
   objects: ObjectStorage;
   reset: AccountReset;
+  health: Health;
   shared: SharedUse;
   targets: WebhookTargets;
 }
@@ -67,7 +69,7 @@ export function createHandlers(s: Services): Handlers {
       })),
     createOffer: (call) => json(201, toOffer(s.offers.create(owner(call), call.body as OfferCreate))),
 
-    getHealth: () => json(200, health()),
+    getHealth: () => json(200, s.health.report()),
     createAccount: (call) => {
       s.shared.requireAdminOrLoopback(s.config.adminToken, 'account creation');
       if (s.config.adminToken !== undefined && !call.admin) {

@@ -13,7 +13,10 @@ interface ClockRecord {
 export class AccountClocks {
   private readonly offsets: Collection<ClockRecord>;
 
-  constructor(store: Store) {
+  constructor(
+    store: Store,
+    private readonly clock: Clock,
+  ) {
     this.offsets = store.collection<ClockRecord>('clocks');
   }
 
@@ -22,11 +25,11 @@ export class AccountClocks {
   }
 
   nowMs(accountId: string): number {
-    return Date.now() + this.offsetOf(accountId);
+    return this.clock.nowMs() + this.offsetOf(accountId);
   }
 
   for(accountId: string): Clock {
-    return { now: () => new Date(this.nowMs(accountId)) };
+    return { nowMs: () => this.nowMs(accountId) };
   }
 
   advance(accountId: string, ms: number): void {

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { Collection, Store } from '../store/store.js';
 import type { AccountClocks } from './account-clocks.js';
@@ -14,6 +15,14 @@ export interface Job {
   dueAt: number;
   /** Creation order: the tie-breaker between jobs due at the same instant. */
   seq: number;
+}
+
+export interface SchedulerOptions {
+  store: Store;
+  clocks: AccountClocks;
+  clock: Clock;
+  commit: () => Promise<void>;
+  logger: Logger;
 }
 
 export type JobRunner = (job: Job) => void | Promise<void>;
@@ -35,12 +44,14 @@ export class Scheduler {
   private nextSeq = 0;
   private stopped = true;
 
-  constructor(
-    store: Store,
-    private readonly clocks: AccountClocks,
-    private readonly commit: () => Promise<void>,
-    private readonly logger: Logger,
-  ) {
+  private readonly clocks: AccountClocks;
+  private readonly clock: Clock;
+  private readonly commit: () => Promise<void>;
+  private readonly logger: Logger;
+
+  constructor(options: SchedulerOptions) {
+    ({ clocks: this.clocks, clock: this.clock, commit: this.commit, logger: this.logger } = options);
+    const store = options.store;
     this.jobs = store.collection<Job>('jobs', { groupBy: (j) => j.accountId, unique: { target: targetKey } });
     for (const job of this.jobs.values()) {
       this.nextSeq = Math.max(this.nextSeq, job.seq + 1);
@@ -130,7 +141,7 @@ export class Scheduler {
     let ran = false;
     for (;;) {
       const head = this.queue.peek();
-      if (this.stopped || !head || head.realDue > Date.now()) break;
+      if (this.stopped || !head || head.realDue > this.clock.nowMs()) break;
       this.queue.pop();
       const job = head.job;
       if (this.jobs.get(job.id) === undefined) continue;
@@ -165,7 +176,7 @@ export class Scheduler {
     this.timer = undefined;
     const head = this.queue.peek();
     if (this.stopped || !head) return;
-    const delay = Math.min(Math.max(head.realDue - Date.now(), 0), MAX_TIMER_MS);
+    const delay = Math.min(Math.max(head.realDue - this.clock.nowMs(), 0), MAX_TIMER_MS);
     // A failed commit (disk full) must not become an unhandled rejection that ends the process.
     this.timer = setTimeout(() => {
       this.drain().catch((error: unknown) => this.logger.error({ err: error }, 'scheduled jobs could not be saved'));

@@ -16,7 +16,6 @@ import type { AttemptOutcome, Dispatcher } from './dispatcher.js';
 import { webhookBody, withdrawalWebhookBody, type WebhookBody, type WebhookEvent } from './payload.js';
 import { signedText, sortKeysDeep } from './signature.js';
 import { VERSION } from '../version.js';
-import { afterTurnAnswers } from '../http/turn-end-writes.js';
 
 export const DELIVER_JOB = 'deliverWebhook';
 
@@ -85,6 +84,21 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 8, baseDelayMs: 1000, maxDelayMs: 10 * 60_000 };
 
+export interface DeliveriesOptions {
+  store: Store;
+  accounts: Accounts;
+  transactions: Transactions;
+  clocks: AccountClocks;
+  scheduler: Scheduler;
+  dispatcher: Dispatcher;
+  events: Events;
+  commit: () => Promise<void>;
+  /** Resolves once the answers of the current turn are written: a webhook never overtakes the answer that acknowledged its change. */
+  afterAnswers: () => Promise<void>;
+  logger: Logger;
+  retry?: RetryPolicy;
+}
+
 export interface DeliveryQuery {
   transactionId?: string;
   withdrawalId?: string;
@@ -127,20 +141,32 @@ export class Deliveries {
   private readonly sending = new Map<string, number>();
   private faults: Faults | undefined;
 
-  constructor(
-    store: Store,
-    private readonly accounts: Accounts,
-    private readonly transactions: Transactions,
-    private readonly clocks: AccountClocks,
-    private readonly scheduler: Scheduler,
-    private readonly dispatcher: Dispatcher,
-    private readonly events: Events,
-    private readonly commit: () => Promise<void>,
-    private readonly logger: Logger,
-    private readonly retry: RetryPolicy = DEFAULT_RETRY,
-  ) {
-    this.records = store.collection<DeliveryRecord>('deliveries', { groupBy: (d) => d.accountId });
-    scheduler.register(DELIVER_JOB, (job) => this.runAttempt(job));
+  private readonly accounts: Accounts;
+  private readonly transactions: Transactions;
+  private readonly clocks: AccountClocks;
+  private readonly scheduler: Scheduler;
+  private readonly dispatcher: Dispatcher;
+  private readonly events: Events;
+  private readonly commit: () => Promise<void>;
+  private readonly afterAnswers: () => Promise<void>;
+  private readonly logger: Logger;
+  private readonly retry: RetryPolicy;
+
+  constructor(options: DeliveriesOptions) {
+    ({
+      accounts: this.accounts,
+      transactions: this.transactions,
+      clocks: this.clocks,
+      scheduler: this.scheduler,
+      dispatcher: this.dispatcher,
+      events: this.events,
+      commit: this.commit,
+      afterAnswers: this.afterAnswers,
+      logger: this.logger,
+    } = options);
+    this.retry = options.retry ?? DEFAULT_RETRY;
+    this.records = options.store.collection<DeliveryRecord>('deliveries', { groupBy: (d) => d.accountId });
+    this.scheduler.register(DELIVER_JOB, (job) => this.runAttempt(job));
   }
 
   /** Fault rules of the accounts (src/faults): automatic attempts consult them; replays go out as they are. */
@@ -341,7 +367,7 @@ export class Deliveries {
     // are on disk: a crash can then only repeat a webhook, never announce an unsaved one. Nor
     // before the answer that acknowledged the payment, written at the end of the turn.
     const work = this.commit()
-      .then(afterTurnAnswers)
+      .then(this.afterAnswers)
       .then(() => this.dispatcher.post(url, body, headers))
       .then(async (outcome) => {
         // A duplicate fault sends the same request again; the first answer is the attempt's.

@@ -1,5 +1,6 @@
 // The ledger on its own: running totals and the entries that moved them.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
 import { DomainError } from '../../src/errors.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { AccountClocks } from '../../src/scheduler/account-clocks.js';
@@ -9,7 +10,7 @@ let store: Store;
 let ledger: Ledger;
 beforeEach(async () => {
   store = await Store.open({ file: undefined });
-  ledger = new Ledger(store, new AccountClocks(store));
+  ledger = new Ledger(store, new AccountClocks(store, systemClock));
 });
 afterEach(() => store.close());
 

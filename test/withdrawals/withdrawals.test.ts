@@ -4,6 +4,7 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
+import { systemClock } from '../../src/clock.js';
 import { DomainError } from '../../src/errors.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { AccountClocks } from '../../src/scheduler/account-clocks.js';
@@ -26,8 +27,8 @@ let changes: [string, string][];
 
 beforeEach(async () => {
   store = await Store.open({ file: undefined });
-  clocks = new AccountClocks(store);
-  scheduler = new Scheduler(store, clocks, () => store.commit(), pino({ level: 'silent' }));
+  clocks = new AccountClocks(store, systemClock);
+  scheduler = new Scheduler({ store, clocks, clock: systemClock, commit: () => store.commit(), logger: pino({ level: 'silent' }) });
   ledger = new Ledger(store, clocks);
   withdrawals = new Withdrawals(store, clocks, scheduler, ledger, { fees: DEFAULT_FEES, stepMs: STEP, strictDocuments: false });
   changes = [];

@@ -1,6 +1,6 @@
 import busboy from 'busboy';
 import type { IncomingMessage } from 'node:http';
-import { HttpError, badRequest, sizeOf } from '../http/errors.js';
+import { HttpError, badRequest, sizeOf } from './errors.js';
 
 const FIELD = 'image';
 
