@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { Collection, Store } from '../store/store.js';
 import type { AccountClocks } from './account-clocks.js';
-import { JobHeap } from './job-heap.js';
+import { JobHeap } from '../store/job-heap.js';
 
 /** A unit of deferred work, stored so that it survives a restart. */
 export interface Job {

@@ -80,6 +80,16 @@ export class Store {
     return created;
   }
 
+  /** Names of the collections that exist (loaded or declared). */
+  collectionNames(): string[] {
+    return [...this.state.keys()];
+  }
+
+  /** Why the store cannot make changes durable any more (a full disk), or undefined. */
+  get failure(): Error | undefined {
+    return this.disk?.journal.failed;
+  }
+
   commit(): Promise<void> {
     return this.disk?.journal.commit() ?? Promise.resolve();
   }
