@@ -10,7 +10,7 @@ export interface ApiLaneOptions {
   /** The spec-driven router (src/http/router.ts). */
   router: RequestHandler;
   /** Whether the router will use this request's body: it names an operation and satisfies its authentication. */
-  mayReadBody: (req: IncomingMessage) => boolean;
+  mayReadBody: (req: IncomingMessage) => Promise<boolean>;
   /** Renders a body that cannot be read as JSON, as after express.json(). */
   bodyErrors: ErrorRequestHandler;
   /** express.json()'s limit; a larger declared body goes through the app, which refuses it. */
@@ -79,16 +79,21 @@ function createApiLane(options: ApiLaneOptions): (req: IncomingMessage, res: Ser
         if (body === 'none') return guarded(() => void router(req, res, noNext));
         // Authentication comes before the body: a request without valid credentials has its
         // body discarded as it arrives, never buffered or parsed, and is answered by the router.
-        if (!mayReadBody(req)) {
-          discardBody(req, res);
-          return guarded(() => void router(req, res, noNext));
-        }
-        readJson(req, res, (error, parsed) =>
-          guarded(() => {
-            if (error) return bodyErrors(error, req, res, noNext);
-            req.body = parsed;
-            router(req, res, noNext);
-          }),
+        mayReadBody(req).then(
+          (may) => {
+            if (!may) {
+              discardBody(req, res);
+              return guarded(() => void router(req, res, noNext));
+            }
+            readJson(req, res, (error, parsed) =>
+              guarded(() => {
+                if (error) return bodyErrors(error, req, res, noNext);
+                req.body = parsed;
+                router(req, res, noNext);
+              }),
+            );
+          },
+          (error: unknown) => guarded(() => bodyErrors(error, req, res, noNext)),
         );
       }),
     );

@@ -8,6 +8,7 @@ import { DomainError, type DomainErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import type { OperationId, Permission } from '../spec/types.js';
+import type { UnitOfWork } from '../store/ports.js';
 import { HttpError, errorBody, familyOf } from './errors.js';
 import { createAjv, describeValidationErrors } from './validator.js';
 import { OperationMatcher } from './operation-matcher.js';
@@ -46,15 +47,20 @@ export type Handlers = Partial<Record<OperationId, OperationHandler>>;
  * The router, and what the HTTP server asks it before reading a body: bodies of requests that
  * name no operation or fail its authentication are never read (src/http/api-lane.ts, src/app.ts).
  */
-export type Router = RequestHandler & { mayReadBody(req: IncomingMessage): boolean };
+export type Router = RequestHandler & { mayReadBody(req: IncomingMessage): Promise<boolean> };
 
 export interface RouterOptions {
   document: OpenApiDocument;
   handlers: Handlers;
   accounts: Accounts;
   adminToken: string | undefined;
-  /** Durability barrier: a reply leaves only once every change made so far is on disk. */
-  commit: () => Promise<void>;
+  /**
+   * Each handler runs as one unit of work: its reply leaves only once the unit is committed
+   * (durable), and what it announces (webhooks, live events) goes after.
+   */
+  units: UnitOfWork;
+  /** Operations whose handlers manage their own units of work (src/http/handlers.ts): run outside one. */
+  selfCommitting?: ReadonlySet<OperationId>;
   logger: Logger;
   /** Answers operations without a handler (the schema-generated mock) instead of a 501. */
   fallback?: (operation: Operation, req: ExpressRequest) => Reply | Promise<Reply>;
@@ -75,7 +81,8 @@ const UNAUTHORIZED = 'API key invalid or absent: send Authorization: Basic base6
  * error shape.
  */
 export async function createRouter(options: RouterOptions): Promise<Router> {
-  const { accounts, adminToken, commit, logger } = options;
+  const { accounts, adminToken, units, logger } = options;
+  const selfCommitting = options.selfCommitting ?? new Set<OperationId>();
   const api = new OpenAPIBackend({
     definition: options.document,
     quick: true,
@@ -119,27 +126,21 @@ export async function createRouter(options: RouterOptions): Promise<Router> {
    * Whether this request's body may be read: it is routed to an operation that takes a body,
    * and its credentials satisfy that operation. Any other body is never buffered or parsed.
    */
-  const mayReadBody = (req: IncomingMessage): boolean => {
+  const mayReadBody = async (req: IncomingMessage): Promise<boolean> => {
     const path = pathOf(req.url);
     if (!isDecodable(path) || notEmulated(req.method ?? '', path)) return false;
     const matched = matcher.match(req.method ?? '', path);
     if (typeof matched === 'string' || !matched.requestBody) return false;
-    return authenticate(matched as SandboxOperation, req.headers.authorization) !== undefined;
+    return (await authenticate(matched as SandboxOperation, req.headers.authorization)) !== undefined;
   };
 
   return Object.assign(route, { mayReadBody });
 
-  /** A handler's or a step's error: its 4xx, once what the handler changed before throwing is on disk; anything else a 500. */
-  async function failed(req: ExpressRequest, res: Response, error: unknown): Promise<void> {
+  /** A handler's or a step's error: its 4xx (its unit of work has ended, what it changed before throwing durable); anything else a 500. */
+  function failed(req: ExpressRequest, res: Response, error: unknown): void {
     if (!(error instanceof HttpError || error instanceof DomainError)) return internalError(res, req, error);
     const status = error instanceof HttpError ? error.status : DOMAIN_STATUS[error.code];
     const hint = error instanceof DomainError ? error.hint : undefined;
-    try {
-      // A failed handler may still have changed state before throwing: keep the barrier.
-      await commit();
-    } catch (flushError) {
-      return internalError(res, req, flushError);
-    }
     sendError(res, req.path, status, error.message, hint);
   }
 
@@ -160,7 +161,7 @@ export async function createRouter(options: RouterOptions): Promise<Router> {
       return sendError(res, req.path, notAllowed ? 405 : 404, message);
     }
     const operation = matched as SandboxOperation;
-    const caller = authenticate(operation, req.headers.authorization);
+    const caller = await authenticate(operation, req.headers.authorization);
     if (!caller) return sendError(res, req.path, 401, UNAUTHORIZED);
     // The request log files the request under this account (src/http/request-log-middleware.ts).
     if (caller.account) res.locals.accountId = caller.account.id;
@@ -188,15 +189,15 @@ export async function createRouter(options: RouterOptions): Promise<Router> {
       return sendError(res, req.path, 501, `${route} is not emulated by this version of the sandbox yet`);
     }
     const coerced = validation.coerced as { params?: Record<string, string>; query?: Record<string, unknown> };
-    const reply = await handler({
+    const call: Call = {
       req,
       account: caller.account,
       admin: caller.admin,
       params: coerced.params ?? {},
       query: coerced.query ?? {},
       body: routed.body,
-    });
-    await commit();
+    };
+    const reply = selfCommitting.has(operation.operationId as OperationId) ? await handler(call) : await units.run(async () => handler(call));
     if (fault?.afterCommit) return fault.afterCommit();
     answer(res, req, reply);
   }
@@ -213,10 +214,10 @@ export async function createRouter(options: RouterOptions): Promise<Router> {
    * The operation's security requirements, as OpenAPI defines them: any one requirement
    * object must hold, and within it every scheme (`{}` needs nothing). Undefined: 401.
    */
-  function authenticate(operation: SandboxOperation, authorization: string | undefined): { account: AccountRecord | undefined; admin: boolean } | undefined {
+  async function authenticate(operation: SandboxOperation, authorization: string | undefined): Promise<{ account: AccountRecord | undefined; admin: boolean } | undefined> {
     const requirements = operation.security ?? [];
     const key = secretKeyFromHeader(authorization);
-    const account = key ? accounts.authenticate(key) : undefined;
+    const account = key ? await accounts.authenticate(key) : undefined;
     const admin = adminToken !== undefined && bearerTokenMatches(authorization, adminToken);
     if (requirements.length === 0) return { account, admin };
     const holds = (scheme: string): boolean => (scheme === 'basicAuth' ? account !== undefined : scheme === 'adminToken' ? admin : false);

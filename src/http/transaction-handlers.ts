@@ -1,11 +1,9 @@
 import type { Accounts } from '../accounts/accounts.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
-import type { Scheduler } from '../scheduler/scheduler.js';
-import { advanceClock } from '../scheduler/advance-clock.js';
+import type { ClockAdvances } from '../scheduler/advance-clock.js';
 import type { Clock, PurchaseRequest } from '../spec/types.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
-import type { Deliveries } from '../webhooks/deliveries.js';
 import type { Rail, Transitions } from '../transactions/transitions.js';
 import type { WebhookTargets } from '../webhooks/targets.js';
 import { checkWebhookTarget } from './handlers.js';
@@ -17,19 +15,18 @@ export interface TransactionServices {
   transactions: Transactions;
   transitions: Transitions;
   clocks: AccountClocks;
-  scheduler: Scheduler;
-  deliveries: Deliveries;
+  advances: ClockAdvances;
   targets: WebhookTargets;
 }
 
 const json = (status: number, body: unknown) => ({ status, json: body });
-const present = async (status: number, record: TransactionRecord) => json(status, await presentTransaction(record.view));
+const present = async (status: number, pending: Promise<TransactionRecord>) => json(status, await presentTransaction((await pending).view));
 
 export function createTransactionHandlers(s: TransactionServices): Handlers {
-  const clockOf = (accountId: string): Clock => ({
+  const clockOf = async (accountId: string): Promise<Clock> => ({
     accountId,
-    now: new Date(s.clocks.nowMs(accountId)).toISOString(),
-    offsetMs: s.clocks.offsetOf(accountId),
+    now: await s.clocks.nowIso(accountId),
+    offsetMs: await s.clocks.offsetOf(accountId),
   });
   return {
     createPurchase: (call) => {
@@ -64,11 +61,11 @@ export function createTransactionHandlers(s: TransactionServices): Handlers {
       const { reason } = (call.body ?? {}) as { reason?: string };
       return present(200, s.transitions.chargeback(owner(call).id, String(call.params.id), reason));
     },
-    getClock: (call) => json(200, clockOf(owner(call).id)),
+    getClock: async (call) => json(200, await clockOf(owner(call).id)),
     advanceClock: async (call) => {
       const account = owner(call);
-      await advanceClock(s.clocks, s.scheduler, account.id, (call.body as { ms: number }).ms, () => s.deliveries.idle(account.id));
-      return json(200, clockOf(account.id));
+      await s.advances.advance(account.id, (call.body as { ms: number }).ms);
+      return json(200, await clockOf(account.id));
     },
   };
 }

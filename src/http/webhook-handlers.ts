@@ -1,5 +1,4 @@
 import type { Events } from '../events/events.js';
-import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Deliveries } from '../webhooks/deliveries.js';
 import { HttpError } from './errors.js';
 import { owner, type Handlers } from './router.js';
@@ -7,7 +6,6 @@ import { owner, type Handlers } from './router.js';
 export interface WebhookServices {
   deliveries: Deliveries;
   events: Events;
-  scheduler: Scheduler;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -15,18 +13,18 @@ const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : und
 
 export function createWebhookHandlers(s: WebhookServices): Handlers {
   return {
-    listWebhooks: (call) =>
-      ({ status: 200, json: s.deliveries.list(owner(call).id, {
+    listWebhooks: async (call) =>
+      ({ status: 200, json: await s.deliveries.list(owner(call).id, {
         transactionId: str(call.query.transactionId),
         withdrawalId: str(call.query.withdrawalId),
         status: str(call.query.status),
         limit: num(call.query.limit),
         startingAfter: str(call.query.startingAfter),
       }) }),
-    getWebhook: (call) => ({ status: 200, json: s.deliveries.get(owner(call).id, String(call.params.id)) }),
+    getWebhook: async (call) => ({ status: 200, json: await s.deliveries.get(owner(call).id, String(call.params.id)) }),
     replayWebhook: async (call) => ({ status: 200, json: await s.deliveries.replay(owner(call).id, String(call.params.id)) }),
-    listEvents: (call) =>
-      ({ status: 200, json: s.events.list(owner(call).id, {
+    listEvents: async (call) =>
+      ({ status: 200, json: await s.events.list(owner(call).id, {
         type: str(call.query.type),
         transactionId: str(call.query.transactionId),
         withdrawalId: str(call.query.withdrawalId),

@@ -10,7 +10,8 @@ import { HttpError } from '../../src/http/errors.js';
 import { createRouter, type Call, type Handlers, type OperationHandler } from '../../src/http/router.js';
 import type { Logger } from '../../src/log.js';
 import type { OpenApiDocument } from '../../src/spec/openapi.js';
-import { Store } from '../../src/store/store.js';
+import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
+import type { UnitOfWork } from '../../src/store/ports.js';
 import { basic } from '../helpers/sandbox.js';
 
 /**
@@ -164,20 +165,39 @@ async function request(method: string, path: string, options: { key?: string; au
 }
 const postThing = (body: unknown, key = full.secretKey) => request('POST', '/v2/things', { key, body: JSON.stringify(body), type: 'application/json' });
 
+/**
+ * Units of work as the embedded store runs them, observed: the commit comes when the handler has
+ * returned or thrown (what it changed before throwing is kept), and a commit that fails fails the unit.
+ */
+const units: UnitOfWork = {
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    let failure: { error: unknown } | undefined;
+    let result: T | undefined;
+    try {
+      result = await work();
+    } catch (error) {
+      failure = { error };
+    }
+    events.push('commit');
+    if (commitFails) throw new Error('ENOSPC: no space left on device');
+    if (failure) throw failure.error;
+    return result as T;
+  },
+  afterCommit: (effect) => effect(),
+  active: false,
+};
+
 beforeAll(async () => {
-  const store = await Store.open({ file: undefined });
-  const accounts = new Accounts(store, systemClock);
-  full = accounts.create({ name: 'full' });
-  reader = accounts.create({ name: 'reader', permissions: ['createTransaction'] });
+  const repository = await EmbeddedRepository.open({ now: () => systemClock.nowMs() });
+  const accounts = new Accounts({ repository, clock: systemClock });
+  full = await accounts.create({ name: 'full' });
+  reader = await accounts.create({ name: 'reader', permissions: ['createTransaction'] });
   const router = await createRouter({
     document: DOCUMENT,
     handlers: handlers as unknown as Handlers,
     accounts,
     adminToken: ADMIN,
-    commit: async () => {
-      events.push('commit');
-      if (commitFails) throw new Error('ENOSPC: no space left on device');
-    },
+    units,
     logger,
     faults,
   });
@@ -199,7 +219,7 @@ beforeAll(async () => {
     handlers: {},
     accounts,
     adminToken: undefined,
-    commit: async () => undefined,
+    units: { run: (work) => work(), afterCommit: (effect) => effect(), active: false },
     logger,
     fallback: (operation) => ({ status: 200, json: { mocked: operation.operationId ?? null } }),
   });
