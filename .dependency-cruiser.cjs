@@ -42,23 +42,5 @@ module.exports = {
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
-    /**
-     * Temporary exceptions: the violations issue 23's domain half removes (branch i23-domain).
-     * Each is checked to still occur (test/architecture/dependencies.test.ts): remove an entry
-     * once its violation is gone.
-     */
-    knownViolations: [
-      // catalog throws HttpErrors (badRequest/notFound of src/http/errors.ts) instead of DomainErrors.
-      { from: 'src/catalog/images.ts', to: 'src/http/errors.ts', rule: { name: 'domain-not-to-http', severity: 'error' } },
-      { from: 'src/catalog/paginate.ts', to: 'src/http/errors.ts', rule: { name: 'domain-not-to-http', severity: 'error' } },
-      { from: 'src/catalog/products.ts', to: 'src/http/errors.ts', rule: { name: 'domain-not-to-http', severity: 'error' } },
-      // faults throws HttpErrors (badRequest) for rules it refuses instead of DomainErrors.
-      { from: 'src/faults/faults.ts', to: 'src/http/errors.ts', rule: { name: 'domain-not-to-http', severity: 'error' } },
-      // mock answers with the pipeline's reply type, its error shapes and Ajv, and reads an express Request.
-      { from: 'src/mock/responder.ts', to: 'node_modules/express/index.js', rule: { name: 'domain-not-to-http', severity: 'error' } },
-      { from: 'src/mock/responder.ts', to: 'src/http/call.ts', rule: { name: 'domain-not-to-http', severity: 'error' } },
-      { from: 'src/mock/responder.ts', to: 'src/http/errors.ts', rule: { name: 'domain-not-to-http', severity: 'error' } },
-      { from: 'src/mock/responder.ts', to: 'src/http/validator.ts', rule: { name: 'domain-not-to-http', severity: 'error' } },
-    ],
   },
 };

@@ -1,62 +1,74 @@
 import type { Express } from 'express';
 import { dirname, join } from 'node:path';
+import type { Server } from 'node:http';
 import { Accounts, type AccountRecord } from './accounts/accounts.js';
+import { Autopilot, transactionActionRunner, withdrawalActionRunner } from './autopilot/autopilot.js';
+import { loadRulesFile } from './autopilot/load-rules.js';
 import { ProductImages } from './catalog/images.js';
 import { Offers } from './catalog/offers.js';
 import { Products } from './catalog/products.js';
-import { systemClock } from './clock.js';
+import { systemClock, type Clock } from './clock.js';
 import { DEFAULTS, type Config } from './config.js';
-import { createHandlers } from './http/handlers.js';
-import { createPipeline } from './http/pipeline.js';
-import type { Logger } from './log.js';
-import { FileObjectStorage, MemoryObjectStorage } from './objects/object-storage.js';
-import { AccountReset } from './sandbox/reset.js';
-import { AccountClocks } from './scheduler/account-clocks.js';
-import { Scheduler } from './scheduler/scheduler.js';
-import { loadOpenApi } from './spec/openapi.js';
-import { Store } from './store/store.js';
-import { createTransactionHandlers } from './http/transaction-handlers.js';
-import { loadFeeTable } from './transactions/fees.js';
-import { Transactions } from './transactions/transactions.js';
-import { Transitions } from './transactions/transitions.js';
-import { wireTransactionJobs } from './transactions/jobs.js';
-import { Events } from './events/events.js';
+import { consoleMayOwn, createConsoleRoutes } from './console/routes.js';
 import { attachEventStream, type EventStream } from './events/event-stream.js';
-import { wireTransactionEvents } from './events/transaction-events.js';
-import { createWebhookHandlers } from './http/webhook-handlers.js';
-import { DEFAULT_RETRY, Deliveries } from './webhooks/deliveries.js';
-import { Dispatcher } from './webhooks/dispatcher.js';
-import type { Server } from 'node:http';
-import { Autopilot } from './autopilot/autopilot.js';
-import { loadRulesFile } from './autopilot/load-rules.js';
-import { createAutopilotHandlers } from './http/autopilot-handlers.js';
-import { JsonTexts } from './http/json-text.js';
-import { MockResponder } from './mock/responder.js';
-import { TransactionPresenter } from './http/present-transaction.js';
-import type { AnyReply } from './http/call.js';
-import { AnswerWriter } from './http/reply.js';
-import { QrRenderer } from './pages/qr-renderer.js';
-import type { Transaction } from './spec/types.js';
+import { Events } from './events/events.js';
+import { TransactionEvents } from './events/transaction-events.js';
+import { WithdrawalEvents, balanceEvents } from './events/withdrawal-events.js';
 import { Faults, operationIdsOf } from './faults/faults.js';
 import { HttpFaults } from './http/faults.js';
 import { loadFaultsFile } from './faults/load-faults.js';
+import { createAutopilotHandlers } from './http/autopilot-handlers.js';
 import { createFaultHandlers } from './http/fault-handlers.js';
+import { SELF_COMMITTING, createHandlers } from './http/handlers.js';
 import { createInspectorHandlers } from './http/inspector-handlers.js';
+import { JsonTexts } from './http/json-text.js';
+import { TransactionPresenter } from './http/present-transaction.js';
+import type { AnyReply } from './http/call.js';
+import { AnswerWriter } from './http/reply.js';
+import { createPipeline } from './http/pipeline.js';
+import { createHttpApp } from './http/transport.js';
+import { QrRenderer } from './pages/qr-renderer.js';
 import { RequestLog, requestLogPruner } from './http/request-log.js';
 import { requestLogging } from './http/request-log-middleware.js';
-import { applySeed, loadSeedFile, seedTargetRefusal } from './sandbox/seed.js';
-import { Retention } from './sandbox/retention.js';
-import { consoleMayOwn, createConsoleRoutes } from './console/routes.js';
-import { createHttpApp } from './http/transport.js';
-import { createPageHandlers } from './pages/handlers.js';
 import { exposureWarning, sharedUseOf } from './http/shared-use.js';
-import { WebhookTargets } from './webhooks/targets.js';
-import { Ledger } from './ledger/ledger.js';
-import { wireCashInLedger } from './ledger/cashin-ledger.js';
-import { Limits } from './transactions/limits.js';
-import { Withdrawals } from './withdrawals/withdrawals.js';
-import { wireWithdrawalEvents } from './events/withdrawal-events.js';
+import { createTransactionHandlers } from './http/transaction-handlers.js';
+import { createWebhookHandlers } from './http/webhook-handlers.js';
 import { createWithdrawalHandlers } from './http/withdrawal-handlers.js';
+import { CashInLedger } from './ledger/cashin-ledger.js';
+import { Ledger } from './ledger/ledger.js';
+import type { Logger } from './log.js';
+import { MockResponder } from './http/mock.js';
+import { FileObjectStorage, MemoryObjectStorage } from './objects/object-storage.js';
+import { createPageHandlers } from './pages/handlers.js';
+import { Health } from './sandbox/health.js';
+import { AccountReset } from './sandbox/reset.js';
+import { Retention } from './sandbox/retention.js';
+import { applySeed, loadSeedFile, seedTargetRefusal } from './sandbox/seed.js';
+import { upgradeDataFile } from './sandbox/upgrade.js';
+import { AccountClocks } from './scheduler/account-clocks.js';
+import { ClockAdvances } from './scheduler/advance-clock.js';
+import type { JobRunners } from './scheduler/job-kinds.js';
+import { Jobs } from './scheduler/jobs.js';
+import { Scheduler } from './scheduler/scheduler.js';
+import { loadOpenApi } from './spec/openapi.js';
+import type { Transaction } from './spec/types.js';
+import { EmbeddedRepository } from './store/embedded/repository.js';
+import type { Store } from './store/store.js';
+import type { Repository } from './store/ports.js';
+import type { ObjectStorage } from './objects/object-storage.js';
+import type { AutopilotRule } from './spec/types.js';
+import type { FeeTable } from './transactions/fees.js';
+import type { WebhookSender } from './webhooks/dispatcher.js';
+import { loadFeeTable } from './transactions/fees.js';
+import { TransactionJobs } from './transactions/jobs.js';
+import { transactionJobRunners } from './transactions/job-runners.js';
+import { Limits } from './transactions/limits.js';
+import { Transactions } from './transactions/transactions.js';
+import { Transitions } from './transactions/transitions.js';
+import { DEFAULT_RETRY, Deliveries } from './webhooks/deliveries.js';
+import { Dispatcher } from './webhooks/dispatcher.js';
+import { WebhookTargets } from './webhooks/targets.js';
+import { Withdrawals } from './withdrawals/withdrawals.js';
 
 export interface Sandbox {
   app: Express;
@@ -68,6 +80,7 @@ export interface Sandbox {
   attachEventStream(server: Server): void;
   /** Closes the WebSocket streams (1001): upgraded sockets would otherwise hold server.close() open. */
   closeStreams(): void;
+  /** The journaled store under the repository (stats, compaction). */
   store: Store;
   defaultAccount: AccountRecord;
   /** Background deletion of old records (SANDBOX_RETENTION_DAYS); undefined when off. Other record kinds join with `add`. */
@@ -76,185 +89,279 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
-/** Wires the store, the domain services and the spec-driven router into one express app. */
-export async function createSandbox(config: Config, logger: Logger): Promise<Sandbox> {
+/** What the domain is built from: the store, real time, and the settings that shape it. */
+export interface DomainOptions {
+  repository: Repository;
+  clock: Clock;
+  logger: Logger;
+  objects: ObjectStorage;
+  /** Sends webhook attempts (src/webhooks/dispatcher.ts). */
+  dispatcher: WebhookSender;
+  /** Resolves once the answers of the current turn are written (the HTTP layer's answer writer, src/http/reply.ts). */
+  afterAnswers: () => Promise<void>;
+  publicUrl: () => string;
+  fees: FeeTable;
+  /** What a fault rule's `match.operation` may name. */
+  operationIds: ReadonlySet<string>;
+  /** The sandbox's autopilot rules (SANDBOX_AUTOPILOT_FILE). */
+  autopilotRules: AutopilotRule[];
+  settings: Pick<
+    Config,
+    'faultSeed' | 'webhookMaxAttempts' | 'instructionDelayMs' | 'pixExpiryMs' | 'strictDocuments' | 'pixInstruction' | 'withdrawalStepMs'
+  >;
+}
+
+/** Every domain service, wired: what the HTTP layer calls, and what domain unit tests drive. */
+export interface Domain {
+  accounts: Accounts;
+  products: Products;
+  offers: Offers;
+  images: ProductImages;
+  clocks: AccountClocks;
+  jobs: Jobs;
+  limits: Limits;
+  events: Events;
+  faults: Faults;
+  deliveries: Deliveries;
+  ledger: Ledger;
+  autopilot: Autopilot;
+  transactions: Transactions;
+  transitions: Transitions;
+  withdrawals: Withdrawals;
+  scheduler: Scheduler;
+  advances: ClockAdvances;
+  reset: AccountReset;
+}
+
+/**
+ * Builds the domain over a repository: every service with its options, listeners before the
+ * services that call them, job runners once everything they run exists. Nothing is set on a
+ * service after it is built, and no constructor does anything but keep its options.
+ */
+export function composeDomain(options: DomainOptions): Domain {
+  const { repository, clock, logger, settings } = options;
+  const { units } = repository;
+  const accounts = new Accounts({ repository, clock });
+  const products = new Products({ repository, clock });
+  const offers = new Offers({ repository, clock, products });
+  const images = new ProductImages({ products, storage: options.objects, publicUrl: options.publicUrl });
+  const clocks = new AccountClocks({ offsets: repository.clocks, clock });
+  const jobs = new Jobs(repository.jobs);
+  const limits = new Limits({ repository });
+  const events = new Events({ repository });
+  const faults = new Faults({ repository, seed: settings.faultSeed, operationIds: options.operationIds });
+  const deliveries = new Deliveries({
+    repository,
+    accounts,
+    clocks,
+    jobs,
+    dispatcher: options.dispatcher,
+    events,
+    faults,
+    afterAnswers: options.afterAnswers,
+    logger,
+    retry: { ...DEFAULT_RETRY, maxAttempts: settings.webhookMaxAttempts },
+  });
+  const ledger = new Ledger({ repository, clocks, listeners: [balanceEvents(events)] });
+  const autopilot = new Autopilot({ repository, jobs, sandboxRules: options.autopilotRules });
+
+  // Who hears of each change: independent of one another, so their order does not matter.
+  const cashIn = new CashInLedger({ ledger, jobs, clocks });
+  const transactionListeners = [new TransactionEvents({ events, deliveries }), cashIn, autopilot.transactions];
+  const withdrawalListeners = [new WithdrawalEvents({ events, deliveries }), autopilot.withdrawals];
+
+  const transactionJobs = new TransactionJobs({ jobs, instructionDelayMs: settings.instructionDelayMs, pixExpiryMs: settings.pixExpiryMs });
+  const transactions = new Transactions({
+    repository,
+    clocks,
+    limits,
+    jobs: transactionJobs,
+    listeners: transactionListeners,
+    publicUrl: options.publicUrl,
+    fees: options.fees,
+    strictDocuments: settings.strictDocuments,
+    pixInstruction: settings.pixInstruction,
+    pixExpiryMs: settings.pixExpiryMs,
+  });
+  const transitions = new Transitions({ units, transactions, accounts, clocks, jobs: transactionJobs, listeners: transactionListeners, publicUrl: options.publicUrl });
+  const withdrawals = new Withdrawals({
+    repository,
+    clocks,
+    jobs,
+    ledger,
+    listeners: withdrawalListeners,
+    fees: options.fees,
+    stepMs: settings.withdrawalStepMs,
+    strictDocuments: settings.strictDocuments,
+  });
+
+  // Every job kind and what runs it (the JobRunners type refuses a kind without a runner).
+  const runners: JobRunners = {
+    ...transactionJobRunners(transactions, transitions),
+    settleCashIn: cashIn.settlementRunner(transactions),
+    deliverWebhook: deliveries.runner(),
+    withdrawalStep: withdrawals.stepRunner(),
+    autopilot: transactionActionRunner(transitions, logger),
+    autopilotWithdrawal: withdrawalActionRunner(withdrawals, logger),
+  };
+  const scheduler = new Scheduler({ jobs: repository.jobs, units, runners, clock, logger });
+  const advances = new ClockAdvances({ clocks, jobs, scheduler, units, settle: (accountId) => deliveries.idle(accountId) });
+  const reset = new AccountReset({ units, products, offers, images, transactions, jobs, clocks, events, deliveries, withdrawals, ledger, limits });
+  return { accounts, products, offers, images, clocks, jobs, limits, events, faults, deliveries, ledger, autopilot, transactions, transitions, withdrawals, scheduler, advances, reset };
+}
+
+export interface SandboxOptions {
+  /** Real time; tests pass a FakeClock. */
+  clock?: Clock;
+}
+
+/** The composition root: opens the repository (upgrading an earlier version's data file), builds the domain, and puts the spec-driven router in front. */
+export async function createSandbox(config: Config, logger: Logger, options: SandboxOptions = {}): Promise<Sandbox> {
+  const clock = options.clock ?? systemClock;
   // Settings that cannot be read fail the start before the store is opened (and locked).
   const targets = WebhookTargets.parse(config.webhookAllow);
   const shared = sharedUseOf(config);
-  const [document, store] = await Promise.all([
+  const [document, repository] = await Promise.all([
     loadOpenApi(),
-    Store.open({ file: config.inMemory ? undefined : config.dataFile, compactMinBytes: config.compactMinBytes, logger }),
+    EmbeddedRepository.open({ file: config.inMemory ? undefined : config.dataFile, now: () => clock.nowMs(), compactMinBytes: config.compactMinBytes, logger }),
   ]);
-  const commit = () => store.commit();
-  // The UnitOfWork of src/store/ports.ts as the HTTP pipeline uses it, on today's store until
-  // the embedded repository lands: a handler's changes are durable (one group commit) before
-  // its answer leaves, whether it returned or threw.
-  const units = {
-    run: async <T>(work: () => Promise<T>): Promise<T> => {
-      try {
-        return await work();
-      } finally {
-        await store.commit();
-      }
-    },
-  };
-  // Real time for the request log (until the injected Clock of issue 23's domain half, clock.nowMs, replaces it).
-  const wallMs = (): number => Date.now();
+  const { units } = repository;
+  let publicUrl = config.publicUrl ?? `http://localhost:${config.port}`;
+  const publicUrlNow = (): string => publicUrl;
+  let scheduler: Scheduler | undefined;
   // What the HTTP layer keeps per sandbox: the answers of the turn, kept JSON texts, presented transactions.
   const answers = new AnswerWriter();
   const texts = new JsonTexts();
   const presenter = new TransactionPresenter(new QrRenderer(), texts);
-  let publicUrl = config.publicUrl ?? `http://localhost:${config.port}`;
-  const accounts = new Accounts(store, systemClock);
-  const products = new Products(store, systemClock);
-  const offers = new Offers(store, systemClock, products);
-  const objects = config.inMemory
-    ? new MemoryObjectStorage()
-    : new FileObjectStorage(join(dirname(config.dataFile), 'objects'));
-  const images = new ProductImages(products, objects, () => publicUrl, commit);
-  const clocks = new AccountClocks(store);
-  const scheduler = new Scheduler(store, clocks, commit, logger);
-  const fees = loadFeeTable(config.feesFile);
-  const limits = new Limits(store);
-  const ledger = new Ledger(store, clocks);
-  const transactions = new Transactions(store, clocks, scheduler, {
-    limits,
-    fees,
-    instructionDelayMs: config.instructionDelayMs,
-    strictDocuments: config.strictDocuments,
-    pixInstruction: config.pixInstruction,
-    pixExpiryMs: config.pixExpiryMs,
-  });
-  const transitions = new Transitions(transactions, accounts, clocks, scheduler, () => publicUrl);
-  const withdrawals = new Withdrawals(store, clocks, scheduler, ledger, { fees, stepMs: config.withdrawalStepMs, strictDocuments: config.strictDocuments });
-  const events = new Events(store);
-  const dispatcher = new Dispatcher(config.webhookTimeoutMs, { targets });
-  const deliveries = new Deliveries(store, accounts, transactions, clocks, scheduler, dispatcher, events, commit, logger, {
-    retry: { ...DEFAULT_RETRY, maxAttempts: config.webhookMaxAttempts },
-    // Webhooks leave after the answers of the turn they were committed in (the pay's 200 first).
-    afterAnswers: () => answers.afterAnswers(),
-  });
-  wireTransactionEvents(transactions, transitions, events, deliveries);
-  wireTransactionJobs(transactions, transitions, scheduler);
-  wireCashInLedger(transactions, transitions, ledger, scheduler, clocks);
-  wireWithdrawalEvents(withdrawals, ledger, events, deliveries);
-  deliveries.resume();
-  const sandboxRules = config.autopilotFile ? loadRulesFile(config.autopilotFile, document).rules : [];
-  const autopilot = new Autopilot(store, transactions, transitions, withdrawals, scheduler, sandboxRules, logger);
-  const reset = new AccountReset({
-    products,
-    offers,
-    images,
-    transactions,
-    scheduler,
-    clocks,
-    events,
-    deliveries,
-    commit,
-    also: { withdrawals: (id) => withdrawals.deleteAll(id), ledger: (id) => ledger.deleteAll(id), limits: (id) => limits.deleteAll(id) },
-  });
-  const defaultAccount = accounts.ensureDefault(config.secretKey, DEFAULTS.secretKey);
-  const exposed = exposureWarning(config, defaultAccount.secretKey, DEFAULTS.secretKey);
-  if (exposed) logger.warn({ host: config.host }, exposed);
-  const faults = new Faults(store, config.faultSeed, operationIdsOf(document));
-  deliveries.useFaults(faults);
-  const httpFaults = new HttpFaults(faults);
-  if (config.faultsFile) faults.set(defaultAccount.id, loadFaultsFile(config.faultsFile, document));
-  const requestLog = new RequestLog(config.requestLogSize);
-  if (config.seedFile) {
-    try {
+  try {
+    await upgradeDataFile(repository, logger);
+
+    const objects = config.inMemory ? new MemoryObjectStorage() : new FileObjectStorage(join(dirname(config.dataFile), 'objects'));
+    const dispatcher = new Dispatcher(config.webhookTimeoutMs, { targets });
+    const domain = composeDomain({
+      repository,
+      clock,
+      logger,
+      objects,
+      dispatcher,
+      // Webhooks leave after the answers of the turn they were committed in (the pay's 200 first).
+      afterAnswers: () => answers.afterAnswers(),
+      publicUrl: publicUrlNow,
+      fees: loadFeeTable(config.feesFile),
+      operationIds: operationIdsOf(document),
+      autopilotRules: config.autopilotFile ? loadRulesFile(config.autopilotFile, document).rules : [],
+      settings: config,
+    });
+    const { accounts, products, offers, images, clocks, limits, events, faults, deliveries, ledger, autopilot, transactions, transitions, withdrawals, advances, reset } = domain;
+    scheduler = domain.scheduler;
+    const defaultAccount = await units.run(() => accounts.ensureDefault(config.secretKey, DEFAULTS.secretKey));
+    const exposed = exposureWarning(config, defaultAccount.secretKey, DEFAULTS.secretKey);
+    if (exposed) logger.warn({ host: config.host }, exposed);
+    if (config.faultsFile) {
+      const rules = loadFaultsFile(config.faultsFile, document);
+      await units.run(() => faults.set(defaultAccount.id, rules));
+    }
+    const httpFaults = new HttpFaults(faults);
+    const requestLog = new RequestLog(config.requestLogSize);
+    if (config.seedFile) {
       const seed = loadSeedFile(config.seedFile, document);
       const refused = seedTargetRefusal(seed, (url) => targets.refusal(url));
       if (refused) throw new Error(`seed file ${config.seedFile}: ${refused}`);
-      const seeded = applySeed(seed, { accounts, products, offers, transactions, transitions });
+      const seeded = await units.run(() => applySeed(seed, { accounts, products, offers, transactions, transitions }));
       logger.info({ seedFile: config.seedFile, ...seeded }, 'seed file applied');
-    } catch (error) {
-      // Releases the data file's lock, so a corrected file can be tried again in this process.
-      await store.close({ snapshot: false });
-      throw error;
     }
+    await deliveries.resume();
+    const retention =
+      config.retentionDays === undefined
+        ? undefined
+        : new Retention({ days: config.retentionDays, accountIds: () => accounts.ids(), nowMs: (id) => clocks.nowMs(id), units, logger, intervalMs: config.retentionIntervalMs });
+    retention?.add('transactions', (id, cutoff, limit) => transactions.deleteOlderThan(id, cutoff, limit));
+    retention?.add('withdrawals', (id, cutoff, limit) => withdrawals.deleteOlderThan(id, cutoff, limit));
+    retention?.add('ledger', (id, cutoff, limit) => ledger.deleteOlderThan(id, cutoff, limit));
+    retention?.add('deliveries', (id, cutoff, limit) => deliveries.deleteOlderThan(id, cutoff, limit));
+    retention?.add('events', (id, cutoff, limit) => events.deleteOlderThan(id, cutoff, limit));
+    if (config.retentionDays !== undefined) retention?.add('requests', requestLogPruner(requestLog, config.retentionDays, () => clock.nowMs()));
+
+    const mock = new MockResponder({ seed: config.mockSeed });
+    const pipeline = createPipeline({
+      document,
+      // Mock mode: no handler, so every operation is answered from its schema by the fallback.
+      handlers: config.mock
+        ? {}
+        : {
+            ...createHandlers({ config, accounts, products, offers, images, objects, reset, health: new Health(clock), shared, targets }),
+            ...createTransactionHandlers({ accounts, transactions, transitions, clocks, advances, targets, presenter }),
+            ...createWithdrawalHandlers({ withdrawals, ledger, limits, targets }),
+            ...createPageHandlers({ accounts, transactions, transitions, shared, publicUrl: publicUrlNow }),
+            ...createWebhookHandlers({ deliveries, events }),
+            ...createAutopilotHandlers(autopilot),
+            ...createFaultHandlers(faults),
+            ...createInspectorHandlers(config, requestLog, shared),
+          },
+      accounts,
+      adminToken: config.adminToken,
+      units,
+      selfCommitting: SELF_COMMITTING,
+      answers,
+      logger,
+      jsonLimitBytes: config.jsonLimitBytes,
+      // A generated Pix gets the image of its own code, as every Pix answer does.
+      fallback: async (operation, req) => withQrCode(presenter, mock.respond(operation, req)),
+      faults: httpFaults,
+    });
+
+    const logging = requestLogging({ log: requestLog, accounts, logger, level: config.requestLogLevel, nowMs: () => clock.nowMs() });
+    const guard = shared.guard();
+    const { app, createServer } = createHttpApp({
+      pipeline,
+      // The request log first, so a refused request is still answered with its trace id.
+      before: (req, res, next) => logging(req, res, () => guard(req, res, next)),
+      // The console, the spec and its reference page are for people, outside openapi.yaml's routing.
+      pages: { routes: createConsoleRoutes(), owns: consoleMayOwn },
+      texts,
+      document,
+      validateResponses: config.validateResponses,
+      jsonLimitBytes: config.jsonLimitBytes,
+      logger,
+    });
+    // Jobs that fell due while the sandbox was down run now, before the first request.
+    await scheduler.start();
+    retention?.start();
+
+    const running = scheduler;
+    let stream: EventStream | undefined;
+    return {
+      app,
+      createServer,
+      store: repository.store,
+      defaultAccount,
+      retention,
+      setPublicUrl: (url) => {
+        publicUrl = config.publicUrl ?? url;
+      },
+      attachEventStream: (server) => {
+        stream = attachEventStream(server, accounts, events, { refusal: (req) => shared.upgradeRefusal(req) });
+      },
+      closeStreams: () => {
+        stream?.close();
+        httpFaults.releaseHung();
+      },
+      close: async () => {
+        stream?.close();
+        running.stop();
+        await retention?.stop();
+        // Attempts under way are recorded before the store closes; their retries are stored.
+        await Promise.all((await accounts.ids()).map((id) => deliveries.idle(id)));
+        await dispatcher.close();
+        await repository.close();
+      },
+    };
+  } catch (error) {
+    scheduler?.stop();
+    // Releases the data file's lock, so a corrected file (seed, faults) can be tried again in this process.
+    await repository.store.close({ snapshot: false }).catch(() => undefined);
+    throw error;
   }
-  await store.commit();
-  const retention = config.retentionDays === undefined
-    ? undefined
-    : new Retention({ days: config.retentionDays, accountIds: () => accounts.ids(), nowMs: (id) => clocks.nowMs(id), commit, logger, intervalMs: config.retentionIntervalMs });
-  retention?.add('transactions', (id, cutoff, limit) => transactions.deleteOlderThan(id, cutoff, limit));
-  retention?.add('withdrawals', (id, cutoff, limit) => withdrawals.deleteOlderThan(id, cutoff, limit));
-  retention?.add('ledger', (id, cutoff, limit) => ledger.deleteOlderThan(id, cutoff, limit));
-  retention?.add('deliveries', (id, cutoff, limit) => deliveries.deleteOlderThan(id, cutoff, limit));
-  retention?.add('events', (id, cutoff, limit) => events.deleteOlderThan(id, cutoff, limit));
-  if (config.retentionDays !== undefined) retention?.add('requests', requestLogPruner(requestLog, config.retentionDays, () => wallMs()));
-
-  const mock = new MockResponder({ seed: config.mockSeed });
-  const pipeline = createPipeline({
-    document,
-    // Mock mode: no handler, so every operation is answered from its schema by the fallback.
-    handlers: config.mock ? {} : {
-      ...createHandlers({ config, accounts, products, offers, images, objects, reset, shared, targets }),
-      ...createTransactionHandlers({ accounts, transactions, transitions, clocks, scheduler, deliveries, targets, presenter }),
-      ...createWithdrawalHandlers({ withdrawals, ledger, limits, targets }),
-      ...createPageHandlers({ accounts, transactions, transitions, shared, publicUrl: () => publicUrl }),
-      ...createWebhookHandlers({ deliveries, events, scheduler }),
-      ...createAutopilotHandlers(autopilot),
-      ...createFaultHandlers(faults),
-      ...createInspectorHandlers(config, requestLog, shared),
-    },
-    accounts,
-    adminToken: config.adminToken,
-    units,
-    answers,
-    logger,
-    jsonLimitBytes: config.jsonLimitBytes,
-    // A generated Pix gets the image of its own code, as every Pix answer does.
-    fallback: async (operation, req) => withQrCode(presenter, mock.respond(operation, req)),
-    faults: httpFaults,
-  });
-
-  const logging = requestLogging({ log: requestLog, accounts, logger, level: config.requestLogLevel, nowMs: () => wallMs() });
-  const guard = shared.guard();
-  const { app, createServer } = createHttpApp({
-    pipeline,
-    // The request log first, so a refused request is still answered with its trace id.
-    before: (req, res, next) => logging(req, res, () => guard(req, res, next)),
-    // The console, the spec and its reference page are for people, outside openapi.yaml's routing.
-    pages: { routes: createConsoleRoutes(), owns: consoleMayOwn },
-    texts,
-    document,
-    validateResponses: config.validateResponses,
-    jsonLimitBytes: config.jsonLimitBytes,
-    logger,
-  });
-  // Jobs that fell due while the sandbox was down run now, before the first request.
-  await scheduler.start();
-  retention?.start();
-
-  let stream: EventStream | undefined;
-  return {
-    app,
-    createServer,
-    store,
-    defaultAccount,
-    retention,
-    setPublicUrl: (url) => {
-      publicUrl = config.publicUrl ?? url;
-    },
-    attachEventStream: (server) => {
-      stream = attachEventStream(server, accounts, events, { refusal: (req) => shared.upgradeRefusal(req) });
-    },
-    closeStreams: () => {
-      stream?.close();
-      httpFaults.releaseHung();
-    },
-    close: async () => {
-      stream?.close();
-      scheduler.stop();
-      await retention?.stop();
-      // Attempts under way are recorded before the store closes; their retries are stored.
-      await Promise.all([...accounts.ids()].map((id) => deliveries.idle(id)));
-      await dispatcher.close();
-      await store.close();
-    },
-  };
 }
 
 /** A reply whose body is a transaction with a Pix code, with that code's QR image (`qrCode`) added. */

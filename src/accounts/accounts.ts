@@ -1,15 +1,10 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Collection, Store } from '../store/store.js';
-import type { Account, AccountCreate, Permission } from '../spec/types.js';
 import type { Clock } from '../clock.js';
+import type { Account, AccountCreate, Permission } from '../spec/types.js';
+import type { Repository, Table, TableSpec } from '../store/ports.js';
 
 export const ALL_PERMISSIONS: readonly Permission[] = ['isInvoiceAvailable', 'createTransaction'];
 export const DEFAULT_ACCOUNT_ID = 'acc_default';
-
-/** Stored form: the resource plus the hash the key index is built on. */
-export interface AccountRecord extends Account {
-  keyHash: string;
-}
 
 export interface FixedAccount {
   id: string;
@@ -24,32 +19,41 @@ const sha256 = (text: string): Buffer => createHash('sha256').update(text).diges
 
 const newSecretKey = (): string => `sk_test_${randomBytes(24).toString('hex')}`;
 
+/** The owner of account records: the sandbox itself (one list of every account, one key index). */
+export const SANDBOX_OWNER = '_sandbox';
+
+/**
+ * Stored form: the resource plus the hash the key index is built on. Account records belong to
+ * the sandbox (`accountId`), not to themselves: listing them and finding one by key are lookups
+ * across accounts.
+ */
+export interface AccountRecord extends Account {
+  keyHash: string;
+  accountId: typeof SANDBOX_OWNER;
+}
+
+export const ACCOUNTS: TableSpec<AccountRecord> = { name: 'accounts', unique: { keyHash: (a) => a.keyHash } };
+
 /**
  * Every API request authenticates, and hashing its key was ~5 % of a GET's CPU; integrations
  * send the same few keys again and again. Bounded, so a caller cycling through random keys
  * only empties it.
  */
-const KEY_DIGESTS = new Map<string, Buffer>();
 const KEY_DIGESTS_MAX = 1024;
-function keyDigest(secretKey: string): Buffer {
-  let digest = KEY_DIGESTS.get(secretKey);
-  if (digest) return digest;
-  if (KEY_DIGESTS.size >= KEY_DIGESTS_MAX) KEY_DIGESTS.clear();
-  digest = sha256(secretKey);
-  KEY_DIGESTS.set(secretKey, digest);
-  return digest;
+
+export interface AccountsOptions {
+  repository: Repository;
+  clock: Clock;
 }
 
 export class Accounts {
-  private readonly accounts: Collection<AccountRecord>;
+  private readonly accounts: Table<AccountRecord>;
+  private readonly clock: Clock;
+  private readonly digests = new Map<string, Buffer>();
 
-  constructor(
-    store: Store,
-    private readonly clock: Clock,
-  ) {
-    this.accounts = store.collection<AccountRecord>('accounts', {
-      unique: { keyHash: (a) => a.keyHash },
-    });
+  constructor(options: AccountsOptions) {
+    this.accounts = options.repository.table(ACCOUNTS);
+    this.clock = options.clock;
   }
 
   /**
@@ -58,11 +62,11 @@ export class Accounts {
    * key (an admin token set, none given) it keeps a random key of its own, never the
    * well-known default: `wellKnown` is that key, replaced if a run without a token stored it.
    */
-  ensureDefault(configured: string | undefined, wellKnown?: string): AccountRecord {
-    const existing = this.accounts.get(DEFAULT_ACCOUNT_ID);
+  async ensureDefault(configured: string | undefined, wellKnown?: string): Promise<AccountRecord> {
+    const existing = await this.get(DEFAULT_ACCOUNT_ID);
     const kept = existing && existing.secretKey !== wellKnown ? existing.secretKey : undefined;
     const secretKey = configured ?? kept ?? newSecretKey();
-    const holder = this.accounts.findUnique('keyHash', sha256(secretKey).toString('hex'));
+    const holder = await this.accounts.findUnique(SANDBOX_OWNER, 'keyHash', sha256(secretKey).toString('hex'));
     if (holder && holder.id !== DEFAULT_ACCOUNT_ID) {
       throw new Error(`the default secret key is already the key of account ${holder.id}`);
     }
@@ -70,13 +74,13 @@ export class Accounts {
     const record: AccountRecord = existing
       ? { ...existing, secretKey, keyHash: sha256(secretKey).toString('hex') }
       : this.newRecord(DEFAULT_ACCOUNT_ID, { name: 'Default account' }, secretKey);
-    this.accounts.put(record);
+    await this.accounts.put(record);
     return record;
   }
 
-  create(input: AccountCreate): AccountRecord {
+  async create(input: AccountCreate): Promise<AccountRecord> {
     const record = this.newRecord(`acc_${randomUUID()}`, input, newSecretKey());
-    this.accounts.put(record);
+    await this.accounts.put(record);
     return record;
   }
 
@@ -84,11 +88,11 @@ export class Accounts {
    * An account with a fixed id and key (seed files). Fields the fixture leaves out keep
    * their stored value, so applying the same fixture again changes nothing.
    */
-  upsertFixed(fixed: FixedAccount): AccountRecord {
+  async upsertFixed(fixed: FixedAccount): Promise<AccountRecord> {
     const keyHash = sha256(fixed.secretKey).toString('hex');
-    const holder = this.accounts.findUnique('keyHash', keyHash);
+    const holder = await this.accounts.findUnique(SANDBOX_OWNER, 'keyHash', keyHash);
     if (holder && holder.id !== fixed.id) throw new Error(`secret key of account ${fixed.id} is already the key of account ${holder.id}`);
-    const existing = this.accounts.get(fixed.id);
+    const existing = await this.get(fixed.id);
     const base = existing ?? this.newRecord(fixed.id, { name: fixed.name }, fixed.secretKey);
     const next: AccountRecord = {
       ...base,
@@ -100,21 +104,24 @@ export class Accounts {
       webhookSecret: fixed.webhookSecret ?? base.webhookSecret,
     };
     if (existing && JSON.stringify(existing) === JSON.stringify(next)) return existing;
-    this.accounts.put(next);
+    await this.accounts.put(next);
     return next;
   }
 
-  ids(): string[] {
-    return [...this.accounts.values()].map((a) => a.id);
+  async ids(): Promise<string[]> {
+    const ids: string[] = [];
+    for await (const account of this.accounts.scan(SANDBOX_OWNER)) ids.push(account.id);
+    return ids;
   }
 
-  get(id: string): AccountRecord | undefined {
-    return this.accounts.get(id);
+  get(id: string): Promise<AccountRecord | undefined> {
+    return this.accounts.get(SANDBOX_OWNER, id);
   }
 
-  setWebhookUrl(account: AccountRecord, url: string | null): AccountRecord {
-    const record = { ...account, webhookUrl: url };
-    this.accounts.put(record);
+  async setWebhookUrl(account: AccountRecord, url: string | null): Promise<AccountRecord> {
+    const current = (await this.accounts.getForUpdate(SANDBOX_OWNER, account.id)) ?? account;
+    const record = { ...current, webhookUrl: url };
+    await this.accounts.put(record);
     return record;
   }
 
@@ -122,16 +129,26 @@ export class Accounts {
    * Looks the key up by its SHA-256 (an unpredictable index key leaks nothing about the
    * key), then compares the digests in constant time.
    */
-  authenticate(secretKey: string): AccountRecord | undefined {
-    const digest = keyDigest(secretKey);
-    const account = this.accounts.findUnique('keyHash', digest.toString('hex'));
+  async authenticate(secretKey: string): Promise<AccountRecord | undefined> {
+    const digest = this.keyDigest(secretKey);
+    const account = await this.accounts.findUnique(SANDBOX_OWNER, 'keyHash', digest.toString('hex'));
     if (!account) return undefined;
     return timingSafeEqual(digest, Buffer.from(account.keyHash, 'hex')) ? account : undefined;
+  }
+
+  private keyDigest(secretKey: string): Buffer {
+    let digest = this.digests.get(secretKey);
+    if (digest) return digest;
+    if (this.digests.size >= KEY_DIGESTS_MAX) this.digests.clear();
+    digest = sha256(secretKey);
+    this.digests.set(secretKey, digest);
+    return digest;
   }
 
   private newRecord(id: string, input: AccountCreate, secretKey: string): AccountRecord {
     return {
       id,
+      accountId: SANDBOX_OWNER,
       userId: `usr_${randomUUID()}`,
       name: input.name ?? id,
       secretKey,
@@ -139,13 +156,13 @@ export class Accounts {
       permissions: input.permissions ? ALL_PERMISSIONS.filter((p) => input.permissions?.includes(p)) : [...ALL_PERMISSIONS],
       webhookUrl: input.webhookUrl ?? null,
       webhookSecret: `whsec_${randomBytes(24).toString('hex')}`,
-      createdAt: this.clock.now().toISOString(),
+      createdAt: new Date(this.clock.nowMs()).toISOString(),
     };
   }
 }
 
 export function toAccount(record: AccountRecord): Account {
-  const { keyHash: _keyHash, ...account } = record;
+  const { keyHash: _keyHash, accountId: _owner, ...account } = record;
   return account;
 }
 

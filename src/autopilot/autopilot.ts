@@ -1,21 +1,22 @@
 import { isDomainError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Scheduler } from '../scheduler/scheduler.js';
+import type { Job, JobKind, JobRunner } from '../scheduler/job-kinds.js';
+import type { Jobs } from '../scheduler/jobs.js';
 import type { AutopilotRule, AutopilotRules, AutopilotState } from '../spec/types.js';
-import type { Collection, Store } from '../store/store.js';
-import type { TransactionRecord } from '../transactions/transaction-record.js';
-import type { Transactions } from '../transactions/transactions.js';
+import type { Repository, Table, TableSpec } from '../store/ports.js';
+import type { TransactionListener } from '../transactions/listeners.js';
 import type { Transitions } from '../transactions/transitions.js';
-import type { WithdrawalRecord, Withdrawals } from '../withdrawals/withdrawals.js';
+import type { WithdrawalListener, WithdrawalRecord, Withdrawals } from '../withdrawals/withdrawals.js';
 import { ruleMatches, withdrawalRuleMatches } from './match.js';
 
-export const AUTOPILOT_JOB = 'autopilot';
-export const AUTOPILOT_WITHDRAWAL_JOB = 'autopilotWithdrawal';
-
 interface AccountRules {
+  /** The account id: one record per account. */
   id: string;
+  accountId: string;
   rules: AutopilotRule[];
 }
+
+export const AUTOPILOT_RULES: TableSpec<AccountRules> = { name: 'autopilot' };
 
 type Action = AutopilotRule['actions'][number];
 
@@ -36,90 +37,104 @@ function parseRef(ref: string): StoredAction {
   return { id, index: Number(index), do: verb as Action['do'], rail: (rail || undefined) as Action['rail'], rule };
 }
 
+export interface AutopilotOptions {
+  repository: Repository;
+  jobs: Jobs;
+  /** The sandbox's rules (SANDBOX_AUTOPILOT_FILE), for accounts without rules of their own. */
+  sandboxRules: AutopilotRule[];
+}
+
 /**
  * Acts on new transactions by itself, so payments arrive while a developer clicks through
  * their own checkout. Each action of the first matching rule becomes a stored job on the
  * account's clock: it survives restarts and fires at once when the clock is advanced.
  */
 export class Autopilot {
-  private readonly accountRules: Collection<AccountRules>;
+  private readonly rules: Table<AccountRules>;
+  private readonly jobs: Jobs;
+  private readonly sandboxRules: AutopilotRule[];
 
-  constructor(
-    store: Store,
-    transactions: Transactions,
-    private readonly transitions: Transitions,
-    private readonly withdrawals: Withdrawals,
-    private readonly scheduler: Scheduler,
-    private readonly sandboxRules: AutopilotRule[],
-    private readonly logger: Logger,
-  ) {
-    this.accountRules = store.collection<AccountRules>('autopilot');
-    transactions.onCreate((record) => this.onCreate(record));
-    withdrawals.onCreate((record) => this.onWithdrawal(record));
-    scheduler.register(AUTOPILOT_JOB, (job) => this.run(job.accountId, job.ref));
-    scheduler.register(AUTOPILOT_WITHDRAWAL_JOB, (job) => this.runWithdrawal(job.accountId, job.ref));
+  /** Plans the actions of a new transaction. */
+  readonly transactions: TransactionListener = {
+    created: async (record) => {
+      const rule = (await this.state(record.accountId)).rules.find((r) => (r.on ?? 'transaction') === 'transaction' && ruleMatches(r, record));
+      if (rule) await this.scheduleActions(record.accountId, 'autopilot', record.id, rule, Date.parse(record.view.createdAt));
+    },
+  };
+
+  /** Plans the actions of a new withdrawal. */
+  readonly withdrawals: WithdrawalListener = {
+    created: async (record: WithdrawalRecord) => {
+      const rule = (await this.state(record.accountId)).rules.find((r) => r.on === 'withdrawal' && withdrawalRuleMatches(r, record));
+      if (rule) await this.scheduleActions(record.accountId, 'autopilotWithdrawal', record.id, rule, Date.parse(record.view.createdAt));
+    },
+  };
+
+  constructor(options: AutopilotOptions) {
+    this.rules = options.repository.table(AUTOPILOT_RULES);
+    this.jobs = options.jobs;
+    this.sandboxRules = options.sandboxRules;
   }
 
-  state(accountId: string): AutopilotState {
-    const own = this.accountRules.get(accountId);
+  async state(accountId: string): Promise<AutopilotState> {
+    const own = await this.rules.get(accountId, accountId);
     if (own) return { source: 'account', rules: own.rules };
     return { source: this.sandboxRules.length ? 'sandbox' : 'none', rules: this.sandboxRules };
   }
 
-  set(accountId: string, rules: AutopilotRules): AutopilotState {
-    this.accountRules.put({ id: accountId, rules: rules.rules });
+  async set(accountId: string, rules: AutopilotRules): Promise<AutopilotState> {
+    await this.rules.put({ id: accountId, accountId, rules: rules.rules });
     return this.state(accountId);
   }
 
-  clear(accountId: string): AutopilotState {
-    this.accountRules.delete(accountId);
+  async clear(accountId: string): Promise<AutopilotState> {
+    await this.rules.delete(accountId, accountId);
     return this.state(accountId);
   }
 
-  private onCreate(record: TransactionRecord): void {
-    const rule = this.state(record.accountId).rules.find((r) => (r.on ?? 'transaction') === 'transaction' && ruleMatches(r, record));
-    if (rule) this.scheduleActions(record.accountId, AUTOPILOT_JOB, record.id, rule, Date.parse(record.view.createdAt));
-  }
-
-  private onWithdrawal(record: WithdrawalRecord): void {
-    const rule = this.state(record.accountId).rules.find((r) => r.on === 'withdrawal' && withdrawalRuleMatches(r, record));
-    if (rule) this.scheduleActions(record.accountId, AUTOPILOT_WITHDRAWAL_JOB, record.id, rule, Date.parse(record.view.createdAt));
-  }
-
-  private scheduleActions(accountId: string, kind: string, id: string, rule: AutopilotRule, created: number): void {
-    rule.actions.forEach((action, index) => {
+  private async scheduleActions(accountId: string, kind: JobKind, id: string, rule: AutopilotRule, created: number): Promise<void> {
+    for (const [index, action] of rule.actions.entries()) {
       const stored: StoredAction = { id, index, do: action.do, rule: rule.name, ...(action.rail && { rail: action.rail }), ...(action.message && { message: action.message }) };
-      this.scheduler.schedule(accountId, kind, JSON.stringify(stored), created + (action.afterMs ?? 0));
-    });
+      await this.jobs.schedule(accountId, kind, JSON.stringify(stored), created + (action.afterMs ?? 0));
+    }
   }
+}
 
-  private run(accountId: string, ref: string): void {
-    const action = parseRef(ref);
+/** Runs an autopilot action on a transaction (job kind `autopilot`). */
+export function transactionActionRunner(transitions: Transitions, logger: Logger): JobRunner {
+  return (job: Job) => {
+    const action = parseRef(job.ref);
     const { id } = action;
-    this.stepAside(action, () => {
-      if (action.do === 'fill') this.transitions.fill(accountId, id);
-      else if (action.do === 'pay') this.transitions.pay(accountId, id, action.rail);
-      else if (action.do === 'expire') this.transitions.expire(accountId, id);
-      else if (action.do === 'decline') this.transitions.decline(accountId, id, { message: action.message });
-      else if (action.do === 'refund') this.transitions.refund(accountId, id);
-      else if (action.do === 'chargeback') this.transitions.chargeback(accountId, id, action.message);
+    const { accountId } = job;
+    return stepAside(logger, action, async () => {
+      if (action.do === 'fill') await transitions.fill(accountId, id);
+      else if (action.do === 'pay') await transitions.pay(accountId, id, action.rail);
+      else if (action.do === 'expire') await transitions.expire(accountId, id);
+      else if (action.do === 'decline') await transitions.decline(accountId, id, { message: action.message });
+      else if (action.do === 'refund') await transitions.refund(accountId, id);
+      else if (action.do === 'chargeback') await transitions.chargeback(accountId, id, action.message);
     });
-  }
+  };
+}
 
-  private runWithdrawal(accountId: string, ref: string): void {
-    const action = parseRef(ref);
+/** Runs an autopilot action on a withdrawal (job kind `autopilotWithdrawal`). */
+export function withdrawalActionRunner(withdrawals: Withdrawals, logger: Logger): JobRunner {
+  return async (job: Job) => {
+    const action = parseRef(job.ref);
     if (action.do !== 'approve' && action.do !== 'reject' && action.do !== 'fail' && action.do !== 'return') return;
     const verb = action.do;
-    this.stepAside(action, () => this.withdrawals.act(accountId, action.id, verb, { message: action.message }));
-  }
+    await stepAside(logger, action, async () => {
+      await withdrawals.act(job.accountId, action.id, verb, { message: action.message });
+    });
+  };
+}
 
-  /** Someone got there first (paid by hand, expired, reset): the autopilot steps aside. */
-  private stepAside(action: StoredAction, run: () => void): void {
-    try {
-      run();
-    } catch (error) {
-      if (!isDomainError(error)) throw error;
-      this.logger.info({ target: action.id, rule: action.rule, action: action.do, reason: error.message }, 'autopilot action skipped');
-    }
+/** Someone got there first (paid by hand, expired, reset): the autopilot steps aside. */
+async function stepAside(logger: Logger, action: StoredAction, run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (error) {
+    if (!isDomainError(error)) throw error;
+    logger.info({ target: action.id, rule: action.rule, action: action.do, reason: error.message }, 'autopilot action skipped');
   }
 }

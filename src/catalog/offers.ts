@@ -1,34 +1,42 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import type { Collection, Store } from '../store/store.js';
+import { Records, type PageQuery } from '../records/records.js';
 import type { Offer, OfferCreate, OfferList } from '../spec/types.js';
-import { paginate, type PageQuery } from './paginate.js';
+import type { Repository, TableSpec } from '../store/ports.js';
 import type { Owner, Products } from './products.js';
 
 export interface OfferRecord extends Offer {
   accountId: string;
 }
 
+export const OFFERS: TableSpec<OfferRecord> = { name: 'offers', filters: { productId: (o) => o.productId } };
+
 export function toOffer(record: OfferRecord): Offer {
   const { accountId: _accountId, ...offer } = record;
   return offer;
 }
 
-export class Offers {
-  readonly records: Collection<OfferRecord>;
+export interface OffersOptions {
+  repository: Repository;
+  clock: Clock;
+  products: Products;
+}
 
-  constructor(
-    store: Store,
-    private readonly clock: Clock,
-    private readonly products: Products,
-  ) {
-    this.records = store.collection<OfferRecord>('offers', { groupBy: (o) => o.productId });
+export class Offers {
+  private readonly records: Records<OfferRecord>;
+  private readonly clock: Clock;
+  private readonly products: Products;
+
+  constructor(options: OffersOptions) {
+    this.records = new Records(options.repository, OFFERS);
+    this.clock = options.clock;
+    this.products = options.products;
   }
 
   /** An inactive product still takes offers: only archiving closes it. */
-  create(owner: Owner, input: OfferCreate): OfferRecord {
-    const product = this.products.getEditable(owner, input.productId);
-    const now = this.clock.now().toISOString();
+  async create(owner: Owner, input: OfferCreate): Promise<OfferRecord> {
+    const product = await this.products.getEditable(owner, input.productId);
+    const now = new Date(this.clock.nowMs()).toISOString();
     const record: OfferRecord = {
       id: `ofr_${randomUUID()}`,
       productId: product.id,
@@ -39,13 +47,24 @@ export class Offers {
       updatedAt: now,
       accountId: owner.id,
     };
-    this.records.put(record);
+    await this.records.table.put(record);
     return record;
   }
 
-  listForProduct(owner: Owner, productId: string, query: PageQuery): OfferList {
-    const product = this.products.get(owner, productId);
-    const page = paginate(this.records.group(product.id), query);
+  async listForProduct(owner: Owner, productId: string, query: PageQuery): Promise<OfferList> {
+    const product = await this.products.get(owner, productId);
+    const page = await this.records.page(owner.id, query, { scope: { productId: product.id } });
     return { data: page.data.map(toOffer), hasMore: page.hasMore };
+  }
+
+  /** The names of a product's offers (seed files add an offer by name once). */
+  async namesOf(owner: Owner, productId: string): Promise<Set<string>> {
+    const names = new Set<string>();
+    for await (const offer of this.records.table.scan(owner.id)) if (offer.productId === productId) names.add(offer.name);
+    return names;
+  }
+
+  deleteAll(accountId: string): Promise<number> {
+    return this.records.table.deleteAll(accountId);
   }
 }

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { badRequest, notFound } from '../http/errors.js';
-import type { Collection, Store } from '../store/store.js';
+import { invalid, notFound } from '../errors.js';
+import { Records, type PageQuery } from '../records/records.js';
 import type { Product, ProductCreate, ProductList, ProductPatch } from '../spec/types.js';
-import { paginate, type PageQuery } from './paginate.js';
+import type { Repository, TableSpec, UnitOfWork } from '../store/ports.js';
 
 /** Stored form: the resource plus its owner. */
 export interface ProductRecord extends Product {
@@ -21,31 +21,37 @@ export interface ProductQuery extends PageQuery {
 }
 
 /** Archived products leave the index, so archiving frees the externalId for a new product. */
-const externalIdKey = (p: ProductRecord): string | undefined =>
-  p.externalId === null || p.deletedAt !== null ? undefined : `${p.accountId}\n${p.externalId}`;
+export const PRODUCTS: TableSpec<ProductRecord> = {
+  name: 'products',
+  unique: { externalId: (p) => (p.externalId === null || p.deletedAt !== null ? undefined : p.externalId) },
+  filters: { live: (p) => p.deletedAt === null, active: (p) => p.active },
+};
 
 export function toProduct(record: ProductRecord): Product {
   const { accountId: _accountId, ...product } = record;
   return product;
 }
 
-export class Products {
-  readonly records: Collection<ProductRecord>;
+export interface ProductsOptions {
+  repository: Repository;
+  clock: Clock;
+}
 
-  constructor(
-    store: Store,
-    private readonly clock: Clock,
-  ) {
-    this.records = store.collection<ProductRecord>('products', {
-      groupBy: (p) => p.accountId,
-      unique: { externalId: externalIdKey },
-    });
+export class Products {
+  private readonly records: Records<ProductRecord>;
+  private readonly units: UnitOfWork;
+  private readonly clock: Clock;
+
+  constructor(options: ProductsOptions) {
+    this.records = new Records(options.repository, PRODUCTS);
+    this.units = options.repository.units;
+    this.clock = options.clock;
   }
 
-  create(owner: Owner, input: ProductCreate): ProductRecord {
+  async create(owner: Owner, input: ProductCreate): Promise<ProductRecord> {
     const externalId = input.externalId ?? null;
-    if (externalId !== null) this.assertExternalIdFree(owner.id, externalId, undefined);
-    const now = this.clock.now().toISOString();
+    if (externalId !== null) await this.assertExternalIdFree(owner.id, externalId, undefined);
+    const now = this.nowIso();
     const record: ProductRecord = {
       id: `prd_${randomUUID()}`,
       createdByUserId: owner.userId,
@@ -60,74 +66,98 @@ export class Products {
       updatedAt: now,
       accountId: owner.id,
     };
-    this.records.put(record);
+    await this.records.table.put(record);
     return record;
   }
 
   /** Another account's product answers exactly like a missing one. */
-  get(owner: Owner, id: string): ProductRecord {
-    const record = this.records.get(id);
-    if (!record || record.accountId !== owner.id) throw notFound(`product ${id} not found`);
-    return record;
+  get(owner: Owner, id: string): Promise<ProductRecord> {
+    return this.records.owned(owner.id, id, () => notFound(`product ${id} not found`));
   }
 
   /** A product that may still change: live, not archived. */
-  getEditable(owner: Owner, id: string): ProductRecord {
-    const record = this.get(owner, id);
-    if (record.deletedAt !== null) throw badRequest(`product ${id} is archived and cannot be edited`);
-    return record;
+  async getEditable(owner: Owner, id: string): Promise<ProductRecord> {
+    return editable(await this.get(owner, id));
   }
 
-  update(owner: Owner, id: string, patch: ProductPatch): ProductRecord {
-    const current = this.getEditable(owner, id);
-    if (patch.externalId !== undefined && patch.externalId !== null) {
-      this.assertExternalIdFree(owner.id, patch.externalId, id);
-    }
-    const next: ProductRecord = {
-      ...current,
-      ...(patch.name !== undefined && { name: patch.name.trim() }),
-      ...(patch.description !== undefined && { description: patch.description }),
-      ...(patch.externalId !== undefined && { externalId: patch.externalId }),
-      ...(patch.active !== undefined && { active: patch.active }),
-      ...(patch.metadata !== undefined && { metadata: patch.metadata }),
-      updatedAt: this.clock.now().toISOString(),
-    };
-    this.records.put(next);
-    return next;
+  /** The live product with this externalId, if any. */
+  findByExternalId(owner: Owner, externalId: string): Promise<ProductRecord | undefined> {
+    return this.records.table.findUnique(owner.id, 'externalId', externalId);
   }
 
-  archive(owner: Owner, id: string): ProductRecord {
-    const current = this.get(owner, id);
-    if (current.deletedAt !== null) return current;
-    const now = this.clock.now().toISOString();
-    const next: ProductRecord = { ...current, active: false, deletedAt: now, updatedAt: now };
-    this.records.put(next);
-    return next;
+  update(owner: Owner, id: string, patch: ProductPatch): Promise<ProductRecord> {
+    return this.units.run(async () => {
+      const current = editable(await this.forUpdate(owner, id));
+      if (patch.externalId !== undefined && patch.externalId !== null) await this.assertExternalIdFree(owner.id, patch.externalId, id);
+      const next: ProductRecord = {
+        ...current,
+        ...(patch.name !== undefined && { name: patch.name.trim() }),
+        ...(patch.description !== undefined && { description: patch.description }),
+        ...(patch.externalId !== undefined && { externalId: patch.externalId }),
+        ...(patch.active !== undefined && { active: patch.active }),
+        ...(patch.metadata !== undefined && { metadata: patch.metadata }),
+        updatedAt: this.nowIso(),
+      };
+      await this.records.table.put(next);
+      return next;
+    });
   }
 
-  setImageUrl(owner: Owner, id: string, imageUrl: string | null): ProductRecord {
-    const current = this.getEditable(owner, id);
-    const next: ProductRecord = { ...current, imageUrl, updatedAt: this.clock.now().toISOString() };
-    this.records.put(next);
-    return next;
+  archive(owner: Owner, id: string): Promise<ProductRecord> {
+    return this.units.run(async () => {
+      const current = await this.forUpdate(owner, id);
+      if (current.deletedAt !== null) return current;
+      const now = this.nowIso();
+      const next: ProductRecord = { ...current, active: false, deletedAt: now, updatedAt: now };
+      await this.records.table.put(next);
+      return next;
+    });
   }
 
-  list(owner: Owner, query: ProductQuery): ProductList {
+  /** Sets the image URL; what the product pointed at before is the caller's to remove once this is durable. */
+  setImageUrl(owner: Owner, id: string, imageUrl: string | null): Promise<{ before: ProductRecord; updated: ProductRecord }> {
+    return this.units.run(async () => {
+      const before = editable(await this.forUpdate(owner, id));
+      const updated: ProductRecord = { ...before, imageUrl, updatedAt: this.nowIso() };
+      await this.records.table.put(updated);
+      return { before, updated };
+    });
+  }
+
+  async list(owner: Owner, query: ProductQuery): Promise<ProductList> {
     if (query.externalId !== undefined) {
-      const match = this.records.findUnique('externalId', `${owner.id}\n${query.externalId}`);
+      const match = await this.findByExternalId(owner, query.externalId);
       const live = match && (query.active === undefined || match.active === query.active) ? [toProduct(match)] : [];
       return { data: live, hasMore: false };
     }
-    const page = paginate(
-      this.records.group(owner.id),
-      query,
-      (p) => p.deletedAt === null && (query.active === undefined || p.active === query.active),
-    );
+    const keep = { live: true, ...(query.active !== undefined && { active: query.active }) };
+    const page = await this.records.page(owner.id, query, { keep });
     return { data: page.data.map(toProduct), hasMore: page.hasMore };
   }
 
-  private assertExternalIdFree(accountId: string, externalId: string, selfId: string | undefined): void {
-    const holder = this.records.findUnique('externalId', `${accountId}\n${externalId}`);
-    if (holder && holder.id !== selfId) throw badRequest(`externalId ${externalId} already exists in this account`);
+  /** Reset: every product of the account, archived ones included; the deleted records (their images are the caller's). */
+  async deleteAll(accountId: string): Promise<ProductRecord[]> {
+    const deleted: ProductRecord[] = [];
+    for await (const product of this.records.table.scan(accountId)) deleted.push(product);
+    await this.records.table.deleteAll(accountId);
+    return deleted;
   }
+
+  private forUpdate(owner: Owner, id: string): Promise<ProductRecord> {
+    return this.records.ownedForUpdate(owner.id, id, () => notFound(`product ${id} not found`));
+  }
+
+  private nowIso(): string {
+    return new Date(this.clock.nowMs()).toISOString();
+  }
+
+  private async assertExternalIdFree(accountId: string, externalId: string, selfId: string | undefined): Promise<void> {
+    const holder = await this.records.table.findUnique(accountId, 'externalId', externalId);
+    if (holder && holder.id !== selfId) throw invalid(`externalId ${externalId} already exists in this account`);
+  }
+}
+
+function editable(record: ProductRecord): ProductRecord {
+  if (record.deletedAt !== null) throw invalid(`product ${record.id} is archived and cannot be edited`);
+  return record;
 }

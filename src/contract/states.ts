@@ -1,3 +1,4 @@
+import { systemClock } from '../clock.js';
 import { defaultPurchaseBody, DEFAULT_METHOD, type Currency } from '../scenarios/defaults.js';
 import { signBody } from '../webhooks/signature.js';
 import { basic, StateSetupError, type TargetApi } from './target.js';
@@ -277,7 +278,7 @@ export class SandboxStates implements StateBackend {
     if (this.ended === undefined) await this.setup(STATES.paidTransaction, {});
     const ended = this.ended;
     if (ended === undefined) throw new StateSetupError('no transaction or withdrawal to take the webhook of');
-    const deadline = Date.now() + 5000;
+    const deadline = systemClock.nowMs() + 5000;
     for (;;) {
       const filter = ended.of === 'withdrawal' ? 'withdrawalId' : 'transactionId';
       const list = await this.api.expect<{ data: Delivery[] }>('GET', `/_sandbox/webhooks?${filter}=${encodeURIComponent(ended.id)}`, 200, { key: this.key });
@@ -294,7 +295,7 @@ export class SandboxStates implements StateBackend {
           },
         };
       }
-      if (Date.now() > deadline) throw new StateSetupError(`${ended.of} ${ended.id} has no ${ended.event} webhook delivery recorded`);
+      if (systemClock.nowMs() > deadline) throw new StateSetupError(`${ended.of} ${ended.id} has no ${ended.event} webhook delivery recorded`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }

@@ -1,3 +1,4 @@
+import { systemClock } from '../clock.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import { rm } from 'node:fs/promises';
 import { Verifier, type VerifierOptions } from '@pact-foundation/pact';
@@ -86,7 +87,7 @@ function failuresOf(json: VerifierJson): VerifyFailure[] {
  * target gets the requests only (message interactions are left out), with `secretKey`.
  */
 export async function verifyPacts(options: VerifyOptions): Promise<VerifyResult> {
-  const started = Date.now();
+  const started = systemClock.nowMs();
   const pacts = await loadPactFiles(options.pacts ?? [SHIPPED_PACTS_DIR]);
   const api = new TargetApi(options.providerBaseUrl);
   const version = await api.sandboxVersion();
@@ -194,7 +195,7 @@ export async function verifyPacts(options: VerifyOptions): Promise<VerifyResult>
     failures,
     stateErrors,
     notes: [...notes, ...backend.notes],
-    durationMs: Date.now() - started,
+    durationMs: systemClock.nowMs() - started,
     error,
   };
   return { ...result, report: formatVerifyReport(result) };

@@ -2,7 +2,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { secretKeyFromHeader, type Accounts } from '../accounts/accounts.js';
-import type { Events } from './events.js';
+import type { Events, SandboxEvent } from './events.js';
 
 export const EVENT_STREAM_PATH = '/_sandbox/events/ws';
 
@@ -51,20 +51,38 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
     if (refused) return refuse(socket, '403 Forbidden', refused);
     if (url.pathname !== EVENT_STREAM_PATH) return refuse(socket, '404 Not Found', `no WebSocket at ${url.pathname}`);
     const key = secretKeyFromHeader(req.headers.authorization) ?? url.searchParams.get('key') ?? undefined;
-    const account = key ? accounts.authenticate(key) : undefined;
+    void upgrade(key, url, req, socket, head).catch(() => socket.destroy());
+  });
+
+  async function upgrade(key: string | undefined, url: URL, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const account = key ? await accounts.authenticate(key) : undefined;
     if (!account) return refuse(socket, '401 Unauthorized', 'Unauthorized', 'API key invalid or absent: send Authorization: Basic base64("secret:" + key) or ?key=');
+    // Live events that happen while the missed ones are read are held, then sent after them: no gap, no repeat.
+    const cursor = url.searchParams.get('startingAfter');
+    const held: SandboxEvent[] = [];
+    let live: ((event: SandboxEvent) => void) | undefined;
+    const unsubscribe = events.subscribe(account.id, (event) => (live ? live(event) : held.push(event)));
+    // A handshake that fails (or a peer that leaves) never reaches the callback below.
+    socket.once('close', unsubscribe);
+    const missed = cursor ? await events.since(account.id, cursor) : [];
+    if (socket.destroyed) return unsubscribe();
     wss.handleUpgrade(req, socket, head, (ws) => {
       alive.set(ws, true);
       ws.on('pong', () => alive.set(ws, true));
-      const cursor = url.searchParams.get('startingAfter');
-      if (cursor) for (const event of events.since(account.id, cursor)) ws.send(JSON.stringify(event));
-      const unsubscribe = events.subscribe(account.id, (event) => {
+      const send = (event: SandboxEvent): void => {
         if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(event));
-      });
+      };
+      const sent = new Set<string>();
+      for (const event of missed) {
+        send(event);
+        sent.add(event.id);
+      }
+      for (const event of held) if (!sent.has(event.id)) send(event);
+      live = send;
       ws.on('close', unsubscribe);
       ws.on('error', unsubscribe);
     });
-  });
+  }
 
   const heartbeat = setInterval(() => {
     for (const ws of wss.clients) {

@@ -1,5 +1,5 @@
-import { paginate, type Page } from '../catalog/paginate.js';
-import type { Collection, Store } from '../store/store.js';
+import { Records, type Page } from '../records/records.js';
+import type { EventBus, Repository, Sequences, TableSpec } from '../store/ports.js';
 
 export type EventType =
   | 'transaction.created'
@@ -34,11 +34,6 @@ interface EventRecord extends SandboxEvent {
   accountId: string;
 }
 
-interface Counter {
-  id: string;
-  last: number;
-}
-
 export type EventListener = (event: SandboxEvent) => void;
 
 export interface EventQuery {
@@ -52,44 +47,51 @@ export interface EventQuery {
 // Events stored before withdrawals existed have no withdrawalId.
 const toEvent = ({ accountId: _accountId, ...event }: EventRecord): SandboxEvent => ({ ...event, withdrawalId: event.withdrawalId ?? null });
 
-/** The account's event log, kept in the store and fanned out live to subscribers. */
-export class Events {
-  private readonly records: Collection<EventRecord>;
-  private readonly counters: Collection<Counter>;
-  private readonly listeners = new Map<string, Set<EventListener>>();
+/** The bus carries what Events publishes, and nothing else: this only keeps its type honest. */
+const isEvent = (message: unknown): message is SandboxEvent =>
+  typeof message === 'object' && message !== null && typeof (message as { id?: unknown }).id === 'string' && typeof (message as { type?: unknown }).type === 'string';
 
-  constructor(store: Store) {
-    this.records = store.collection<EventRecord>('events', { groupBy: (e) => e.accountId });
-    this.counters = store.collection<Counter>('counters');
+export const EVENTS: TableSpec<EventRecord> = {
+  name: 'events',
+  filters: { type: (e) => e.type, transactionId: (e) => e.transactionId, withdrawalId: (e) => e.withdrawalId ?? null },
+};
+
+/** The account's event log, kept in the store and fanned out live (once stored durably) to subscribers, of every instance. */
+export class Events {
+  private readonly records: Records<EventRecord>;
+  private readonly sequences: Sequences;
+  private readonly bus: EventBus;
+
+  constructor(options: { repository: Repository }) {
+    this.records = new Records(options.repository, EVENTS);
+    this.sequences = options.repository.sequences;
+    this.bus = options.repository.bus;
   }
 
-  append(accountId: string, type: EventType, createdAt: string, transactionId: string | null, data: unknown, withdrawalId: string | null = null): SandboxEvent {
-    const seq = (this.counters.get('event')?.last ?? 0) + 1;
-    this.counters.put({ id: 'event', last: seq });
+  async append(accountId: string, type: EventType, createdAt: string, transactionId: string | null, data: unknown, withdrawalId: string | null = null): Promise<SandboxEvent> {
+    const seq = await this.sequences.next('event');
     const record: EventRecord = { id: `evt_${String(seq).padStart(10, '0')}`, type, createdAt, transactionId, withdrawalId, data, accountId };
-    this.records.put(record);
+    await this.records.table.put(record);
     const event = toEvent(record);
-    for (const listener of this.listeners.get(accountId) ?? []) listener(event);
+    this.bus.publish(accountId, event);
     return event;
   }
 
-  list(accountId: string, query: EventQuery): Page<SandboxEvent> {
-    const page = paginate(
-      this.records.group(accountId),
-      query,
-      (e) =>
-        (query.type === undefined || e.type === query.type) &&
-        (query.transactionId === undefined || e.transactionId === query.transactionId) &&
-        (query.withdrawalId === undefined || e.withdrawalId === query.withdrawalId),
-    );
+  async list(accountId: string, query: EventQuery): Promise<Page<SandboxEvent>> {
+    const keep = {
+      ...(query.type !== undefined && { type: query.type }),
+      ...(query.transactionId !== undefined && { transactionId: query.transactionId }),
+      ...(query.withdrawalId !== undefined && { withdrawalId: query.withdrawalId }),
+    };
+    const page = await this.records.page(accountId, query, { keep });
     return { data: page.data.map(toEvent), hasMore: page.hasMore };
   }
 
-  /** Events after a cursor, for a stream that resumes without gaps. */
-  since(accountId: string, startingAfter: string): SandboxEvent[] {
+  /** Events after a cursor, for a stream that resumes without gaps (an unknown cursor: none). */
+  async since(accountId: string, startingAfter: string): Promise<SandboxEvent[]> {
     const out: SandboxEvent[] = [];
     let started = false;
-    for (const e of this.records.group(accountId)) {
+    for await (const e of this.records.table.scan(accountId)) {
       if (started) out.push(toEvent(e));
       else started = e.id === startingAfter;
     }
@@ -97,29 +99,17 @@ export class Events {
   }
 
   subscribe(accountId: string, listener: EventListener): () => void {
-    let set = this.listeners.get(accountId);
-    if (!set) this.listeners.set(accountId, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0) this.listeners.delete(accountId);
-    };
+    return this.bus.subscribe(accountId, (message) => {
+      if (isEvent(message)) listener(message);
+    });
   }
 
   /** Retention: deletes up to `limit` of the account's events created before `cutoff` (ISO, account clock). */
-  deleteOlderThan(accountId: string, cutoff: string, limit: number): number {
-    const old: string[] = [];
-    for (const e of this.records.group(accountId)) {
-      if (old.length >= limit || e.createdAt >= cutoff) break;
-      old.push(e.id);
-    }
-    for (const id of old) this.records.delete(id);
-    return old.length;
+  deleteOlderThan(accountId: string, cutoff: string, limit: number): Promise<number> {
+    return this.records.deleteOlderThan(accountId, cutoff, limit, (e) => e.createdAt);
   }
 
-  deleteAll(accountId: string): number {
-    const owned = [...this.records.group(accountId)];
-    for (const e of owned) this.records.delete(e.id);
-    return owned.length;
+  deleteAll(accountId: string): Promise<number> {
+    return this.records.table.deleteAll(accountId);
   }
 }

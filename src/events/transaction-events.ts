@@ -1,6 +1,5 @@
+import type { TransactionChange, TransactionListener } from '../transactions/listeners.js';
 import type { StatusReason, TransactionRecord } from '../transactions/transaction-record.js';
-import type { Transactions } from '../transactions/transactions.js';
-import type { Transitions } from '../transactions/transitions.js';
 import type { WebhookEvent } from '../webhooks/payload.js';
 import type { Deliveries } from '../webhooks/deliveries.js';
 import type { EventType, Events } from './events.js';
@@ -31,24 +30,28 @@ const declineMessageOf = (record: TransactionRecord): string | null =>
   'declineReason' in record.view && typeof record.view.declineReason === 'string' ? record.view.declineReason : null;
 
 /** Every change of a transaction becomes an event, and each end state its webhook. */
-export function wireTransactionEvents(transactions: Transactions, transitions: Transitions, events: Events, deliveries: Deliveries): void {
-  transactions.onCreate((record) => {
-    events.append(record.accountId, 'transaction.created', record.view.createdAt, record.id, record.view);
-    if (record.filledAt !== null) events.append(record.accountId, 'transaction.instruction_filled', record.view.createdAt, record.id, record.view);
+export class TransactionEvents implements TransactionListener {
+  constructor(private readonly options: { events: Events; deliveries: Deliveries }) {}
+
+  async created(record: TransactionRecord): Promise<void> {
+    const { events, deliveries } = this.options;
+    await events.append(record.accountId, 'transaction.created', record.view.createdAt, record.id, record.view);
+    if (record.filledAt !== null) await events.append(record.accountId, 'transaction.instruction_filled', record.view.createdAt, record.id, record.view);
     const immediate = outcomeOf(record);
     if (!immediate) return;
-    events.append(record.accountId, immediate.event, record.view.createdAt, record.id, record.view);
-    deliveries.transactionEvent(record, immediate.webhook, immediate === PAID ? null : declineMessageOf(record));
-  });
+    await events.append(record.accountId, immediate.event, record.view.createdAt, record.id, record.view);
+    await deliveries.transactionEvent(record, immediate.webhook, immediate === PAID ? null : declineMessageOf(record));
+  }
 
-  transitions.onTransition((next, previous, nowIso, detail) => {
+  async changed({ next, previous, at, detail }: TransactionChange): Promise<void> {
+    const { events, deliveries } = this.options;
     if (previous.filledAt === null && next.filledAt !== null) {
-      events.append(next.accountId, 'transaction.instruction_filled', nowIso, next.id, next.view);
+      await events.append(next.accountId, 'transaction.instruction_filled', at, next.id, next.view);
     }
     if (next.view.status === previous.view.status) return;
     const outcome = outcomeOf(next);
     if (!outcome) return;
-    events.append(next.accountId, outcome.event, nowIso, next.id, next.view);
-    deliveries.transactionEvent(next, outcome.webhook, detail.message ?? null);
-  });
+    await events.append(next.accountId, outcome.event, at, next.id, next.view);
+    await deliveries.transactionEvent(next, outcome.webhook, detail.message ?? null);
+  }
 }

@@ -1,8 +1,8 @@
-import type { Ledger } from '../ledger/ledger.js';
+import type { LedgerEntry, LedgerListener } from '../ledger/ledger.js';
 import type { WithdrawalStatus } from '../spec/types.js';
 import type { Deliveries } from '../webhooks/deliveries.js';
 import type { WebhookEvent } from '../webhooks/payload.js';
-import type { Withdrawals } from '../withdrawals/withdrawals.js';
+import type { WithdrawalChange, WithdrawalListener, WithdrawalRecord } from '../withdrawals/withdrawals.js';
 import type { EventType, Events } from './events.js';
 
 /** Each status a withdrawal reaches: its sandbox event, and the merchant's webhook for the ends. */
@@ -15,18 +15,25 @@ const ON: Record<WithdrawalStatus, { event: EventType; webhook?: WebhookEvent }>
   WITHDRAW_RETURNED: { event: 'withdrawal.returned', webhook: 'cashout.returned' },
 };
 
-/** Every change of a withdrawal becomes an event (live on the WebSocket), and each end its webhook; a control credit an event too. */
-export function wireWithdrawalEvents(withdrawals: Withdrawals, ledger: Ledger, events: Events, deliveries: Deliveries): void {
-  withdrawals.onCreate((record) => {
-    events.append(record.accountId, 'withdrawal.created', record.view.createdAt, null, record.view, record.id);
-  });
-  withdrawals.onChange((next, previous, at) => {
+/** Every change of a withdrawal becomes an event (live on the WebSocket), and each end its webhook. */
+export class WithdrawalEvents implements WithdrawalListener {
+  constructor(private readonly options: { events: Events; deliveries: Deliveries }) {}
+
+  async created(record: WithdrawalRecord): Promise<void> {
+    await this.options.events.append(record.accountId, 'withdrawal.created', record.view.createdAt, null, record.view, record.id);
+  }
+
+  async changed({ next, previous, at }: WithdrawalChange): Promise<void> {
     if (next.view.status === previous.view.status) return;
     const on = ON[next.view.status];
-    events.append(next.accountId, on.event, at, null, next.view, next.id);
-    if (on.webhook) deliveries.withdrawalEvent(next, on.webhook);
-  });
-  ledger.onEntry((accountId, entry) => {
-    if (entry.kind === 'credit') events.append(accountId, 'balance.credited', entry.at, null, entry);
-  });
+    await this.options.events.append(next.accountId, on.event, at, null, next.view, next.id);
+    if (on.webhook) await this.options.deliveries.withdrawalEvent(next, on.webhook);
+  }
+}
+
+/** A control-API credit of the balance is an event too. */
+export function balanceEvents(events: Events): LedgerListener {
+  return async (accountId: string, entry: LedgerEntry) => {
+    if (entry.kind === 'credit') await events.append(accountId, 'balance.credited', entry.at, null, entry);
+  };
 }

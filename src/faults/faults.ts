@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { badRequest } from '../http/errors.js';
+import { invalid } from '../errors.js';
 import { compileGlob, globMatches, globProblem } from './glob.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import type { components } from '../spec/openapi-types.js';
-import type { Collection, Store } from '../store/store.js';
+import type { Repository, Table, TableSpec, UnitOfWork } from '../store/ports.js';
 
 export type FaultRule = components['schemas']['FaultRule'];
 export type FaultRules = components['schemas']['FaultRules'];
@@ -44,9 +44,21 @@ interface StoredRule extends FaultRuleState {
 }
 
 interface AccountFaults {
+  /** The account id: one record per account. */
   id: string;
+  accountId: string;
   rules: StoredRule[];
   held: Record<string, Held>;
+}
+
+export const FAULTS: TableSpec<AccountFaults> = { name: 'faults' };
+
+export interface FaultsOptions {
+  repository: Repository;
+  /** Seeds the probability draws: the same rules and requests fire the same faults in every run. */
+  seed: number;
+  /** What `match.operation` may name. */
+  operationIds: ReadonlySet<string>;
 }
 
 /** A rule that fired, and what it does. */
@@ -70,101 +82,119 @@ export const OUT_OF_ORDER_HOLD_MS = 60_000;
  * deliveries, before any change unless it is an afterCommit.
  */
 export class Faults {
-  private readonly records: Collection<AccountFaults>;
+  private readonly records: Table<AccountFaults>;
+  private readonly units: UnitOfWork;
+  private readonly seed: number;
+  private readonly operationIds: ReadonlySet<string>;
 
-  constructor(
-    store: Store,
-    private readonly seed: number,
-    private readonly operationIds: ReadonlySet<string>,
-  ) {
-    this.records = store.collection<AccountFaults>('faults');
+  constructor(options: FaultsOptions) {
+    this.records = options.repository.table(FAULTS);
+    this.units = options.repository.units;
+    this.seed = options.seed;
+    this.operationIds = options.operationIds;
   }
 
-  state(accountId: string): FaultRulesState {
-    const rules = this.records.get(accountId)?.rules ?? [];
-    return { rules: rules.map(({ seen: _seen, ...rule }) => rule) };
+  async state(accountId: string): Promise<FaultRulesState> {
+    return stateOf(await this.records.get(accountId, accountId));
   }
 
-  set(accountId: string, input: FaultRules): FaultRulesState {
+  async set(accountId: string, input: FaultRules): Promise<FaultRulesState> {
     const rules = input.rules.map((rule, index) => this.checked(rule, index));
     const ids = new Set<string>();
     for (const rule of rules) {
-      if (ids.has(rule.id)) throw badRequest(`rules: the id ${rule.id} is used twice`);
+      if (ids.has(rule.id)) throw invalid(`rules: the id ${rule.id} is used twice`);
       ids.add(rule.id);
     }
-    this.records.put({ id: accountId, rules, held: this.records.get(accountId)?.held ?? {} });
-    return this.state(accountId);
+    return this.change(accountId, (current) => ({ id: accountId, accountId, rules, held: current?.held ?? {} }));
   }
 
-  clear(accountId: string): FaultRulesState {
-    const current = this.records.get(accountId);
+  clear(accountId: string): Promise<FaultRulesState> {
     // Held deliveries keep their marker, so their postponed attempt is still sent as is.
-    if (current && Object.keys(current.held).length > 0) this.records.put({ ...current, rules: [] });
-    else this.records.delete(accountId);
-    return this.state(accountId);
+    return this.change(accountId, (current) => (current && Object.keys(current.held).length > 0 ? { ...current, rules: [] } : null));
   }
 
   /** The HTTP rule that fires for this request, if any; counts it as fired unless it is an afterCommit (see `confirm`). */
-  forRequest(accountId: string, operationId: string, method: string, path: string): Fired | undefined {
+  async forRequest(accountId: string, operationId: string, method: string, path: string): Promise<Fired | undefined> {
     if (EXEMPT_OPERATIONS.has(operationId)) return undefined;
-    const fired = this.draw(accountId, (rule) => {
-      const m = rule.match;
-      return (
-        m.operation !== WEBHOOK_OPERATION &&
-        (m.operation === undefined || m.operation === operationId) &&
-        (m.method === undefined || m.method === method.toUpperCase()) &&
-        (m.path === undefined || pathMatches(m.path, path))
-      );
+    // Most accounts have no rules: no unit, no lock.
+    if (!hasRules(await this.records.get(accountId, accountId))) return undefined;
+    return this.units.run(async () => {
+      const fired = await this.draw(accountId, (rule) => {
+        const m = rule.match;
+        return (
+          m.operation !== WEBHOOK_OPERATION &&
+          (m.operation === undefined || m.operation === operationId) &&
+          (m.method === undefined || m.method === method.toUpperCase()) &&
+          (m.path === undefined || pathMatches(m.path, path))
+        );
+      });
+      if (fired && !('afterCommit' in fired.action)) await this.confirm(accountId, fired.ruleId);
+      return fired;
     });
-    if (fired && !('afterCommit' in fired.action)) this.confirm(accountId, fired.ruleId);
-    return fired;
   }
 
   /** Counts a rule as fired (an afterCommit once the change was made). */
-  confirm(accountId: string, ruleId: string): void {
-    const record = this.records.get(accountId);
-    if (!record) return;
-    this.records.put({ ...record, rules: record.rules.map((r) => (r.id === ruleId ? { ...r, fired: r.fired + 1 } : r)) });
+  async confirm(accountId: string, ruleId: string): Promise<void> {
+    await this.change(accountId, (record) => record && { ...record, rules: record.rules.map((r) => (r.id === ruleId ? { ...r, fired: r.fired + 1 } : r)) });
   }
 
   /** The fault of an automatic webhook attempt, if any. */
-  forWebhookAttempt(accountId: string, deliveryId: string, event: string): WebhookFault | undefined {
-    const record = this.records.get(accountId);
-    const held = record?.held[deliveryId];
-    if (record && held) {
-      const { [deliveryId]: _released, ...rest } = record.held;
-      this.records.put({ ...record, held: rest });
-      return { ruleId: held.ruleId };
-    }
-    const fired = this.draw(accountId, (rule) => rule.match.operation === WEBHOOK_OPERATION && (rule.match.event === undefined || rule.match.event === event));
-    if (!fired) return undefined;
-    this.confirm(accountId, fired.ruleId);
-    const action = fired.action;
-    if ('delayMs' in action || 'outOfOrder' in action) {
-      const kind = 'delayMs' in action ? 'delay' : 'outOfOrder';
-      const current = this.records.get(accountId) as AccountFaults;
-      this.records.put({ ...current, held: { ...current.held, [deliveryId]: { ruleId: fired.ruleId, kind } } });
-      return { ruleId: fired.ruleId, postponeMs: 'delayMs' in action ? action.delayMs : OUT_OF_ORDER_HOLD_MS };
-    }
-    if ('duplicate' in action) return { ruleId: fired.ruleId, duplicate: action.duplicate };
-    if ('badSignature' in action) return { ruleId: fired.ruleId, badSignature: true };
-    return undefined;
+  async forWebhookAttempt(accountId: string, deliveryId: string, event: string): Promise<WebhookFault | undefined> {
+    if (!hasRules(await this.records.get(accountId, accountId))) return undefined;
+    return this.units.run(async () => {
+      const record = await this.records.getForUpdate(accountId, accountId);
+      const held = record?.held[deliveryId];
+      if (record && held) {
+        const { [deliveryId]: _released, ...rest } = record.held;
+        await this.records.put({ ...record, held: rest });
+        return { ruleId: held.ruleId };
+      }
+      const fired = await this.draw(accountId, (rule) => rule.match.operation === WEBHOOK_OPERATION && (rule.match.event === undefined || rule.match.event === event));
+      if (!fired) return undefined;
+      await this.confirm(accountId, fired.ruleId);
+      const action = fired.action;
+      if ('delayMs' in action || 'outOfOrder' in action) {
+        const kind = 'delayMs' in action ? 'delay' : 'outOfOrder';
+        await this.change(accountId, (current) => current && { ...current, held: { ...current.held, [deliveryId]: { ruleId: fired.ruleId, kind } } });
+        return { ruleId: fired.ruleId, postponeMs: 'delayMs' in action ? action.delayMs : OUT_OF_ORDER_HOLD_MS };
+      }
+      if ('duplicate' in action) return { ruleId: fired.ruleId, duplicate: action.duplicate };
+      if ('badSignature' in action) return { ruleId: fired.ruleId, badSignature: true };
+      return undefined;
+    });
   }
 
   /** Forgets a held delivery that will not be attempted any more. */
-  drop(accountId: string, deliveryId: string): void {
-    const record = this.records.get(accountId);
-    if (!record?.held[deliveryId]) return;
-    const { [deliveryId]: _dropped, ...rest } = record.held;
-    this.records.put({ ...record, held: rest });
+  async drop(accountId: string, deliveryId: string): Promise<void> {
+    const found = await this.records.get(accountId, accountId);
+    if (!found?.held[deliveryId]) return;
+    await this.change(accountId, (record) => {
+      if (!record?.held[deliveryId]) return record;
+      const { [deliveryId]: _dropped, ...rest } = record.held;
+      return { ...record, held: rest };
+    });
   }
 
   /** Deliveries held by an outOfOrder rule, other than `except`: another attempt overtook them, they may go now. */
-  overtaken(accountId: string, except: string): string[] {
-    const held = this.records.get(accountId)?.held ?? {};
+  async overtaken(accountId: string, except: string): Promise<string[]> {
+    const held = (await this.records.get(accountId, accountId))?.held ?? {};
     return Object.entries(held)
       .filter(([id, h]) => id !== except && h.kind === 'outOfOrder')
       .map(([id]) => id);
+  }
+
+  /** Reads the account's record under lock and stores what `next` makes of it (null: removed; unchanged: nothing written). */
+  private change(accountId: string, next: (current: AccountFaults | undefined) => AccountFaults | null | undefined): Promise<FaultRulesState> {
+    return this.units.run(async () => {
+      const current = await this.records.getForUpdate(accountId, accountId);
+      const updated = next(current);
+      if (updated === null) {
+        await this.records.delete(accountId, accountId);
+        return stateOf(undefined);
+      }
+      if (updated !== undefined && updated !== current) await this.records.put(updated);
+      return stateOf(updated);
+    });
   }
 
   /** Rules that passed the schema still need what it cannot say: known operations, and actions that fit them. */
@@ -175,20 +205,20 @@ export class Faults {
     const webhook = match.operation === WEBHOOK_OPERATION;
     if (match.operation !== undefined && !webhook) {
       if (!this.operationIds.has(match.operation)) {
-        throw badRequest(`${where}.match.operation ${match.operation} is not an operationId of openapi.yaml (or "webhook")`);
+        throw invalid(`${where}.match.operation ${match.operation} is not an operationId of openapi.yaml (or "webhook")`);
       }
-      if (EXEMPT_OPERATIONS.has(match.operation)) throw badRequest(`${where}.match.operation ${match.operation} cannot be faulted`);
+      if (EXEMPT_OPERATIONS.has(match.operation)) throw invalid(`${where}.match.operation ${match.operation} cannot be faulted`);
     }
     if (webhook && (match.method !== undefined || match.path !== undefined)) {
-      throw badRequest(`${where}.match: a webhook rule matches by event, not by method or path`);
+      throw invalid(`${where}.match: a webhook rule matches by event, not by method or path`);
     }
-    if (!webhook && match.event !== undefined) throw badRequest(`${where}.match.event is only for operation: webhook`);
+    if (!webhook && match.event !== undefined) throw invalid(`${where}.match.event is only for operation: webhook`);
     const tooComplex = match.path === undefined ? undefined : globProblem(match.path);
-    if (tooComplex) throw badRequest(`${where}.match.path ${tooComplex}`);
+    if (tooComplex) throw invalid(`${where}.match.path ${tooComplex}`);
     const kind = [...HTTP_ACTIONS, ...WEBHOOK_ACTIONS].find((k) => k in rule.action) ?? '';
     const allowed: readonly string[] = webhook ? WEBHOOK_ACTIONS : HTTP_ACTIONS;
     if (!allowed.includes(kind)) {
-      throw badRequest(
+      throw invalid(
         webhook
           ? `${where}.action: a webhook rule takes duplicate, delayMs, badSignature or outOfOrder`
           : `${where}.action: ${kind} is for operation: webhook; a request rule takes status, latencyMs, timeout, reset or afterCommit`,
@@ -205,8 +235,8 @@ export class Faults {
    * is a hash of (seed, rule id, how many matching requests it saw): the same rules and
    * requests fire the same faults in every run, on any account, after a restart too.
    */
-  private draw(accountId: string, matches: (rule: StoredRule) => boolean): Fired | undefined {
-    const record = this.records.get(accountId);
+  private async draw(accountId: string, matches: (rule: StoredRule) => boolean): Promise<Fired | undefined> {
+    const record = await this.records.getForUpdate(accountId, accountId);
     if (!record || record.rules.length === 0) return undefined;
     let rules = record.rules;
     let fired: Fired | undefined;
@@ -220,9 +250,15 @@ export class Faults {
       fired = { ruleId: rule.id, action: rule.action };
       break;
     }
-    if (rules !== record.rules) this.records.put({ ...record, rules });
+    if (rules !== record.rules) await this.records.put({ ...record, rules });
     return fired;
   }
+}
+
+const hasRules = (record: AccountFaults | undefined): boolean => record !== undefined && (record.rules.length > 0 || Object.keys(record.held).length > 0);
+
+function stateOf(record: AccountFaults | undefined): FaultRulesState {
+  return { rules: (record?.rules ?? []).map(({ seen: _seen, ...rule }) => rule) };
 }
 
 /** Every operationId of the document: what `match.operation` may name. */

@@ -24,10 +24,11 @@ export class Authenticator {
   ) {}
 
   /** The caller, or undefined when the credentials do not satisfy the operation. */
-  caller(operation: SandboxOperation, authorization: string | undefined): Caller | undefined {
+  async caller(operation: SandboxOperation, authorization: string | undefined): Promise<Caller | undefined> {
     const requirements = operation.security ?? [];
     const key = secretKeyFromHeader(authorization);
-    const account = key ? this.accounts.authenticate(key) : undefined;
+    // A key is looked up in the store (another instance may have created its account).
+    const account = key ? await this.accounts.authenticate(key) : undefined;
     const admin = this.adminToken !== undefined && bearerTokenMatches(authorization, this.adminToken);
     if (requirements.length === 0) return { account, admin };
     const holds = (scheme: string): boolean => (scheme === 'basicAuth' ? account !== undefined : scheme === 'adminToken' ? admin : false);
@@ -35,8 +36,8 @@ export class Authenticator {
   }
 
   /** The caller, or the 401. */
-  authenticate(operation: SandboxOperation, authorization: string | undefined): Caller {
-    const caller = this.caller(operation, authorization);
+  async authenticate(operation: SandboxOperation, authorization: string | undefined): Promise<Caller> {
+    const caller = await this.caller(operation, authorization);
     if (!caller) throw new HttpError(401, UNAUTHORIZED);
     return caller;
   }

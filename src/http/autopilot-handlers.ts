@@ -6,8 +6,8 @@ const accountId = (call: { account: AccountRecord | undefined }): string => owne
 
 export function createAutopilotHandlers(autopilot: Autopilot): Handlers {
   return {
-    getAutopilot: (call) => ({ status: 200, json: autopilot.state(accountId(call)) }),
-    setAutopilot: (call) => ({ status: 200, json: autopilot.set(accountId(call), call.body) }),
-    clearAutopilot: (call) => ({ status: 200, json: autopilot.clear(accountId(call)) }),
+    getAutopilot: async (call) => ({ status: 200, json: await autopilot.state(accountId(call)) }),
+    setAutopilot: async (call) => ({ status: 200, json: await autopilot.set(accountId(call), call.body) }),
+    clearAutopilot: async (call) => ({ status: 200, json: await autopilot.clear(accountId(call)) }),
   };
 }

@@ -57,11 +57,6 @@ export class HttpError extends Error {
 }
 
 export const badRequest = (message: string): HttpError => new HttpError(400, message);
-/**
- * Only src/catalog still throws this one (the domain half of issue 23 moves it to the
- * DomainError `notFound` of src/errors.ts, after which it goes: one notFound).
- */
-export const notFound = (message: string): HttpError => new HttpError(404, message);
 
 export function familyOf(path: string): ErrorFamily {
   return path.startsWith('/v2/') || path === '/v2' ? 'product' : 'transaction';

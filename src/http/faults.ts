@@ -10,7 +10,7 @@ export const FAULT_HEADER = 'x-sandbox-fault';
 export interface FaultDecision {
   answered: boolean;
   /** An afterCommit rule: call once the change is durable, instead of sending the reply. */
-  afterCommit?: () => void;
+  afterCommit?: () => Promise<void>;
 }
 
 const PROCEED: FaultDecision = { answered: false };
@@ -27,7 +27,7 @@ export class HttpFaults {
   constructor(private readonly faults: Faults) {}
 
   async apply(accountId: string, operationId: string, req: Request, res: Response): Promise<FaultDecision> {
-    const fired = this.faults.forRequest(accountId, operationId, req.method, req.path);
+    const fired = await this.faults.forRequest(accountId, operationId, req.method, req.path);
     if (!fired) return PROCEED;
     const { ruleId, action } = fired;
     const mark = (): void => {
@@ -59,9 +59,9 @@ export class HttpFaults {
       const { status, retryAfter } = action.afterCommit;
       return {
         answered: false,
-        afterCommit: () => {
+        afterCommit: async () => {
           mark();
-          this.faults.confirm(accountId, ruleId);
+          await this.faults.confirm(accountId, ruleId);
           sendFault(res, req.path, status, retryAfter, `fault rule ${ruleId} answered ${status} after the change was made and stored`);
         },
       };

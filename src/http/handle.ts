@@ -25,6 +25,8 @@ export class HandleStage {
     handlers: Handlers,
     private readonly units: Pick<UnitOfWork, 'run'>,
     private readonly fallback: Fallback | undefined,
+    /** Operations whose handlers run their own units of work (they commit in steps). */
+    private readonly selfCommitting: ReadonlySet<OperationId> = new Set(),
   ) {
     // The one place types are erased: validation against openapi.yaml is what makes the
     // pipeline's call the operation's Call<K> (src/http/call.ts).
@@ -39,6 +41,7 @@ export class HandleStage {
       throw new HttpError(501, `${operation.method.toUpperCase()} ${operation.path} is not emulated by this version of the sandbox yet`);
     }
     const call: AnyCall = { req, account: caller.account, admin: caller.admin, params: validated.params, query: validated.query, body: validated.body };
+    if (operation.operationId !== undefined && this.selfCommitting.has(operation.operationId as OperationId)) return handler(call);
     return this.units.run(async () => handler(call));
   }
 }

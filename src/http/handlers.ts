@@ -1,4 +1,4 @@
-import { toAccount, type Accounts } from '../accounts/accounts.js';
+import { toAccount, type AccountRecord, type Accounts } from '../accounts/accounts.js';
 import { readImageField } from './image-upload.js';
 import type { ProductImages } from '../catalog/images.js';
 import type { Offers } from '../catalog/offers.js';
@@ -7,8 +7,9 @@ import type { Products } from '../catalog/products.js';
 import { toProduct } from '../catalog/products.js';
 import type { Config } from '../config.js';
 import type { ObjectStorage } from '../objects/object-storage.js';
-import { health } from '../sandbox/health.js';
+import type { Health } from '../sandbox/health.js';
 import type { AccountReset } from '../sandbox/reset.js';
+import type { OperationId } from '../spec/types.js';
 import { notFound } from '../errors.js';
 import type { WebhookTargets } from '../webhooks/targets.js';
 import { owner, type Call, type Handlers } from './call.js';
@@ -23,6 +24,7 @@ export interface Services {
   images: ProductImages;
   objects: ObjectStorage;
   reset: AccountReset;
+  health: Health;
   shared: SharedUse;
   targets: WebhookTargets;
 }
@@ -36,58 +38,66 @@ export function checkWebhookTarget(targets: WebhookTargets, field: string, url: 
 
 const json = <S extends number, J>(status: S, body: J) => ({ status, json: body });
 
+/**
+ * Operations that manage their own units of work, so the HTTP layer runs them outside one: each
+ * step is durable before the next (the product change before its old image file goes; a replayed
+ * webhook's attempt recorded before the answer; a reset before the files go; every step of a clock
+ * advance, so the jobs it runs are units of their own).
+ */
+export const SELF_COMMITTING: ReadonlySet<OperationId> = new Set<OperationId>(['uploadProductImage', 'deleteProductImage', 'resetAccount', 'replayWebhook', 'advanceClock']);
+
 /** Calls are typed from openapi.yaml (src/http/call.ts): they reach handlers only after its schemas accepted them. */
 export function createHandlers(s: Services): Handlers {
   return {
-    createProduct: (call) => json(201, toProduct(s.products.create(owner(call), call.body))),
-    listProducts: (call) =>
-      json(200, s.products.list(owner(call), {
+    createProduct: async (call) => json(201, toProduct(await s.products.create(owner(call), call.body))),
+    listProducts: async (call) =>
+      json(200, await s.products.list(owner(call), {
         active: call.query.active,
         externalId: call.query.externalId,
         limit: call.query.limit,
         startingAfter: call.query.startingAfter,
       })),
-    getProduct: (call) => json(200, toProduct(s.products.get(owner(call), call.params.id))),
-    updateProduct: (call) =>
-      json(200, toProduct(s.products.update(owner(call), call.params.id, call.body))),
-    archiveProduct: (call) => json(200, toProduct(s.products.archive(owner(call), call.params.id))),
+    getProduct: async (call) => json(200, toProduct(await s.products.get(owner(call), call.params.id))),
+    updateProduct: async (call) =>
+      json(200, toProduct(await s.products.update(owner(call), call.params.id, call.body))),
+    archiveProduct: async (call) => json(200, toProduct(await s.products.archive(owner(call), call.params.id))),
     uploadProductImage: async (call) => {
       const account = owner(call);
       const id = call.params.id;
       // Refuse before reading the upload: a missing or archived product needs no bytes.
-      s.products.getEditable(account, id);
+      await s.products.getEditable(account, id);
       const bytes = await readImageField(call.req, s.config.imageLimitBytes);
       return json(200, toProduct(await s.images.set(account, id, bytes)));
     },
     deleteProductImage: async (call) => json(200, toProduct(await s.images.remove(owner(call), call.params.id))),
-    listProductOffers: (call) =>
-      json(200, s.offers.listForProduct(owner(call), call.params.id, {
+    listProductOffers: async (call) =>
+      json(200, await s.offers.listForProduct(owner(call), call.params.id, {
         limit: call.query.limit,
         startingAfter: call.query.startingAfter,
       })),
-    createOffer: (call) => json(201, toOffer(s.offers.create(owner(call), call.body))),
+    createOffer: async (call) => json(201, toOffer(await s.offers.create(owner(call), call.body))),
 
-    getHealth: () => json(200, health()),
-    createAccount: (call) => {
+    getHealth: () => json(200, s.health.report()),
+    createAccount: async (call) => {
       s.shared.requireAdminOrLoopback(s.config.adminToken, 'account creation');
       if (s.config.adminToken !== undefined && !call.admin) {
         throw new HttpError(401, 'this sandbox requires its admin token: Authorization: Bearer <SANDBOX_ADMIN_TOKEN>');
       }
       const input = call.body ?? {};
       checkWebhookTarget(s.targets, 'webhookUrl', input.webhookUrl);
-      return json(201, toAccount(s.accounts.create(input)));
+      return json(201, toAccount(await s.accounts.create(input)));
     },
-    setWebhookUrl: (call) => {
+    setWebhookUrl: async (call) => {
       const { url } = call.body;
       checkWebhookTarget(s.targets, 'url', url);
       // Who-am-I's shape: the secret key is answered at account creation only.
-      const { secretKey: _key, ...account } = toAccount(s.accounts.setWebhookUrl(owner(call), url));
+      const { secretKey: _key, ...account } = toAccount(await s.accounts.setWebhookUrl(owner(call), url));
       return json(200, account);
     },
     resetAccount: async (call) => {
       s.shared.requireAdminOrLoopback(s.config.adminToken, 'reset');
       const { accountId } = call.body ?? {};
-      return json(200, await s.reset.run(resolveResetTarget(s, call, accountId)));
+      return json(200, await s.reset.run(await resolveResetTarget(s, call, accountId)));
     },
     getObject: async (call) => {
       const key = call.params.key;
@@ -102,11 +112,11 @@ export function createHandlers(s: Services): Handlers {
  * With an admin token configured, reset is an admin act naming its account; without one,
  * an account resets itself with its own key.
  */
-function resolveResetTarget(s: Services, call: Call<'resetAccount'>, accountId: string | undefined) {
+async function resolveResetTarget(s: Services, call: Call<'resetAccount'>, accountId: string | undefined): Promise<AccountRecord> {
   if (s.config.adminToken !== undefined) {
     if (!call.admin) throw new HttpError(403, 'reset requires the admin token: Authorization: Bearer <SANDBOX_ADMIN_TOKEN>');
     if (!accountId) throw new HttpError(400, 'accountId is required when resetting with the admin token');
-    const target = s.accounts.get(accountId);
+    const target = await s.accounts.get(accountId);
     if (!target) throw notFound(`account ${accountId} not found`);
     return target;
   }

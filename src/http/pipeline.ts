@@ -4,6 +4,7 @@ import type { Accounts } from '../accounts/accounts.js';
 import { DEFAULTS } from '../config.js';
 import type { Logger } from '../log.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
+import type { OperationId } from '../spec/types.js';
 import type { UnitOfWork } from '../store/ports.js';
 import { Authenticator } from './authenticate.js';
 import type { Handlers } from './call.js';
@@ -33,7 +34,7 @@ export type Pipeline = RequestHandler & {
    * Whether this request's body may be read: it is routed to an operation that takes a body,
    * and its credentials satisfy that operation. Any other body is never buffered or parsed.
    */
-  mayReadBody(req: IncomingMessage): boolean;
+  mayReadBody(req: IncomingMessage): Promise<boolean>;
   /** The error stage, for the errors met before the pipeline (body-parser's, the lane's). */
   errors: ErrorMapper;
   /** This sandbox's answer writer: its `afterAnswers` is what the webhooks wait for. */
@@ -47,6 +48,8 @@ export interface PipelineOptions {
   adminToken: string | undefined;
   /** Each handler runs as `units.run(() => handler(call))`; the answer leaves when it resolves. */
   units: Pick<UnitOfWork, 'run'>;
+  /** Operations whose handlers manage their own units of work (src/http/handlers.ts): run outside one. */
+  selfCommitting?: ReadonlySet<OperationId>;
   logger: Logger;
   /** express.json()'s limit, named in a 413 (default: the configuration default). */
   jsonLimitBytes?: number;
@@ -65,11 +68,11 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const router = new SpecRouter(options.document);
   const validator = createSpecValidator(router);
   const authenticator = new Authenticator(options.accounts, options.adminToken);
-  const handling = new HandleStage(options.handlers, options.units, options.fallback);
+  const handling = new HandleStage(options.handlers, options.units, options.fallback, options.selfCommitting);
 
   const run = async (req: Request, res: Response): Promise<void> => {
     const operation = matchOperation(router, req.method, req.path);
-    const caller = authenticator.authenticate(operation, req.headers.authorization);
+    const caller = await authenticator.authenticate(operation, req.headers.authorization);
     // The request log files the request under this account (src/http/request-log-middleware.ts).
     if (caller.account) res.locals.accountId = caller.account.id;
     const fault = faults && caller.account && operation.operationId ? await faults.apply(caller.account.id, operation.operationId, req, res) : undefined;
@@ -95,10 +98,10 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     }
   };
 
-  const mayReadBody = (req: IncomingMessage): boolean => {
+  const mayReadBody = async (req: IncomingMessage): Promise<boolean> => {
     const operation = operationOf(router, req.method ?? '', pathOf(req.url));
     if (!operation?.requestBody) return false;
-    return authenticator.caller(operation, req.headers.authorization) !== undefined;
+    return (await authenticator.caller(operation, req.headers.authorization)) !== undefined;
   };
 
   return Object.assign(pipeline, { mayReadBody, errors, answers });

@@ -62,11 +62,11 @@ export function requestLogging({ log, accounts, logger, level = 'debug', nowMs }
     res.setHeader(TRACE_HEADER, traceId);
     const body = captureBody(res);
     let done = false;
-    const finish = (status: number | null): void => {
+    const finish = async (status: number | null): Promise<void> => {
       if (done) return;
       done = true;
       const durationMs = Math.round((performance.now() - started) * 10) / 10;
-      const accountId = (res.locals.accountId as string | undefined) ?? accountOf(accounts, req);
+      const accountId = (res.locals.accountId as string | undefined) ?? (await accountOf(accounts, req));
       const fault = (res.locals.fault as string | undefined) ?? null;
       const header = res.getHeader('x-sandbox-hint');
       // Only references and numbers here: what the log shows is built when someone reads it.
@@ -99,13 +99,15 @@ export function requestLogging({ log, accounts, logger, level = 'debug', nowMs }
     };
     // Logging must never take the server down: a failure here is logged, not thrown.
     const settle = (): void => {
-      try {
-        // 'close' follows 'finish' on a completed answer; without one (a timeout or reset
-        // fault, a client that left) the request is logged with status null.
-        finish(res.writableFinished ? res.statusCode : null);
-      } catch (error) {
-        logger.error({ err: error, traceId, path }, 'recording the request failed');
-      }
+      // 'close' follows 'finish' on a completed answer; without one (a timeout or reset
+      // fault, a client that left) the request is logged with status null.
+      finish(res.writableFinished ? res.statusCode : null).catch((error: unknown) => {
+        try {
+          logger.error({ err: error, traceId, path }, 'recording the request failed');
+        } catch {
+          // a logger that fails must not take the server down
+        }
+      });
     };
     res.once('close', settle);
     next();
@@ -196,9 +198,9 @@ class LoggedRequest implements DeferredRequestLogEntry {
   }
 }
 
-function accountOf(accounts: Accounts, req: Request): string | undefined {
+async function accountOf(accounts: Accounts, req: Request): Promise<string | undefined> {
   const key = secretKeyFromHeader(req.headers.authorization);
-  return key ? accounts.authenticate(key)?.id : undefined;
+  return key ? (await accounts.authenticate(key))?.id : undefined;
 }
 
 /** What the answer wrote, by reference: strings are immutable and each written Buffer is the writer's own. */

@@ -1,11 +1,9 @@
 import type { Accounts } from '../accounts/accounts.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
-import type { Scheduler } from '../scheduler/scheduler.js';
-import { advanceClock } from '../scheduler/advance-clock.js';
+import type { ClockAdvances } from '../scheduler/advance-clock.js';
 import type { Clock } from '../spec/types.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
-import type { Deliveries } from '../webhooks/deliveries.js';
 import type { Transitions } from '../transactions/transitions.js';
 import type { WebhookTargets } from '../webhooks/targets.js';
 import { checkWebhookTarget } from './handlers.js';
@@ -17,8 +15,7 @@ export interface TransactionServices {
   transactions: Transactions;
   transitions: Transitions;
   clocks: AccountClocks;
-  scheduler: Scheduler;
-  deliveries: Deliveries;
+  advances: ClockAdvances;
   targets: WebhookTargets;
   /** Adds the Pix QR image to a transaction's answer (this sandbox's presenter). */
   presenter: TransactionPresenter;
@@ -27,11 +24,11 @@ export interface TransactionServices {
 const json = <S extends number, J>(status: S, body: J) => ({ status, json: body });
 
 export function createTransactionHandlers(s: TransactionServices): Handlers {
-  const present = async <S extends number>(status: S, record: TransactionRecord) => json(status, await s.presenter.present(record.view));
-  const clockOf = (accountId: string): Clock => ({
+  const present = async <S extends number>(status: S, pending: Promise<TransactionRecord>) => json(status, await s.presenter.present((await pending).view));
+  const clockOf = async (accountId: string): Promise<Clock> => ({
     accountId,
-    now: new Date(s.clocks.nowMs(accountId)).toISOString(),
-    offsetMs: s.clocks.offsetOf(accountId),
+    now: await s.clocks.nowIso(accountId),
+    offsetMs: await s.clocks.offsetOf(accountId),
   });
   return {
     createPurchase: (call) => {
@@ -66,11 +63,11 @@ export function createTransactionHandlers(s: TransactionServices): Handlers {
       const { reason } = call.body ?? {};
       return present(200, s.transitions.chargeback(owner(call).id, call.params.id, reason));
     },
-    getClock: (call) => json(200, clockOf(owner(call).id)),
+    getClock: async (call) => json(200, await clockOf(owner(call).id)),
     advanceClock: async (call) => {
       const account = owner(call);
-      await advanceClock(s.clocks, s.scheduler, account.id, call.body.ms, () => s.deliveries.idle(account.id));
-      return json(200, clockOf(account.id));
+      await s.advances.advance(account.id, call.body.ms);
+      return json(200, await clockOf(account.id));
     },
   };
 }

@@ -51,9 +51,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     verify: (_req, res, raw) => keepRequestBody(res, raw),
   });
   app.use((req, res, next) => {
-    if (pipeline.mayReadBody(req)) return json(req, res, next);
-    discardBody(req, res);
-    next();
+    pipeline.mayReadBody(req).then(
+      (may) => {
+        if (may) return json(req, res, next);
+        discardBody(req, res);
+        next();
+      },
+      (error: unknown) => next(error),
+    );
   });
   app.use(pages.routes);
   app.use(pipeline);
@@ -78,7 +83,7 @@ export interface ApiLaneOptions {
   /** The API's request pipeline. */
   router: RequestHandler;
   /** Whether the pipeline will use this request's body: it names an operation and satisfies its authentication. */
-  mayReadBody: (req: IncomingMessage) => boolean;
+  mayReadBody: (req: IncomingMessage) => Promise<boolean>;
   /** Renders a body that cannot be read as JSON, as after express.json(). */
   bodyErrors: ErrorRequestHandler;
   /** express.json()'s limit; a larger declared body goes through the app, which refuses it. */
@@ -149,16 +154,21 @@ function createApiLane(options: ApiLaneOptions): (req: IncomingMessage, res: Ser
         if (body === 'none') return guarded(() => void router(req, res, noNext));
         // Authentication comes before the body: a request without valid credentials has its
         // body discarded as it arrives, never buffered or parsed, and is answered by the pipeline.
-        if (!mayReadBody(req)) {
-          discardBody(req, res);
-          return guarded(() => void router(req, res, noNext));
-        }
-        readJson(req, res, (error, parsed) =>
-          guarded(() => {
-            if (error) return bodyErrors(error, req, res, noNext);
-            req.body = parsed;
-            router(req, res, noNext);
-          }),
+        mayReadBody(req).then(
+          (may) => {
+            if (!may) {
+              discardBody(req, res);
+              return guarded(() => void router(req, res, noNext));
+            }
+            readJson(req, res, (error, parsed) =>
+              guarded(() => {
+                if (error) return bodyErrors(error, req, res, noNext);
+                req.body = parsed;
+                router(req, res, noNext);
+              }),
+            );
+          },
+          (error: unknown) => guarded(() => bodyErrors(error, req, res, noNext)),
         );
       }),
     );

@@ -1,5 +1,4 @@
 import type { Events } from '../events/events.js';
-import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Deliveries } from '../webhooks/deliveries.js';
 import { owner, type Handlers } from './call.js';
 import { HttpError } from './errors.js';
@@ -7,23 +6,22 @@ import { HttpError } from './errors.js';
 export interface WebhookServices {
   deliveries: Deliveries;
   events: Events;
-  scheduler: Scheduler;
 }
 
 export function createWebhookHandlers(s: WebhookServices): Handlers {
   return {
-    listWebhooks: (call) =>
-      ({ status: 200, json: s.deliveries.list(owner(call).id, {
+    listWebhooks: async (call) =>
+      ({ status: 200, json: await s.deliveries.list(owner(call).id, {
         transactionId: call.query.transactionId,
         withdrawalId: call.query.withdrawalId,
         status: call.query.status,
         limit: call.query.limit,
         startingAfter: call.query.startingAfter,
       }) }),
-    getWebhook: (call) => ({ status: 200, json: s.deliveries.get(owner(call).id, call.params.id) }),
+    getWebhook: async (call) => ({ status: 200, json: await s.deliveries.get(owner(call).id, call.params.id) }),
     replayWebhook: async (call) => ({ status: 200, json: await s.deliveries.replay(owner(call).id, call.params.id) }),
-    listEvents: (call) =>
-      ({ status: 200, json: s.events.list(owner(call).id, {
+    listEvents: async (call) =>
+      ({ status: 200, json: await s.events.list(owner(call).id, {
         type: call.query.type,
         transactionId: call.query.transactionId,
         withdrawalId: call.query.withdrawalId,

@@ -18,44 +18,44 @@ const json = <S extends number, J>(status: S, body: J) => ({ status, json: body 
 
 /** Cash-out, its lookup, the balance and the account's limits; bodies reach here only after openapi.yaml accepted them. */
 export function createWithdrawalHandlers(s: WithdrawalServices): Handlers {
-  const act = (call: { account: AccountRecord | undefined; params: { id: string } }, action: WithdrawalAction, message?: string) =>
-    json(200, s.withdrawals.act(owner(call).id, call.params.id, action, { message }).view);
+  const act = async (call: { account: AccountRecord | undefined; params: { id: string } }, action: WithdrawalAction, message?: string) =>
+    json(200, (await s.withdrawals.act(owner(call).id, call.params.id, action, { message })).view);
   return {
-    createCashOut: (call) => {
+    createCashOut: async (call) => {
       const input = call.body;
       checkWebhookTarget(s.targets, 'postbackUrl', input.postbackUrl);
-      return json(201, s.withdrawals.create(owner(call), input).view);
+      return json(201, (await s.withdrawals.create(owner(call), input)).view);
     },
-    getWithdrawal: (call) => {
+    getWithdrawal: async (call) => {
       const account = owner(call);
       const id = call.params.id;
       // searchBy=id is what typed clients send by default: the same as no searchBy.
-      const record = call.query.searchBy === 'externalId' ? s.withdrawals.getByExternalId(account.id, id) : s.withdrawals.get(account.id, id);
+      const record = call.query.searchBy === 'externalId' ? await s.withdrawals.getByExternalId(account.id, id) : await s.withdrawals.get(account.id, id);
       return json(200, toLookup(record));
     },
-    getBalance: (call) => json(200, s.ledger.balance(owner(call).id)),
-    creditBalance: (call) => json(200, s.ledger.credit(owner(call).id, call.body.amount)),
-    listLedgerEntries: (call) =>
-      json(200, s.ledger.list(owner(call).id, {
+    getBalance: async (call) => json(200, await s.ledger.balance(owner(call).id)),
+    creditBalance: async (call) => json(200, await s.ledger.credit(owner(call).id, call.body.amount)),
+    listLedgerEntries: async (call) =>
+      json(200, await s.ledger.list(owner(call).id, {
         transactionId: call.query.transactionId,
         withdrawalId: call.query.withdrawalId,
         limit: call.query.limit,
         startingAfter: call.query.startingAfter,
       })),
-    listWithdrawals: (call) =>
-      json(200, s.withdrawals.list(owner(call).id, {
+    listWithdrawals: async (call) =>
+      json(200, await s.withdrawals.list(owner(call).id, {
         status: call.query.status,
         externalId: call.query.externalId,
         limit: call.query.limit,
         startingAfter: call.query.startingAfter,
       })),
-    getSandboxWithdrawal: (call) => json(200, s.withdrawals.get(owner(call).id, call.params.id).view),
+    getSandboxWithdrawal: async (call) => json(200, (await s.withdrawals.get(owner(call).id, call.params.id)).view),
     approveWithdrawal: (call) => act(call, 'approve'),
     rejectWithdrawal: (call) => act(call, 'reject', call.body?.message),
     failWithdrawal: (call) => act(call, 'fail', call.body?.message),
     returnWithdrawal: (call) => act(call, 'return', call.body?.message),
-    getLimits: (call) => json(200, s.limits.state(owner(call).id)),
-    setLimits: (call) => json(200, s.limits.set(owner(call).id, call.body.minimums)),
-    clearLimits: (call) => json(200, s.limits.clear(owner(call).id)),
+    getLimits: async (call) => json(200, await s.limits.state(owner(call).id)),
+    setLimits: async (call) => json(200, await s.limits.set(owner(call).id, call.body.minimums)),
+    clearLimits: async (call) => json(200, await s.limits.clear(owner(call).id)),
   };
 }

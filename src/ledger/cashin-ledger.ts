@@ -1,10 +1,10 @@
-import type { Scheduler } from '../scheduler/scheduler.js';
+import type { AccountClocks } from '../scheduler/account-clocks.js';
+import type { JobRunner } from '../scheduler/job-kinds.js';
+import type { Jobs } from '../scheduler/jobs.js';
+import type { TransactionListener } from '../transactions/listeners.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
-import type { Transitions } from '../transactions/transitions.js';
 import type { Ledger } from './ledger.js';
-
-export const SETTLE_JOB = 'settleCashIn';
 
 const DAY_MS = 86_400_000;
 
@@ -22,87 +22,103 @@ const railOf = (record: TransactionRecord): 'PIX' | 'BOLETO' | 'CARD' | undefine
   return 'paidRail' in view && view.paidRail ? view.paidRail : undefined;
 };
 
+const net = (record: TransactionRecord): number => record.view.amount - record.view.costFee;
+
+export interface CashInLedgerOptions {
+  ledger: Ledger;
+  jobs: Jobs;
+  clocks: AccountClocks;
+  delays?: SettlementDelays;
+}
+
 /**
  * What cash-ins do to the balance. The balance is the BRL ledger (cash-out is Pix):
  * charges in other currencies move nothing. A paid charge credits amount − costFee, to
  * `balance` for Pix and to `pendingBalance` for boleto and card until their settlement on
- * the account's clock; a refund debits the amount (the payer gets all of it back, the fee
- * stays charged); a chargeback moves the amount into `precautionaryBlock`.
+ * the account's clock (job `settleCashIn`); a refund debits the amount (the payer gets all of
+ * it back, the fee stays charged); a chargeback moves the amount into `precautionaryBlock`.
  */
-export function wireCashInLedger(
-  transactions: Transactions,
-  transitions: Transitions,
-  ledger: Ledger,
-  scheduler: Scheduler,
-  clocks: { nowMs(accountId: string): number },
-  delays: SettlementDelays = DEFAULT_SETTLEMENT,
-): void {
-  const net = (record: TransactionRecord): number => record.view.amount - record.view.costFee;
-  const pending = (record: TransactionRecord): boolean => scheduler.isScheduled(record.accountId, SETTLE_JOB, record.id);
+export class CashInLedger implements TransactionListener {
+  private readonly ledger: Ledger;
+  private readonly jobs: Jobs;
+  private readonly clocks: AccountClocks;
+  private readonly delays: SettlementDelays;
 
-  const credit = (record: TransactionRecord): void => {
+  constructor(options: CashInLedgerOptions) {
+    this.ledger = options.ledger;
+    this.jobs = options.jobs;
+    this.clocks = options.clocks;
+    this.delays = options.delays ?? DEFAULT_SETTLEMENT;
+  }
+
+  async created(record: TransactionRecord): Promise<void> {
+    // A test card approved at purchase is paid from the start.
+    if (record.view.status === 'APPROVED') await this.credit(record);
+  }
+
+  async changed({ next, previous }: { next: TransactionRecord; previous: TransactionRecord }): Promise<void> {
+    if (next.view.currency !== 'BRL' || next.view.status === previous.view.status) return;
+    if (next.view.status === 'APPROVED') await this.credit(next);
+    else if (previous.view.status === 'APPROVED' && next.view.status === 'REFUNDED') await this.refund(next);
+    else if (previous.view.status === 'APPROVED' && next.view.status === 'CHARGEBACK') await this.chargeback(next);
+  }
+
+  /** The runner of `settleCashIn`: the pending credit becomes available. */
+  settlementRunner(transactions: Transactions): JobRunner {
+    return async (job) => {
+      const record = await transactions.find(job.accountId, job.ref);
+      // Wiped by a reset: nothing to settle.
+      if (!record || record.view.status !== 'APPROVED') return;
+      await this.ledger.post(job.accountId, {
+        kind: 'settlement',
+        changes: { pendingBalance: -net(record), balance: net(record) },
+        transactionId: record.id,
+        description: `cash-in ${record.id} settled: ${net(record)} available`,
+      });
+    };
+  }
+
+  private async credit(record: TransactionRecord): Promise<void> {
     if (record.view.currency !== 'BRL') return;
     const rail = railOf(record);
     const { id, accountId } = record;
     const { amount, costFee } = record.view;
     if (rail === 'BOLETO' || rail === 'CARD') {
-      ledger.post(accountId, {
+      await this.ledger.post(accountId, {
         kind: 'cashin',
         changes: { pendingBalance: net(record) },
         transactionId: id,
         description: `${rail === 'CARD' ? 'card' : 'boleto'} cash-in ${id} paid: ${amount} − fee ${costFee}, pending until settlement`,
       });
-      scheduler.schedule(accountId, SETTLE_JOB, id, clocks.nowMs(accountId) + delays[rail]);
+      await this.jobs.schedule(accountId, 'settleCashIn', id, (await this.clocks.nowMs(accountId)) + this.delays[rail]);
       return;
     }
-    ledger.post(accountId, { kind: 'cashin', changes: { balance: net(record) }, transactionId: id, description: `Pix cash-in ${id} paid: ${amount} − fee ${costFee}` });
-  };
+    await this.ledger.post(accountId, { kind: 'cashin', changes: { balance: net(record) }, transactionId: id, description: `Pix cash-in ${id} paid: ${amount} − fee ${costFee}` });
+  }
 
   /** Takes back a credit still pending: its settlement will not happen. */
-  const unsettled = (record: TransactionRecord): boolean => {
-    if (!pending(record)) return false;
-    scheduler.cancel(record.accountId, SETTLE_JOB, record.id);
+  private async unsettled(record: TransactionRecord): Promise<boolean> {
+    if (!(await this.jobs.isScheduled(record.accountId, 'settleCashIn', record.id))) return false;
+    await this.jobs.cancel(record.accountId, 'settleCashIn', record.id);
     return true;
-  };
+  }
 
-  const refund = (record: TransactionRecord): void => {
+  private async refund(record: TransactionRecord): Promise<void> {
     const { id, accountId } = record;
     const { amount, costFee } = record.view;
-    const changes = unsettled(record) ? { pendingBalance: -net(record), balance: -costFee } : { balance: -amount };
-    ledger.post(accountId, { kind: 'refund', changes, transactionId: id, description: `cash-in ${id} refunded: ${amount} back to the payer` });
-  };
+    const changes = (await this.unsettled(record)) ? { pendingBalance: -net(record), balance: -costFee } : { balance: -amount };
+    await this.ledger.post(accountId, { kind: 'refund', changes, transactionId: id, description: `cash-in ${id} refunded: ${amount} back to the payer` });
+  }
 
-  const chargeback = (record: TransactionRecord): void => {
+  private async chargeback(record: TransactionRecord): Promise<void> {
     const { id, accountId } = record;
     const { amount, costFee } = record.view;
-    const taken = unsettled(record) ? { pendingBalance: -net(record), balance: -costFee } : { balance: -amount };
-    ledger.post(accountId, {
+    const taken = (await this.unsettled(record)) ? { pendingBalance: -net(record), balance: -costFee } : { balance: -amount };
+    await this.ledger.post(accountId, {
       kind: 'chargeback',
       changes: { ...taken, precautionaryBlock: amount },
       transactionId: id,
       description: `cash-in ${id} charged back: ${amount} blocked`,
     });
-  };
-
-  transactions.onCreate((record) => {
-    // A test card approved at purchase is paid from the start.
-    if (record.view.status === 'APPROVED') credit(record);
-  });
-  transitions.onTransition((next, previous) => {
-    if (next.view.currency !== 'BRL' || next.view.status === previous.view.status) return;
-    if (next.view.status === 'APPROVED') credit(next);
-    else if (previous.view.status === 'APPROVED' && next.view.status === 'REFUNDED') refund(next);
-    else if (previous.view.status === 'APPROVED' && next.view.status === 'CHARGEBACK') chargeback(next);
-  });
-  scheduler.register(SETTLE_JOB, (job) => {
-    const record = transactions.records.get(job.ref);
-    // Wiped by a reset: nothing to settle.
-    if (!record || record.accountId !== job.accountId || record.view.status !== 'APPROVED') return;
-    ledger.post(job.accountId, {
-      kind: 'settlement',
-      changes: { pendingBalance: -net(record), balance: net(record) },
-      transactionId: record.id,
-      description: `cash-in ${record.id} settled: ${net(record)} available`,
-    });
-  });
+  }
 }

@@ -1,7 +1,7 @@
-import { paginate, type Page, type PageQuery } from '../catalog/paginate.js';
 import { invalid } from '../errors.js';
+import { Records, type Page, type PageQuery } from '../records/records.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
-import type { Collection, Store } from '../store/store.js';
+import type { Repository, Sequences, Table, TableSpec, UnitOfWork } from '../store/ports.js';
 
 /** The four figures of `GET /users/balance`, in centavos, spelled as integrators read them. */
 export interface BalanceFigures {
@@ -31,13 +31,24 @@ interface EntryRecord extends LedgerEntry {
 }
 
 interface BalanceRecord extends BalanceFigures {
-  /** The account id. */
+  /** The account id: one record per account. */
   id: string;
+  accountId: string;
 }
 
-interface Counter {
-  id: string;
-  last: number;
+export const LEDGER_ENTRIES: TableSpec<EntryRecord> = {
+  name: 'ledger',
+  filters: { transactionId: (e) => e.transactionId, withdrawalId: (e) => e.withdrawalId },
+};
+export const BALANCES: TableSpec<BalanceRecord> = { name: 'balances' };
+
+/** Hears of every entry (a control-API credit becomes an event). */
+export type LedgerListener = (accountId: string, entry: LedgerEntry) => Promise<void>;
+
+export interface LedgerOptions {
+  repository: Repository;
+  clocks: AccountClocks;
+  listeners?: LedgerListener[];
 }
 
 export interface LedgerQuery extends PageQuery {
@@ -69,83 +80,91 @@ const toEntry = ({ accountId: _accountId, ...entry }: EntryRecord): LedgerEntry 
  * that request leaves only once both are durable.
  */
 export class Ledger {
-  private readonly balances: Collection<BalanceRecord>;
-  private readonly entries: Collection<EntryRecord>;
-  private readonly counters: Collection<Counter>;
-  private readonly listeners: ((accountId: string, entry: LedgerEntry) => void)[] = [];
+  private readonly balances: Table<BalanceRecord>;
+  private readonly entries: Records<EntryRecord>;
+  private readonly sequences: Sequences;
+  private readonly units: UnitOfWork;
+  private readonly clocks: AccountClocks;
+  private readonly listeners: readonly LedgerListener[];
 
-  constructor(
-    store: Store,
-    private readonly clocks: AccountClocks,
-  ) {
-    this.balances = store.collection<BalanceRecord>('balances');
-    this.entries = store.collection<EntryRecord>('ledger', { groupBy: (e) => e.accountId });
-    this.counters = store.collection<Counter>('counters');
+  constructor(options: LedgerOptions) {
+    this.balances = options.repository.table(BALANCES);
+    this.entries = new Records(options.repository, LEDGER_ENTRIES);
+    this.sequences = options.repository.sequences;
+    this.units = options.repository.units;
+    this.clocks = options.clocks;
+    this.listeners = options.listeners ?? [];
   }
 
-  onEntry(listener: (accountId: string, entry: LedgerEntry) => void): void {
-    this.listeners.push(listener);
+  async balance(accountId: string): Promise<BalanceFigures> {
+    return figuresOf(await this.balances.get(accountId, accountId));
   }
 
-  balance(accountId: string): BalanceFigures {
-    const record = this.balances.get(accountId);
-    if (!record) return { ...ZERO };
-    const { id: _id, ...figures } = record;
-    return figures;
+  /**
+   * Takes the account's balance for the caller's unit of work: a withdrawal checks and holds the
+   * money with nobody moving it in between.
+   */
+  async lock(accountId: string): Promise<BalanceFigures> {
+    return figuresOf(await this.balances.getForUpdate(accountId, accountId));
   }
 
   /** Applies one movement and records it; a movement that changes nothing is not recorded. */
-  post(accountId: string, movement: Movement): LedgerEntry | undefined {
+  post(accountId: string, movement: Movement): Promise<LedgerEntry | undefined> {
     const changes: BalanceFigures = { ...ZERO, ...movement.changes };
-    if (FIGURES.every((f) => changes[f] === 0)) return undefined;
-    const before = this.balance(accountId);
-    const after: BalanceFigures = { ...before };
-    for (const f of FIGURES) after[f] = before[f] + changes[f];
-    const seq = (this.counters.get('ledger')?.last ?? 0) + 1;
-    this.counters.put({ id: 'ledger', last: seq });
-    const record: EntryRecord = {
-      id: `led_${String(seq).padStart(10, '0')}`,
-      accountId,
-      at: new Date(this.clocks.nowMs(accountId)).toISOString(),
-      kind: movement.kind,
-      transactionId: movement.transactionId ?? null,
-      withdrawalId: movement.withdrawalId ?? null,
-      changes,
-      after,
-      description: movement.description,
-    };
-    this.entries.put(record);
-    this.balances.put({ id: accountId, ...after });
-    const entry = toEntry(record);
-    for (const listener of this.listeners) listener(accountId, entry);
-    return entry;
+    if (FIGURES.every((f) => changes[f] === 0)) return Promise.resolve(undefined);
+    return this.units.run(async () => {
+      const before = await this.lock(accountId);
+      const after: BalanceFigures = { ...before };
+      for (const f of FIGURES) after[f] = before[f] + changes[f];
+      const seq = await this.sequences.next('ledger');
+      const record: EntryRecord = {
+        id: `led_${String(seq).padStart(10, '0')}`,
+        accountId,
+        at: await this.clocks.nowIso(accountId),
+        kind: movement.kind,
+        transactionId: movement.transactionId ?? null,
+        withdrawalId: movement.withdrawalId ?? null,
+        changes,
+        after,
+        description: movement.description,
+      };
+      await this.entries.table.put(record);
+      await this.balances.put({ id: accountId, accountId, ...after });
+      const entry = toEntry(record);
+      for (const listener of this.listeners) await listener(accountId, entry);
+      return entry;
+    });
   }
 
   /** `POST /_sandbox/balance/credit`: money for tests to pay out. */
-  credit(accountId: string, amount: number): BalanceFigures {
+  async credit(accountId: string, amount: number): Promise<BalanceFigures> {
     if (!Number.isSafeInteger(amount) || amount <= 0) throw invalid('amount must be a positive integer number of centavos');
-    this.post(accountId, { kind: 'credit', changes: { balance: amount }, description: `credited ${amount} centavos (control API)` });
-    return this.balance(accountId);
+    return this.units.run(async () => {
+      await this.post(accountId, { kind: 'credit', changes: { balance: amount }, description: `credited ${amount} centavos (control API)` });
+      return this.balance(accountId);
+    });
   }
 
   /** Takes `amount` from the available balance, or refuses with the exact message when it is not there. */
-  hold(accountId: string, withdrawalId: string, amount: number, description: string): void {
-    const available = this.balance(accountId).balance;
-    if (available < amount) {
-      throw invalid(
-        INSUFFICIENT_BALANCE,
-        `the withdrawal needs ${amount} centavos (amount + fee) and the available balance is ${available}; POST /_sandbox/balance/credit {"amount": …} funds it`,
-      );
-    }
-    this.post(accountId, { kind: 'cashout_hold', changes: { balance: -amount }, withdrawalId, description });
+  hold(accountId: string, withdrawalId: string, amount: number, description: string): Promise<void> {
+    return this.units.run(async () => {
+      const available = (await this.lock(accountId)).balance;
+      if (available < amount) {
+        throw invalid(
+          INSUFFICIENT_BALANCE,
+          `the withdrawal needs ${amount} centavos (amount + fee) and the available balance is ${available}; POST /_sandbox/balance/credit {"amount": …} funds it`,
+        );
+      }
+      await this.post(accountId, { kind: 'cashout_hold', changes: { balance: -amount }, withdrawalId, description });
+    });
   }
 
-  list(accountId: string, query: LedgerQuery): Page<LedgerEntry> {
-    const page = paginate(
-      this.entries.group(accountId),
-      query,
-      (e) => (query.transactionId === undefined || e.transactionId === query.transactionId) && (query.withdrawalId === undefined || e.withdrawalId === query.withdrawalId),
-    );
+  async list(accountId: string, query: LedgerQuery): Promise<Page<LedgerEntry>> {
+    const keep = {
+      ...(query.transactionId !== undefined && { transactionId: query.transactionId }),
+      ...(query.withdrawalId !== undefined && { withdrawalId: query.withdrawalId }),
+    };
+    const page = await this.entries.page(accountId, query, { keep });
     return { data: page.data.map(toEntry), hasMore: page.hasMore };
   }
 
@@ -153,21 +172,19 @@ export class Ledger {
    * Retention: deletes up to `limit` entries older than `cutoff`. The totals stay as they
    * are: they are the sum of every entry, deleted ones included.
    */
-  deleteOlderThan(accountId: string, cutoff: string, limit: number): number {
-    const old: string[] = [];
-    for (const e of this.entries.group(accountId)) {
-      if (old.length >= limit || e.at >= cutoff) break;
-      old.push(e.id);
-    }
-    for (const id of old) this.entries.delete(id);
-    return old.length;
+  deleteOlderThan(accountId: string, cutoff: string, limit: number): Promise<number> {
+    return this.entries.deleteOlderThan(accountId, cutoff, limit, (e) => e.at);
   }
 
   /** Reset: the account starts again from zero. */
-  deleteAll(accountId: string): number {
-    const owned = [...this.entries.group(accountId)];
-    for (const e of owned) this.entries.delete(e.id);
-    this.balances.delete(accountId);
-    return owned.length;
+  async deleteAll(accountId: string): Promise<number> {
+    const deleted = await this.entries.table.deleteAll(accountId);
+    await this.balances.delete(accountId, accountId);
+    return deleted;
   }
+}
+
+function figuresOf(record: BalanceRecord | undefined): BalanceFigures {
+  if (!record) return { ...ZERO };
+  return { balance: record.balance, pendingBalance: record.pendingBalance, garanteeBalance: record.garanteeBalance, precautionaryBlock: record.precautionaryBlock };
 }

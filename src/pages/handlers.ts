@@ -64,14 +64,14 @@ interface PageCall {
   query: { token?: string; result?: string };
 }
 
-function payerTransaction(s: PageServices, call: PageCall, kind?: Kind): Found {
+async function payerTransaction(s: PageServices, call: PageCall, kind?: Kind): Promise<Found> {
   const id = call.params.id;
-  const record = s.transactions.records.get(id);
+  const record = await s.transactions.forPayer(id);
   if (!record || !tokenMatches(record, call.query.token)) {
     throw notFound(TRANSACTION_NOT_FOUND, `no transaction with id ${id} whose payer link has this token`);
   }
   if (kind && !KINDS[kind].has(record)) throw notFound(`transaction ${record.id} ${KINDS[kind].none}`);
-  return { record: { ...record, payerToken: record.payerToken ?? '' }, merchant: s.accounts.get(record.accountId)?.name ?? 'Sandbox merchant' };
+  return { record: { ...record, payerToken: record.payerToken ?? '' }, merchant: (await s.accounts.get(record.accountId))?.name ?? 'Sandbox merchant' };
 }
 
 /**
@@ -120,50 +120,50 @@ function pagesOf(record: TransactionRecord & { payerToken: string }, base: strin
 
 export function createPageHandlers(s: PageServices): Handlers {
   const decide = (kind: Kind, path: (id: string) => string, outcome: 'approved' | 'rejected', rail?: Rail) =>
-    forPeople((call) => {
-      const { record } = payerTransaction(s, call, kind);
+    forPeople(async (call) => {
+      const { record } = await payerTransaction(s, call, kind);
       // The buttons are the page's own forms: a page of another site must not press them for the payer.
       if (!s.shared.sameOrigin(call.req)) {
         const from = call.req.headers.origin ?? `a ${String(call.req.headers['sec-fetch-site'])} page`;
         throw new HttpError(403, `the payer page's buttons take POSTs from the page itself, not from ${from}`);
       }
-      if (outcome === 'approved') s.transitions.pay(record.accountId, record.id, rail);
-      else s.transitions.decline(record.accountId, record.id, { reason: 'REJECTED' });
+      if (outcome === 'approved') await s.transitions.pay(record.accountId, record.id, rail);
+      else await s.transitions.decline(record.accountId, record.id, { reason: 'REJECTED' });
       return redirect(`${withToken(path(record.id), record.payerToken)}&result=${outcome}`);
     });
   return {
-    getCheckoutPage: forPeople((call) => {
-      const { record, merchant } = payerTransaction(s, call, 'checkout');
+    getCheckoutPage: forPeople(async (call) => {
+      const { record, merchant } = await payerTransaction(s, call, 'checkout');
       return htmlPage(renderCheckoutPage(record, merchant, resultOf(call)));
     }),
     approveCheckout: decide('checkout', checkoutPath, 'approved'),
     rejectCheckout: decide('checkout', checkoutPath, 'rejected'),
-    getBoletoPage: forPeople((call) => {
-      const { record, merchant } = payerTransaction(s, call, 'boleto');
+    getBoletoPage: forPeople(async (call) => {
+      const { record, merchant } = await payerTransaction(s, call, 'boleto');
       return htmlPage(renderBoletoPage(record, merchant, resultOf(call)));
     }),
     approveBoleto: decide('boleto', boletoPath, 'approved', 'BOLETO'),
     rejectBoleto: decide('boleto', boletoPath, 'rejected'),
-    getPixPage: forPeople((call) => {
-      const { record, merchant } = payerTransaction(s, call, 'pix');
+    getPixPage: forPeople(async (call) => {
+      const { record, merchant } = await payerTransaction(s, call, 'pix');
       return htmlPage(renderPixPage(record, merchant, resultOf(call)));
     }),
     approvePix: decide('pix', pixPagePath, 'approved', 'PIX'),
     rejectPix: decide('pix', pixPagePath, 'rejected'),
-    getSpeiPage: forPeople((call) => {
-      const { record, merchant } = payerTransaction(s, call, 'spei');
+    getSpeiPage: forPeople(async (call) => {
+      const { record, merchant } = await payerTransaction(s, call, 'spei');
       return htmlPage(renderSpeiPage(record, merchant, resultOf(call)));
     }),
     approveSpei: decide('spei', speiPagePath, 'approved'),
     rejectSpei: decide('spei', speiPagePath, 'rejected'),
     getPixQr: async (call) => {
-      const { record } = payerTransaction(s, call);
+      const { record } = await payerTransaction(s, call);
       const code = 'pixCode' in record.view ? record.view.pixCode : undefined;
       if (!code) throw notFound(`transaction ${record.id} has no Pix code${code === '' ? ' yet' : ''}`);
       return { status: 200, contentType: 'image/png', bytes: await pixQrPng(code), headers: payerPageHeaders() };
     },
-    getPayerPages: (call) => {
-      const record = s.transactions.withPayerToken(s.transactions.get(owner(call), call.params.id));
+    getPayerPages: async (call) => {
+      const record = await s.transactions.withPayerToken(await s.transactions.get(owner(call), call.params.id));
       return { status: 200, json: pagesOf(record, s.publicUrl()) };
     },
   };

@@ -1,8 +1,16 @@
-import type { Health } from '../spec/types.js';
+import type { Clock } from '../clock.js';
+import type { Health as HealthReport } from '../spec/types.js';
 import { VERSION } from '../version.js';
 
-const startedAt = Date.now();
+/** `GET /_sandbox/health`: up since this sandbox was built, on its clock. */
+export class Health {
+  private readonly startedAt: number;
 
-export function health(): Health {
-  return { status: 'ok', version: VERSION, uptimeMs: Date.now() - startedAt };
+  constructor(private readonly clock: Clock) {
+    this.startedAt = clock.nowMs();
+  }
+
+  report(): HealthReport {
+    return { status: 'ok', version: VERSION, uptimeMs: this.clock.nowMs() - this.startedAt };
+  }
 }

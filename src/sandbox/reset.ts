@@ -2,52 +2,58 @@ import type { AccountRecord } from '../accounts/accounts.js';
 import type { ProductImages } from '../catalog/images.js';
 import type { Offers } from '../catalog/offers.js';
 import type { Products } from '../catalog/products.js';
-import type { AccountClocks } from '../scheduler/account-clocks.js';
-import type { Scheduler } from '../scheduler/scheduler.js';
-import type { ResetResult } from '../spec/types.js';
-import type { Transactions } from '../transactions/transactions.js';
 import type { Events } from '../events/events.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { AccountClocks } from '../scheduler/account-clocks.js';
+import type { Jobs } from '../scheduler/jobs.js';
+import type { ResetResult } from '../spec/types.js';
+import type { UnitOfWork } from '../store/ports.js';
+import type { Limits } from '../transactions/limits.js';
+import type { Transactions } from '../transactions/transactions.js';
 import type { Deliveries } from '../webhooks/deliveries.js';
+import type { Withdrawals } from '../withdrawals/withdrawals.js';
 
 export interface ResetScope {
+  units: UnitOfWork;
   products: Products;
   offers: Offers;
   images: ProductImages;
   transactions: Transactions;
-  scheduler: Scheduler;
+  jobs: Jobs;
   clocks: AccountClocks;
   events: Events;
   deliveries: Deliveries;
-  commit: () => Promise<void>;
-  /** Other records an account owns, by the name `deleted` reports them under. */
-  also?: Record<string, (accountId: string) => number>;
+  withdrawals: Withdrawals;
+  ledger: Ledger;
+  limits: Limits;
 }
 
-/** Wipes what an account owns; the account itself and its key stay. */
+/**
+ * Wipes what an account owns; the account itself and its key stay. Each service deletes its own
+ * records (`deleteAll`), in one unit of work; the image files go once that is durable (src/http
+ * runs this outside a unit, so the answer leaves after them).
+ */
 export class AccountReset {
   constructor(private readonly scope: ResetScope) {}
 
   async run(account: AccountRecord): Promise<ResetResult> {
-    const { products: productsOf, offers: offersOf, images, transactions, scheduler, clocks, events, deliveries, commit } = this.scope;
-    const products = [...productsOf.records.group(account.id)];
-    let offers = 0;
-    for (const product of products) {
-      for (const offer of [...offersOf.records.group(product.id)]) {
-        offersOf.records.delete(offer.id);
-        offers++;
-      }
-      productsOf.records.delete(product.id);
-    }
-    const jobs = scheduler.cancelAll(account.id);
-    const deletedTransactions = transactions.deleteAll(account.id);
-    const deletedEvents = events.deleteAll(account.id);
-    const deletedDeliveries = deliveries.deleteAll(account.id);
-    const also = Object.fromEntries(Object.entries(this.scope.also ?? {}).map(([name, wipe]) => [name, wipe(account.id)]));
-    clocks.reset(account.id);
-    await scheduler.clockChanged(account.id);
-    await commit();
+    const s = this.scope;
+    const id = account.id;
+    const { products, deleted } = await s.units.run(async () => {
+      const offers = await s.offers.deleteAll(id);
+      const products = await s.products.deleteAll(id);
+      const jobs = await s.jobs.cancelAll(id);
+      const transactions = await s.transactions.deleteAll(id);
+      const events = await s.events.deleteAll(id);
+      const webhooks = await s.deliveries.deleteAll(id);
+      const withdrawals = await s.withdrawals.deleteAll(id);
+      const ledger = await s.ledger.deleteAll(id);
+      const limits = await s.limits.deleteAll(id);
+      await s.clocks.reset(id);
+      return { products, deleted: { products: products.length, offers, transactions, jobs, events, webhooks, withdrawals, ledger, limits } };
+    });
     // Files go only after the records that point at them are durably gone.
-    for (const product of products) await images.removeObjectOf(product.imageUrl);
-    return { accountId: account.id, deleted: { products: products.length, offers, transactions: deletedTransactions, jobs, events: deletedEvents, webhooks: deletedDeliveries, ...also } };
+    for (const product of products) await s.images.removeObjectOf(product.imageUrl);
+    return { accountId: id, deleted };
   }
 }

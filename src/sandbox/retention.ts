@@ -1,14 +1,16 @@
 import type { Logger } from '../log.js';
+import type { UnitOfWork } from '../store/ports.js';
 
 /** Deletes up to `limit` of an account's records created before `cutoff` (ISO, account clock); returns how many. */
-export type Pruner = (accountId: string, cutoff: string, limit: number) => number;
+export type Pruner = (accountId: string, cutoff: string, limit: number) => number | Promise<number>;
 
 export interface RetentionOptions {
   days: number;
-  accountIds: () => string[];
+  accountIds: () => Promise<string[]>;
   /** the account's clock, which control-API advances move forward */
-  nowMs: (accountId: string) => number;
-  commit: () => Promise<void>;
+  nowMs: (accountId: string) => Promise<number>;
+  /** each batch is a unit of work of its own */
+  units: UnitOfWork;
   logger?: Logger;
   /** records deleted per turn of the event loop */
   batchSize?: number;
@@ -50,16 +52,15 @@ export class Retention {
 
   /** One pass over every account and kind. */
   async sweep(): Promise<void> {
-    const { days, accountIds, nowMs, commit, batchSize = 500 } = this.options;
-    for (const accountId of accountIds()) {
-      const cutoff = new Date(nowMs(accountId) - days * DAY_MS).toISOString();
+    const { days, accountIds, nowMs, units, batchSize = 500 } = this.options;
+    for (const accountId of await accountIds()) {
+      const cutoff = new Date((await nowMs(accountId)) - days * DAY_MS).toISOString();
       for (const [kind, prune] of this.pruners) {
         for (;;) {
           if (this.stopped) return;
-          const n = prune(accountId, cutoff, batchSize);
+          const n = await units.run(async () => prune(accountId, cutoff, batchSize));
           if (n === 0) break;
           this.deleted[kind] = (this.deleted[kind] ?? 0) + n;
-          await commit();
           if (n < batchSize) break;
           await new Promise<void>((resolve) => setImmediate(resolve));
         }

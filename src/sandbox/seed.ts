@@ -164,15 +164,15 @@ export function seedTargetRefusal(seed: SeedFile, refusal: (url: string) => stri
  * externalId. What exists is updated to the fixture (accounts, products) or left
  * alone (offers, transactions: their history is theirs); nothing else is touched.
  */
-export function applySeed(seed: SeedFile, scope: SeedScope): SeedResult {
+export async function applySeed(seed: SeedFile, scope: SeedScope): Promise<SeedResult> {
   const created = { products: 0, offers: 0, transactions: 0 };
   for (const fixture of seed.accounts) {
     const { products = [], transactions = [], ...fixed } = fixture;
-    const account = scope.accounts.upsertFixed(fixed);
+    const account = await scope.accounts.upsertFixed(fixed);
     for (const { offers = [], active, ...input } of products) {
-      let product = scope.products.records.findUnique('externalId', `${account.id}\n${input.externalId}`);
+      let product = await scope.products.findByExternalId(account, input.externalId);
       if (product === undefined) {
-        product = scope.products.create(account, input);
+        product = await scope.products.create(account, input);
         created.products++;
       }
       const patch = {
@@ -181,24 +181,23 @@ export function applySeed(seed: SeedFile, scope: SeedScope): SeedResult {
         ...(input.metadata !== undefined && JSON.stringify(product.metadata) !== JSON.stringify(input.metadata) && { metadata: input.metadata }),
         ...(active !== undefined && product.active !== active && { active }),
       };
-      if (Object.keys(patch).length > 0) product = scope.products.update(account, product.id, patch);
-      const names = new Set([...scope.offers.records.group(product.id)].map((o) => o.name));
+      if (Object.keys(patch).length > 0) product = await scope.products.update(account, product.id, patch);
+      const names = await scope.offers.namesOf(account, product.id);
       for (const offer of offers) {
         if (names.has(offer.name.trim())) continue;
-        scope.offers.create(account, { ...offer, productId: product.id });
+        await scope.offers.create(account, { ...offer, productId: product.id });
         names.add(offer.name.trim());
         created.offers++;
       }
     }
     for (const { paid, ...purchase } of transactions) {
-      try {
-        scope.transactions.getByExternalId(account, purchase.externalId);
-        continue;
-      } catch {
-        // not seeded yet
-      }
-      const record = scope.transactions.create(account, purchase);
-      if (paid && record.view.status === 'PENDING') scope.transitions.pay(account.id, record.id);
+      const seeded = await scope.transactions.getByExternalId(account, purchase.externalId).then(
+        () => true,
+        () => false,
+      );
+      if (seeded) continue;
+      const record = await scope.transactions.create(account, purchase);
+      if (paid && record.view.status === 'PENDING') await scope.transitions.pay(account.id, record.id);
       created.transactions++;
     }
   }

@@ -1,3 +1,4 @@
+import { systemClock } from '../clock.js';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { signatureValid } from './signature.js';
@@ -97,14 +98,14 @@ export class WebhookReceiver {
    * `timeoutMs` for one to arrive; undefined when none did.
    */
   async waitFor(accept: (request: ReceivedWebhook) => boolean, timeoutMs: number): Promise<ReceivedWebhook | undefined> {
-    const deadline = Date.now() + timeoutMs;
+    const deadline = systemClock.nowMs() + timeoutMs;
     let checked = 0;
     for (;;) {
       for (; checked < this.requests.length; checked++) {
         const request = this.requests[checked];
         if (request && accept(request)) return request;
       }
-      const left = deadline - Date.now();
+      const left = deadline - systemClock.nowMs();
       if (left <= 0) return undefined;
       await new Promise<void>((resolve) => {
         const wake = (): void => {

@@ -1,3 +1,4 @@
+import { systemClock } from '../clock.js';
 import { randomBytes } from 'node:crypto';
 import { StepFailure } from './failure.js';
 import { expandPatterns } from './files.js';
@@ -68,14 +69,14 @@ export async function runScenarios(patterns: readonly string[] | Scenario[], opt
   } else {
     scenarios = patterns as Scenario[];
   }
-  const started = Date.now();
+  const started = systemClock.nowMs();
   return withSandbox(options, async (baseUrl, inProcess) => {
     options.onEvent?.({ type: 'run:start', baseUrl, inProcess, files: scenarios.map((s) => s.file) });
     const results: ScenarioResult[] = [];
     for (const scenario of scenarios) results.push(await execute(scenario, baseUrl, options));
     return {
       ok: results.every((r) => r.ok),
-      durationMs: Date.now() - started,
+      durationMs: systemClock.nowMs() - started,
       startedAt: new Date(started).toISOString(),
       results,
       baseUrl,
@@ -171,7 +172,7 @@ async function execute(scenario: Scenario, baseUrl: string, options: RunOptions)
   const startedAt = new Date();
   const started = performance.now();
   const env = options.env ?? process.env;
-  const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const runId = `${systemClock.nowMs().toString(36)}${randomBytes(3).toString('hex')}`;
   options.onEvent?.({ type: 'scenario:start', file: scenario.file, name: scenario.name });
   const receiver = new WebhookReceiver();
   const steps: StepResult[] = [];

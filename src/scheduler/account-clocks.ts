@@ -1,44 +1,38 @@
 import type { Clock } from '../clock.js';
-import type { Collection, Store } from '../store/store.js';
-
-interface ClockRecord {
-  id: string;
-  offsetMs: number;
-}
+import type { ClockStore } from '../store/ports.js';
 
 /**
  * Each account runs on its own clock: real time plus an offset that only moves forward.
  * Advancing one account's clock never moves another's.
  */
 export class AccountClocks {
-  private readonly offsets: Collection<ClockRecord>;
+  private readonly offsets: ClockStore;
+  private readonly clock: Clock;
 
-  constructor(store: Store) {
-    this.offsets = store.collection<ClockRecord>('clocks');
+  constructor(options: { offsets: ClockStore; clock: Clock }) {
+    this.offsets = options.offsets;
+    this.clock = options.clock;
   }
 
-  offsetOf(accountId: string): number {
-    return this.offsets.get(accountId)?.offsetMs ?? 0;
+  offsetOf(accountId: string): Promise<number> {
+    return this.offsets.offsetOf(accountId);
   }
 
-  nowMs(accountId: string): number {
-    return Date.now() + this.offsetOf(accountId);
+  async nowMs(accountId: string): Promise<number> {
+    return this.clock.nowMs() + (await this.offsets.offsetOf(accountId));
   }
 
-  for(accountId: string): Clock {
-    return { now: () => new Date(this.nowMs(accountId)) };
-  }
-
-  advance(accountId: string, ms: number): void {
-    this.setOffset(accountId, this.offsetOf(accountId) + ms);
+  /** The account clock's instant, as the API writes instants. */
+  async nowIso(accountId: string): Promise<string> {
+    return new Date(await this.nowMs(accountId)).toISOString();
   }
 
   /** Only forward: a clock that went back would replay what already happened. */
-  setOffset(accountId: string, offsetMs: number): void {
-    if (offsetMs > this.offsetOf(accountId)) this.offsets.put({ id: accountId, offsetMs });
+  async advance(accountId: string, ms: number): Promise<void> {
+    await this.offsets.advance(accountId, ms);
   }
 
-  reset(accountId: string): void {
-    this.offsets.delete(accountId);
+  reset(accountId: string): Promise<void> {
+    return this.offsets.reset(accountId);
   }
 }

@@ -1,52 +1,60 @@
+import type { UnitOfWork } from '../store/ports.js';
 import type { AccountClocks } from './account-clocks.js';
+import type { Jobs } from './jobs.js';
 import type { Scheduler } from './scheduler.js';
 
 /** A guard against a job that is due but never leaves the queue. */
 const MAX_STEPS = 100_000;
 
-/**
- * Moves an account's clock forward by `ms` the way time would pass: it stops at every job
- * that falls due on the way, runs it and lets what it started settle (`settle`, e.g. the
- * webhook attempts under way), so a retry scheduled by a failed attempt also runs if it
- * falls due before the end of the advance.
- */
-/** Advances of one account run one after the other: two at once would both start from the same offset. */
-const queues = new Map<string, Promise<void>>();
-
-export function advanceClock(
-  clocks: AccountClocks,
-  scheduler: Scheduler,
-  accountId: string,
-  ms: number,
-  settle: () => Promise<void>,
-): Promise<void> {
-  const previous = queues.get(accountId) ?? Promise.resolve();
-  const next = previous.catch(() => undefined).then(() => advance(clocks, scheduler, accountId, ms, settle));
-  queues.set(accountId, next);
-  void next.finally(() => {
-    if (queues.get(accountId) === next) queues.delete(accountId);
-  }).catch(() => undefined);
-  return next;
+export interface ClockAdvancesOptions {
+  clocks: AccountClocks;
+  jobs: Jobs;
+  scheduler: Scheduler;
+  units: UnitOfWork;
+  /** Resolves once what the account's jobs started has settled (e.g. the webhook attempts under way). */
+  settle: (accountId: string) => Promise<void>;
 }
 
-async function advance(
-  clocks: AccountClocks,
-  scheduler: Scheduler,
-  accountId: string,
-  ms: number,
-  settle: () => Promise<void>,
-): Promise<void> {
-  // An attempt under way when the advance arrives schedules its retry from the moment it
-  // ends: let it end before the clock moves, or that retry would land after the advance.
-  await settle();
-  const target = clocks.offsetOf(accountId) + ms;
-  for (let step = 0; ; step++) {
-    const next = scheduler.nextDueAt(accountId);
-    const offset = clocks.offsetOf(accountId);
-    const reach = next === undefined || step >= MAX_STEPS ? target : Math.min(target, offset + Math.max(0, next - clocks.nowMs(accountId)));
-    clocks.setOffset(accountId, reach);
-    await scheduler.clockChanged(accountId);
-    await settle();
-    if (reach >= target) return;
+/**
+ * Moves an account's clock forward by `ms` the way time would pass: it stops at every job
+ * that falls due on the way, runs it and lets what it started settle, so a retry scheduled
+ * by a failed attempt also runs if it falls due before the end of the advance. Each step is
+ * a unit of work of its own: the caller must not be inside one (src/http runs this handler
+ * outside), or the jobs it runs would wait for its end.
+ */
+export class ClockAdvances {
+  /** Advances of one account run one after the other: two at once would both start from the same offset. */
+  private readonly queues = new Map<string, Promise<void>>();
+
+  constructor(private readonly options: ClockAdvancesOptions) {}
+
+  advance(accountId: string, ms: number): Promise<void> {
+    const previous = this.queues.get(accountId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => this.run(accountId, ms));
+    this.queues.set(accountId, next);
+    void next
+      .finally(() => {
+        if (this.queues.get(accountId) === next) this.queues.delete(accountId);
+      })
+      .catch(() => undefined);
+    return next;
+  }
+
+  private async run(accountId: string, ms: number): Promise<void> {
+    const { clocks, jobs, scheduler, units, settle } = this.options;
+    // An attempt under way when the advance arrives schedules its retry from the moment it
+    // ends: let it end before the clock moves, or that retry would land after the advance.
+    await settle(accountId);
+    const target = (await clocks.offsetOf(accountId)) + ms;
+    for (let step = 0; ; step++) {
+      const [next] = await jobs.pending(accountId);
+      const offset = await clocks.offsetOf(accountId);
+      const now = await clocks.nowMs(accountId);
+      const reach = next === undefined || step >= MAX_STEPS ? target : Math.min(target, offset + Math.max(0, next.dueAt - now));
+      await units.run(() => clocks.advance(accountId, reach - offset));
+      await scheduler.drain();
+      await settle(accountId);
+      if (reach >= target) return;
+    }
   }
 }

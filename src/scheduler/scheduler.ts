@@ -1,179 +1,157 @@
+import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
-import type { Collection, Store } from '../store/store.js';
-import type { AccountClocks } from './account-clocks.js';
-import { JobHeap } from './job-heap.js';
+import type { JobRecord, JobStore, UnitOfWork } from '../store/ports.js';
+import { isJob, type JobRunners } from './job-kinds.js';
 
-/** A unit of deferred work, stored so that it survives a restart. */
-export interface Job {
-  id: string;
-  accountId: string;
-  kind: string;
-  /** What the job acts on, e.g. a transaction id. */
-  ref: string;
-  /** When it falls due, in milliseconds on the account's clock. */
-  dueAt: number;
-  /** Creation order: the tie-breaker between jobs due at the same instant. */
-  seq: number;
+export interface SchedulerOptions {
+  jobs: JobStore;
+  units: UnitOfWork;
+  /** The runner of every job kind (src/app.ts builds the registry). */
+  runners: JobRunners;
+  clock: Clock;
+  logger: Logger;
+  /** How long a claimed job is this instance's before another may take it over (default 60 s). */
+  leaseMs?: number;
 }
-
-export type JobRunner = (job: Job) => void | Promise<void>;
 
 /** setTimeout takes at most a signed 32-bit delay. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+const BATCH = 100;
 
 /**
- * Runs jobs when they fall due on their account's clock. Jobs live in the store; the
- * in-memory queue is ordered by the real instant each job falls due, which moves when an
- * account's clock is advanced. A job due while the sandbox was down runs at start.
+ * Runs jobs when they fall due on their account's clock: the policy over the job store (which
+ * keeps them, orders them and leases them). Each job runs in a unit of work of its own with its
+ * completion, so its effects and its removal are durable together; a crash before that only runs
+ * it again. A job due while the sandbox was down runs at start.
  */
 export class Scheduler {
-  private readonly jobs: Collection<Job>;
-  private readonly runners = new Map<string, JobRunner>();
-  private readonly queue = new JobHeap<Job>();
+  private readonly jobs: JobStore;
+  private readonly units: UnitOfWork;
+  private readonly runners: JobRunners;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly leaseMs: number;
   private timer: NodeJS.Timeout | undefined;
+  private timerAt: number | undefined;
   private draining: Promise<void> | undefined;
-  private nextSeq = 0;
+  private again = false;
   private stopped = true;
+  private unsubscribe: (() => void) | undefined;
 
-  constructor(
-    store: Store,
-    private readonly clocks: AccountClocks,
-    private readonly commit: () => Promise<void>,
-    private readonly logger: Logger,
-  ) {
-    this.jobs = store.collection<Job>('jobs', { groupBy: (j) => j.accountId, unique: { target: targetKey } });
-    for (const job of this.jobs.values()) {
-      this.nextSeq = Math.max(this.nextSeq, job.seq + 1);
-      this.enqueue(job);
-    }
-  }
-
-  register(kind: string, runner: JobRunner): void {
-    this.runners.set(kind, runner);
-  }
-
-  /** At most one job per (account, kind, ref): scheduling again replaces the earlier one. */
-  schedule(accountId: string, kind: string, ref: string, dueAt: number): Job {
-    this.cancel(accountId, kind, ref);
-    const job: Job = { id: `job_${this.nextSeq}`, accountId, kind, ref, dueAt, seq: this.nextSeq++ };
-    this.jobs.put(job);
-    this.enqueue(job);
-    // Only a new earliest job moves the timer.
-    if (this.queue.peek()?.job === job) this.arm();
-    return job;
-  }
-
-  /** E.g. a pending fill once it ran by hand. */
-  cancel(accountId: string, kind: string, ref: string): void {
-    const job = this.jobs.findUnique('target', targetKey({ accountId, kind, ref }));
-    if (job) this.remove(job);
-  }
-
-  isScheduled(accountId: string, kind: string, ref: string): boolean {
-    return this.jobs.findUnique('target', targetKey({ accountId, kind, ref })) !== undefined;
-  }
-
-  /** The account-clock instant of the account's earliest stored job. */
-  nextDueAt(accountId: string): number | undefined {
-    let earliest: number | undefined;
-    for (const job of this.jobs.group(accountId)) if (earliest === undefined || job.dueAt < earliest) earliest = job.dueAt;
-    return earliest;
-  }
-
-
-  /** Drops every job of an account (reset); returns how many there were. */
-  cancelAll(accountId: string): number {
-    const owned = [...this.jobs.group(accountId)];
-    for (const job of owned) this.remove(job);
-    return owned.length;
-  }
-
-  pending(accountId: string): Job[] {
-    return [...this.jobs.group(accountId)].sort(byDue);
+  constructor(options: SchedulerOptions) {
+    this.jobs = options.jobs;
+    this.units = options.units;
+    this.runners = options.runners;
+    this.clock = options.clock;
+    this.logger = options.logger;
+    this.leaseMs = options.leaseMs ?? 60_000;
   }
 
   start(): Promise<void> {
     this.stopped = false;
+    this.unsubscribe ??= this.jobs.onChange(() => this.woken());
     return this.drain();
   }
 
   stop(): void {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.disarm();
   }
 
-  /** After an account's clock moved: its jobs fall due at other real instants. */
-  async clockChanged(accountId: string): Promise<void> {
-    this.queue.rebuild(
-      (e) => (e.job.accountId === accountId ? { realDue: this.realDue(e.job), job: e.job } : e),
-      // Entries of cancelled jobs are dropped here rather than when they come up.
-      (e) => this.jobs.get(e.job.id) !== undefined,
-    );
-    await this.drain();
-  }
-
-  /** Runs every due job, in order, including jobs that running jobs schedule as due. */
+  /** Runs every due job, in order, including jobs that running jobs schedule as due; one drain at a time. */
   drain(): Promise<void> {
-    this.draining ??= this.runDue().finally(() => {
-      this.draining = undefined;
-      this.arm();
-    });
+    if (this.draining) {
+      // Something fell due while this drain was past it: it looks again before it ends.
+      this.again = true;
+      return this.draining;
+    }
+    this.draining = this.runDue()
+      .finally(() => {
+        this.draining = undefined;
+      })
+      .then(() => this.arm());
     return this.draining;
   }
 
-  /**
-   * Runs what is due, then makes it durable with one commit: a job's removal and its
-   * effects reach the journal together, so a crash before the commit only reruns it.
-   */
   private async runDue(): Promise<void> {
-    let ran = false;
-    for (;;) {
-      const head = this.queue.peek();
-      if (this.stopped || !head || head.realDue > Date.now()) break;
-      this.queue.pop();
-      const job = head.job;
-      if (this.jobs.get(job.id) === undefined) continue;
-      this.jobs.delete(job.id);
-      ran = true;
-      const runner = this.runners.get(job.kind);
-      try {
-        if (!runner) throw new Error(`no runner for job kind ${job.kind}`);
-        await runner(job);
-      } catch (error) {
-        this.logger.error({ err: error, job }, 'scheduled job failed');
+    do {
+      this.again = false;
+      for (;;) {
+        if (this.stopped) return;
+        const due = await this.jobs.claimDue(BATCH, this.leaseMs);
+        if (due.length === 0) break;
+        // In order, one after the other; but a job does not wait for the one before it to be
+        // durable: their units end together, in one group commit, as one commit did for all.
+        const units: Promise<void>[] = [];
+        for (const job of due) {
+          const { unit, worked } = this.run(job);
+          units.push(unit);
+          await worked;
+        }
+        await Promise.all(units);
       }
+    } while (this.again && !this.stopped);
+  }
+
+  /** `worked`: the job's work is done (its unit may still be committing); `unit`: it is durable, or failed and was dropped. */
+  private run(job: JobRecord): { unit: Promise<void>; worked: Promise<void> } {
+    let done = (): void => undefined;
+    const worked = new Promise<void>((resolve) => (done = resolve));
+    const unit = this.units
+      .run(async () => {
+        try {
+          if (!isJob(job)) throw new Error(`no runner for job kind ${job.kind}`);
+          await this.runners[job.kind](job);
+          await this.jobs.complete(job);
+        } finally {
+          done();
+        }
+      })
+      .catch(async (error: unknown) => {
+        done();
+        this.logger.error({ err: error, job }, 'scheduled job failed');
+        // A job that fails for a reason of the sandbox's own would fail again: it is not retried.
+        await this.units.run(() => this.jobs.complete(job)).catch((err: unknown) => this.logger.error({ err, job }, 'a failed job could not be removed'));
+      });
+    return { unit, worked };
+  }
+
+  /** Jobs changed (here, or on another instance): due ones run now, the timer moves to the earliest. */
+  private woken(): void {
+    if (this.stopped) return;
+    void this.arm();
+  }
+
+  private async arm(): Promise<void> {
+    if (this.stopped) return;
+    let next: number | undefined;
+    try {
+      next = await this.jobs.nextRealDueAt();
+    } catch (error) {
+      this.logger.error({ err: error }, 'the job store could not be read; looking again in a second');
+      next = this.clock.nowMs() + 1_000;
     }
-    if (ran) await this.commit();
-  }
-
-  /** The queue entry stays until it comes up and is skipped: removal costs O(1). */
-  private remove(job: Job): void {
-    this.jobs.delete(job.id);
-  }
-
-  private realDue(job: Job): number {
-    return job.dueAt - this.clocks.offsetOf(job.accountId);
-  }
-
-  private enqueue(job: Job): void {
-    this.queue.push({ realDue: this.realDue(job), job });
-  }
-
-  private arm(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    const head = this.queue.peek();
-    if (this.stopped || !head) return;
-    const delay = Math.min(Math.max(head.realDue - Date.now(), 0), MAX_TIMER_MS);
-    // A failed commit (disk full) must not become an unhandled rejection that ends the process.
+    if (this.stopped) return;
+    if (next === undefined) return this.disarm();
+    // A timer that fires no later than needed stays: most changes (a job scheduled far ahead) move nothing.
+    if (this.timer !== undefined && this.timerAt !== undefined && this.timerAt <= next) return;
+    this.disarm();
+    const delay = Math.min(Math.max(next - this.clock.nowMs(), 0), MAX_TIMER_MS);
+    this.timerAt = next;
     this.timer = setTimeout(() => {
-      this.drain().catch((error: unknown) => this.logger.error({ err: error }, 'scheduled jobs could not be saved'));
+      this.timer = undefined;
+      this.timerAt = undefined;
+      // A failed commit (disk full) must not become an unhandled rejection that ends the process.
+      this.drain().catch((error: unknown) => this.logger.error({ err: error }, 'scheduled jobs could not be run'));
     }, delay);
     this.timer.unref();
   }
+
+  private disarm(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = undefined;
+  }
 }
-
-const targetKey = (j: Pick<Job, 'accountId' | 'kind' | 'ref'>): string => `${j.accountId}\n${j.kind}\n${j.ref}`;
-
-const byDue = (a: Job, b: Job): number => a.dueAt - b.dueAt || a.seq - b.seq;

@@ -1,6 +1,19 @@
 import { isRecord } from './state.js';
 import { RawRecord, type CollectionOptions, type Logger, type Record } from './types.js';
 
+/** A put whose unique key another record of the collection holds. */
+export class UniqueKeyError extends Error {
+  constructor(
+    readonly collection: string,
+    readonly index: string,
+    readonly key: string,
+    readonly holder: string,
+  ) {
+    super(`${collection}: unique index ${index} already has key ${key} (record ${holder})`);
+    this.name = 'UniqueKeyError';
+  }
+}
+
 /** Receives each change after validation and before it is applied, so a refusal leaves memory untouched. */
 export type ChangeSink = (collection: string, id: string, value: Record | null) => void;
 
@@ -40,7 +53,7 @@ export class Collection<T extends Record> {
     for (const [index, keys, key] of this.indexKeys(value)) {
       const holder = keys.get(key);
       if (holder !== undefined && holder !== value.id) {
-        throw new Error(`${this.name}: unique index ${index} already has key ${key} (record ${holder})`);
+        throw new UniqueKeyError(this.name, index, key, holder);
       }
     }
     this.sink(this.name, value.id, value);

@@ -52,6 +52,11 @@ export class Journal {
     return new Journal(file, fh, seq, bytes, onFlushed, fs);
   }
 
+  /** The write or datasync error that stopped the journal, if one did. */
+  get failed(): Error | undefined {
+    return this.failure;
+  }
+
   get seq(): number {
     return this.seqValue;
   }

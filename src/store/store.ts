@@ -8,7 +8,8 @@ import { loadFromDisk } from './load.js';
 import { DataFileLock } from './lock.js';
 import { DATA_DIR_MODE, listSegments, segmentPath } from './segments.js';
 import { writeSnapshot } from './snapshot.js';
-import type { CollectionOptions, Logger, RawRecord, Record, State, StoreOptions } from './types.js';
+import { isRecord } from './state.js';
+import { RawRecord, type CollectionOptions, type Logger, type Record, type State, type StoreOptions } from './types.js';
 
 export { Collection } from './collection.js';
 export { DataFileLockedError } from './lock.js';
@@ -80,6 +81,40 @@ export class Store {
     return created;
   }
 
+  /**
+   * For upgrades of data files written by earlier versions, before the collection is declared:
+   * `change` sees every record of `name` in order and returns it changed (same id), `null` to
+   * remove it, or undefined to leave it. Changes are journaled like any other. How many changed.
+   */
+  rewrite(name: string, change: (record: Record) => Record | null | undefined): number {
+    if (this.collections.has(name)) throw new Error(`${name}: a declared collection is not rewritten`);
+    const records = this.state.get(name);
+    if (records === undefined) return 0;
+    const sink = this.sink();
+    let changed = 0;
+    for (const [id, stored] of [...records]) {
+      const value = stored instanceof RawRecord ? parseStored(name, id, stored) : stored;
+      const next = change(value);
+      if (next === undefined) continue;
+      if (next !== null && next.id !== id) throw new Error(`${name}: a rewrite keeps the record's id (${id})`);
+      sink(name, id, next);
+      if (next === null) records.delete(id);
+      else records.set(id, next);
+      changed++;
+    }
+    return changed;
+  }
+
+  /** Names of the collections that exist (loaded or declared). */
+  collectionNames(): string[] {
+    return [...this.state.keys()];
+  }
+
+  /** Why the store cannot make changes durable any more (a full disk), or undefined. */
+  get failure(): Error | undefined {
+    return this.disk?.journal.failed;
+  }
+
   commit(): Promise<void> {
     return this.disk?.journal.commit() ?? Promise.resolve();
   }
@@ -140,4 +175,10 @@ export class Store {
       await lock.release();
     }
   }
+}
+
+function parseStored(name: string, id: string, raw: RawRecord): Record {
+  const value: unknown = JSON.parse(raw.json);
+  if (!isRecord(value) || value.id !== id) throw new Error(`${name}: stored record ${id} is not a record with that id`);
+  return value;
 }

@@ -91,10 +91,7 @@ export function instructionFields(input: InstructionInput, publicUrl: string, rn
 /** The record with its payment instruction filled (instructionFields), at `filledAt` on the account clock. */
 export function fillInstruction(
   record: TransactionRecord,
-  account: AccountRecord,
-  publicUrl: string,
-  filledAt: number,
-  rng: Rng = cryptoRng,
+  { account, publicUrl, filledAt, rng = cryptoRng }: { account: AccountRecord; publicUrl: string; filledAt: number; rng?: Rng },
 ): TransactionRecord {
   const view = record.view;
   // The link is the payer's key to the page; a record from before tokens gets its own now.

@@ -1,34 +1,45 @@
-import { isDomainError } from '../errors.js';
-import type { Scheduler } from '../scheduler/scheduler.js';
-import { EXPIRE_BOLETO_JOB, endOfDueDate } from './boleto-expiry.js';
-import { EXPIRE_PIX_JOB, FILL_JOB, type Transactions } from './transactions.js';
-import type { Transitions } from './transitions.js';
+import type { Jobs } from '../scheduler/jobs.js';
+import { endOfDueDate } from './boleto-expiry.js';
+import type { TransactionRecord } from './transaction-record.js';
 
-/** Runs a job's transition; a transaction wiped by a reset, or already moved on, leaves nothing to do. */
-function unlessGone(run: () => void): void {
-  try {
-    run();
-  } catch (error) {
-    if (!isDomainError(error, 'not_found') && !isDomainError(error, 'conflict')) throw error;
-  }
+export interface TransactionJobsOptions {
+  jobs: Jobs;
+  /** How long after creation an instruction is filled (`fillInstruction`). */
+  instructionDelayMs: number;
+  /** Lifetime of a plain Pix (its expiresAt). */
+  pixExpiryMs: number;
 }
 
 /**
- * The transaction's scheduled work, on the account's clock: the delayed fill of the
- * instruction, a plain boleto expiring after its due date (the hybrid does not: its Pix
- * stays payable regardless) and a plain Pix expiring at its expiresAt.
+ * A transaction's scheduled work, in one place, on the account's clock: the delayed fill of the
+ * instruction, a plain Pix expiring at its expiresAt, and a plain boleto expiring after its due
+ * date (the hybrid does not: its Pix stays payable regardless). Scheduled at creation, cancelled
+ * when what they would do is done or moot.
  */
-export function wireTransactionJobs(transactions: Transactions, transitions: Transitions, scheduler: Scheduler): void {
-  transactions.setImmediateFill((record, account) => transitions.fillAtCreation(record, account));
-  transactions.onCreate((record) => {
-    if (record.view.method === 'BOLETO' && record.details.dueDate) {
-      scheduler.schedule(record.accountId, EXPIRE_BOLETO_JOB, record.id, endOfDueDate(record.details.dueDate));
-    }
-  });
-  scheduler.register(FILL_JOB, (job) => unlessGone(() => transitions.fill(job.accountId, job.ref)));
-  const expireIfPending = (accountId: string, id: string): void => {
-    if (transactions.records.get(id)?.view.status === 'PENDING') unlessGone(() => transitions.expire(accountId, id));
-  };
-  scheduler.register(EXPIRE_BOLETO_JOB, (job) => expireIfPending(job.accountId, job.ref));
-  scheduler.register(EXPIRE_PIX_JOB, (job) => expireIfPending(job.accountId, job.ref));
+export class TransactionJobs {
+  constructor(private readonly options: TransactionJobsOptions) {}
+
+  async created(record: TransactionRecord, now: number): Promise<void> {
+    const { jobs, instructionDelayMs, pixExpiryMs } = this.options;
+    const { accountId, id, view } = record;
+    if (view.method !== 'CREDIT_CARD' && record.filledAt === null) await jobs.schedule(accountId, 'fillInstruction', id, now + instructionDelayMs);
+    if (view.currency === 'BRL' && view.method === 'PIX') await jobs.schedule(accountId, 'expirePix', id, now + pixExpiryMs);
+    if (view.method === 'BOLETO' && record.details.dueDate) await jobs.schedule(accountId, 'expireBoleto', id, endOfDueDate(record.details.dueDate));
+  }
+
+  /** Filled now (by hand, or paid first): the scheduled fill is moot. */
+  filled(record: TransactionRecord): Promise<void> {
+    return this.options.jobs.cancel(record.accountId, 'fillInstruction', record.id);
+  }
+
+  /** Paid: it cannot expire any more. */
+  paid(record: TransactionRecord): Promise<void> {
+    return this.options.jobs.cancel(record.accountId, 'expirePix', record.id);
+  }
+
+  /** Ended without payment: it gets no instruction any more, and cannot expire again. */
+  async ended(record: TransactionRecord): Promise<void> {
+    await this.options.jobs.cancel(record.accountId, 'fillInstruction', record.id);
+    await this.options.jobs.cancel(record.accountId, 'expirePix', record.id);
+  }
 }

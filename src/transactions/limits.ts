@@ -1,5 +1,5 @@
 import { invalid } from '../errors.js';
-import type { Collection, Store } from '../store/store.js';
+import type { Repository, Table, TableSpec } from '../store/ports.js';
 import type { Currency, Method } from './transaction-record.js';
 
 export interface MinimumRule {
@@ -49,33 +49,28 @@ const CURRENCIES = Object.keys(DEFAULT_LIMITS) as Currency[];
 export const BELOW_MINIMUM = 'Sale value below minimum';
 
 interface AccountLimits {
+  /** The account id: one record per account. */
   id: string;
+  accountId: string;
   minimums: MinimumRule[];
 }
 
+export const LIMITS: TableSpec<AccountLimits> = { name: 'limits' };
+
 /** Each account's purchase minimums, by currency and optionally by method (`PUT /_sandbox/limits`). */
 export class Limits {
-  private readonly records: Collection<AccountLimits>;
+  private readonly records: Table<AccountLimits>;
 
-  constructor(store: Store) {
-    this.records = store.collection<AccountLimits>('limits');
+  constructor(options: { repository: Repository }) {
+    this.records = options.repository.table(LIMITS);
   }
 
-  state(accountId: string): LimitsState {
-    const minimums = this.records.get(accountId)?.minimums ?? [];
-    const effective: EffectiveLimit[] = [];
-    for (const currency of CURRENCIES) {
-      const range = DEFAULT_LIMITS[currency];
-      for (const method of range.methods) {
-        const own = ruleFor(minimums, currency, method);
-        effective.push({ currency, method, minimum: own?.amount ?? range.minimum, maximum: range.maximum, source: own ? 'account' : 'default' });
-      }
-    }
-    return { minimums, effective };
+  async state(accountId: string): Promise<LimitsState> {
+    return stateOf(await this.minimumsOf(accountId));
   }
 
   /** Replaces the account's minimums; every rule is checked before anything changes. */
-  set(accountId: string, minimums: MinimumRule[]): LimitsState {
+  async set(accountId: string, minimums: MinimumRule[]): Promise<LimitsState> {
     const seen = new Set<string>();
     for (const [i, rule] of minimums.entries()) {
       const range = DEFAULT_LIMITS[rule.currency];
@@ -92,37 +87,51 @@ export class Limits {
       if (rule.amount > range.maximum) throw invalid(`${at}.amount cannot be above the ${rule.currency} maximum of ${range.maximum} centavos`);
     }
     const kept = minimums.map((r) => ({ currency: r.currency, ...(r.method !== undefined && { method: r.method }), amount: r.amount }));
-    this.records.put({ id: accountId, minimums: kept });
-    return this.state(accountId);
+    await this.records.put({ id: accountId, accountId, minimums: kept });
+    return stateOf(kept);
   }
 
-  clear(accountId: string): LimitsState {
-    this.records.delete(accountId);
-    return this.state(accountId);
+  async clear(accountId: string): Promise<LimitsState> {
+    await this.records.delete(accountId, accountId);
+    return stateOf([]);
   }
 
-  minimumFor(accountId: string, currency: Currency, method: Method): number {
-    const own = ruleFor(this.records.get(accountId)?.minimums ?? [], currency, method);
+  async minimumFor(accountId: string, currency: Currency, method: Method): Promise<number> {
+    const own = ruleFor(await this.minimumsOf(accountId), currency, method);
     return own?.amount ?? DEFAULT_LIMITS[currency].minimum;
   }
 
   /** Refuses an amount below the account's minimum (the schema has checked the spec's range). */
-  check(accountId: string, currency: Currency, method: Method, amount: number): void {
-    const minimum = this.minimumFor(accountId, currency, method);
+  async check(accountId: string, currency: Currency, method: Method, amount: number): Promise<void> {
+    const own = ruleFor(await this.minimumsOf(accountId), currency, method);
+    const minimum = own?.amount ?? DEFAULT_LIMITS[currency].minimum;
     if (amount >= minimum) return;
-    const own = ruleFor(this.records.get(accountId)?.minimums ?? [], currency, method) !== undefined;
     throw invalid(
       BELOW_MINIMUM,
       `amount ${amount} is below the minimum of ${minimum} centavos for ${currency} ${method}` +
-        (own ? " (this account's minimum, GET /_sandbox/limits)" : ' (the default minimum; PUT /_sandbox/limits changes it)'),
+        (own !== undefined ? " (this account's minimum, GET /_sandbox/limits)" : ' (the default minimum; PUT /_sandbox/limits changes it)'),
     );
   }
 
-  deleteAll(accountId: string): number {
-    if (!this.records.get(accountId)) return 0;
-    this.records.delete(accountId);
-    return 1;
+  deleteAll(accountId: string): Promise<number> {
+    return this.records.deleteAll(accountId);
   }
+
+  private async minimumsOf(accountId: string): Promise<MinimumRule[]> {
+    return (await this.records.get(accountId, accountId))?.minimums ?? [];
+  }
+}
+
+function stateOf(minimums: MinimumRule[]): LimitsState {
+  const effective: EffectiveLimit[] = [];
+  for (const currency of CURRENCIES) {
+    const range = DEFAULT_LIMITS[currency];
+    for (const method of range.methods) {
+      const own = ruleFor(minimums, currency, method);
+      effective.push({ currency, method, minimum: own?.amount ?? range.minimum, maximum: range.maximum, source: own ? 'account' : 'default' });
+    }
+  }
+  return { minimums, effective };
 }
 
 /** A rule naming the method wins over the currency's own. */

@@ -1,198 +1,203 @@
 import type { AccountRecord } from '../accounts/accounts.js';
 import { invalid, notFound } from '../errors.js';
+import { Records } from '../records/records.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
-import type { Scheduler } from '../scheduler/scheduler.js';
 import type { PurchaseRequest, Transaction } from '../spec/types.js';
-import type { Collection, Store } from '../store/store.js';
+import type { Repository, Sequences, Table, TableSpec, UnitOfWork } from '../store/ports.js';
 import { chargeClabe } from '../rails/clabe.js';
 import { feeFor, type FeeTable } from './fees.js';
 import type { Limits } from './limits.js';
 import { checkDocuments } from './documents-check.js';
 import { defaultDueDate, checkDueDate } from './due-date.js';
+import { fillInstruction } from './instructions.js';
+import type { TransactionJobs } from './jobs.js';
+import type { TransactionListener } from './listeners.js';
 import { settlementOf } from './settlement.js';
 import { cardBrand, cardOutcome, passesLuhn } from './test-cards.js';
 import { newPayerToken, type Currency, type PurchaseDetails, type TransactionRecord } from './transaction-record.js';
 
-export const FILL_JOB = 'fillInstruction';
-/** A plain Pix not paid by its expiresAt expires, on the account's clock. */
-export const EXPIRE_PIX_JOB = 'expirePix';
-
 /** The exact message integrations match on for an unknown transaction; details go in the hint. */
 export const TRANSACTION_NOT_FOUND = 'Transaction not found';
 
-interface Counter {
-  id: string;
-  last: number;
-}
+/** Ids are global (payer pages find a transaction by id and token alone). */
+export const TRANSACTIONS: TableSpec<TransactionRecord> = { name: 'transactions', globalIds: true };
 
-interface ExternalRef {
-  /** `${accountId}\n${externalId}` */
+/** The transaction an externalId names in an account: the most recent with it (the spec does not make them unique). */
+interface ExternalIdRef {
+  /** The externalId. */
   id: string;
+  accountId: string;
   transactionId: string;
 }
 
-/** Ids are numeric strings, increasing and unique across accounts. */
-const FIRST_ID = 100_000_000;
+export const TRANSACTION_EXTERNAL_IDS: TableSpec<ExternalIdRef> = { name: 'transactionExternalIds' };
+
+/** Ids are numeric strings from this one on, increasing and unique across accounts. */
+export const FIRST_ID = 100_000_000;
 
 export interface TransactionsOptions {
+  repository: Repository;
+  clocks: AccountClocks;
+  /** The accounts' purchase minimums. */
+  limits: Limits;
+  /** The transaction's scheduled work (fill, expiry). */
+  jobs: TransactionJobs;
+  /** Who hears of a new transaction (events and webhooks, ledger, autopilot). */
+  listeners: readonly TransactionListener[];
+  /** Base of the links in a filled instruction (SANDBOX_PUBLIC_URL, or the URL the server listens on). */
+  publicUrl: () => string;
   fees: FeeTable;
-  instructionDelayMs: number;
   strictDocuments: boolean;
   /** `immediate`: a plain Pix carries its code in the 201; `delayed`: filled later like the hybrid. */
   pixInstruction: 'immediate' | 'delayed';
   /** Lifetime of a plain Pix (its expiresAt). */
   pixExpiryMs: number;
-  /** The accounts' purchase minimums. */
-  limits: Limits;
 }
 
+const missing = (why: string) => () => notFound(TRANSACTION_NOT_FOUND, why);
+
 export class Transactions {
-  readonly records: Collection<TransactionRecord>;
-  private readonly counters: Collection<Counter>;
-  private readonly refs: Collection<ExternalRef>;
-  private readonly createListeners: ((record: TransactionRecord) => void)[] = [];
-  /** Fills an instruction at creation (plain Pix, immediate mode); set by the wiring, which owns the fill. */
-  private fillNow: ((record: TransactionRecord, account: AccountRecord) => TransactionRecord) | undefined;
+  private readonly records: Records<TransactionRecord>;
+  private readonly refs: Table<ExternalIdRef>;
+  private readonly sequences: Sequences;
+  private readonly units: UnitOfWork;
 
-  constructor(
-    store: Store,
-    private readonly clocks: AccountClocks,
-    private readonly scheduler: Scheduler,
-    private readonly options: TransactionsOptions,
-  ) {
-    this.records = store.collection<TransactionRecord>('transactions', { groupBy: (t) => t.accountId });
-    this.counters = store.collection<Counter>('counters');
-    this.refs = store.collection<ExternalRef>('transactionRefs');
+  constructor(private readonly options: TransactionsOptions) {
+    this.records = new Records(options.repository, TRANSACTIONS);
+    this.refs = options.repository.table(TRANSACTION_EXTERNAL_IDS);
+    this.sequences = options.repository.sequences;
+    this.units = options.repository.units;
   }
 
-  onCreate(listener: (record: TransactionRecord) => void): void {
-    this.createListeners.push(listener);
-  }
+  create(account: AccountRecord, input: PurchaseRequest): Promise<TransactionRecord> {
+    return this.units.run(async () => {
+      const currency: Currency = input.currency ?? 'BRL';
+      const method = input.paymentMethod ?? (currency === 'MXN' ? 'SPEI' : 'BANK_TRANSFER');
+      const now = await this.options.clocks.nowMs(account.id);
+      await this.options.limits.check(account.id, currency, method, input.amount);
+      if (this.options.strictDocuments) checkDocuments(currency, input);
+      const boletoKind = currency === 'BRL' && (method === 'BOLETO' || method === 'PIX_BOLETO');
+      const dueDate = boletoKind ? (input.dueDate ?? defaultDueDate(now)) : null;
+      if (boletoKind && input.dueDate !== undefined) checkDueDate(input.dueDate, now);
+      // Every refusal comes before the first change: a 400 leaves nothing behind, not even a used id.
+      if (method === 'CREDIT_CARD') checkCard(input, now);
 
-  setImmediateFill(fill: (record: TransactionRecord, account: AccountRecord) => TransactionRecord): void {
-    this.fillNow = fill;
-  }
+      const id = String(FIRST_ID - 1 + (await this.sequences.next('transaction_id')));
+      const plainPix = currency === 'BRL' && method === 'PIX';
+      const base = {
+        id,
+        transactionId: id,
+        currency,
+        method,
+        installments: null,
+        externalId: input.externalId ?? null,
+        status: 'PENDING' as const,
+        statusReason: null,
+        amount: input.amount,
+        // The request's own URL only ("" is how integrations send "none"); the account's is read when an event happens.
+        postbackUrl: input.postbackUrl || null,
+        referrerUrl: null,
+        expiresAt: plainPix ? new Date(now + this.options.pixExpiryMs).toISOString() : null,
+        createdAt: new Date(now).toISOString(),
+        costFee: feeFor(this.options.fees, currency, method, input.amount),
+        approvedAt: null,
+        endToEndId: null,
+        payer: null,
+      };
+      let view: Transaction;
+      // An SPEI provider assigns the charge's CLABE when it creates it: nothing to fill later.
+      const speiAtOnce = currency === 'MXN';
+      if (currency === 'COP') view = { ...base, currency, redirectUrl: null } as Transaction;
+      else if (currency === 'MXN') view = { ...base, currency, clabe: chargeClabe(id) } as Transaction;
+      else if (currency === 'ARS') view = { ...base, currency, cvu: null, paymentInstruction: {} } as Transaction;
+      else if (method === 'CREDIT_CARD') view = this.cardView(base, input, now);
+      else {
+        view = {
+          ...base,
+          ...(method !== 'BOLETO' && { pixCode: '' }),
+          ...(method !== 'PIX' && { paymentInstruction: {} }),
+          paidRail: null,
+        } as Transaction;
+      }
 
-  create(account: AccountRecord, input: PurchaseRequest): TransactionRecord {
-    const currency: Currency = input.currency ?? 'BRL';
-    const method = input.paymentMethod ?? (currency === 'MXN' ? 'SPEI' : 'BANK_TRANSFER');
-    const now = this.clocks.nowMs(account.id);
-    this.options.limits.check(account.id, currency, method, input.amount);
-    if (this.options.strictDocuments) checkDocuments(currency, input);
-    const boletoKind = currency === 'BRL' && (method === 'BOLETO' || method === 'PIX_BOLETO');
-    const dueDate = boletoKind ? (input.dueDate ?? defaultDueDate(now)) : null;
-    if (boletoKind && input.dueDate !== undefined) checkDueDate(input.dueDate, now);
-    // Every refusal comes before the first change: a 400 leaves nothing behind, not even a used id.
-    if (method === 'CREDIT_CARD') checkCard(input, now);
-
-    const id = this.nextId();
-    const plainPix = currency === 'BRL' && method === 'PIX';
-    const base = {
-      id,
-      transactionId: id,
-      currency,
-      method,
-      installments: null,
-      externalId: input.externalId ?? null,
-      status: 'PENDING' as const,
-      statusReason: null,
-      amount: input.amount,
-      // The request's own URL only ("" is how integrations send "none"); the account's is read when an event happens.
-      postbackUrl: input.postbackUrl || null,
-      referrerUrl: null,
-      expiresAt: plainPix ? new Date(now + this.options.pixExpiryMs).toISOString() : null,
-      createdAt: new Date(now).toISOString(),
-      costFee: feeFor(this.options.fees, currency, method, input.amount),
-      approvedAt: null,
-      endToEndId: null,
-      payer: null,
-    };
-    let view: Transaction;
-    // An SPEI provider assigns the charge's CLABE when it creates it: nothing to fill later.
-    const speiAtOnce = currency === 'MXN';
-    if (currency === 'COP') view = { ...base, currency, redirectUrl: null } as Transaction;
-    else if (currency === 'MXN') view = { ...base, currency, clabe: chargeClabe(id) } as Transaction;
-    else if (currency === 'ARS') view = { ...base, currency, cvu: null, paymentInstruction: {} } as Transaction;
-    else if (method === 'CREDIT_CARD') view = this.cardView(base, input, now);
-    else {
-      view = {
-        ...base,
-        ...(method !== 'BOLETO' && { pixCode: '' }),
-        ...(method !== 'PIX' && { paymentInstruction: {} }),
-        paidRail: null,
-      } as Transaction;
-    }
-
-    let record: TransactionRecord = { id, accountId: account.id, view, details: detailsOf(input, dueDate), filledAt: speiAtOnce ? now : null, payerToken: newPayerToken() };
-    if (plainPix && this.options.pixInstruction === 'immediate' && this.fillNow) record = this.fillNow(record, account);
-    this.records.put(record);
-    if (record.view.externalId !== null) {
-      this.refs.put({ id: `${account.id}\n${record.view.externalId}`, transactionId: id });
-    }
-    if (method !== 'CREDIT_CARD' && record.filledAt === null) {
-      this.scheduler.schedule(account.id, FILL_JOB, id, now + this.options.instructionDelayMs);
-    }
-    if (plainPix) this.scheduler.schedule(account.id, EXPIRE_PIX_JOB, id, now + this.options.pixExpiryMs);
-    for (const listener of this.createListeners) listener(record);
-    return record;
+      let record: TransactionRecord = { id, accountId: account.id, view, details: detailsOf(input, dueDate), filledAt: speiAtOnce ? now : null, payerToken: newPayerToken() };
+      // A plain Pix answered with its code: filled as it is created, no transition of its own.
+      if (plainPix && this.options.pixInstruction === 'immediate') record = fillInstruction(record, { account, publicUrl: this.options.publicUrl(), filledAt: now });
+      await this.records.table.put(record);
+      if (record.view.externalId !== null) await this.refs.put({ id: record.view.externalId, accountId: account.id, transactionId: id });
+      await this.options.jobs.created(record, now);
+      for (const listener of this.options.listeners) await listener.created?.(record, account);
+      return record;
+    });
   }
 
   /** Another account's transaction answers exactly like a missing one. */
-  get(account: { id: string }, id: string): TransactionRecord {
-    const record = this.records.get(id);
-    if (!record || record.accountId !== account.id) throw notFound(TRANSACTION_NOT_FOUND, `no transaction with id ${id} in this account`);
-    return record;
+  get(account: { id: string }, id: string): Promise<TransactionRecord> {
+    return this.records.owned(account.id, id, missing(`no transaction with id ${id} in this account`));
+  }
+
+  /** The account's transaction, locked for the caller's unit of work (a transition). */
+  forUpdate(accountId: string, id: string): Promise<TransactionRecord> {
+    return this.records.ownedForUpdate(accountId, id, missing(`no transaction with id ${id} in this account`));
+  }
+
+  /** The account's transaction, or undefined (a job whose transaction a reset wiped). */
+  find(accountId: string, id: string): Promise<TransactionRecord | undefined> {
+    return this.records.table.get(accountId, id);
+  }
+
+  /** A transaction by id alone, whatever its account: a payer page, which checks the link's token. */
+  forPayer(id: string): Promise<TransactionRecord | undefined> {
+    return this.records.table.getGlobal(id);
   }
 
   /** The most recent transaction with this externalId (the spec does not make them unique). */
-  getByExternalId(account: { id: string }, externalId: string): TransactionRecord {
-    const ref = this.refs.get(`${account.id}\n${externalId}`);
-    const record = ref && this.records.get(ref.transactionId);
-    if (!record || record.accountId !== account.id) throw notFound(TRANSACTION_NOT_FOUND, `no transaction with externalId ${externalId} in this account`);
+  async getByExternalId(account: { id: string }, externalId: string): Promise<TransactionRecord> {
+    const ref = await this.refs.get(account.id, externalId);
+    const record = ref && (await this.find(account.id, ref.transactionId));
+    if (!record) throw missing(`no transaction with externalId ${externalId} in this account`)();
     return record;
   }
 
-  replace(record: TransactionRecord): void {
-    this.records.put(record);
+  async replace(record: TransactionRecord): Promise<void> {
+    await this.records.table.put(record);
   }
 
   /** The record with its payer-page token, given one now (and stored) if it was stored before tokens existed. */
-  withPayerToken(record: TransactionRecord): TransactionRecord & { payerToken: string } {
-    if (record.payerToken !== undefined) return { ...record, payerToken: record.payerToken };
-    const next = { ...record, payerToken: newPayerToken() };
-    this.records.put(next);
-    return next;
+  withPayerToken(record: TransactionRecord): Promise<TransactionRecord & { payerToken: string }> {
+    if (record.payerToken !== undefined) return Promise.resolve({ ...record, payerToken: record.payerToken });
+    return this.units.run(async () => {
+      const current = await this.forUpdate(record.accountId, record.id);
+      if (current.payerToken !== undefined) return { ...current, payerToken: current.payerToken };
+      const next = { ...current, payerToken: newPayerToken() };
+      await this.records.table.put(next);
+      return next;
+    });
   }
 
   /** Wipes an account's transactions (control API reset). */
-  deleteAll(accountId: string): number {
-    const owned = [...this.records.group(accountId)];
-    for (const record of owned) {
-      this.records.delete(record.id);
-      if (record.view.externalId !== null) {
-        const key = `${accountId}\n${record.view.externalId}`;
-        if (this.refs.get(key)?.transactionId === record.id) this.refs.delete(key);
-      }
-    }
-    return owned.length;
+  async deleteAll(accountId: string): Promise<number> {
+    await this.refs.deleteAll(accountId);
+    return this.records.table.deleteAll(accountId);
   }
 
   /**
    * Retention: deletes up to `limit` of the account's settled transactions created before
    * `cutoff` (ISO, account clock). PENDING ones stay: they can still be paid or expire.
    */
-  deleteOlderThan(accountId: string, cutoff: string, limit: number): number {
-    const old: TransactionRecord[] = [];
-    for (const record of this.records.group(accountId)) {
-      if (old.length >= limit || record.view.createdAt >= cutoff) break;
-      if (record.view.status !== 'PENDING') old.push(record);
-    }
-    for (const record of old) {
-      this.records.delete(record.id);
-      const key = `${accountId}\n${record.view.externalId}`;
-      if (record.view.externalId !== null && this.refs.get(key)?.transactionId === record.id) this.refs.delete(key);
-    }
-    return old.length;
+  deleteOlderThan(accountId: string, cutoff: string, limit: number): Promise<number> {
+    return this.records.deleteOlderThan(
+      accountId,
+      cutoff,
+      limit,
+      (record) => record.view.createdAt,
+      (record) => record.view.status !== 'PENDING',
+      async (record) => {
+        await this.records.table.delete(accountId, record.id);
+        const externalId = record.view.externalId;
+        if (externalId !== null && (await this.refs.get(accountId, externalId))?.transactionId === record.id) await this.refs.delete(accountId, externalId);
+      },
+    );
   }
 
   private cardView(base: Record<string, unknown>, input: PurchaseRequest, now: number): Transaction {
@@ -209,12 +214,6 @@ export class Transactions {
       card: { brand: cardBrand(card.number), last4: card.number.slice(-4), holderName: card.holderName },
       declineReason: outcome.declineReason,
     } as Transaction;
-  }
-
-  private nextId(): string {
-    const last = this.counters.get('transaction')?.last ?? FIRST_ID - 1;
-    this.counters.put({ id: 'transaction', last: last + 1 });
-    return String(last + 1);
   }
 }
 

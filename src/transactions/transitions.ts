@@ -1,12 +1,16 @@
-import type { AccountRecord, Accounts } from '../accounts/accounts.js';
+import type { Accounts } from '../accounts/accounts.js';
 import { conflict, invalid, notFound } from '../errors.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
-import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Transaction } from '../spec/types.js';
+import type { UnitOfWork } from '../store/ports.js';
 import { fillInstruction } from './instructions.js';
+import type { TransactionJobs } from './jobs.js';
+import type { TransactionListener, TransitionDetail } from './listeners.js';
 import { settlementOf } from './settlement.js';
 import type { StatusReason, TransactionRecord } from './transaction-record.js';
-import { EXPIRE_PIX_JOB, FILL_JOB, type Transactions } from './transactions.js';
+import type { Transactions } from './transactions.js';
+
+export type { TransitionDetail } from './listeners.js';
 
 export type Rail = 'PIX' | 'BOLETO';
 
@@ -16,14 +20,6 @@ const RAILS: Partial<Record<Transaction['method'], Rail[]>> = {
   BOLETO: ['BOLETO'],
   PIX_BOLETO: ['PIX', 'BOLETO'],
 };
-
-/** What a transition says beyond the new state: the webhook's `error_message`. */
-export interface TransitionDetail {
-  message?: string;
-}
-
-/** `at` is the account-clock instant of the change. */
-export type TransitionListener = (record: TransactionRecord, previous: TransactionRecord, at: string, detail: TransitionDetail) => void;
 
 const describe = (record: TransactionRecord): string => {
   const view = record.view;
@@ -47,119 +43,128 @@ export const DEFAULT_DECLINE_MESSAGE = 'Payment declined';
 export const REJECTED_MESSAGE = 'Payment rejected by the payer';
 export const DEFAULT_CHARGEBACK_REASON = 'Chargeback requested by the payer';
 
+export interface TransitionsOptions {
+  units: UnitOfWork;
+  transactions: Transactions;
+  accounts: Accounts;
+  clocks: AccountClocks;
+  jobs: TransactionJobs;
+  /** Who hears of every change (events and webhooks, the ledger). */
+  listeners: readonly TransactionListener[];
+  /** Base of the links in a filled instruction. */
+  publicUrl: () => string;
+}
+
 /**
  * The transaction state machine, with the five statuses integrators' typed clients know:
  * PENDING → APPROVED (pay), PENDING → BLOCKED (expire, decline, the payer's rejection),
  * APPROVED → REFUNDED (refund), APPROVED → CHARGEBACK (chargeback); `statusReason` says
  * why. Every path that changes a transaction (control API, hosted pages, scheduler,
- * autopilot) goes through here.
+ * autopilot) goes through here. Each transition is a unit of work that first locks the
+ * transaction: of two concurrent pays, the second sees it APPROVED and is refused.
  */
 export class Transitions {
-  private readonly listeners: TransitionListener[] = [];
-
-  constructor(
-    private readonly transactions: Transactions,
-    private readonly accounts: Accounts,
-    private readonly clocks: AccountClocks,
-    private readonly scheduler: Scheduler,
-    private readonly publicUrl: () => string,
-  ) {}
-
-  onTransition(listener: TransitionListener): void {
-    this.listeners.push(listener);
-  }
-
-  /** The instruction of a transaction being created (plain Pix answered in its 201): no transition of its own. */
-  fillAtCreation(record: TransactionRecord, account: AccountRecord): TransactionRecord {
-    return fillInstruction(record, account, this.publicUrl(), this.clocks.nowMs(account.id));
-  }
+  constructor(private readonly options: TransitionsOptions) {}
 
   /** Fills the instruction now (idempotent); the scheduled fill is then moot. */
-  fill(accountId: string, id: string): TransactionRecord {
-    const record = this.transactions.get({ id: accountId }, id);
-    if (record.filledAt !== null || record.view.method === 'CREDIT_CARD') return record;
-    const account = this.accounts.get(accountId);
-    if (!account) throw notFound(`account ${accountId} not found`);
-    this.scheduler.cancel(accountId, FILL_JOB, id);
-    return this.commitTransition(record, fillInstruction(record, account, this.publicUrl(), this.clocks.nowMs(accountId)));
+  fill(accountId: string, id: string): Promise<TransactionRecord> {
+    return this.options.units.run(async () => this.fillLocked(await this.options.transactions.forUpdate(accountId, id)));
   }
 
-  pay(accountId: string, id: string, rail?: Rail): TransactionRecord {
-    const record = this.transactions.get({ id: accountId }, id);
-    const view = record.view;
-    const rails = RAILS[view.method];
-    if (rail !== undefined && !rails) throw invalid(`rail applies to BRL Pix and boleto transactions, not to ${view.currency} ${view.method}`);
-    if (rail !== undefined && rails && !rails.includes(rail)) {
-      throw invalid(`rail ${rail} is not a rail of a ${view.method} transaction (use ${rails.join(' or ')})`);
-    }
-    if (view.status !== 'PENDING') throw notPending(record, 'paid');
-    // A payer cannot pay before the instruction exists: paying implies it was issued.
-    const filled = this.fill(accountId, id);
-    this.scheduler.cancel(accountId, EXPIRE_PIX_JOB, id);
-    const details = filled.details;
-    const document = details.cpf ?? (view.currency === 'COP' ? details.responsibleDocument : null);
-    const settlement = settlementOf(details.name, document, new Date(this.clocks.nowMs(accountId)), view);
-    const paidRail = view.method === 'CREDIT_CARD' ? 'CARD' : rails ? (rail ?? rails[0]) : undefined;
-    const next = { ...filled.view, status: 'APPROVED', statusReason: null, ...settlement, ...(paidRail && { paidRail }) } as Transaction;
-    return this.commitTransition(filled, { ...filled, view: next });
+  pay(accountId: string, id: string, rail?: Rail): Promise<TransactionRecord> {
+    return this.options.units.run(async () => {
+      const record = await this.options.transactions.forUpdate(accountId, id);
+      const view = record.view;
+      const rails = RAILS[view.method];
+      if (rail !== undefined && !rails) throw invalid(`rail applies to BRL Pix and boleto transactions, not to ${view.currency} ${view.method}`);
+      if (rail !== undefined && rails && !rails.includes(rail)) {
+        throw invalid(`rail ${rail} is not a rail of a ${view.method} transaction (use ${rails.join(' or ')})`);
+      }
+      if (view.status !== 'PENDING') throw notPending(record, 'paid');
+      // A payer cannot pay before the instruction exists: paying implies it was issued.
+      const filled = await this.fillLocked(record);
+      await this.options.jobs.paid(filled);
+      const details = filled.details;
+      const document = details.cpf ?? (view.currency === 'COP' ? details.responsibleDocument : null);
+      const settlement = settlementOf(details.name, document, new Date(await this.options.clocks.nowMs(accountId)), view);
+      const paidRail = view.method === 'CREDIT_CARD' ? 'CARD' : rails ? (rail ?? rails[0]) : undefined;
+      const next = { ...filled.view, status: 'APPROVED', statusReason: null, ...settlement, ...(paidRail && { paidRail }) } as Transaction;
+      return this.commit(filled, { ...filled, view: next });
+    });
   }
 
   /** The charge's time ran out (control API, a boleto's due date, a Pix's expiresAt). */
-  expire(accountId: string, id: string): TransactionRecord {
-    const record = this.transactions.get({ id: accountId }, id);
-    if (record.view.status !== 'PENDING') throw notPending(record, 'expired');
-    return this.block(record, 'EXPIRED', {});
+  expire(accountId: string, id: string): Promise<TransactionRecord> {
+    return this.options.units.run(async () => {
+      const record = await this.options.transactions.forUpdate(accountId, id);
+      if (record.view.status !== 'PENDING') throw notPending(record, 'expired');
+      return this.block(record, 'EXPIRED', {});
+    });
   }
 
   /**
    * The issuer refused (`DECLINED`, control API) or the payer did (`REJECTED`, the hosted
    * checkout's Reject button).
    */
-  decline(accountId: string, id: string, options: { message?: string; reason?: 'DECLINED' | 'REJECTED' } = {}): TransactionRecord {
-    const record = this.transactions.get({ id: accountId }, id);
-    if (record.view.status !== 'PENDING') throw notPending(record, 'declined');
-    const reason = options.reason ?? 'DECLINED';
-    const message = options.message ?? (reason === 'REJECTED' ? REJECTED_MESSAGE : DEFAULT_DECLINE_MESSAGE);
-    return this.block(record, reason, { message });
+  decline(accountId: string, id: string, options: { message?: string; reason?: 'DECLINED' | 'REJECTED' } = {}): Promise<TransactionRecord> {
+    return this.options.units.run(async () => {
+      const record = await this.options.transactions.forUpdate(accountId, id);
+      if (record.view.status !== 'PENDING') throw notPending(record, 'declined');
+      const reason = options.reason ?? 'DECLINED';
+      const message = options.message ?? (reason === 'REJECTED' ? REJECTED_MESSAGE : DEFAULT_DECLINE_MESSAGE);
+      return this.block(record, reason, { message });
+    });
   }
 
   /**
    * A full refund, the only kind (integrators' code says the service refunds in full):
    * `amount`, when given (`POST /transactions/refund/:id`), must be the transaction's.
    */
-  refund(accountId: string, id: string, options: { amount?: number } = {}): TransactionRecord {
-    const record = this.transactions.get({ id: accountId }, id);
-    if (options.amount !== undefined && options.amount !== record.view.amount) {
-      throw invalid('Invalid amount', `refunds are in full: amount must be the transaction's ${record.view.amount} centavos (or be left out), not ${options.amount}`);
-    }
-    if (record.view.status !== 'APPROVED') throw notApproved(record, 'refunded');
-    return this.settle(record, 'REFUNDED', {});
+  refund(accountId: string, id: string, options: { amount?: number } = {}): Promise<TransactionRecord> {
+    return this.options.units.run(async () => {
+      const record = await this.options.transactions.forUpdate(accountId, id);
+      if (options.amount !== undefined && options.amount !== record.view.amount) {
+        throw invalid('Invalid amount', `refunds are in full: amount must be the transaction's ${record.view.amount} centavos (or be left out), not ${options.amount}`);
+      }
+      if (record.view.status !== 'APPROVED') throw notApproved(record, 'refunded');
+      return this.settle(record, 'REFUNDED', {});
+    });
   }
 
   /** A chargeback (card) or a Pix MED infraction that returns the money. */
-  chargeback(accountId: string, id: string, reason?: string): TransactionRecord {
-    const record = this.transactions.get({ id: accountId }, id);
-    if (record.view.status !== 'APPROVED') throw notApproved(record, 'charged back');
-    return this.settle(record, 'CHARGEBACK', { message: reason ?? DEFAULT_CHARGEBACK_REASON });
+  chargeback(accountId: string, id: string, reason?: string): Promise<TransactionRecord> {
+    return this.options.units.run(async () => {
+      const record = await this.options.transactions.forUpdate(accountId, id);
+      if (record.view.status !== 'APPROVED') throw notApproved(record, 'charged back');
+      return this.settle(record, 'CHARGEBACK', { message: reason ?? DEFAULT_CHARGEBACK_REASON });
+    });
   }
 
-  private block(record: TransactionRecord, reason: StatusReason, detail: TransitionDetail): TransactionRecord {
-    // An ended transaction gets no instruction any more, and cannot expire again.
-    this.scheduler.cancel(record.accountId, FILL_JOB, record.id);
-    this.scheduler.cancel(record.accountId, EXPIRE_PIX_JOB, record.id);
+  /** The record, filled now if it was not (the caller holds its lock). */
+  private async fillLocked(record: TransactionRecord): Promise<TransactionRecord> {
+    if (record.filledAt !== null || record.view.method === 'CREDIT_CARD') return record;
+    const account = await this.options.accounts.get(record.accountId);
+    if (!account) throw notFound(`account ${record.accountId} not found`);
+    await this.options.jobs.filled(record);
+    const filledAt = await this.options.clocks.nowMs(record.accountId);
+    return this.commit(record, fillInstruction(record, { account, publicUrl: this.options.publicUrl(), filledAt }));
+  }
+
+  private async block(record: TransactionRecord, reason: StatusReason, detail: TransitionDetail): Promise<TransactionRecord> {
+    await this.options.jobs.ended(record);
     const view = { ...record.view, status: 'BLOCKED', statusReason: reason } as Transaction;
-    return this.commitTransition(record, { ...record, view }, detail);
+    return this.commit(record, { ...record, view }, detail);
   }
 
-  private settle(record: TransactionRecord, status: 'REFUNDED' | 'CHARGEBACK', detail: TransitionDetail): TransactionRecord {
+  private settle(record: TransactionRecord, status: 'REFUNDED' | 'CHARGEBACK', detail: TransitionDetail): Promise<TransactionRecord> {
     const view = { ...record.view, status, statusReason: status } as Transaction;
-    return this.commitTransition(record, { ...record, view }, detail);
+    return this.commit(record, { ...record, view }, detail);
   }
 
-  private commitTransition(previous: TransactionRecord, next: TransactionRecord, detail: TransitionDetail = {}): TransactionRecord {
-    this.transactions.replace(next);
-    const at = new Date(this.clocks.nowMs(next.accountId)).toISOString();
-    for (const listener of this.listeners) listener(next, previous, at, detail);
+  private async commit(previous: TransactionRecord, next: TransactionRecord, detail: TransitionDetail = {}): Promise<TransactionRecord> {
+    await this.options.transactions.replace(next);
+    const at = await this.options.clocks.nowIso(next.accountId);
+    for (const listener of this.options.listeners) await listener.changed?.({ next, previous, at, detail });
     return next;
   }
 }

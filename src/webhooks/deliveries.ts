@@ -4,20 +4,18 @@ import type { Events } from '../events/events.js';
 import type { Faults, WebhookFault } from '../faults/faults.js';
 import { conflict, notFound } from '../errors.js';
 import type { Logger } from '../log.js';
-import { paginate, type Page } from '../catalog/paginate.js';
 import { cryptoRng } from '../rails/random.js';
+import { Records, type Page } from '../records/records.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
-import type { Job, Scheduler } from '../scheduler/scheduler.js';
-import type { Collection, Store } from '../store/store.js';
+import type { JobRunner } from '../scheduler/job-kinds.js';
+import type { Jobs } from '../scheduler/jobs.js';
+import type { Repository, TableSpec, UnitOfWork } from '../store/ports.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
-import type { Transactions } from '../transactions/transactions.js';
 import type { WithdrawalRecord } from '../withdrawals/withdrawals.js';
-import type { AttemptOutcome, Dispatcher } from './dispatcher.js';
+import type { AttemptOutcome, WebhookSender } from './dispatcher.js';
 import { webhookBody, withdrawalWebhookBody, type WebhookBody, type WebhookEvent } from './payload.js';
 import { signedText, sortKeysDeep } from './signature.js';
 import { VERSION } from '../version.js';
-
-export const DELIVER_JOB = 'deliverWebhook';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'undeliverable';
 
@@ -67,14 +65,19 @@ export interface Delivery {
   createdAt: string;
 }
 
-interface DeliveryRecord extends Delivery {
+export interface DeliveryRecord extends Delivery {
   accountId: string;
   /**
-   * The transaction's or withdrawal's own postbackUrl, which never changes; absent in
-   * records stored before withdrawals existed (the transaction is read then).
+   * The transaction's or withdrawal's own postbackUrl, which never changes (records stored before
+   * withdrawals existed get it from their transaction when the data file is upgraded).
    */
   ownUrl?: string | null;
 }
+
+export const DELIVERIES: TableSpec<DeliveryRecord> = {
+  name: 'deliveries',
+  filters: { transactionId: (d) => d.transactionId, withdrawalId: (d) => d.withdrawalId ?? null, status: (d) => d.status },
+};
 
 export interface RetryPolicy {
   maxAttempts: number;
@@ -83,6 +86,21 @@ export interface RetryPolicy {
 }
 
 export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 8, baseDelayMs: 1000, maxDelayMs: 10 * 60_000 };
+
+export interface DeliveriesOptions {
+  repository: Repository;
+  accounts: Accounts;
+  clocks: AccountClocks;
+  jobs: Jobs;
+  dispatcher: WebhookSender;
+  events: Events;
+  /** Fault rules of the accounts (src/faults): automatic attempts consult them; replays go out as they are. */
+  faults: Faults;
+  /** Resolves once the answers of the current turn are written: a webhook never overtakes the answer that acknowledged its change. */
+  afterAnswers: () => Promise<void>;
+  logger: Logger;
+  retry?: RetryPolicy;
+}
 
 export interface DeliveryQuery {
   transactionId?: string;
@@ -113,54 +131,37 @@ export function webhookRequest(delivery: Pick<Delivery, 'id' | 'event' | 'url' |
 }
 
 /**
- * The webhook outbox. A paid transaction gets a delivery record and, in the same commit,
- * the job of its next retry; every attempt stores the next retry before it starts, so a
- * crash mid-attempt still retries after a restart (at least once). Attempts run in the
- * background: the scheduler never waits on a receiver, and `idle(account)` lets the test
- * clock wait for the account's own.
+ * The webhook outbox. A paid transaction gets a delivery record and, in the same unit of work,
+ * the job of its next retry; every attempt stores the next retry before it starts, so a crash
+ * mid-attempt still retries after a restart (at least once). An attempt goes out once the unit
+ * that decided it is durable (an afterCommit effect), and after the answers of that turn;
+ * attempts run in the background: the scheduler never waits on a receiver, and
+ * `idle(account)` lets the test clock wait for the account's own.
  */
 export class Deliveries {
-  private readonly records: Collection<DeliveryRecord>;
+  private readonly records: Records<DeliveryRecord>;
+  private readonly units: UnitOfWork;
   private readonly inFlight = new Map<string, Set<Promise<void>>>();
   /** Deliveries with an attempt under way: a retry never overlaps its own previous attempt. */
   private readonly sending = new Map<string, number>();
-  private faults: Faults | undefined;
   private readonly retry: RetryPolicy;
-  private readonly afterAnswers: () => Promise<void>;
 
-  constructor(
-    store: Store,
-    private readonly accounts: Accounts,
-    private readonly transactions: Transactions,
-    private readonly clocks: AccountClocks,
-    private readonly scheduler: Scheduler,
-    private readonly dispatcher: Dispatcher,
-    private readonly events: Events,
-    private readonly commit: () => Promise<void>,
-    private readonly logger: Logger,
-    options: {
-      retry?: RetryPolicy;
-      /** Resolves once the answers of the current turn are written (the HTTP layer's answer writer). */
-      afterAnswers: () => Promise<void>;
-    },
-  ) {
+  constructor(private readonly options: DeliveriesOptions) {
+    this.records = new Records(options.repository, DELIVERIES);
+    this.units = options.repository.units;
     this.retry = options.retry ?? DEFAULT_RETRY;
-    this.afterAnswers = options.afterAnswers;
-    this.records = store.collection<DeliveryRecord>('deliveries', { groupBy: (d) => d.accountId });
-    scheduler.register(DELIVER_JOB, (job) => this.runAttempt(job));
-  }
-
-  /** Fault rules of the accounts (src/faults): automatic attempts consult them; replays go out as they are. */
-  useFaults(faults: Faults): void {
-    this.faults = faults;
   }
 
   /** Deliveries left pending by a stop or a crash get their job back (normally they still have it). */
-  resume(): void {
-    for (const d of this.records.values()) {
-      if (d.status !== 'pending' || this.scheduler.isScheduled(d.accountId, DELIVER_JOB, d.id)) continue;
-      this.scheduler.schedule(d.accountId, DELIVER_JOB, d.id, this.clocks.nowMs(d.accountId));
-    }
+  resume(): Promise<void> {
+    return this.units.run(async () => {
+      for (const accountId of await this.options.accounts.ids()) {
+        for await (const d of this.records.table.scan(accountId)) {
+          if (d.status !== 'pending' || (await this.options.jobs.isScheduled(d.accountId, 'deliverWebhook', d.id))) continue;
+          await this.options.jobs.schedule(d.accountId, 'deliverWebhook', d.id, await this.options.clocks.nowMs(d.accountId));
+        }
+      }
+    });
   }
 
   /**
@@ -168,28 +169,28 @@ export class Deliveries {
    * others). The URL is the transaction's postbackUrl, else the account's webhook URL as
    * it is now, when the event happens.
    */
-  transactionEvent(record: TransactionRecord, event: WebhookEvent, errorMessage: string | null = null): void {
-    const account = this.accounts.get(record.accountId);
+  async transactionEvent(record: TransactionRecord, event: WebhookEvent, errorMessage: string | null = null): Promise<void> {
+    const account = await this.options.accounts.get(record.accountId);
     if (!account) return;
-    this.enqueue(account.id, { transactionId: record.id, withdrawalId: null }, record.view.postbackUrl, event, webhookBody(event, record, account, errorMessage));
+    await this.enqueue(account, { transactionId: record.id, withdrawalId: null }, record.view.postbackUrl, event, webhookBody(event, record, account, errorMessage));
   }
 
   /** The webhook of a withdrawal's end (cashout.success, cashout.failed, cashout.returned), same envelope, signing and retries. */
-  withdrawalEvent(record: WithdrawalRecord, event: WebhookEvent): void {
-    const account = this.accounts.get(record.accountId);
+  async withdrawalEvent(record: WithdrawalRecord, event: WebhookEvent): Promise<void> {
+    const account = await this.options.accounts.get(record.accountId);
     if (!account) return;
-    this.enqueue(account.id, { transactionId: null, withdrawalId: record.id }, record.view.postbackUrl, event, withdrawalWebhookBody(event, record, account));
+    await this.enqueue(account, { transactionId: null, withdrawalId: record.id }, record.view.postbackUrl, event, withdrawalWebhookBody(event, record, account));
   }
 
-  private enqueue(
-    accountId: string,
+  private async enqueue(
+    account: { id: string; webhookUrl: string | null },
     about: { transactionId: string | null; withdrawalId: string | null },
     ownUrl: string | null,
     event: WebhookEvent,
     payload: WebhookBody,
-  ): void {
-    const now = this.clocks.nowMs(accountId);
-    const url = ownUrl ?? this.accounts.get(accountId)?.webhookUrl ?? null;
+  ): Promise<void> {
+    const now = await this.options.clocks.nowMs(account.id);
+    const url = ownUrl ?? account.webhookUrl ?? null;
     const delivery: DeliveryRecord = {
       id: `whd_${randomUUID()}`,
       event,
@@ -201,55 +202,45 @@ export class Deliveries {
       // Kept as it is sent: keys sorted at every depth.
       payload: sortKeysDeep(payload) as WebhookBody,
       createdAt: new Date(now).toISOString(),
-      accountId,
+      accountId: account.id,
       ownUrl,
     };
-    // The first attempt is decided now, so its retry job reaches the journal in the same
-    // commit as the change it reports: one fdatasync before the webhook leaves, not two.
-    if (url) this.attempt(delivery);
-    else this.records.put(delivery);
+    // The first attempt is decided now, so its retry job is committed with the change it
+    // reports: one fdatasync before the webhook leaves, not two.
+    if (url) await this.attempt(delivery);
+    else await this.records.table.put(delivery);
   }
 
-  list(accountId: string, query: DeliveryQuery): Page<DeliveryView> {
-    const page = paginate(
-      this.records.group(accountId),
-      query,
-      (d) =>
-        (query.transactionId === undefined || d.transactionId === query.transactionId) &&
-        (query.withdrawalId === undefined || d.withdrawalId === query.withdrawalId) &&
-        (query.status === undefined || d.status === query.status),
-    );
-    return { data: page.data.map((d) => this.present(d)), hasMore: page.hasMore };
-  }
-
-  get(accountId: string, id: string): DeliveryView {
-    const record = this.records.get(id);
-    if (!record || record.accountId !== accountId) throw notFound(`webhook delivery ${id} not found`);
-    return this.present(record);
-  }
-
-  /** What the delivery log shows: the stored delivery with its exact request (signed with the account's secret). */
-  private present(record: DeliveryRecord): DeliveryView {
-    const { attempts, ...delivery } = toDelivery(record);
-    // Sorted here too for deliveries stored before payloads were kept sorted.
-    const payload = sortKeysDeep(delivery.payload) as WebhookBody;
-    const secret = this.accounts.get(record.accountId)?.webhookSecret ?? '';
-    return {
-      ...delivery,
-      payload,
-      attempts: attempts.map((a) => ({ ...a, requestHeaders: a.requestHeaders ?? null })),
-      request: webhookRequest({ ...delivery, payload }, secret),
+  async list(accountId: string, query: DeliveryQuery): Promise<Page<DeliveryView>> {
+    const keep = {
+      ...(query.transactionId !== undefined && { transactionId: query.transactionId }),
+      ...(query.withdrawalId !== undefined && { withdrawalId: query.withdrawalId }),
+      ...(query.status !== undefined && { status: query.status }),
     };
+    const page = await this.records.page(accountId, query, { keep });
+    const secret = await this.secretOf(accountId);
+    return { data: page.data.map((d) => present(d, secret)), hasMore: page.hasMore };
   }
 
-  /** Sends the delivery once more, now, as a new attempt; answers once that attempt is recorded. */
+  async get(accountId: string, id: string): Promise<DeliveryView> {
+    const record = await this.records.owned(accountId, id, () => notFound(`webhook delivery ${id} not found`));
+    return present(record, await this.secretOf(accountId));
+  }
+
+  /**
+   * Sends the delivery once more, now, as a new attempt; answers once that attempt is recorded.
+   * Its own units of work (src/http runs it outside one): the attempt leaves after the delivery's
+   * change is durable, and is recorded before the answer.
+   */
   async replay(accountId: string, id: string): Promise<DeliveryView> {
-    const record = this.records.get(id);
-    if (!record || record.accountId !== accountId) throw notFound(`webhook delivery ${id} not found`);
-    const url = record.url ?? this.currentUrl(record);
-    if (!url) throw conflict('no webhook URL: the transaction has no postbackUrl and the account none (PUT /_sandbox/webhook-url)');
-    const updated = { ...record, url, status: record.status === 'undeliverable' ? ('failed' as const) : record.status };
-    this.records.put(updated);
+    const updated = await this.units.run(async () => {
+      const record = await this.records.ownedForUpdate(accountId, id, () => notFound(`webhook delivery ${id} not found`));
+      const url = record.url ?? (await this.currentUrl(record));
+      if (!url) throw conflict('no webhook URL: the transaction has no postbackUrl and the account none (PUT /_sandbox/webhook-url)');
+      const next = { ...record, url, status: record.status === 'undeliverable' ? ('failed' as const) : record.status };
+      await this.records.table.put(next);
+      return next;
+    });
     await this.send(updated, true);
     return this.get(accountId, id);
   }
@@ -264,25 +255,33 @@ export class Deliveries {
   }
 
   /** Retention: deletes up to `limit` finished deliveries created before `cutoff` (ISO, account clock); pending ones keep their retries. */
-  deleteOlderThan(accountId: string, cutoff: string, limit: number): number {
-    const old: string[] = [];
-    for (const d of this.records.group(accountId)) {
-      if (old.length >= limit || d.createdAt >= cutoff) break;
-      if (d.status !== 'pending') old.push(d.id);
-    }
-    for (const id of old) this.records.delete(id);
-    return old.length;
+  deleteOlderThan(accountId: string, cutoff: string, limit: number): Promise<number> {
+    return this.records.deleteOlderThan(accountId, cutoff, limit, (d) => d.createdAt, (d) => d.status !== 'pending');
   }
 
-  deleteAll(accountId: string): number {
-    const owned = [...this.records.group(accountId)];
-    for (const d of owned) this.records.delete(d.id);
-    return owned.length;
+  deleteAll(accountId: string): Promise<number> {
+    return this.records.table.deleteAll(accountId);
   }
 
-  private currentUrl(record: DeliveryRecord): string | null {
-    const own = record.ownUrl !== undefined ? record.ownUrl : record.transactionId !== null ? this.transactions.records.get(record.transactionId)?.view.postbackUrl : null;
-    return own ?? this.accounts.get(record.accountId)?.webhookUrl ?? null;
+  /** The runner of `deliverWebhook`: the delivery's next automatic attempt. */
+  runner(): JobRunner {
+    return async (job) => {
+      const record = await this.records.table.getForUpdate(job.accountId, job.ref);
+      if (!record || record.status !== 'pending' || !record.url) {
+        // Delivered by a replay, or wiped by a reset, while a fault rule held it.
+        await this.options.faults.drop(job.accountId, job.ref);
+        return;
+      }
+      await this.attempt(record);
+    };
+  }
+
+  private async secretOf(accountId: string): Promise<string> {
+    return (await this.options.accounts.get(accountId))?.webhookSecret ?? '';
+  }
+
+  private async currentUrl(record: DeliveryRecord): Promise<string | null> {
+    return record.ownUrl ?? (await this.options.accounts.get(record.accountId))?.webhookUrl ?? null;
   }
 
   /** 1 s, 2 s, 4 s … capped, plus up to 10 % jitter (always later, so receivers recovering together are not hit together). */
@@ -291,31 +290,22 @@ export class Deliveries {
     return Math.round(base * (1 + 0.1 * cryptoRng()));
   }
 
-  private runAttempt(job: Job): void {
-    const record = this.records.get(job.ref);
-    if (!record || record.status !== 'pending' || !record.url) {
-      // Delivered by a replay, or wiped by a reset, while a fault rule held it.
-      this.faults?.drop(job.accountId, job.ref);
-      return;
-    }
-    this.attempt(record);
-  }
-
-  /** Stores the delivery with its next attempt (held, retried or last) and starts this one unless held. */
-  private attempt(record: DeliveryRecord): void {
-    const now = this.clocks.nowMs(record.accountId);
+  /** Stores the delivery with its next attempt (held, retried or last), and sends this one once that is durable, unless held. */
+  private async attempt(record: DeliveryRecord): Promise<void> {
+    const { jobs, clocks, faults, dispatcher } = this.options;
+    const now = await clocks.nowMs(record.accountId);
     if (this.sending.has(record.id)) {
       const due = now + this.retry.baseDelayMs;
-      this.scheduler.schedule(record.accountId, DELIVER_JOB, record.id, due);
-      this.records.put({ ...record, nextAttemptAt: new Date(due).toISOString() });
+      await jobs.schedule(record.accountId, 'deliverWebhook', record.id, due);
+      await this.records.table.put({ ...record, nextAttemptAt: new Date(due).toISOString() });
       return;
     }
-    const fault = this.faults?.forWebhookAttempt(record.accountId, record.id, record.event);
+    const fault = await faults.forWebhookAttempt(record.accountId, record.id, record.event);
     if (fault && 'postponeMs' in fault) {
       // Held (delayMs, outOfOrder): the attempt is not made now and uses up nothing.
       const due = now + fault.postponeMs;
-      this.scheduler.schedule(record.accountId, DELIVER_JOB, record.id, due);
-      this.records.put({ ...record, nextAttemptAt: new Date(due).toISOString() });
+      await jobs.schedule(record.accountId, 'deliverWebhook', record.id, due);
+      await this.records.table.put({ ...record, nextAttemptAt: new Date(due).toISOString() });
       return;
     }
     // Replays are extra: they do not use up the automatic attempts.
@@ -324,47 +314,47 @@ export class Deliveries {
     if (number < this.retry.maxAttempts) {
       // Stored before the attempt starts, so a crash during it still leads to a retry;
       // the attempt's outcome moves it to its real backoff.
-      const due = now + this.dispatcher.timeoutMs + this.backoff(number);
-      this.scheduler.schedule(record.accountId, DELIVER_JOB, record.id, due);
+      const due = now + dispatcher.timeoutMs + this.backoff(number);
+      await jobs.schedule(record.accountId, 'deliverWebhook', record.id, due);
       nextAttemptAt = new Date(due).toISOString();
     }
     const updated = { ...record, nextAttemptAt };
-    this.records.put(updated);
-    void this.send(updated, false, fault);
+    await this.records.table.put(updated);
+    // Nothing leaves before the change it reports, and the retry stored for it, are durable:
+    // a crash can then only repeat a webhook, never announce an unsaved one.
+    this.units.afterCommit(() => void this.send(updated, false, fault));
   }
 
+  /** One attempt: after the answers of the turn, posted, then recorded in a unit of its own. */
   private send(record: DeliveryRecord, replay: boolean, fault?: WebhookFault): Promise<void> {
-    const account = this.accounts.get(record.accountId);
+    const { accounts, clocks, dispatcher, afterAnswers, logger } = this.options;
     const url = record.url;
-    if (!account || !url) return Promise.resolve();
-    // A badSignature fault signs with another key: a well-formed signature that does not verify.
-    const secret = fault && 'badSignature' in fault ? `${account.webhookSecret}:bad-signature-fault` : account.webhookSecret;
-    const request = webhookRequest(record, secret);
-    const body = request.body;
-    const headers = { ...request.headers, 'x-sandbox-attempt': String(record.attempts.length + 1) };
-    const at = new Date(this.clocks.nowMs(record.accountId)).toISOString();
+    if (!url) return Promise.resolve();
     this.sending.set(record.id, (this.sending.get(record.id) ?? 0) + 1);
-    // Nothing leaves before the payment it reports, and the retry stored for this attempt,
-    // are on disk: a crash can then only repeat a webhook, never announce an unsaved one. Nor
-    // before the answer that acknowledged the payment, written at the end of the turn.
-    const work = this.commit()
-      .then(this.afterAnswers)
-      .then(() => this.dispatcher.post(url, body, headers))
-      .then(async (outcome) => {
-        // A duplicate fault sends the same request again; the first answer is the attempt's.
-        const copies = fault && 'duplicate' in fault ? (fault.duplicate ?? 0) : 0;
-        for (let i = 0; i < copies; i++) await this.dispatcher.post(url, body, headers);
-        return outcome;
-      })
-      .then((outcome) => this.record(record.id, at, outcome, replay, headers, fault?.ruleId))
-      .then(() => this.commit())
-      .catch((error: unknown) => this.logger.error({ err: error, delivery: record.id }, 'recording a webhook attempt failed'));
+    const work = (async () => {
+      const account = await accounts.get(record.accountId);
+      if (!account) return;
+      // A badSignature fault signs with another key: a well-formed signature that does not verify.
+      const secret = fault && 'badSignature' in fault ? `${account.webhookSecret}:bad-signature-fault` : account.webhookSecret;
+      const request = webhookRequest(record, secret);
+      const body = request.body;
+      const headers = { ...request.headers, 'x-sandbox-attempt': String(record.attempts.length + 1) };
+      const at = await clocks.nowIso(record.accountId);
+      // Nor before the answer that acknowledged the change, written at the end of the turn.
+      await afterAnswers();
+      const outcome = await dispatcher.post(url, body, headers);
+      // A duplicate fault sends the same request again; the first answer is the attempt's.
+      const copies = fault && 'duplicate' in fault ? (fault.duplicate ?? 0) : 0;
+      for (let i = 0; i < copies; i++) await dispatcher.post(url, body, headers);
+      await this.units.run(() => this.recordAttempt(record, { at, outcome, replay, requestHeaders: headers, fault: fault?.ruleId }));
+    })().catch((error: unknown) => logger.error({ err: error, delivery: record.id }, 'recording a webhook attempt failed'));
     let set = this.inFlight.get(record.accountId);
     if (!set) this.inFlight.set(record.accountId, (set = new Set()));
     const tracked = set;
     tracked.add(work);
     void work.finally(() => {
       tracked.delete(work);
+      if (tracked.size === 0 && this.inFlight.get(record.accountId) === tracked) this.inFlight.delete(record.accountId);
       const left = (this.sending.get(record.id) ?? 1) - 1;
       if (left > 0) this.sending.set(record.id, left);
       else this.sending.delete(record.id);
@@ -372,36 +362,55 @@ export class Deliveries {
     return work;
   }
 
-  private record(id: string, at: string, outcome: AttemptOutcome, replay: boolean, requestHeaders: Record<string, string>, fault?: string): void {
-    const current = this.records.get(id);
+  private async recordAttempt(
+    sent: DeliveryRecord,
+    { at, outcome, replay, requestHeaders, fault }: { at: string; outcome: AttemptOutcome; replay: boolean; requestHeaders: Record<string, string>; fault: string | undefined },
+  ): Promise<void> {
+    const { jobs, clocks, faults, events } = this.options;
+    const { accountId, id } = sent;
+    const current = await this.records.table.getForUpdate(accountId, id);
     if (!current) return; // wiped by a reset while the attempt was under way
     const attempt: Attempt = { at, httpStatus: outcome.httpStatus, error: outcome.error, durationMs: outcome.durationMs, responseBody: outcome.responseBody, replay, requestHeaders };
     if (fault) attempt.fault = fault;
     // An attempt that outOfOrder rules held back for was just answered: they go now, after it.
-    for (const held of this.faults?.overtaken(current.accountId, id) ?? []) {
-      this.scheduler.schedule(current.accountId, DELIVER_JOB, held, this.clocks.nowMs(current.accountId));
+    for (const held of await faults.overtaken(accountId, id)) {
+      await jobs.schedule(accountId, 'deliverWebhook', held, await clocks.nowMs(accountId));
     }
     const attempts = [...current.attempts, attempt];
     let next: DeliveryRecord;
     if (outcome.ok) {
-      this.scheduler.cancel(current.accountId, DELIVER_JOB, id);
+      await jobs.cancel(accountId, 'deliverWebhook', id);
       next = { ...current, attempts, status: 'delivered', nextAttemptAt: null };
     } else if (outcome.refused && !replay) {
       // The target policy refused it: retries would be refused alike (a replay can try again).
-      this.scheduler.cancel(current.accountId, DELIVER_JOB, id);
+      await jobs.cancel(accountId, 'deliverWebhook', id);
       next = { ...current, attempts, status: 'failed', nextAttemptAt: null };
     } else if (!replay && current.status === 'pending' && current.nextAttemptAt === null) {
       next = { ...current, attempts, status: 'failed' };
     } else if (!replay && current.status === 'pending') {
-      const due = this.clocks.nowMs(current.accountId) + this.backoff(attempts.filter((a) => !a.replay).length);
-      this.scheduler.schedule(current.accountId, DELIVER_JOB, id, due);
+      const due = (await clocks.nowMs(accountId)) + this.backoff(attempts.filter((a) => !a.replay).length);
+      await jobs.schedule(accountId, 'deliverWebhook', id, due);
       next = { ...current, attempts, nextAttemptAt: new Date(due).toISOString() };
     } else {
       next = { ...current, attempts };
     }
-    this.records.put(next);
+    await this.records.table.put(next);
     if (next.status !== current.status && (next.status === 'delivered' || next.status === 'failed')) {
-      this.events.append(current.accountId, next.status === 'delivered' ? 'webhook.delivered' : 'webhook.failed', at, current.transactionId, this.present(next), current.withdrawalId ?? null);
+      const view = present(next, await this.secretOf(accountId));
+      await events.append(accountId, next.status === 'delivered' ? 'webhook.delivered' : 'webhook.failed', at, current.transactionId, view, current.withdrawalId ?? null);
     }
   }
+}
+
+/** What the delivery log shows: the stored delivery with its exact request (signed with the account's secret). */
+function present(record: DeliveryRecord, secret: string): DeliveryView {
+  const { attempts, ...delivery } = toDelivery(record);
+  // Sorted here too for deliveries stored before payloads were kept sorted.
+  const payload = sortKeysDeep(delivery.payload) as WebhookBody;
+  return {
+    ...delivery,
+    payload,
+    attempts: attempts.map((a) => ({ ...a, requestHeaders: a.requestHeaders ?? null })),
+    request: webhookRequest({ ...delivery, payload }, secret),
+  };
 }

@@ -13,6 +13,12 @@ export interface AttemptOutcome {
   refused?: boolean;
 }
 
+/** What deliveries need of a sender: the attempt timeout (their retry delays count it) and the post. */
+export interface WebhookSender {
+  readonly timeoutMs: number;
+  post(url: string, body: string, headers: Record<string, string>): Promise<AttemptOutcome>;
+}
+
 export interface DispatcherOptions {
   /** Keep-alive connections per receiver origin. */
   connectionsPerHost?: number;
@@ -30,7 +36,7 @@ const EXCERPT_BYTES = 1024;
  * Every connection resolves its host through the target policy's lookup, so a name that
  * resolves to a refused address fails before its socket connects.
  */
-export class Dispatcher {
+export class Dispatcher implements WebhookSender {
   private readonly agent: Agent;
   private readonly targets: WebhookTargets;
 

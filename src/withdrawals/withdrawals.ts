@@ -1,23 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { AccountRecord } from '../accounts/accounts.js';
-import { paginate, type Page, type PageQuery } from '../catalog/paginate.js';
 import { conflict, invalid, isDomainError, notFound } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { isValidCnpj, isValidCpf } from '../rails/documents.js';
 import { SANDBOX_INSTITUTION } from '../rails/merchant.js';
 import { endToEndId } from '../rails/pix-e2e.js';
 import { cryptoRng } from '../rails/random.js';
+import { Records, type Page, type PageQuery } from '../records/records.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
-import type { Scheduler } from '../scheduler/scheduler.js';
+import type { JobKind, JobRunner } from '../scheduler/job-kinds.js';
+import type { Jobs } from '../scheduler/jobs.js';
 import type { CashOutRequest, Withdrawal, WithdrawalLookup, WithdrawalStatus } from '../spec/types.js';
-import type { Collection, Store } from '../store/store.js';
+import type { Repository, TableSpec, UnitOfWork } from '../store/ports.js';
 import { cashOutFee, type FeeTable } from '../transactions/fees.js';
 import { DEFAULT_MESSAGES, outcomeOfKey, type WithdrawalOutcome } from './magic-keys.js';
 import { INVALID_PIX_KEY, normalizePixKey } from './pix-keys.js';
 import { receiverOf, type Receiver } from './receiver.js';
 
 /** The automatic steps of a withdrawal (processing, its outcome, a return), one job per withdrawal. */
-export const WITHDRAWAL_STEP_JOB = 'withdrawalStep';
+export const WITHDRAWAL_STEP_JOB: JobKind = 'withdrawalStep';
 
 /** The exact message integrations match on when the same withdrawal is asked for twice (its externalId). */
 export const ALREADY_PROCESSED = 'Transaction already processed';
@@ -33,18 +34,30 @@ export interface WithdrawalRecord {
   outcome: Exclude<WithdrawalOutcome, 'closed'>;
 }
 
-interface ExternalRef {
-  /** `${accountId}\n${externalId}` */
-  id: string;
-  withdrawalId: string;
-}
+/** An externalId names one withdrawal of the account: a retry of the same cash-out must not pay twice. */
+export const WITHDRAWALS: TableSpec<WithdrawalRecord> = {
+  name: 'withdrawals',
+  unique: { externalId: (w) => w.view.externalId ?? undefined },
+  filters: { status: (w) => w.view.status, externalId: (w) => w.view.externalId },
+};
 
 /** What a control call says beyond the new state: the withdrawal's `error` and the webhook's `error_message`. */
 export interface WithdrawalDetail {
   message?: string;
 }
 
-export type WithdrawalListener = (next: WithdrawalRecord, previous: WithdrawalRecord, at: string) => void;
+export interface WithdrawalChange {
+  next: WithdrawalRecord;
+  previous: WithdrawalRecord;
+  /** The account-clock instant of the change. */
+  at: string;
+}
+
+/** Who hears of a withdrawal's life (events and webhooks, the autopilot); in the change's unit of work, in any order. */
+export interface WithdrawalListener {
+  created?(record: WithdrawalRecord): Promise<void>;
+  changed?(change: WithdrawalChange): Promise<void>;
+}
 
 export interface WithdrawalQuery extends PageQuery {
   status?: WithdrawalStatus;
@@ -52,6 +65,11 @@ export interface WithdrawalQuery extends PageQuery {
 }
 
 export interface WithdrawalsOptions {
+  repository: Repository;
+  clocks: AccountClocks;
+  jobs: Jobs;
+  ledger: Ledger;
+  listeners: readonly WithdrawalListener[];
   fees: FeeTable;
   /** The delay of each automatic step on the account's clock (REQUEST → PROCESSING → outcome → return). */
   stepMs: number;
@@ -75,33 +93,15 @@ const WORDS: Record<WithdrawalAction, string> = { approve: 'approved', reject: '
  * through here.
  */
 export class Withdrawals {
-  readonly records: Collection<WithdrawalRecord>;
-  private readonly refs: Collection<ExternalRef>;
-  private readonly createListeners: ((record: WithdrawalRecord) => void)[] = [];
-  private readonly changeListeners: WithdrawalListener[] = [];
+  private readonly records: Records<WithdrawalRecord>;
+  private readonly units: UnitOfWork;
 
-  constructor(
-    store: Store,
-    private readonly clocks: AccountClocks,
-    private readonly scheduler: Scheduler,
-    private readonly ledger: Ledger,
-    private readonly options: WithdrawalsOptions,
-  ) {
-    this.records = store.collection<WithdrawalRecord>('withdrawals', { groupBy: (w) => w.accountId });
-    this.refs = store.collection<ExternalRef>('withdrawalRefs');
-    scheduler.register(WITHDRAWAL_STEP_JOB, (job) => this.step(job.accountId, job.ref));
+  constructor(private readonly options: WithdrawalsOptions) {
+    this.records = new Records(options.repository, WITHDRAWALS);
+    this.units = options.repository.units;
   }
 
-  onCreate(listener: (record: WithdrawalRecord) => void): void {
-    this.createListeners.push(listener);
-  }
-
-  /** `at` is the account-clock instant of the change. */
-  onChange(listener: WithdrawalListener): void {
-    this.changeListeners.push(listener);
-  }
-
-  create(account: AccountRecord, input: CashOutRequest): WithdrawalRecord {
+  async create(account: AccountRecord, input: CashOutRequest): Promise<WithdrawalRecord> {
     // Every refusal comes before the first change.
     const key = normalizePixKey(input.pixType, input.pixKey);
     const outcome = outcomeOfKey(input.pixType, key);
@@ -112,115 +112,121 @@ export class Withdrawals {
       throw invalid(`document ${input.document} is not a valid CPF or CNPJ (check digits)`);
     }
     const externalId = input.externalId ?? null;
-    if (externalId !== null) {
-      const earlier = this.refs.get(`${account.id}\n${externalId}`);
-      if (earlier && this.records.get(earlier.withdrawalId)) {
-        throw conflict(ALREADY_PROCESSED, `withdrawal ${earlier.withdrawalId} already has externalId ${externalId}: a retry of the same cash-out must not pay twice`);
-      }
-    }
     const fee = cashOutFee(this.options.fees, input.amount);
     const totalAmount = input.amount + fee;
-    const id = randomUUID();
-    this.ledger.hold(account.id, id, totalAmount, `cash-out ${id}: ${input.amount} + fee ${fee} held`);
+    return this.units.run(async () => {
+      // The balance is locked first: two cash-outs of the account (the same externalId sent twice, too) take turns.
+      await this.options.ledger.lock(account.id);
+      if (externalId !== null) {
+        const earlier = await this.records.table.findUnique(account.id, 'externalId', externalId);
+        if (earlier) {
+          throw conflict(ALREADY_PROCESSED, `withdrawal ${earlier.id} already has externalId ${externalId}: a retry of the same cash-out must not pay twice`);
+        }
+      }
+      const id = randomUUID();
+      await this.options.ledger.hold(account.id, id, totalAmount, `cash-out ${id}: ${input.amount} + fee ${fee} held`);
 
-    const now = this.clocks.nowMs(account.id);
-    const at = new Date(now).toISOString();
-    const receiver = receiverOf(input.pixType, key, input.document);
-    const record: WithdrawalRecord = {
-      id,
-      accountId: account.id,
-      view: {
+      const now = await this.options.clocks.nowMs(account.id);
+      const at = new Date(now).toISOString();
+      const receiver = receiverOf(input.pixType, key, input.document);
+      const record: WithdrawalRecord = {
         id,
-        externalId,
-        amount: input.amount,
-        totalAmount,
-        status: 'WITHDRAW_REQUEST',
-        institution: receiver.bank,
-        receiverPix: key,
-        receiverName: receiver.name,
-        receiverDocument: receiver.document,
-        // The request's own URL only ("" is how integrations send "none"); the account's is read when an event happens.
-        postbackUrl: input.postbackUrl || null,
-        createdAt: at,
-        error: null,
-        pixType: input.pixType,
-        endToEndId: null,
-        updatedAt: at,
-      },
-      receiver,
-      outcome,
-    };
-    this.records.put(record);
-    if (externalId !== null) this.refs.put({ id: `${account.id}\n${externalId}`, withdrawalId: id });
-    this.scheduler.schedule(account.id, WITHDRAWAL_STEP_JOB, id, now + this.options.stepMs);
-    for (const listener of this.createListeners) listener(record);
-    return record;
+        accountId: account.id,
+        view: {
+          id,
+          externalId,
+          amount: input.amount,
+          totalAmount,
+          status: 'WITHDRAW_REQUEST',
+          institution: receiver.bank,
+          receiverPix: key,
+          receiverName: receiver.name,
+          receiverDocument: receiver.document,
+          // The request's own URL only ("" is how integrations send "none"); the account's is read when an event happens.
+          postbackUrl: input.postbackUrl || null,
+          createdAt: at,
+          error: null,
+          pixType: input.pixType,
+          endToEndId: null,
+          updatedAt: at,
+        },
+        receiver,
+        outcome,
+      };
+      await this.records.table.put(record);
+      await this.options.jobs.schedule(account.id, 'withdrawalStep', id, now + this.options.stepMs);
+      for (const listener of this.options.listeners) await listener.created?.(record);
+      return record;
+    });
   }
 
   /** Another account's withdrawal answers exactly like a missing one. */
-  get(accountId: string, id: string): WithdrawalRecord {
-    const record = this.records.get(id);
-    if (!record || record.accountId !== accountId) throw notFound(WITHDRAWAL_NOT_FOUND, `no withdrawal with id ${id} in this account`);
+  get(accountId: string, id: string): Promise<WithdrawalRecord> {
+    return this.records.owned(accountId, id, () => notFound(WITHDRAWAL_NOT_FOUND, `no withdrawal with id ${id} in this account`));
+  }
+
+  /** The withdrawal holding this externalId. */
+  async getByExternalId(accountId: string, externalId: string): Promise<WithdrawalRecord> {
+    const record = await this.records.table.findUnique(accountId, 'externalId', externalId);
+    if (!record) throw notFound(WITHDRAWAL_NOT_FOUND, `no withdrawal with externalId ${externalId} in this account`);
     return record;
   }
 
-  /** The most recent withdrawal holding this externalId. */
-  getByExternalId(accountId: string, externalId: string): WithdrawalRecord {
-    const ref = this.refs.get(`${accountId}\n${externalId}`);
-    const record = ref && this.records.get(ref.withdrawalId);
-    if (!record || record.accountId !== accountId) throw notFound(WITHDRAWAL_NOT_FOUND, `no withdrawal with externalId ${externalId} in this account`);
-    return record;
-  }
-
-  list(accountId: string, query: WithdrawalQuery): Page<Withdrawal> {
-    const page = paginate(
-      this.records.group(accountId),
-      query,
-      (w) => (query.status === undefined || w.view.status === query.status) && (query.externalId === undefined || w.view.externalId === query.externalId),
-    );
+  async list(accountId: string, query: WithdrawalQuery): Promise<Page<Withdrawal>> {
+    const keep = {
+      ...(query.status !== undefined && { status: query.status }),
+      ...(query.externalId !== undefined && { externalId: query.externalId }),
+    };
+    const page = await this.records.page(accountId, query, { keep });
     return { data: page.data.map((w) => w.view), hasMore: page.hasMore };
   }
 
   /** A control call (or an autopilot action): the withdrawal ends as asked, whatever its key said. */
-  act(accountId: string, id: string, action: WithdrawalAction, detail: WithdrawalDetail = {}): WithdrawalRecord {
-    const record = this.get(accountId, id);
-    const status = record.view.status;
-    if (action === 'return' ? status !== 'WITHDRAW_APPROVED' : !OPEN.includes(status)) {
-      const allowed = action === 'return' ? 'a WITHDRAW_APPROVED withdrawal' : 'a WITHDRAW_REQUEST or WITHDRAW_PROCESSING withdrawal';
-      throw conflict(`withdrawal ${id} is ${status}; only ${allowed} can be ${WORDS[action]}`);
-    }
-    // The automatic steps stop: the caller decided.
-    this.scheduler.cancel(accountId, WITHDRAWAL_STEP_JOB, id);
-    return this.end(status === 'WITHDRAW_REQUEST' ? this.process(record) : record, action, detail);
+  act(accountId: string, id: string, action: WithdrawalAction, detail: WithdrawalDetail = {}): Promise<WithdrawalRecord> {
+    return this.units.run(async () => {
+      const record = await this.records.ownedForUpdate(accountId, id, () => notFound(WITHDRAWAL_NOT_FOUND, `no withdrawal with id ${id} in this account`));
+      const status = record.view.status;
+      if (action === 'return' ? status !== 'WITHDRAW_APPROVED' : !OPEN.includes(status)) {
+        const allowed = action === 'return' ? 'a WITHDRAW_APPROVED withdrawal' : 'a WITHDRAW_REQUEST or WITHDRAW_PROCESSING withdrawal';
+        throw conflict(`withdrawal ${id} is ${status}; only ${allowed} can be ${WORDS[action]}`);
+      }
+      // The automatic steps stop: the caller decided.
+      await this.options.jobs.cancel(accountId, 'withdrawalStep', id);
+      return this.end(status === 'WITHDRAW_REQUEST' ? await this.process(record) : record, action, detail);
+    });
   }
 
-  /** The scheduled step: processing, then the outcome its key chose, then (return keys) the return. */
-  private step(accountId: string, id: string): void {
-    const record = this.records.get(id);
+  /** The runner of `withdrawalStep`: processing, then the outcome its key chose, then (return keys) the return. */
+  stepRunner(): JobRunner {
+    return (job) => this.step(job.accountId, job.ref);
+  }
+
+  private async step(accountId: string, id: string): Promise<void> {
+    const record = await this.records.table.getForUpdate(accountId, id);
     // Wiped by a reset, or ended by a control call in between.
-    if (!record || record.accountId !== accountId) return;
-    const now = this.clocks.nowMs(accountId);
+    if (!record) return;
+    const now = await this.options.clocks.nowMs(accountId);
     try {
       if (record.view.status === 'WITHDRAW_REQUEST') {
-        this.process(record);
-        this.scheduler.schedule(accountId, WITHDRAWAL_STEP_JOB, id, now + this.options.stepMs);
+        await this.process(record);
+        await this.options.jobs.schedule(accountId, 'withdrawalStep', id, now + this.options.stepMs);
       } else if (record.view.status === 'WITHDRAW_PROCESSING') {
-        this.end(record, record.outcome === 'return' ? 'approve' : record.outcome, {});
-        if (record.outcome === 'return') this.scheduler.schedule(accountId, WITHDRAWAL_STEP_JOB, id, now + this.options.stepMs);
+        await this.end(record, record.outcome === 'return' ? 'approve' : record.outcome, {});
+        if (record.outcome === 'return') await this.options.jobs.schedule(accountId, 'withdrawalStep', id, now + this.options.stepMs);
       } else if (record.view.status === 'WITHDRAW_APPROVED' && record.outcome === 'return') {
-        this.end(record, 'return', {});
+        await this.end(record, 'return', {});
       }
     } catch (error) {
       if (!isDomainError(error)) throw error;
     }
   }
 
-  private process(record: WithdrawalRecord): WithdrawalRecord {
+  private process(record: WithdrawalRecord): Promise<WithdrawalRecord> {
     return this.commit(record, { ...record, view: { ...record.view, status: 'WITHDRAW_PROCESSING' } });
   }
 
-  private end(record: WithdrawalRecord, action: WithdrawalAction, detail: WithdrawalDetail): WithdrawalRecord {
-    const now = new Date(this.clocks.nowMs(record.accountId));
+  private async end(record: WithdrawalRecord, action: WithdrawalAction, detail: WithdrawalDetail): Promise<WithdrawalRecord> {
+    const now = new Date(await this.options.clocks.nowMs(record.accountId));
     if (action === 'approve') {
       const e2e = endToEndId(SANDBOX_INSTITUTION.ispb, now, cryptoRng);
       return this.commit(record, { ...record, view: { ...record.view, status: 'WITHDRAW_APPROVED', endToEndId: e2e, error: null } });
@@ -230,45 +236,35 @@ export class Withdrawals {
     return this.commit(record, { ...record, view: { ...record.view, status, error: message } });
   }
 
-  private commit(previous: WithdrawalRecord, next: WithdrawalRecord): WithdrawalRecord {
-    const at = new Date(this.clocks.nowMs(next.accountId)).toISOString();
+  private async commit(previous: WithdrawalRecord, next: WithdrawalRecord): Promise<WithdrawalRecord> {
+    const at = await this.options.clocks.nowIso(next.accountId);
     const stamped: WithdrawalRecord = { ...next, view: { ...next.view, updatedAt: at } };
-    this.records.put(stamped);
+    await this.records.table.put(stamped);
     if (RELEASING.includes(stamped.view.status)) {
-      this.ledger.post(stamped.accountId, {
+      await this.options.ledger.post(stamped.accountId, {
         kind: 'cashout_release',
         changes: { balance: stamped.view.totalAmount },
         withdrawalId: stamped.id,
         description: `cash-out ${stamped.id} ${stamped.view.status}: ${stamped.view.totalAmount} back`,
       });
     }
-    for (const listener of this.changeListeners) listener(stamped, previous, at);
+    for (const listener of this.options.listeners) await listener.changed?.({ next: stamped, previous, at });
     return stamped;
   }
 
   /** Retention: deletes up to `limit` ended withdrawals created before `cutoff` (ISO, account clock). */
-  deleteOlderThan(accountId: string, cutoff: string, limit: number): number {
-    const old: WithdrawalRecord[] = [];
-    for (const w of this.records.group(accountId)) {
-      if (old.length >= limit || w.view.createdAt >= cutoff) break;
-      if (!OPEN.includes(w.view.status) && !this.scheduler.isScheduled(accountId, WITHDRAWAL_STEP_JOB, w.id)) old.push(w);
-    }
-    for (const w of old) this.remove(w);
-    return old.length;
+  deleteOlderThan(accountId: string, cutoff: string, limit: number): Promise<number> {
+    return this.records.deleteOlderThan(
+      accountId,
+      cutoff,
+      limit,
+      (w) => w.view.createdAt,
+      async (w) => !OPEN.includes(w.view.status) && !(await this.options.jobs.isScheduled(accountId, 'withdrawalStep', w.id)),
+    );
   }
 
-  deleteAll(accountId: string): number {
-    const owned = [...this.records.group(accountId)];
-    for (const w of owned) this.remove(w);
-    return owned.length;
-  }
-
-  private remove(record: WithdrawalRecord): void {
-    this.records.delete(record.id);
-    const externalId = record.view.externalId;
-    if (externalId === null) return;
-    const key = `${record.accountId}\n${externalId}`;
-    if (this.refs.get(key)?.withdrawalId === record.id) this.refs.delete(key);
+  deleteAll(accountId: string): Promise<number> {
+    return this.records.table.deleteAll(accountId);
   }
 }
 

@@ -11,7 +11,8 @@ import type { HttpFaults } from '../../src/http/faults.js';
 import { createPipeline } from '../../src/http/pipeline.js';
 import type { Logger } from '../../src/log.js';
 import type { OpenApiDocument } from '../../src/spec/openapi.js';
-import { Store } from '../../src/store/store.js';
+import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
+import type { UnitOfWork } from '../../src/store/ports.js';
 import { basic } from '../helpers/sandbox.js';
 
 type OperationHandler = (call: Call) => AnyReply | Promise<AnyReply>;
@@ -167,30 +168,39 @@ async function request(method: string, path: string, options: { key?: string; au
 }
 const postThing = (body: unknown, key = full.secretKey) => request('POST', '/v2/things', { key, body: JSON.stringify(body), type: 'application/json' });
 
-beforeAll(async () => {
-  const store = await Store.open({ file: undefined });
-  const accounts = new Accounts(store, systemClock);
-  full = accounts.create({ name: 'full' });
-  reader = accounts.create({ name: 'reader', permissions: ['createTransaction'] });
-  // The unit of work ends in the commit, whether the handler returned or threw (src/app.ts's).
-  const commit = async () => {
+/**
+ * Units of work as the embedded store runs them, observed: the commit comes when the handler has
+ * returned or thrown (what it changed before throwing is kept), and a commit that fails fails the unit.
+ */
+const units: UnitOfWork = {
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    let failure: { error: unknown } | undefined;
+    let result: T | undefined;
+    try {
+      result = await work();
+    } catch (error) {
+      failure = { error };
+    }
     events.push('commit');
     if (commitFails) throw new Error('ENOSPC: no space left on device');
-  };
+    if (failure) throw failure.error;
+    return result as T;
+  },
+  afterCommit: (effect) => effect(),
+  active: false,
+};
+
+beforeAll(async () => {
+  const repository = await EmbeddedRepository.open({ now: () => systemClock.nowMs() });
+  const accounts = new Accounts({ repository, clock: systemClock });
+  full = await accounts.create({ name: 'full' });
+  reader = await accounts.create({ name: 'reader', permissions: ['createTransaction'] });
   const router = createPipeline({
     document: DOCUMENT,
     handlers: handlers as unknown as Handlers,
     accounts,
     adminToken: ADMIN,
-    units: {
-      run: async <T>(work: () => Promise<T>): Promise<T> => {
-        try {
-          return await work();
-        } finally {
-          await commit();
-        }
-      },
-    },
+    units,
     logger,
     faults,
   });

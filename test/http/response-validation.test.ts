@@ -11,7 +11,8 @@ import type { Handlers } from '../../src/http/call.js';
 import { createPipeline } from '../../src/http/pipeline.js';
 import { sendError } from '../../src/http/reply.js';
 import { loadOpenApi, type OpenApiDocument } from '../../src/spec/openapi.js';
-import { Store } from '../../src/store/store.js';
+import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
+import type { Store } from '../../src/store/store.js';
 import { basic, startSandbox } from '../helpers/sandbox.js';
 
 const KEY = 'sk_test_response_validation';
@@ -54,10 +55,11 @@ afterEach(async () => {
 async function harness(mode: ResponseValidationMode): Promise<Harness> {
   const logs: Array<Record<string, unknown>> = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const store = await Store.open({ file: undefined, compactMinBytes: 1 << 30, logger });
-  const accounts = new Accounts(store, systemClock);
-  accounts.ensureDefault(KEY);
-  const router = createPipeline({ document, handlers: BROKEN, accounts, adminToken: undefined, units: { run: (work) => work() }, logger });
+  const repository = await EmbeddedRepository.open({ now: () => systemClock.nowMs(), compactMinBytes: 1 << 30, logger });
+  const store = repository.store;
+  const accounts = new Accounts({ repository, clock: systemClock });
+  await accounts.ensureDefault(KEY);
+  const router = createPipeline({ document, handlers: BROKEN, accounts, adminToken: undefined, units: repository.units, logger });
   const app = express();
   const validator = installResponseValidation(app, { document, mode, logger });
   app.use(express.json({ limit: 100 }));

@@ -194,7 +194,7 @@ describe('createApiServer in isolation', () => {
         res.json({ by: 'router', body: req.body as unknown, proto: typeof res.status === 'function' && typeof req.get === 'function' });
       },
       // Stands for the router's authentication: a request without the header is not one it reads bodies of.
-      mayReadBody: (req) => req.headers['x-authenticated'] !== 'no',
+      mayReadBody: async (req) => req.headers['x-authenticated'] !== 'no',
       bodyErrors: (error: Error & { status?: number }, _req, res, _next) => {
         res.status(error.status ?? 500).json({ caught: error.message });
       },

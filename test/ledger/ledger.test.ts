@@ -1,68 +1,71 @@
 // The ledger on its own: running totals and the entries that moved them.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/clock.js';
 import { DomainError } from '../../src/errors.js';
-import { Ledger } from '../../src/ledger/ledger.js';
+import { Ledger, type LedgerEntry } from '../../src/ledger/ledger.js';
 import { AccountClocks } from '../../src/scheduler/account-clocks.js';
-import { Store } from '../../src/store/store.js';
+import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
 
-let store: Store;
+let repository: EmbeddedRepository;
 let ledger: Ledger;
+let seen: string[];
 beforeEach(async () => {
-  store = await Store.open({ file: undefined });
-  ledger = new Ledger(store, new AccountClocks(store));
+  const clock = new FakeClock();
+  repository = await EmbeddedRepository.open({ now: () => clock.nowMs() });
+  seen = [];
+  const listener = async (accountId: string, entry: LedgerEntry) => void seen.push(`${accountId} ${entry.kind}`);
+  ledger = new Ledger({ repository, clocks: new AccountClocks({ offsets: repository.clocks, clock }), listeners: [listener] });
 });
-afterEach(() => store.close());
+afterEach(() => repository.close());
 
 const zero = { balance: 0, pendingBalance: 0, garanteeBalance: 0, precautionaryBlock: 0 };
 
 describe('Ledger', () => {
-  it('an account starts at zero; each movement changes its figures and is listed with the totals after it', () => {
-    expect(ledger.balance('a')).toEqual(zero);
-    const seen: string[] = [];
-    ledger.onEntry((accountId, entry) => seen.push(`${accountId} ${entry.kind}`));
-    ledger.post('a', { kind: 'cashin', changes: { pendingBalance: 500 }, transactionId: '1', description: 'boleto' });
-    ledger.post('a', { kind: 'settlement', changes: { pendingBalance: -500, balance: 500 }, transactionId: '1', description: 'settled' });
-    ledger.post('a', { kind: 'chargeback', changes: { balance: -700, precautionaryBlock: 700 }, transactionId: '2', description: 'disputed' });
-    expect(ledger.balance('a')).toEqual({ balance: -200, pendingBalance: 0, garanteeBalance: 0, precautionaryBlock: 700 });
-    const entries = ledger.list('a', {}).data;
+  it('an account starts at zero; each movement changes its figures and is listed with the totals after it', async () => {
+    expect(await ledger.balance('a')).toEqual(zero);
+    await ledger.post('a', { kind: 'cashin', changes: { pendingBalance: 500 }, transactionId: '1', description: 'boleto' });
+    await ledger.post('a', { kind: 'settlement', changes: { pendingBalance: -500, balance: 500 }, transactionId: '1', description: 'settled' });
+    await ledger.post('a', { kind: 'chargeback', changes: { balance: -700, precautionaryBlock: 700 }, transactionId: '2', description: 'disputed' });
+    expect(await ledger.balance('a')).toEqual({ balance: -200, pendingBalance: 0, garanteeBalance: 0, precautionaryBlock: 700 });
+    const entries = (await ledger.list('a', {})).data;
     expect(entries.map((e) => [e.kind, e.after.balance])).toEqual([['cashin', 0], ['settlement', 500], ['chargeback', -200]]);
     expect(entries[0]).toMatchObject({ id: expect.stringMatching(/^led_\d{10}$/), transactionId: '1', withdrawalId: null, changes: { ...zero, pendingBalance: 500 } });
-    expect(ledger.list('a', { transactionId: '2' }).data).toHaveLength(1);
+    expect((await ledger.list('a', { transactionId: '2' })).data).toHaveLength(1);
     expect(seen).toEqual(['a cashin', 'a settlement', 'a chargeback']);
-    expect(ledger.balance('b')).toEqual(zero);
+    expect(await ledger.balance('b')).toEqual(zero);
   });
 
-  it('a movement of nothing is not recorded', () => {
-    expect(ledger.post('a', { kind: 'refund', changes: { balance: 0 }, description: 'nothing' })).toBeUndefined();
-    expect(ledger.list('a', {}).data).toEqual([]);
+  it('a movement of nothing is not recorded', async () => {
+    expect(await ledger.post('a', { kind: 'refund', changes: { balance: 0 }, description: 'nothing' })).toBeUndefined();
+    expect((await ledger.list('a', {})).data).toEqual([]);
   });
 
-  it('credit takes positive integers only; hold refuses more than the available balance with the exact message', () => {
-    expect(() => ledger.credit('a', 0)).toThrow(DomainError);
-    expect(() => ledger.credit('a', 1.5)).toThrow(DomainError);
-    ledger.credit('a', 1_000);
-    ledger.post('a', { kind: 'cashin', changes: { pendingBalance: 5_000 }, description: 'pending is not available' });
+  it('credit takes positive integers only; hold refuses more than the available balance with the exact message', async () => {
+    await expect(ledger.credit('a', 0)).rejects.toThrow(DomainError);
+    await expect(ledger.credit('a', 1.5)).rejects.toThrow(DomainError);
+    await ledger.credit('a', 1_000);
+    await ledger.post('a', { kind: 'cashin', changes: { pendingBalance: 5_000 }, description: 'pending is not available' });
     let error: unknown;
     try {
-      ledger.hold('a', 'w1', 1_001, 'too much');
+      await ledger.hold('a', 'w1', 1_001, 'too much');
     } catch (e) {
       error = e;
     }
     expect(error).toBeInstanceOf(DomainError);
     expect((error as DomainError).message).toBe('Insufficient balance');
     expect((error as DomainError).hint).toMatch(/needs 1001 centavos .* the available balance is 1000/);
-    ledger.hold('a', 'w1', 1_000, 'all of it');
-    expect(ledger.balance('a')).toEqual({ ...zero, pendingBalance: 5_000 });
-    expect(ledger.list('a', { withdrawalId: 'w1' }).data).toMatchObject([{ kind: 'cashout_hold', changes: { balance: -1_000 } }]);
+    await ledger.hold('a', 'w1', 1_000, 'all of it');
+    expect(await ledger.balance('a')).toEqual({ ...zero, pendingBalance: 5_000 });
+    expect((await ledger.list('a', { withdrawalId: 'w1' })).data).toMatchObject([{ kind: 'cashout_hold', changes: { balance: -1_000 } }]);
   });
 
-  it('retention drops old entries, never the totals; a reset drops both', () => {
-    ledger.credit('a', 100);
-    ledger.credit('a', 200);
-    expect(ledger.deleteOlderThan('a', '9999-01-01T00:00:00.000Z', 1)).toBe(1);
-    expect(ledger.list('a', {}).data).toHaveLength(1);
-    expect(ledger.balance('a').balance).toBe(300);
-    expect(ledger.deleteAll('a')).toBe(1);
-    expect(ledger.balance('a')).toEqual(zero);
+  it('retention drops old entries, never the totals; a reset drops both', async () => {
+    await ledger.credit('a', 100);
+    await ledger.credit('a', 200);
+    expect(await ledger.deleteOlderThan('a', '9999-01-01T00:00:00.000Z', 1)).toBe(1);
+    expect((await ledger.list('a', {})).data).toHaveLength(1);
+    expect((await ledger.balance('a')).balance).toBe(300);
+    expect(await ledger.deleteAll('a')).toBe(1);
+    expect(await ledger.balance('a')).toEqual(zero);
   });
 });

@@ -2,7 +2,7 @@ import { OpenAPIRouter, type Operation } from 'openapi-backend';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AMOUNT_LIMITS } from '../../src/mock/coherent.js';
-import { MockResponder } from '../../src/mock/responder.js';
+import { MockResponder } from '../../src/http/mock.js';
 import { loadOpenApi, type OpenApiDocument } from '../../src/spec/openapi.js';
 
 type SchemaObject = OpenAPIV3_1.SchemaObject;

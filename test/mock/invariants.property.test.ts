@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { isValidCbu } from '../../src/rails/argentina.js';
 import { AMOUNT_LIMITS } from '../../src/mock/coherent.js';
 import { METHODS } from '../../src/mock/transaction.js';
-import { MockResponder } from '../../src/mock/responder.js';
+import { MockResponder } from '../../src/http/mock.js';
 import { ARGENTINE_BANKS, MEXICAN_BANKS, PSE_BANKS } from '../../src/rails/banks.js';
 import { isValidClabe } from '../../src/rails/clabe.js';
 import { isValidBarcode, isValidDigitableLine } from '../../src/rails/boleto.js';

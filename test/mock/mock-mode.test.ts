@@ -8,10 +8,10 @@ import { Accounts } from '../../src/accounts/accounts.js';
 import { systemClock } from '../../src/clock.js';
 import { createPipeline } from '../../src/http/pipeline.js';
 import { createAjv } from '../../src/http/validator.js';
-import { MOCK_HEADER, MockResponder } from '../../src/mock/responder.js';
+import { MOCK_HEADER, MockResponder } from '../../src/http/mock.js';
 import { preferredStatus } from '../../src/mock/prefer.js';
 import { loadOpenApi, type OpenApiDocument } from '../../src/spec/openapi.js';
-import { Store } from '../../src/store/store.js';
+import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
 import { basic, startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { assertMatchesSpec } from '../helpers/spec.js';
 
@@ -316,15 +316,16 @@ describe('Prefer header parsing', () => {
 
 describe('stateful mode', () => {
   it('answers an operation without a handler from its schema instead of 501', async () => {
-    const store = await Store.open({ file: undefined, compactMinBytes: 1 << 30, logger: pino({ level: 'silent' }) });
-    const accounts = new Accounts(store, systemClock);
-    accounts.ensureDefault('sk_test_fallback');
+    const repository = await EmbeddedRepository.open({ now: () => systemClock.nowMs(), compactMinBytes: 1 << 30, logger: pino({ level: 'silent' }) });
+    const store = repository.store;
+    const accounts = new Accounts({ repository, clock: systemClock });
+    await accounts.ensureDefault('sk_test_fallback');
     const router = createPipeline({
       document,
       handlers: { getHealth: () => ({ status: 200, json: { status: 'ok', version: 'handled', uptimeMs: 1 } }) },
       accounts,
       adminToken: undefined,
-      units: { run: (work) => work() },
+      units: repository.units,
       logger: pino({ level: 'silent' }),
       fallback: (operation, req) => new MockResponder({ seed: 1 }).respond(operation, req),
     });

@@ -8,7 +8,7 @@ import { account, brlPendingRecord, PAYER_TOKEN, withStatus } from './fixtures.j
 const PUBLIC_URL = 'http://localhost:4010';
 
 function filled(record: TransactionRecord): TransactionRecord {
-  return fillInstruction(record, account, PUBLIC_URL, 1_000);
+  return fillInstruction(record, { account, publicUrl: PUBLIC_URL, filledAt: 1_000 });
 }
 
 /** The spec's known-good sample: bank 341, due 2026-07-15, R$ 150.00. */

@@ -4,6 +4,7 @@ import type { PurchaseDetails, TransactionRecord } from '../../src/transactions/
 
 export const account: AccountRecord = {
   id: 'acc_pages',
+  accountId: '_sandbox',
   userId: 'usr_pages',
   name: 'Loja Exemplo',
   secretKey: 'sk_test_pages',

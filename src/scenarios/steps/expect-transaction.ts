@@ -1,3 +1,4 @@
+import { systemClock } from '../../clock.js';
 import { StepFailure } from '../failure.js';
 import { formatMs, toMs } from '../duration.js';
 import { match } from '../match.js';
@@ -18,21 +19,21 @@ export const expectTransactionStep: StepDefinition = {
         : `/transactions/${encodeURIComponent(transactionOf(p, state))}`;
     const expected: Record<string, unknown> = { ...(p.status !== undefined && { status: p.status }), ...((p.fields ?? {}) as Record<string, unknown>) };
     const withinMs = p.within !== undefined ? toMs(p.within as Duration) : 0;
-    const deadline = Date.now() + withinMs;
+    const deadline = systemClock.nowMs() + withinMs;
     for (;;) {
       const read = await call(state, { method: 'GET', path, key: keyOf(p, state) });
       state.exchanges.splice(0, state.exchanges.length - 1);
       checkAnswer(read, undefined, 200);
       const mismatches = match(expected, read.responseBody);
       if (mismatches.length === 0) return recordOf(read);
-      if (Date.now() >= deadline) {
+      if (systemClock.nowMs() >= deadline) {
         const id = (read.responseBody as { id?: unknown }).id;
         throw new StepFailure(
           `transaction ${String(id)} does not match (${mismatches.length} difference${mismatches.length > 1 ? 's' : ''})${withinMs ? ` within ${formatMs(withinMs)}` : ''}`,
           { mismatches, exchange: read },
         );
       }
-      await sleep(Math.min(50, Math.max(0, deadline - Date.now())));
+      await sleep(Math.min(50, Math.max(0, deadline - systemClock.nowMs())));
     }
   },
 };

@@ -1,3 +1,4 @@
+import { systemClock } from '../../clock.js';
 import { StepFailure } from '../failure.js';
 import { toMs } from '../duration.js';
 import type { Duration, ExpectSpec } from '../types.js';
@@ -27,7 +28,7 @@ export const requestStep: StepDefinition = {
   title: requestCall.title,
   async run(p, state) {
     const options = await requestCall.prepare(p, state);
-    const deadline = Date.now() + (p.within !== undefined ? toMs(p.within as Duration) : 0);
+    const deadline = systemClock.nowMs() + (p.within !== undefined ? toMs(p.within as Duration) : 0);
     for (;;) {
       const exchange = await call(state, options);
       state.exchanges.splice(0, state.exchanges.length - 1);
@@ -35,9 +36,9 @@ export const requestStep: StepDefinition = {
         checkAnswer(exchange, p.expect as ExpectSpec | undefined, requestCall.defaultStatus);
         return recordOf(exchange);
       } catch (error) {
-        if (!(error instanceof StepFailure) || Date.now() >= deadline) throw error;
+        if (!(error instanceof StepFailure) || systemClock.nowMs() >= deadline) throw error;
       }
-      await sleep(Math.min(50, Math.max(0, deadline - Date.now())));
+      await sleep(Math.min(50, Math.max(0, deadline - systemClock.nowMs())));
     }
   },
 };

@@ -1,3 +1,4 @@
+import { systemClock } from '../../clock.js';
 import { StepFailure } from '../failure.js';
 import { formatMs, toMs } from '../duration.js';
 import type { Duration, Mismatch } from '../types.js';
@@ -38,7 +39,7 @@ export const waitForInstructionStep: StepDefinition = {
       return recordOf(filled);
     }
     const timeoutMs = p.timeout !== undefined ? toMs(p.timeout as Duration) : DEFAULT_TIMEOUT_MS;
-    const deadline = Date.now() + timeoutMs;
+    const deadline = systemClock.nowMs() + timeoutMs;
     for (;;) {
       const read = await call(state, { method: 'GET', path: `/transactions/${id}`, key });
       checkAnswer(read, undefined, 200);
@@ -46,10 +47,10 @@ export const waitForInstructionStep: StepDefinition = {
       state.exchanges.splice(0, state.exchanges.length - 1);
       const left = unfilled(read.responseBody);
       if (left.length === 0) return recordOf(read);
-      if (Date.now() >= deadline) {
+      if (systemClock.nowMs() >= deadline) {
         throw new StepFailure(`the payment instruction was not filled within ${formatMs(timeoutMs)}`, { mismatches: left, exchange: read });
       }
-      await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())));
+      await sleep(Math.min(POLL_MS, Math.max(0, deadline - systemClock.nowMs())));
     }
   },
 };

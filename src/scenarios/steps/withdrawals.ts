@@ -1,3 +1,4 @@
+import { systemClock } from '../../clock.js';
 import { StepFailure } from '../failure.js';
 import { formatMs, toMs } from '../duration.js';
 import { match } from '../match.js';
@@ -63,20 +64,20 @@ export const cashOutStep = callStep(cashOutCall);
 /** Reads an answer again and again until it matches `expected`, or fails at the deadline. */
 async function readUntil(state: ScenarioState, path: string, p: Params, expected: Record<string, unknown>, what: (body: unknown) => string): Promise<StepRecord> {
   const withinMs = p.within !== undefined ? toMs(p.within as Duration) : 0;
-  const deadline = Date.now() + withinMs;
+  const deadline = systemClock.nowMs() + withinMs;
   for (;;) {
     const read = await call(state, { method: 'GET', path, key: keyOf(p, state) });
     state.exchanges.splice(0, state.exchanges.length - 1);
     checkAnswer(read, undefined, 200);
     const mismatches = match(expected, read.responseBody);
     if (mismatches.length === 0) return recordOf(read);
-    if (Date.now() >= deadline) {
+    if (systemClock.nowMs() >= deadline) {
       throw new StepFailure(`${what(read.responseBody)} does not match (${mismatches.length} difference${mismatches.length > 1 ? 's' : ''})${withinMs ? ` within ${formatMs(withinMs)}` : ''}`, {
         mismatches,
         exchange: read,
       });
     }
-    await sleep(Math.min(50, Math.max(0, deadline - Date.now())));
+    await sleep(Math.min(50, Math.max(0, deadline - systemClock.nowMs())));
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JobHeap } from '../../src/scheduler/job-heap.js';
+import { JobHeap } from '../../src/store/job-heap.js';
 import { seededRng } from '../../src/rails/random.js';
 
 describe('JobHeap', () => {

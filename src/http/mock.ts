@@ -3,14 +3,14 @@ import type { Request as ExpressRequest } from 'express';
 import { generateSync, type GenerateOptions, type JsonSchema, type Random } from 'json-schema-faker';
 import type { Operation } from 'openapi-backend';
 import type { OpenAPIV3_1 } from 'openapi-types';
-import { errorBody, familyOf, sizeOf } from '../http/errors.js';
-import type { AnyReply as Reply } from '../http/call.js';
-import { createAjv } from '../http/validator.js';
+import { errorBody, familyOf, sizeOf } from './errors.js';
+import type { AnyReply as Reply } from './call.js';
+import { createAjv } from './validator.js';
 import { seededRng } from '../rails/random.js';
 import { TRANSACTION_NOT_FOUND } from '../transactions/transactions.js';
-import { coherent, type MockRequest } from './coherent.js';
-import { preferredStatus } from './prefer.js';
-import { seedFor } from './seed.js';
+import { coherent, type MockRequest } from '../mock/coherent.js';
+import { preferredStatus } from '../mock/prefer.js';
+import { seedFor } from '../mock/seed.js';
 
 type ResponseObject = OpenAPIV3_1.ResponseObject;
 type SchemaObject = OpenAPIV3_1.SchemaObject;
@@ -40,18 +40,21 @@ const GENERATE: GenerateOptions = {
   },
 };
 
-/** Compiled once per schema object, shared by every responder (tests make one per seed). */
-let sharedAjv: ReturnType<typeof createAjv> | undefined;
-const validators = new WeakMap<object, ValidateFunction>();
-function validatorOf(schema: SchemaObject): ValidateFunction {
-  let validate = validators.get(schema);
-  if (!validate) {
-    // Built on first use: a stateful sandbox whose operations all have handlers never needs it.
-    sharedAjv ??= createAjv({});
-    validate = sharedAjv.compile(schema);
-    validators.set(schema, validate);
+/** Schemas compiled once per schema object, per responder (src/http keeps no module-level state). */
+class SchemaValidators {
+  private ajv: ReturnType<typeof createAjv> | undefined;
+  private readonly compiled = new WeakMap<object, ValidateFunction>();
+
+  of(schema: SchemaObject): ValidateFunction {
+    let validate = this.compiled.get(schema);
+    if (!validate) {
+      // Built on first use: a stateful sandbox whose operations all have handlers never needs it.
+      this.ajv ??= createAjv({});
+      validate = this.ajv.compile(schema);
+      this.compiled.set(schema, validate);
+    }
+    return validate;
   }
-  return validate;
 }
 
 /** A 1×1 transparent PNG: binary image responses carry a real image of the documented type. */
@@ -77,6 +80,7 @@ export class MockResponder {
   private readonly bodies = new Map<string, unknown>();
   /** Bounded by the operations × statuses × attempts of openapi.yaml. */
   private readonly raw = new Map<string, unknown>();
+  private readonly validators = new SchemaValidators();
 
   constructor(options: MockResponderOptions) {
     this.seed = options.seed;
@@ -124,7 +128,7 @@ export class MockResponder {
     const key = `${operationId} ${status}`;
     // What depends on a request (echoed fields, the id asked for) is made anew for each one.
     if (request === undefined && this.bodies.has(key)) return this.bodies.get(key);
-    const validate = validatorOf(schema);
+    const validate = this.validators.of(schema);
     if (example !== undefined && validate(example)) {
       this.bodies.set(key, example);
       return example;
@@ -229,7 +233,7 @@ const CONFLICTS: Readonly<Record<string, { is: string; only: string; verb: strin
   chargebackTransaction: { is: 'PENDING', only: 'an APPROVED', verb: 'charged back' },
 };
 
-const TRANSACTION_OPERATIONS = new Set(['getTransaction', 'fillTransaction', 'payTransaction', 'expireTransaction', 'declineTransaction', 'refundTransaction', 'chargebackTransaction']);
+const TRANSACTION_OPERATIONS: readonly string[] = ['getTransaction', 'fillTransaction', 'payTransaction', 'expireTransaction', 'declineTransaction', 'refundTransaction', 'chargebackTransaction'];
 
 /**
  * The message the stateful sandbox answers for this operation and status (where a client matches
@@ -248,7 +252,7 @@ export function errorMessage(operationId: string, status: number, params: Record
     case 403:
       return 'Forbidden';
     case 404:
-      if (TRANSACTION_OPERATIONS.has(operationId) || /Checkout|Boleto|Pix/.test(operationId)) return TRANSACTION_NOT_FOUND;
+      if (TRANSACTION_OPERATIONS.includes(operationId) || /Checkout|Boleto|Pix/.test(operationId)) return TRANSACTION_NOT_FOUND;
       if (operationId === 'getWebhook' || operationId === 'replayWebhook') return `webhook delivery ${id} not found`;
       if (operationId === 'getObject') return `object ${id} not found`;
       if (id.startsWith('prd_') || /Product|Offer/.test(operationId)) return `product ${id || 'prd_3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70'} not found`;

@@ -1,0 +1,98 @@
+import { invalid, type DomainError } from '../errors.js';
+import { CursorNotFound, type FilterValue, type Owned, type Page, type Table, type TableSpec } from '../store/ports.js';
+
+export type { Page };
+
+export interface PageQuery {
+  limit?: number;
+  startingAfter?: string;
+}
+
+export const DEFAULT_PAGE_SIZE = 20;
+
+type Where = { [field: string]: FilterValue };
+
+/**
+ * What every domain service does with its records, in one place: the owned-record lookup (another
+ * account's record answers exactly like a missing one), cursor pages, and retention's deletes.
+ */
+export class Records<T extends Owned> {
+  readonly table: Table<T>;
+
+  constructor(
+    repository: { table<R extends Owned>(spec: TableSpec<R>): Table<R> },
+    readonly spec: TableSpec<T>,
+  ) {
+    this.table = repository.table(spec);
+  }
+
+  /** The account's record, or `missing()` thrown: records of other accounts are not found. */
+  async owned(accountId: string, id: string, missing: () => DomainError): Promise<T> {
+    const record = await this.table.get(accountId, id);
+    if (record === undefined) throw missing();
+    return record;
+  }
+
+  /** The same, locked against other units of work until the caller's ends: a transition reads what it changes so. */
+  async ownedForUpdate(accountId: string, id: string, missing: () => DomainError): Promise<T> {
+    const record = await this.table.getForUpdate(accountId, id);
+    if (record === undefined) throw missing();
+    return record;
+  }
+
+  /**
+   * A cursor page of the account's records in insertion order. `scope` narrows the list the cursor
+   * must belong to (an offer list is a product's); `keep` only filters what is shown: a cursor that
+   * `keep` leaves out still marks a place in the list (a product archived while a client pages).
+   */
+  async page(accountId: string, query: PageQuery, filters: { scope?: Where; keep?: Where } = {}): Promise<Page<T>> {
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const where = { ...filters.scope, ...filters.keep };
+    try {
+      return await this.table.list(accountId, { limit, where, ...(query.startingAfter !== undefined && { startingAfter: query.startingAfter }) });
+    } catch (error) {
+      if (!(error instanceof CursorNotFound) || query.startingAfter === undefined) throw error;
+      if (Object.keys(filters.keep ?? {}).length > 0) {
+        const page = await this.pageAfterHiddenCursor(accountId, query.startingAfter, limit, filters.scope ?? {}, filters.keep ?? {});
+        if (page !== undefined) return page;
+      }
+      throw invalid(`startingAfter ${query.startingAfter} is not an item of this list`);
+    }
+  }
+
+  /** Retention: deletes up to `limit` of the account's oldest records created before `cutoff` that `removable` allows; how many. */
+  async deleteOlderThan(
+    accountId: string,
+    cutoff: string,
+    limit: number,
+    createdAt: (record: T) => string,
+    removable: (record: T) => boolean | Promise<boolean> = () => true,
+    remove: (record: T) => Promise<void> = (record) => this.table.delete(accountId, record.id),
+  ): Promise<number> {
+    const old: T[] = [];
+    for await (const record of this.table.scan(accountId)) {
+      if (old.length >= limit || createdAt(record) >= cutoff) break;
+      if (await removable(record)) old.push(record);
+    }
+    for (const record of old) await remove(record);
+    return old.length;
+  }
+
+  /** Walks the list in order (rare: the cursor itself is filtered out), from just after the cursor. */
+  private async pageAfterHiddenCursor(accountId: string, cursor: string, limit: number, scope: Where, keep: Where): Promise<Page<T> | undefined> {
+    const matches = (record: T, where: Where): boolean => Object.entries(where).every(([field, wanted]) => this.spec.filters?.[field]?.(record) === wanted);
+    let started = false;
+    const data: T[] = [];
+    for await (const record of this.table.scan(accountId)) {
+      if (!matches(record, scope)) continue;
+      if (!started) {
+        started = record.id === cursor;
+        continue;
+      }
+      if (!matches(record, keep)) continue;
+      if (data.length === limit) return { data, hasMore: true };
+      data.push(record);
+    }
+    return started ? { data, hasMore: false } : undefined;
+  }
+}

@@ -1,0 +1,25 @@
+import type { AccountRecord } from '../accounts/accounts.js';
+import type { TransactionRecord } from './transaction-record.js';
+
+/** What a transition says beyond the new state: the webhook's `error_message`. */
+export interface TransitionDetail {
+  message?: string;
+}
+
+export interface TransactionChange {
+  next: TransactionRecord;
+  previous: TransactionRecord;
+  /** The account-clock instant of the change. */
+  at: string;
+  detail: TransitionDetail;
+}
+
+/**
+ * Who hears of a transaction's life (events and webhooks, the ledger, the autopilot). Each runs in
+ * the unit of work of the change, so what it stores is committed with it; none depends on what
+ * another does, so their order does not matter.
+ */
+export interface TransactionListener {
+  created?(record: TransactionRecord, account: AccountRecord): Promise<void>;
+  changed?(change: TransactionChange): Promise<void>;
+}

@@ -1,0 +1,89 @@
+import { pino } from 'pino';
+import { composeDomain, type Domain, type DomainOptions } from '../../src/app.js';
+import type { AccountRecord } from '../../src/accounts/accounts.js';
+import { FakeClock } from '../../src/clock.js';
+import { MemoryObjectStorage } from '../../src/objects/object-storage.js';
+import type { OpenApiDocument } from '../../src/spec/openapi.js';
+import { loadOpenApi } from '../../src/spec/openapi.js';
+import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
+import { DEFAULT_FEES } from '../../src/transactions/fees.js';
+import { operationIdsOf } from '../../src/faults/faults.js';
+import type { AttemptOutcome, WebhookSender } from '../../src/webhooks/dispatcher.js';
+
+/** A webhook request as the fake sender got it. */
+export interface Sent {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** Sends nothing anywhere: records each request and answers what the test says (200 by default). */
+export class FakeSender implements WebhookSender {
+  readonly timeoutMs = 5_000;
+  readonly sent: Sent[] = [];
+  answer: (request: Sent) => AttemptOutcome = () => ({ httpStatus: 200, error: null, durationMs: 1, responseBody: 'ok', ok: true });
+
+  async post(url: string, body: string, headers: Record<string, string>): Promise<AttemptOutcome> {
+    const request = { url, body, headers };
+    this.sent.push(request);
+    return this.answer(request);
+  }
+}
+
+export interface DomainKit extends Domain {
+  repository: EmbeddedRepository;
+  clock: FakeClock;
+  sender: FakeSender;
+  /** An account of its own, with the given webhook URL (none by default). */
+  account(webhookUrl?: string | null): Promise<AccountRecord>;
+  close(): Promise<void>;
+}
+
+let document: Promise<OpenApiDocument> | undefined;
+
+/**
+ * The domain as src/app.ts wires it, on an in-memory repository and a FakeClock, with no HTTP:
+ * what the domain unit tests drive (as json-server v1 tests its service on an in-memory db).
+ * The scheduler is started; jobs run when the test advances an account's clock.
+ */
+export async function domainKit(settings: Partial<DomainOptions['settings']> = {}): Promise<DomainKit> {
+  const clock = new FakeClock(Date.UTC(2030, 0, 1, 12));
+  const repository = await EmbeddedRepository.open({ now: () => clock.nowMs() });
+  const sender = new FakeSender();
+  document ??= loadOpenApi();
+  const domain = composeDomain({
+    repository,
+    clock,
+    logger: pino({ level: 'silent' }),
+    objects: new MemoryObjectStorage(),
+    dispatcher: sender,
+    afterAnswers: () => Promise.resolve(),
+    publicUrl: () => 'http://sandbox.test',
+    fees: DEFAULT_FEES,
+    operationIds: operationIdsOf(await document),
+    autopilotRules: [],
+    settings: {
+      faultSeed: 1,
+      webhookMaxAttempts: 8,
+      instructionDelayMs: 2_000,
+      pixExpiryMs: 24 * 60 * 60 * 1000,
+      strictDocuments: false,
+      pixInstruction: 'immediate',
+      withdrawalStepMs: 60_000,
+      ...settings,
+    },
+  });
+  await domain.scheduler.start();
+  let accounts = 0;
+  return {
+    ...domain,
+    repository,
+    clock,
+    sender,
+    account: async (webhookUrl = null) => repository.units.run(() => domain.accounts.create({ name: `unit ${++accounts}`, webhookUrl })),
+    close: async () => {
+      domain.scheduler.stop();
+      await repository.close();
+    },
+  };
+}

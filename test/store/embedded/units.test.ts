@@ -1,0 +1,146 @@
+// What the embedded store adds to the ports' conformance: a unit is durable when it resolves,
+// concurrent units share one fdatasync, a unit that throws is durable too (but announces
+// nothing), and ids reused across accounts keep each account's order across a restart.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Owned, TableSpec } from '../../../src/store/ports.js';
+import { EmbeddedRepository } from '../../../src/store/embedded/repository.js';
+import { spyOnDisk, type DiskSpy } from '../../helpers/disk-spy.js';
+
+interface Note extends Owned {
+  text: string;
+}
+const notes: TableSpec<Note> = { name: 'notes', filters: { text: (n) => n.text } };
+const now = () => Date.UTC(2030, 0, 1);
+
+let dir: string;
+let file: string;
+let disk: DiskSpy;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'embedded-units-'));
+  file = join(dir, 'data.json');
+  disk = spyOnDisk();
+});
+afterEach(() => {
+  disk.restore();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** What a kill -9 right now would leave: the journal as it is, no snapshot written at close. */
+async function crashAndReopen(repo: EmbeddedRepository): Promise<EmbeddedRepository> {
+  await repo.store.close({ snapshot: false });
+  return EmbeddedRepository.open({ file, now });
+}
+
+describe('embedded units of work', () => {
+  it('a unit is on disk when it resolves: its changes are written and datasynced before', async () => {
+    const repo = await EmbeddedRepository.open({ file, now });
+    const table = repo.table(notes);
+    await repo.units.run(async () => {
+      await table.put({ id: 'n_1', accountId: 'a', text: 'kept' });
+    });
+    const resolved = disk.steps.length;
+    const written = disk.steps.findIndex((s) => s.kind === 'write' && s.text.includes('"n_1"'));
+    const synced = disk.steps.findIndex((s, i) => i > written && s.kind === 'synced');
+    expect(written).toBeGreaterThanOrEqual(0);
+    expect(synced).toBeGreaterThan(written);
+    expect(synced).toBeLessThan(resolved);
+    const reopened = await crashAndReopen(repo);
+    expect(await reopened.table(notes).get('a', 'n_1')).toMatchObject({ text: 'kept' });
+    await reopened.close();
+  });
+
+  it('concurrent units share one write and one fdatasync', async () => {
+    const repo = await EmbeddedRepository.open({ file, now });
+    const table = repo.table(notes);
+    const before = repo.store.stats().flushes;
+    await Promise.all(Array.from({ length: 20 }, (_, i) => repo.units.run(() => table.put({ id: `n_${i}`, accountId: 'a', text: String(i) }))));
+    expect(repo.store.stats().flushes - before).toBe(1);
+    expect(disk.steps.filter((s) => s.kind === 'synced')).toHaveLength(1);
+    await repo.close();
+  });
+
+  it('a unit that throws: what it changed before the throw is on disk when the throw reaches the caller; its effects never run', async () => {
+    const repo = await EmbeddedRepository.open({ file, now });
+    const table = repo.table(notes);
+    const effects: string[] = [];
+    const failing = repo.units.run(async () => {
+      await table.put({ id: 'n_1', accountId: 'a', text: 'before the throw' });
+      repo.units.afterCommit(() => effects.push('announced'));
+      throw new Error('refused');
+    });
+    await expect(failing).rejects.toThrow('refused');
+    expect(disk.steps.some((s) => s.kind === 'synced')).toBe(true);
+    expect(effects).toEqual([]);
+    const reopened = await crashAndReopen(repo);
+    expect(await reopened.table(notes).get('a', 'n_1')).toBeDefined();
+    await reopened.close();
+  });
+
+  it('a unit that cannot be made durable (a full disk) rejects with that error, and runs no effect', async () => {
+    const repo = await EmbeddedRepository.open({ file, now });
+    const table = repo.table(notes);
+    disk.fillDisk();
+    const effects: string[] = [];
+    const unit = repo.units.run(async () => {
+      await table.put({ id: 'n_1', accountId: 'a', text: 'lost' });
+      repo.units.afterCommit(() => effects.push('announced'));
+    });
+    await expect(unit).rejects.toThrow(/ENOSPC/);
+    expect(effects).toEqual([]);
+    expect(await repo.health()).toMatchObject({ kind: 'embedded', ok: false });
+    await repo.store.close({ snapshot: false }).catch(() => undefined);
+  });
+
+  it('work a unit started in the background after it ended does not join it: a later run is a unit of its own', async () => {
+    const repo = await EmbeddedRepository.open({ file, now });
+    const table = repo.table(notes);
+    let later: Promise<boolean> | undefined;
+    await repo.units.run(async () => {
+      await table.put({ id: 'n_1', accountId: 'a', text: 'x' });
+      // A promise chain started inside the unit, going on after it ends.
+      later = new Promise((resolve) => setTimeout(resolve, 20)).then(() => repo.units.active);
+    });
+    expect(await later).toBe(false);
+    await repo.close();
+  });
+
+  it("an id another account holds moves that account's records to a collection of its own, in order, across a restart", async () => {
+    const repo = await EmbeddedRepository.open({ file, now });
+    const table = repo.table(notes);
+    await table.put({ id: 'n_1', accountId: 'a', text: 'a1' });
+    await table.put({ id: 'n_2', accountId: 'b', text: 'b2' });
+    await table.put({ id: 'n_3', accountId: 'b', text: 'b3' });
+    await table.put({ id: 'n_1', accountId: 'b', text: 'b1' });
+    await table.put({ id: 'n_4', accountId: 'b', text: 'b4' });
+    const ids = async (r: EmbeddedRepository, account: string) => (await r.table(notes).list(account)).data.map((n) => n.text);
+    expect(await ids(repo, 'b')).toEqual(['b2', 'b3', 'b1', 'b4']);
+    expect(await ids(repo, 'a')).toEqual(['a1']);
+    await repo.units.run(async () => undefined);
+    const reopened = await crashAndReopen(repo);
+    expect(await ids(reopened, 'b')).toEqual(['b2', 'b3', 'b1', 'b4']);
+    expect(await ids(reopened, 'a')).toEqual(['a1']);
+    expect(await reopened.table(notes).count('b')).toBe(4);
+    expect((await reopened.table(notes).list('b', { where: { text: 'b1' } })).data).toEqual([{ id: 'n_1', accountId: 'b', text: 'b1' }]);
+    await reopened.close();
+  });
+
+  it('jobs, clocks and sequences survive a restart; a claim lease does not', async () => {
+    const repo = await EmbeddedRepository.open({ file, now });
+    await repo.clocks.advance('a', 1_000);
+    const job = await repo.jobs.schedule({ accountId: 'a', kind: 'k', ref: 'r', dueAt: now() + 1_000 });
+    expect(await repo.jobs.claimDue(10, 60_000)).toEqual([job]);
+    const values = [await repo.sequences.next('s'), await repo.sequences.next('s')];
+    await repo.units.run(async () => undefined);
+    const reopened = await crashAndReopen(repo);
+    expect(await reopened.clocks.offsetOf('a')).toBe(1_000);
+    expect(await reopened.jobs.pending('a')).toEqual([job]);
+    expect(await reopened.jobs.claimDue(10, 60_000)).toEqual([job]);
+    expect(await reopened.sequences.next('s')).toBe(values[1]! + 1);
+    const next = await reopened.jobs.schedule({ accountId: 'a', kind: 'k', ref: 'r2', dueAt: now() });
+    expect(next.seq).toBeGreaterThan(job.seq);
+    await reopened.close();
+  });
+});
