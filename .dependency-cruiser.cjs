@@ -9,7 +9,14 @@
  * @type {import('dependency-cruiser').IConfiguration}
  */
 
-/** The folders of the domain: what a request means, free of how it arrived. */
+/**
+ * The folders of the domain: what a request means, free of how it arrived. The others are
+ * edges that speak HTTP or drive the sandbox from outside, and may: src/http (the pipeline
+ * and handlers), src/pages (the payer pages' handlers and HTML), src/console (the web
+ * console's express routes), src/contract (the Pact verifier), src/scenarios (the runner),
+ * and the composition root and entry points at the top of src/. src/store is the bottom layer
+ * (its own rule below) and src/spec holds the OpenAPI document's loader and generated types.
+ */
 const DOMAIN = '^src/(accounts|autopilot|catalog|events|faults|ledger|mock|objects|rails|sandbox|scheduler|transactions|webhooks|withdrawals)/';
 
 module.exports = {
