@@ -6,6 +6,7 @@ import { MemoryObjectStorage } from '../../src/objects/object-storage.js';
 import type { OpenApiDocument } from '../../src/spec/openapi.js';
 import { loadOpenApi } from '../../src/spec/openapi.js';
 import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
+import type { ClockStore, Repository } from '../../src/store/ports.js';
 import { DEFAULT_FEES } from '../../src/transactions/fees.js';
 import { operationIdsOf } from '../../src/faults/faults.js';
 import type { AttemptOutcome, WebhookSender } from '../../src/webhooks/dispatcher.js';
@@ -46,13 +47,36 @@ let document: Promise<OpenApiDocument> | undefined;
  * what the domain unit tests drive (as json-server v1 tests its service on an in-memory db).
  * The scheduler is started; jobs run when the test advances an account's clock.
  */
-export async function domainKit(settings: Partial<DomainOptions['settings']> = {}): Promise<DomainKit> {
+export async function domainKit(settings: Partial<DomainOptions['settings']> = {}, options: { clockReadsTakeMs?: number } = {}): Promise<DomainKit> {
   const clock = new FakeClock(Date.UTC(2030, 0, 1, 12));
   const repository = await EmbeddedRepository.open({ now: () => clock.nowMs() });
+  // A store whose account-clock reads take real time, as a database's do: concurrent units interleave there.
+  const slow = options.clockReadsTakeMs;
+  const clocks: ClockStore =
+    slow === undefined
+      ? repository.clocks
+      : {
+          offsetOf: async (accountId) => {
+            await new Promise((resolve) => setTimeout(resolve, slow));
+            return repository.clocks.offsetOf(accountId);
+          },
+          advance: (accountId, ms) => repository.clocks.advance(accountId, ms),
+          reset: (accountId) => repository.clocks.reset(accountId),
+        };
+  const ports: Repository = {
+    table: (spec) => repository.table(spec),
+    sequences: repository.sequences,
+    units: repository.units,
+    jobs: repository.jobs,
+    clocks,
+    bus: repository.bus,
+    health: () => repository.health(),
+    close: () => repository.close(),
+  };
   const sender = new FakeSender();
   document ??= loadOpenApi();
   const domain = composeDomain({
-    repository,
+    repository: ports,
     clock,
     logger: pino({ level: 'silent' }),
     objects: new MemoryObjectStorage(),
