@@ -35,6 +35,8 @@ export interface DomainKit extends Domain {
   repository: EmbeddedRepository;
   clock: FakeClock;
   sender: FakeSender;
+  /** Runs `work` as the router runs a handler: in one unit of work, committed when it resolves. */
+  inUnit<T>(work: () => Promise<T>): Promise<T>;
   /** An account of its own, with the given webhook URL (none by default). */
   account(webhookUrl?: string | null): Promise<AccountRecord>;
   close(): Promise<void>;
@@ -42,15 +44,21 @@ export interface DomainKit extends Domain {
 
 let document: Promise<OpenApiDocument> | undefined;
 
+export interface KitOptions {
+  /** Account-clock reads take this long (real ms), as a database's do: concurrent units interleave there. */
+  clockReadsTakeMs?: number;
+  /** What webhook attempts wait for before they leave (the HTTP layer's end of turn); resolved at once by default. */
+  afterAnswers?: () => Promise<void>;
+}
+
 /**
  * The domain as src/app.ts wires it, on an in-memory repository and a FakeClock, with no HTTP:
  * what the domain unit tests drive (as json-server v1 tests its service on an in-memory db).
  * The scheduler is started; jobs run when the test advances an account's clock.
  */
-export async function domainKit(settings: Partial<DomainOptions['settings']> = {}, options: { clockReadsTakeMs?: number } = {}): Promise<DomainKit> {
+export async function domainKit(settings: Partial<DomainOptions['settings']> = {}, options: KitOptions = {}): Promise<DomainKit> {
   const clock = new FakeClock(Date.UTC(2030, 0, 1, 12));
   const repository = await EmbeddedRepository.open({ now: () => clock.nowMs() });
-  // A store whose account-clock reads take real time, as a database's do: concurrent units interleave there.
   const slow = options.clockReadsTakeMs;
   const clocks: ClockStore =
     slow === undefined
@@ -81,7 +89,7 @@ export async function domainKit(settings: Partial<DomainOptions['settings']> = {
     logger: pino({ level: 'silent' }),
     objects: new MemoryObjectStorage(),
     dispatcher: sender,
-    afterAnswers: () => Promise.resolve(),
+    afterAnswers: options.afterAnswers ?? (() => Promise.resolve()),
     publicUrl: () => 'http://sandbox.test',
     fees: DEFAULT_FEES,
     operationIds: operationIdsOf(await document),
@@ -104,6 +112,7 @@ export async function domainKit(settings: Partial<DomainOptions['settings']> = {
     repository,
     clock,
     sender,
+    inUnit: (work) => repository.units.run(work),
     account: async (webhookUrl = null) => repository.units.run(() => domain.accounts.create({ name: `unit ${++accounts}`, webhookUrl })),
     close: async () => {
       domain.scheduler.stop();
