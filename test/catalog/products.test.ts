@@ -82,3 +82,32 @@ describe('Offers', () => {
     expect((await refusal(() => kit.offers.listForProduct(other, a.id, {}))).code).toBe('not_found');
   });
 });
+
+describe('concurrent writers', () => {
+  it('two creates of one externalId at once: one product, the other refused as a duplicate (a DomainError, not a store error)', async () => {
+    const outcomes = await Promise.all(
+      [kit.products.create(owner, { name: 'A', externalId: 'same' }), kit.products.create(owner, { name: 'B', externalId: 'same' })].map((p) =>
+        p.then(
+          () => 'created',
+          (e: unknown) => (e instanceof DomainError ? `${e.code}: ${e.message}` : String(e)),
+        ),
+      ),
+    );
+    expect(outcomes.sort()).toEqual(['created', 'invalid: externalId same already exists in this account']);
+    expect((await kit.products.list(owner, {})).data).toHaveLength(1);
+  });
+
+  it('two products renamed to one externalId at once: one gets it, the other is refused', async () => {
+    const [a, b] = [await kit.products.create(owner, { name: 'A' }), await kit.products.create(owner, { name: 'B' })];
+    const outcomes = await Promise.all(
+      [kit.products.update(owner, a.id, { externalId: 'z' }), kit.products.update(owner, b.id, { externalId: 'z' })].map((p) =>
+        p.then(
+          () => 'updated',
+          (e: unknown) => (e instanceof DomainError ? e.code : String(e)),
+        ),
+      ),
+    );
+    expect(outcomes.sort()).toEqual(['invalid', 'updated']);
+    expect((await kit.products.list(owner, { externalId: 'z' })).data).toHaveLength(1);
+  });
+});
