@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import { invalid, notFound } from '../errors.js';
 import { Records, type PageQuery } from '../records/records.js';
 import type { Product, ProductCreate, ProductList, ProductPatch } from '../spec/types.js';
-import type { Repository, TableSpec, UnitOfWork } from '../store/ports.js';
+import { UniqueViolation, type Repository, type TableSpec, type UnitOfWork } from '../store/ports.js';
 
 /** Stored form: the resource plus its owner. */
 export interface ProductRecord extends Product {
@@ -66,7 +66,7 @@ export class Products {
       updatedAt: now,
       accountId: owner.id,
     };
-    await this.records.table.put(record);
+    await this.putChecked(record);
     return record;
   }
 
@@ -98,7 +98,7 @@ export class Products {
         ...(patch.metadata !== undefined && { metadata: patch.metadata }),
         updatedAt: this.nowIso(),
       };
-      await this.records.table.put(next);
+      await this.putChecked(next);
       return next;
     });
   }
@@ -149,6 +149,19 @@ export class Products {
 
   private nowIso(): string {
     return new Date(this.clock.nowMs()).toISOString();
+  }
+
+  /**
+   * Stores the product; a writer that took the externalId after our check (two creates at once,
+   * or another instance on a shared store) gets the same refusal as one the check caught.
+   */
+  private async putChecked(record: ProductRecord): Promise<void> {
+    try {
+      await this.records.table.put(record);
+    } catch (error) {
+      if (error instanceof UniqueViolation && record.externalId !== null) throw invalid(`externalId ${record.externalId} already exists in this account`);
+      throw error;
+    }
   }
 
   private async assertExternalIdFree(accountId: string, externalId: string, selfId: string | undefined): Promise<void> {

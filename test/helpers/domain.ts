@@ -6,6 +6,7 @@ import { MemoryObjectStorage } from '../../src/objects/object-storage.js';
 import type { OpenApiDocument } from '../../src/spec/openapi.js';
 import { loadOpenApi } from '../../src/spec/openapi.js';
 import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
+import type { ClockStore, Repository } from '../../src/store/ports.js';
 import { DEFAULT_FEES } from '../../src/transactions/fees.js';
 import { operationIdsOf } from '../../src/faults/faults.js';
 import type { AttemptOutcome, WebhookSender } from '../../src/webhooks/dispatcher.js';
@@ -34,6 +35,8 @@ export interface DomainKit extends Domain {
   repository: EmbeddedRepository;
   clock: FakeClock;
   sender: FakeSender;
+  /** Runs `work` as the router runs a handler: in one unit of work, committed when it resolves. */
+  inUnit<T>(work: () => Promise<T>): Promise<T>;
   /** An account of its own, with the given webhook URL (none by default). */
   account(webhookUrl?: string | null): Promise<AccountRecord>;
   close(): Promise<void>;
@@ -41,23 +44,52 @@ export interface DomainKit extends Domain {
 
 let document: Promise<OpenApiDocument> | undefined;
 
+export interface KitOptions {
+  /** Account-clock reads take this long (real ms), as a database's do: concurrent units interleave there. */
+  clockReadsTakeMs?: number;
+  /** What webhook attempts wait for before they leave (the HTTP layer's end of turn); resolved at once by default. */
+  afterAnswers?: () => Promise<void>;
+}
+
 /**
  * The domain as src/app.ts wires it, on an in-memory repository and a FakeClock, with no HTTP:
  * what the domain unit tests drive (as json-server v1 tests its service on an in-memory db).
  * The scheduler is started; jobs run when the test advances an account's clock.
  */
-export async function domainKit(settings: Partial<DomainOptions['settings']> = {}): Promise<DomainKit> {
+export async function domainKit(settings: Partial<DomainOptions['settings']> = {}, options: KitOptions = {}): Promise<DomainKit> {
   const clock = new FakeClock(Date.UTC(2030, 0, 1, 12));
   const repository = await EmbeddedRepository.open({ now: () => clock.nowMs() });
+  const slow = options.clockReadsTakeMs;
+  const clocks: ClockStore =
+    slow === undefined
+      ? repository.clocks
+      : {
+          offsetOf: async (accountId) => {
+            await new Promise((resolve) => setTimeout(resolve, slow));
+            return repository.clocks.offsetOf(accountId);
+          },
+          advance: (accountId, ms) => repository.clocks.advance(accountId, ms),
+          reset: (accountId) => repository.clocks.reset(accountId),
+        };
+  const ports: Repository = {
+    table: (spec) => repository.table(spec),
+    sequences: repository.sequences,
+    units: repository.units,
+    jobs: repository.jobs,
+    clocks,
+    bus: repository.bus,
+    health: () => repository.health(),
+    close: () => repository.close(),
+  };
   const sender = new FakeSender();
   document ??= loadOpenApi();
   const domain = composeDomain({
-    repository,
+    repository: ports,
     clock,
     logger: pino({ level: 'silent' }),
     objects: new MemoryObjectStorage(),
     dispatcher: sender,
-    afterAnswers: () => Promise.resolve(),
+    afterAnswers: options.afterAnswers ?? (() => Promise.resolve()),
     publicUrl: () => 'http://sandbox.test',
     fees: DEFAULT_FEES,
     operationIds: operationIdsOf(await document),
@@ -80,6 +112,7 @@ export async function domainKit(settings: Partial<DomainOptions['settings']> = {
     repository,
     clock,
     sender,
+    inUnit: (work) => repository.units.run(work),
     account: async (webhookUrl = null) => repository.units.run(() => domain.accounts.create({ name: `unit ${++accounts}`, webhookUrl })),
     close: async () => {
       domain.scheduler.stop();
