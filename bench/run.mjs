@@ -32,6 +32,8 @@
  *                      a products sandbox is restarted from its pristine snapshot for each retry,
  *                      a webhooks run starts over with a new sandbox)
  *   BENCH_LABEL        free text recorded with the results (e.g. what build was measured)
+ *   BENCH_BEFORE_BIN   another build's dist/bin.js (e.g. the commit before a change): the transactions
+ *                      suite measures it too, right after this one, with the ratios this ÷ before
  *   BENCH_CPU_PROF     a directory: the measured sandbox processes run with
  *                      --cpu-prof and write their .cpuprofile there (perturbs timings)
  *   BENCH_PEER_WARMUP  seconds of warm-up of WireMock and Mockoon (default 8: the JVM's JIT)

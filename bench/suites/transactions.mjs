@@ -305,20 +305,24 @@ async function fillForGets(port) {
   log(`sandbox: ${ids.length} transactions created and filled for the GETs`);
 }
 
-async function runSandbox() {
+/**
+ * @param {string} bin the build's dist/bin.js (BENCH_BEFORE_BIN measures another build the same way)
+ * @param {string} name
+ */
+async function runSandbox(bin = build.bin, name = 'sandbox') {
   const dir = await tmpDir('sandbox-bench-tx-');
   const file = path.join(dir, 'sandbox.json');
   try {
     const server = await startServer(SANDBOX_NODE_ARGS(), (port) => [
-      build.bin, 'start', '--port', String(port), '--host', '127.0.0.1', '--data', file, '--log-level', 'warn',
+      bin, 'start', '--port', String(port), '--host', '127.0.0.1', '--data', file, '--log-level', 'warn',
     ]);
     let result;
     try {
       await fillForGets(server.port);
       const validation = await validationCheck(server.port);
       const startPeakRssMiB = peakRssMiB(server.child.pid);
-      const measured = await measureBoth('sandbox', server);
-      result = { name: 'sandbox', kind: 'sandbox', pid: server.child.pid, readyMs: server.readyMs, startPeakRssMiB, validation, ...measured };
+      const measured = await measureBoth(name, server);
+      result = { name, kind: 'sandbox', pid: server.child.pid, readyMs: server.readyMs, startPeakRssMiB, validation, ...measured };
     } finally {
       await stopServer(server);
     }
@@ -527,6 +531,20 @@ function targets(sandbox, prism, baseline, wiremock, mockoon, express) {
 }
 
 /**
+ * This build beside another one (BENCH_BEFORE_BIN): a change to the pipeline must keep purchase and
+ * GET throughput within 10 % of the build before it.
+ * @param {any} sandbox @param {any} before
+ */
+function beforeTargets(sandbox, before) {
+  const purchase = sandbox.purchase.rps / before.purchase.rps;
+  const get = sandbox.get.rps / before.get.rps;
+  return [
+    { id: 'purchaseVsBefore', label: `purchase: this build req/s ÷ the build before (${process.env.BENCH_BEFORE_BIN})`, value: purchase, display: fmt(purchase, 2), target: '≥ 0.90', verdict: verdict(purchase, (v) => v >= 0.9) },
+    { id: 'getVsBefore', label: 'GET: this build req/s ÷ the build before', value: get, display: fmt(get, 2), target: '≥ 0.90', verdict: verdict(get, (v) => v >= 0.9) },
+  ];
+}
+
+/**
  * @param {{ dataFs: string }} env
  * @returns {Promise<import('../run.mjs').SuiteReport>}
  */
@@ -539,16 +557,19 @@ export async function runTransactions(env) {
   const wiremock = settings.peers.includes('wiremock') ? await runWireMock() : undefined;
   const mockoon = settings.peers.includes('mockoon') ? await runMockoon() : undefined;
   const sandbox = await runSandbox();
+  // Another build (e.g. the commit before a change), measured right after in the same run.
+  const beforeBin = process.env.BENCH_BEFORE_BIN ? path.resolve(process.env.BENCH_BEFORE_BIN) : undefined;
+  const before = beforeBin ? await runSandbox(beforeBin, 'sandbox (before)') : undefined;
   const profile = await runProfile(sandbox);
   /** @type {any[]} */
   const peers = [wiremock, mockoon].filter((p) => p !== undefined);
   const measuredPeers = peers.filter((p) => !p.skipped);
-  const servers = [baseline, express, prism, ...measuredPeers, sandbox];
+  const servers = [baseline, express, prism, ...measuredPeers, sandbox, ...(before ? [before] : [])];
 
   const rows = servers.flatMap((s) => [row(s.name, 'POST purchase', s.purchase), row(s.name, 'GET :id', s.get)]);
   const wm = /** @type {any} */ (wiremock)?.skipped ? undefined : wiremock;
   const mk = /** @type {any} */ (mockoon)?.skipped ? undefined : mockoon;
-  const verdicts = targets(sandbox, prism, baseline, wm, mk, express);
+  const verdicts = [...targets(sandbox, prism, baseline, wm, mk, express), ...(before ? beforeTargets(sandbox, before) : [])];
   const validation = (/** @type {any} */ v) => `valid ${v.valid}, unknown field ${v.unknownField}, BRL without cpf ${v.brlWithoutCpf}`;
   const notes = [
     `POST /transactions/v2/purchase with one valid BRL Pix body (test/helpers/purchases.ts pixBody, ${PURCHASE.body?.length} bytes) and GET /transactions/:id rotating over ${ids.length} ids (${ids[0]}…${ids.at(-1)}; created and filled beforehand on the sandbox, any id on the others), ${settings.connections} connections, ${settings.warmupSec} s warm-up + ${settings.durationSec} s measured per server and operation (GET first, then purchase, on the same process); autocannon in its own process; 2xx only, exact percentiles.`,
