@@ -60,7 +60,8 @@ function echoed(ctx: MockContext, fields: readonly string[]): Json {
 
 const isProduct = (o: Json): boolean => typeof o.active === 'boolean' && 'deletedAt' in o && 'createdByUserId' in o;
 const isOffer = (o: Json): boolean => typeof o.productId === 'string' && 'billingCycle' in o && typeof o.amount === 'number';
-const isAccount = (o: Json): boolean => typeof o.userId === 'string' && 'webhookSecret' in o && 'permissions' in o;
+// Who-am-I and account creation carry the webhook secret; a settings change answers the account without it.
+const isAccount = (o: Json): boolean => typeof o.userId === 'string' && 'webhookUrl' in o && 'permissions' in o;
 const isDelivery = (o: Json): boolean => typeof o.id === 'string' && o.id.startsWith('whd_') && isObject(o.payload) && Array.isArray(o.attempts);
 
 function coherentProduct(product: Json, ctx: MockContext): Json {

@@ -2090,6 +2090,15 @@ export interface components {
             webhookSecret: string;
             createdAt: components["schemas"]["Timestamp"];
         };
+        /** @description The account as a change to its settings answers it: no secret key and no webhook secret (contract v3: secrets only in account creation and who-am-I). */
+        SandboxAccountSettings: {
+            id: string;
+            userId: string;
+            name: string;
+            permissions: components["schemas"]["Permission"][];
+            webhookUrl: string | null;
+            createdAt: components["schemas"]["Timestamp"];
+        };
         RequestLogEntry: {
             /** @description The x-trace-id the response carried. */
             traceId: string;
@@ -2926,13 +2935,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The account as who-am-I shows it (the secret key is answered at account creation only). */
+            /** @description The account without its secrets (the secret key and the webhook secret are answered only at account creation and by who-am-I, `GET /_sandbox/account`). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SandboxAccount"];
+                    "application/json": components["schemas"]["SandboxAccountSettings"];
                 };
             };
             400: components["responses"]["TransactionBadRequest"];

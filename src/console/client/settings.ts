@@ -14,7 +14,8 @@ interface Account {
   name: string;
   permissions: string[];
   webhookUrl: string | null;
-  webhookSecret: string;
+  /** Who-am-I answers it; a change of the webhook URL does not (secrets only in creation and who-am-I). */
+  webhookSecret?: string;
   createdAt: string;
 }
 
@@ -115,7 +116,7 @@ export const accountView: View = (ctx) => {
       ['Created', when(account.createdAt)],
     ]));
     url.value = account.webhookUrl ?? '';
-    showSecret(account.webhookSecret);
+    if (account.webhookSecret !== undefined) showSecret(account.webhookSecret);
   }
   async function save(value: string | null): Promise<void> {
     const answer = await ctx.api.put<Account>('/_sandbox/webhook-url', { url: value });
@@ -133,7 +134,7 @@ export const accountView: View = (ctx) => {
     const answer = await ctx.api.get<Account>('/_sandbox/account');
     if (answer.ok) return show(answer.body);
     if (answer.missing) {
-      replaceChildren(details, unavailable('Reading the account (GET /_sandbox/account)'), h('p', { class: 'muted small' }, 'Saving a webhook URL below still works, and shows the webhook secret.'));
+      replaceChildren(details, unavailable('Reading the account (GET /_sandbox/account)'), h('p', { class: 'muted small' }, 'Saving a webhook URL below still works.'));
       return;
     }
     ctx.fail('Reading the account', answer);
