@@ -81,7 +81,8 @@ function forPeople(handler: (call: Call) => Reply | Promise<Reply>): (call: Call
       const status = error instanceof HttpError ? error.status : isDomainError(error) ? DOMAIN_STATUS[error.code] : 500;
       if (status >= 500 || !wantsHtml || !(error instanceof Error)) throw error;
       const language = call.req.path.startsWith('/_sandbox/checkout') || call.req.path.startsWith('/_sandbox/spei') ? 'es' : 'pt-BR';
-      const page = renderErrorPage(status, error.message, language);
+      // A person reads the explanation; the short exact message is for clients that match on it.
+      const page = renderErrorPage(status, isDomainError(error) && error.hint ? error.hint : error.message, language);
       return { status, contentType: HTML, bytes: page, headers: payerPageHeaders(page) };
     }
   };

@@ -214,9 +214,10 @@ export interface paths {
          *     `POST /_sandbox/transactions/{id}/refund`; emits `cashin.refunded` and debits the
          *     account's balance by the amount. Only full refunds: `amount`, when sent, must be the
          *     transaction's amount (else exactly `Invalid amount`). A transaction already refunded
-         *     or charged back answers 409 exactly `Transaction already processed`; one not paid
-         *     (PENDING, BLOCKED) 409 naming its status; an unknown one 404 `Transaction not found`.
-         *     The explanation is in `x-sandbox-hint`.
+         *     or charged back answers 409 exactly `Transaction already processed`; one never paid
+         *     (PENDING, BLOCKED) 409 exactly `Transaction not approved` (a sandbox choice); an unknown
+         *     one 404 `Transaction not found`. The explanation (the status, what the call needs) is
+         *     in `x-sandbox-hint`, never in `message`.
          */
         post: operations["refundPurchase"];
         delete?: never;
@@ -492,7 +493,7 @@ export interface paths {
         put?: never;
         /**
          * Refund a paid transaction
-         * @description APPROVED → REFUNDED (`statusReason` REFUNDED); emits `cashin.refunded` and debits the balance. The same transition as the API's `POST /transactions/refund/{id}`. Any other status is 409 (already refunded or charged back exactly `Transaction already processed`).
+         * @description APPROVED → REFUNDED (`statusReason` REFUNDED); emits `cashin.refunded` and debits the balance. The same transition as the API's `POST /transactions/refund/{id}`. Any other status is 409: exactly `Transaction already processed` when already refunded or charged back, `Transaction not approved` when never paid; the status in `x-sandbox-hint`.
          */
         post: operations["refundTransaction"];
         delete?: never;
@@ -515,7 +516,7 @@ export interface paths {
         put?: never;
         /**
          * Charge back a paid transaction
-         * @description APPROVED → CHARGEBACK (`statusReason` CHARGEBACK), as a card chargeback or a Pix MED infraction; emits `infraction.updated` whose `error_message` is `reason`. Any other status is 409.
+         * @description APPROVED → CHARGEBACK (`statusReason` CHARGEBACK), as a card chargeback or a Pix MED infraction; emits `infraction.updated` whose `error_message` is `reason`. Any other status is 409, as a refund answers it (`Transaction already processed` or `Transaction not approved`, the status in `x-sandbox-hint`).
          */
         post: operations["chargebackTransaction"];
         delete?: never;
@@ -2325,7 +2326,7 @@ export interface components {
                 "application/json": components["schemas"]["TransactionError"];
             };
         };
-        /** @description The transaction is not in a state that allows this (e.g. not PENDING). */
+        /** @description The transaction or withdrawal is not in a state that allows this: exactly `Transaction already processed` (it has moved on: paid, ended, refunded, a repeated externalId) or `Transaction not approved` (a refund or chargeback of a charge never paid); the state and what the call needs in `x-sandbox-hint`. */
         TransactionConflict: {
             headers: {
                 [name: string]: unknown;

@@ -262,7 +262,8 @@ describe('mock mode (--mock)', () => {
     expect(unknown.body).toEqual({ statusCode: 404, message: 'Transaction not found', error: 'Not Found' });
     const conflict = await sb.client.post('/_sandbox/transactions/100000000/pay', {}, { headers: { prefer: 'respond-async, code="409"' } });
     expect(conflict.status).toBe(409);
-    expect(conflict.body).toEqual({ statusCode: 409, message: 'transaction 100000000 is APPROVED (paid by PIX); only a PENDING transaction can be paid', error: 'Conflict' });
+    expect(conflict.body).toEqual({ statusCode: 409, message: 'Transaction already processed', error: 'Conflict' });
+    expect(conflict.headers.get('x-sandbox-hint')).toBe('transaction 100000000 is APPROVED (paid by PIX); only a PENDING transaction can be paid');
     const teapot = await sb.client.get(`/v2/products/${PRODUCT_ID}`, { headers: { prefer: 'code=418' } });
     expect(teapot.status).toBe(200);
     expect(teapot.headers.get('preference-applied')).toBeNull();
@@ -295,8 +296,10 @@ describe('mock mode, as an integration sees it', () => {
       expect([unknownMock.status, unknownMock.body]).toEqual([unknownReal.status, unknownReal.body]);
       const againReal = await real.client.post(`/_sandbox/transactions/${paid.body.id}/pay`, {});
       const againMock = await sb.client.post('/_sandbox/transactions/100000000/pay', {}, headers('code=409'));
-      expect(againReal.body).toMatchObject({ statusCode: 409, message: `transaction ${paid.body.id} is APPROVED (paid by PIX); only a PENDING transaction can be paid` });
-      expect(againMock.body).toEqual({ ...(againReal.body as object), message: (againReal.body as { message: string }).message.replace(paid.body.id, '100000000') });
+      expect(againReal.body).toMatchObject({ statusCode: 409, message: 'Transaction already processed' });
+      expect(againReal.headers.get('x-sandbox-hint')).toBe(`transaction ${paid.body.id} is APPROVED (paid by PIX); only a PENDING transaction can be paid`);
+      expect(againMock.body).toEqual(againReal.body);
+      expect(againMock.headers.get('x-sandbox-hint')).toBe(againReal.headers.get('x-sandbox-hint')?.replace(paid.body.id, '100000000'));
     } finally {
       await real.stop();
     }
