@@ -49,13 +49,14 @@ export function wireCashInLedger(
       ledger.post(accountId, {
         kind: 'cashin',
         changes: { pendingBalance: net(record) },
+        inflow: amount,
         transactionId: id,
         description: `${rail === 'CARD' ? 'card' : 'boleto'} cash-in ${id} paid: ${amount} − fee ${costFee}, pending until settlement`,
       });
       scheduler.schedule(accountId, SETTLE_JOB, id, clocks.nowMs(accountId) + delays[rail]);
       return;
     }
-    ledger.post(accountId, { kind: 'cashin', changes: { balance: net(record) }, transactionId: id, description: `Pix cash-in ${id} paid: ${amount} − fee ${costFee}` });
+    ledger.post(accountId, { kind: 'cashin', changes: { balance: net(record) }, inflow: amount, transactionId: id, description: `Pix cash-in ${id} paid: ${amount} − fee ${costFee}` });
   };
 
   /** Takes back a credit still pending: its settlement will not happen. */
@@ -84,6 +85,15 @@ export function wireCashInLedger(
     });
   };
 
+  // A payment that would take the account past the ledger's cap is refused before it changes anything.
+  transactions.beforePaidAtCreation((accountId, paid) => {
+    if (paid.currency === 'BRL') ledger.admit(accountId, paid.amount, `a card payment of ${paid.amount} centavos`);
+  });
+  transitions.beforeTransition((next, previous) => {
+    if (next.view.currency === 'BRL' && next.view.status === 'APPROVED' && previous.view.status !== 'APPROVED') {
+      ledger.admit(next.accountId, next.view.amount, `paying transaction ${next.id} (${next.view.amount} centavos)`);
+    }
+  });
   transactions.onCreate((record) => {
     // A test card approved at purchase is paid from the start.
     if (record.view.status === 'APPROVED') credit(record);

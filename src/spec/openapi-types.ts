@@ -827,7 +827,7 @@ export interface paths {
         put?: never;
         /**
          * Fund the balance
-         * @description Credits `amount` centavos to the account's available balance (a ledger entry of kind `credit`), so a test can pay out.
+         * @description Credits `amount` centavos to the account's available balance (a ledger entry of kind `credit`), so a test can pay out. An account takes in at most 10^15 centavos in all (credits and paid BRL cash-ins, since its creation or last reset), so every balance figure stays an exact integer; a credit past that is 400 exactly `Invalid amount`, the cap in `x-sandbox-hint` (so is paying a BRL charge past it).
          */
         post: operations["creditBalance"];
         delete?: never;

@@ -51,6 +51,7 @@ export class Transactions {
   private readonly counters: Collection<Counter>;
   private readonly refs: Collection<ExternalRef>;
   private readonly createListeners: ((record: TransactionRecord) => void)[] = [];
+  private readonly paidAtCreationChecks: ((accountId: string, paid: { currency: Currency; amount: number }) => void)[] = [];
   /** Fills an instruction at creation (plain Pix, immediate mode); set by the wiring, which owns the fill. */
   private fillNow: ((record: TransactionRecord, account: AccountRecord) => TransactionRecord) | undefined;
 
@@ -69,6 +70,11 @@ export class Transactions {
     this.createListeners.push(listener);
   }
 
+  /** A check run before a charge paid at creation (an approved test card) is made, which refuses it by throwing (the ledger's cap). */
+  beforePaidAtCreation(check: (accountId: string, paid: { currency: Currency; amount: number }) => void): void {
+    this.paidAtCreationChecks.push(check);
+  }
+
   setImmediateFill(fill: (record: TransactionRecord, account: AccountRecord) => TransactionRecord): void {
     this.fillNow = fill;
   }
@@ -83,7 +89,9 @@ export class Transactions {
     const dueDate = boletoKind ? (input.dueDate ?? defaultDueDate(now)) : null;
     if (boletoKind && input.dueDate !== undefined) checkDueDate(input.dueDate, now);
     // Every refusal comes before the first change: a 400 leaves nothing behind, not even a used id.
-    if (method === 'CREDIT_CARD') checkCard(input, now);
+    if (method === 'CREDIT_CARD' && cardOutcome(checkCard(input, now).number).status === 'APPROVED') {
+      for (const check of this.paidAtCreationChecks) check(account.id, { currency, amount: input.amount });
+    }
 
     const id = this.nextId();
     const plainPix = currency === 'BRL' && method === 'PIX';

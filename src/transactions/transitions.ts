@@ -60,6 +60,7 @@ export const DEFAULT_CHARGEBACK_REASON = 'Chargeback requested by the payer';
  */
 export class Transitions {
   private readonly listeners: TransitionListener[] = [];
+  private readonly checks: ((next: TransactionRecord, previous: TransactionRecord) => void)[] = [];
 
   constructor(
     private readonly transactions: Transactions,
@@ -71,6 +72,11 @@ export class Transitions {
 
   onTransition(listener: TransitionListener): void {
     this.listeners.push(listener);
+  }
+
+  /** A check run before a transition changes anything, which refuses it by throwing (the ledger's cap). */
+  beforeTransition(check: (next: TransactionRecord, previous: TransactionRecord) => void): void {
+    this.checks.push(check);
   }
 
   /** The instruction of a transaction being created (plain Pix answered in its 201): no transition of its own. */
@@ -161,6 +167,7 @@ export class Transitions {
   }
 
   private commitTransition(previous: TransactionRecord, next: TransactionRecord, detail: TransitionDetail = {}): TransactionRecord {
+    for (const check of this.checks) check(next, previous);
     this.transactions.replace(next);
     const at = new Date(this.clocks.nowMs(next.accountId)).toISOString();
     for (const listener of this.listeners) listener(next, previous, at, detail);
