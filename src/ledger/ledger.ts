@@ -184,7 +184,7 @@ export class Ledger {
     if (available < amount) {
       throw invalid(
         INSUFFICIENT_BALANCE,
-        `the withdrawal needs ${amount} centavos (amount + fee) and the available balance is ${available}; POST /_sandbox/balance/credit {"amount": …} funds it`,
+        `the withdrawal needs ${amount} centavos (amount + fee) and the available balance is ${available}; POST /_sandbox/balance/credit {"amount": <centavos>} funds it`,
       );
     }
     this.post(accountId, { kind: 'cashout_hold', changes: { balance: -amount }, withdrawalId, description });

@@ -128,7 +128,8 @@ describe('POST /withdraws/cash-out: amounts, balance, idempotency', () => {
     // 4,950 + the 100 fee is 5,050: 50 short.
     const res = await cashOut(client, cashOutBody({ amount: 4_950, externalId: 'too-much' }));
     expectTransactionError(res, 400, /^Insufficient balance$/);
-    expect(res.headers.get('x-sandbox-hint')).toMatch(/needs 5050 centavos .* available balance is 5000/);
+    // The sandbox's own words, in plain ASCII: nothing of it is percent-encoded in the header.
+    expect(res.headers.get('x-sandbox-hint')).toBe('the withdrawal needs 5050 centavos (amount + fee) and the available balance is 5000; POST /_sandbox/balance/credit {"amount": <centavos>} funds it');
     expect(await balanceOf(client)).toEqual({ balance: 5_000, pendingBalance: 0, garanteeBalance: 0, precautionaryBlock: 0 });
     const list = await client.get<{ data: Withdrawal[] }>('/_sandbox/withdrawals');
     expect(list.body.data).toEqual([]);
