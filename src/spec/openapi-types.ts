@@ -1520,7 +1520,7 @@ export interface components {
          *     | --- | --- | --- | --- | --- |
          *     | name (≤ 255) | R | R | R | R |
          *     | email | R | R | R | R |
-         *     | phone | R, with country code (`+573211234567`) | O | R, 8 to 12 digits | O, 8 to 12 digits |
+         *     | phone | R, with country code (`+573211234567`) | O | R, 8 to 12 digits | O, 8 to 12 digits, or `+52` and 10 digits (`+525512345678`) |
          *     | cpf | N/U | O | R, CPF (11 digits) or CNPJ (14) | N/U |
          *     | amount (centavos) | R, 1,000,000–1,000,000,000 | R, 200,000–100,000,000 | R, 100–9,999,999,999 | R, 1,000–100,000,000 |
          *     | description | R | R | R | R |
