@@ -239,7 +239,8 @@ export interface paths {
          * Pay out by Pix (cash-out)
          * @description Sends `amount` centavos to a Pix key. The key is checked by its `pixType` (CPF and
          *     CNPJ: digits with valid check digits, no punctuation; PHONE: `+55` + area code +
-         *     number, or the bare digits; EMAIL: at most 77 characters; EVP: a lowercase UUID v4).
+         *     number, or the bare digits; EMAIL: at most 77 characters, kept in lowercase as the DICT
+         *     keeps it; EVP: a lowercase UUID v4).
          *     `totalAmount` (amount + the cash-out fee) is held from the balance at once; the
          *     withdrawal then moves WITHDRAW_REQUEST → WITHDRAW_PROCESSING → WITHDRAW_APPROVED,
          *     WITHDRAW_REJECTED or WITHDRAW_ERROR on the account's clock (magic keys choose the
@@ -1763,7 +1764,7 @@ export interface components {
             status: components["schemas"]["WithdrawalStatus"];
             /** @description The receiver's institution. */
             institution: string;
-            /** @description The Pix key paid to (a PHONE key in +55… form). */
+            /** @description The Pix key paid to (a PHONE key in +55… form, an EMAIL key in lowercase). */
             receiverPix: string;
             receiverName: string;
             /** @description The receiver's CPF or CNPJ. */

@@ -56,6 +56,16 @@ describe('POST /withdraws/cash-out: a key of each type', () => {
     expect(await balanceOf(client)).toEqual({ balance: 100_000 - 12_345 - CASH_OUT_FEE, pendingBalance: 0, garanteeBalance: 0, precautionaryBlock: 0 });
   });
 
+  it('keeps an EMAIL key in lowercase, as the DICT does: the same key whatever its case, in the 201 and the withdrawal', async () => {
+    const client = await funded();
+    const w = await cashedOut(client, cashOutBody({ pixType: 'EMAIL', pixKey: 'Seller.42@Example.ORG', externalId: 'email-case' }));
+    expect(w.receiverPix).toBe('seller.42@example.org');
+    expect((await client.get<{ receiverPix: string }>(`/_sandbox/withdrawals/${w.id}`)).body.receiverPix).toBe('seller.42@example.org');
+    // The same receiver as the lowercase key names.
+    const lower = await cashedOut(client, cashOutBody({ pixType: 'EMAIL', pixKey: 'seller.42@example.org' }));
+    expect([lower.receiverName, lower.receiverDocument]).toEqual([w.receiverName, w.receiverDocument]);
+  });
+
   it('takes the receiver document sent with a non-document key', async () => {
     const client = await funded();
     const w = await cashedOut(client, cashOutBody({ pixType: 'EMAIL', pixKey: KEYS.EMAIL.key, document: '11144477735' }));
