@@ -4,13 +4,14 @@ import { generateSync, type GenerateOptions, type JsonSchema, type Random } from
 import type { Operation } from 'openapi-backend';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { errorBody, familyOf, sizeOf } from '../http/errors.js';
-import type { Reply } from '../http/router.js';
+import { headerText, type Reply } from '../http/router.js';
 import { createAjv } from '../http/validator.js';
 import { seededRng } from '../rails/random.js';
 import { TRANSACTION_NOT_FOUND } from '../transactions/transactions.js';
 import { coherent, type MockRequest } from './coherent.js';
 import { preferredStatus } from './prefer.js';
 import { seedFor } from './seed.js';
+import { withdrawalRefusal } from './withdrawal.js';
 
 type ResponseObject = OpenAPIV3_1.ResponseObject;
 type SchemaObject = OpenAPIV3_1.SchemaObject;
@@ -93,13 +94,16 @@ export class MockResponder {
     const headers: Record<string, string> = { [MOCK_HEADER]: `seed=${this.seed}` };
     // RFC 7240: a preference the server cannot apply is ignored; applied ones are named.
     if (honoured) headers['preference-applied'] = `code=${status}`;
+    // What the service refuses whatever its state (a key that does not fit its type), the mock refuses too, unless a status was asked for.
+    const refusal = honoured ? undefined : withdrawalRefusal(operationId, request);
+    if (refusal) return { status: refusal.status, json: errorBody(familyOf(req.path), refusal.status, refusal.message), headers: { ...headers, 'x-sandbox-hint': headerText(refusal.hint) } };
     const response = responses[String(status)] ?? { description: '' };
     const content = response.content ?? {};
     const json = content['application/json'];
     if (json && status >= 400) {
       // The error the real endpoint answers, in its family's shape: what a client matches on.
       const hint = errorHint(operationId, status, request.params);
-      if (hint !== undefined) headers['x-sandbox-hint'] = hint;
+      if (hint !== undefined) headers['x-sandbox-hint'] = headerText(hint);
       return { status, json: errorBody(familyOf(req.path), status, errorMessage(operationId, status, request.params)), headers };
     }
     if (json) {

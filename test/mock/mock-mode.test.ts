@@ -13,6 +13,7 @@ import { preferredStatus } from '../../src/mock/prefer.js';
 import { loadOpenApi, type OpenApiDocument } from '../../src/spec/openapi.js';
 import { Store } from '../../src/store/store.js';
 import { basic, startSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { expectTransactionError } from '../helpers/catalog.js';
 import { assertMatchesSpec } from '../helpers/spec.js';
 
 type ResponseObject = OpenAPIV3_1.ResponseObject;
@@ -283,6 +284,19 @@ describe('mock mode, as an integration sees it', () => {
     expect(png.length).toBeGreaterThan(200);
     const looked = await sb.client.get<Record<string, unknown>>('/transactions/100000777');
     expect([looked.body.id, looked.body.transactionId]).toEqual(['100000777', '100000777']);
+  });
+
+  it('a cash-out echoes its request, a key that does not fit its type is refused as the service refuses it, and a lookup names the withdrawal asked for', async () => {
+    const body = { amount: 12_345, pixType: 'EMAIL', pixKey: 'Seller@Example.com', externalId: 'payout-mock-1', postbackUrl: 'http://127.0.0.1:9/payouts' };
+    const paid = await sb.client.post<Record<string, unknown>>('/withdraws/cash-out', body);
+    expect(paid.status).toBe(201);
+    expect(paid.body).toMatchObject({ amount: 12_345, totalAmount: 12_445, pixType: 'EMAIL', receiverPix: 'seller@example.com', externalId: 'payout-mock-1', postbackUrl: 'http://127.0.0.1:9/payouts', status: 'WITHDRAW_REQUEST' });
+    const refused = await sb.client.post('/withdraws/cash-out', { amount: 1_000, pixType: 'CPF', pixKey: '529.982.247-25' });
+    expectTransactionError(refused, 400, /^Invalid PIX key or account closed$/);
+    expect(refused.headers.get('x-sandbox-hint')).toMatch(/CPF key is 11 digits without punctuation/);
+    const looked = await sb.client.get<Record<string, unknown>>(`/withdraws/collect/${String(paid.body.id)}`);
+    expect(looked.body.withdrawalId).toBe(paid.body.id);
+    expect((await sb.client.get<Record<string, unknown>>('/withdraws/collect/payout-mock-1?searchBy=externalId')).body.externalId).toBe('payout-mock-1');
   });
 
   it("Prefer: code=404 and 409 answer what the stateful sandbox answers in those cases", async () => {
