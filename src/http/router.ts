@@ -14,7 +14,7 @@ import { OperationMatcher } from './operation-matcher.js';
 import { writeAtTurnEnd } from './turn-end-writes.js';
 import { installParseRequest } from './parse-request.js';
 import { TRACE_HEADER } from './request-log-middleware.js';
-import { exactValidationMessage, notEmulated, unknownPrototypeField, nonFiniteNumberField } from './request-checks.js';
+import { exactValidationMessage, notEmulatedCheck, unknownPrototypeField, nonFiniteNumberField } from './request-checks.js';
 
 /** What a handler sees: the authenticated caller and the validated, coerced request. */
 export interface Call {
@@ -91,6 +91,7 @@ export async function createRouter(options: RouterOptions): Promise<Router> {
   installParseRequest(api.router);
   const matcher = new OperationMatcher(operations);
   const handlers = new Map(Object.entries(options.handlers) as [OperationId, OperationHandler][]);
+  const notEmulated = notEmulatedCheck(options.document);
 
   const route: RequestHandler = (req, res) => {
     try {

@@ -2384,15 +2384,6 @@ export interface components {
                 "application/json": components["schemas"]["TransactionError"];
             };
         };
-        /** @description Not emulated by this version of the sandbox yet. */
-        TransactionNotImplemented: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["TransactionError"];
-            };
-        };
     };
     parameters: {
         /** @description The transaction id (a numeric string). */
@@ -2718,7 +2709,6 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
-            501: components["responses"]["TransactionNotImplemented"];
         };
     };
     getTransaction: {
@@ -2749,7 +2739,6 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
-            501: components["responses"]["TransactionNotImplemented"];
         };
     };
     refundPurchase: {
