@@ -208,6 +208,9 @@ export function hasInstruction(tx: Tx): boolean {
       return pi.type === 'BOLETO';
     case 'PIX_BOLETO':
       return typeof tx.pixCode === 'string' && tx.pixCode !== '' && pi.type === 'BOLETO';
+    case 'SPEI':
+      // The charge's CLABE comes in the 201: there is nothing to fill.
+      return typeof tx.clabe === 'string';
     default:
       return tx.currency === 'COP' ? typeof tx.redirectUrl === 'string' : typeof tx.cvu === 'string';
   }
