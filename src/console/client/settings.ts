@@ -94,7 +94,7 @@ export const accountView: View = (ctx) => {
     h('button', { type: 'button', class: 'secondary', id: 'webhook-url-clear' }, 'Clear'),
   );
   function showSecret(value: string): void {
-    const code = h('code', { id: 'webhook-secret', class: 'wrap' }, '•'.repeat(Math.min(value.length, 24)));
+    const code = h('code', { id: 'webhook-secret', class: 'id' }, '•'.repeat(Math.min(value.length, 24)));
     const toggle = h('button', { type: 'button', class: 'secondary', 'aria-controls': 'webhook-secret', 'aria-pressed': 'false' }, 'Show');
     toggle.addEventListener('click', () => {
       const showing = toggle.getAttribute('aria-pressed') === 'true';
@@ -112,7 +112,7 @@ export const accountView: View = (ctx) => {
       ['Name', account.name],
       ['User id', account.userId ? h('span', { class: 'mono' }, account.userId) : null],
       ['Permissions', account.permissions.join(', ')],
-      ['Webhook URL', h('span', { id: 'account-webhook-url', class: 'mono wrap' }, account.webhookUrl ?? 'not set')],
+      ['Webhook URL', h('span', { id: 'account-webhook-url', class: 'mono id' }, account.webhookUrl ?? 'not set')],
       ['Created', when(account.createdAt)],
     ]));
     url.value = account.webhookUrl ?? '';
