@@ -66,9 +66,13 @@ th{font-size:13px;color:var(--muted);font-weight:600}
 .empty{color:var(--muted);padding:14px 0}
 .facts{display:grid;grid-template-columns:max-content 1fr;gap:4px 14px;margin:0}
 .facts dt{color:var(--muted)}
-.facts dd{margin:0;min-width:0;overflow-wrap:anywhere}
+.facts dd{margin:0;min-width:0;overflow-wrap:break-word}
 .mono,code,pre{font-family:var(--mono);font-size:13px}
-.wrap{overflow-wrap:anywhere;word-break:break-word}
+/* Prose breaks between words; a single word breaks only when it is wider than its line. */
+.wrap{overflow-wrap:break-word}
+/* Long identifiers (uuids, end-to-end ids, URLs, Pix keys) break only where they must: whole
+   where there is room, anywhere on a phone, where a column cannot hold one. */
+.id{overflow-wrap:break-word}
 pre.code,textarea.code{background:#0f172a;color:#e2e8f0;border-radius:6px;padding:10px;overflow:auto;max-height:420px;white-space:pre-wrap;word-break:break-word;margin:6px 0}
 .small{font-size:13px}
 .muted{color:var(--muted)}
@@ -104,6 +108,7 @@ footer{max-width:1180px;margin:0 auto;padding:16px}
   nav ul{flex-wrap:wrap;padding:0 4px}
   nav a{padding:8px 9px}
   .hide-narrow{display:none}
+  .id{overflow-wrap:anywhere}
   .facts{grid-template-columns:1fr}
   .facts dt{margin-top:6px}
   .grid{grid-template-columns:1fr}

@@ -90,8 +90,8 @@ export function createHandlers(s: Services): Handlers {
     setWebhookUrl: async (call) => {
       const { url } = call.body;
       checkWebhookTarget(s.targets, 'url', url);
-      // Who-am-I's shape: the secret key is answered at account creation only.
-      const { secretKey: _key, ...account } = toAccount(await s.accounts.setWebhookUrl(owner(call), url));
+      // Secrets are answered by account creation and who-am-I only (contract v3, Shared use).
+      const { secretKey: _key, webhookSecret: _secret, ...account } = toAccount(await s.accounts.setWebhookUrl(owner(call), url));
       return json(200, account);
     },
     resetAccount: async (call) => {

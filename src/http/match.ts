@@ -3,7 +3,8 @@ import type { OpenApiDocument } from '../spec/openapi.js';
 import type { Permission } from '../spec/types.js';
 import { HttpError } from './errors.js';
 import type { SpecRouter } from './openapi-adapter.js';
-import { notEmulated } from './request-checks.js';
+/** The 501 message for an endpoint openapi.yaml lists as not emulated (request-checks.ts notEmulatedCheck). */
+export type NotEmulated = (method: string, path: string) => string | undefined;
 
 /** An operation of openapi.yaml, with the sandbox's own extension. */
 export type SandboxOperation = Operation<OpenApiDocument> & { 'x-permission'?: Permission };
@@ -13,7 +14,7 @@ export type SandboxOperation = Operation<OpenApiDocument> & { 'x-permission'?: P
  * 501 for an endpoint of the real service the sandbox does not emulate, 404 for a path the
  * spec lacks (or that cannot be decoded), 405 with `Allow` for a path it has with other methods.
  */
-export function matchOperation(router: SpecRouter, method: string, path: string): SandboxOperation {
+export function matchOperation(router: SpecRouter, notEmulated: NotEmulated, method: string, path: string): SandboxOperation {
   // Path parameters are decoded with decodeURIComponent, which throws on a bad escape: such a path names nothing.
   if (!isDecodable(path)) throw new HttpError(404, `no route for ${method} ${path}`);
   // Endpoints of the real service that integrations call but the sandbox does not emulate:
@@ -28,7 +29,7 @@ export function matchOperation(router: SpecRouter, method: string, path: string)
 }
 
 /** The operation a request names, without deciding its answer (whether to read its body). */
-export function operationOf(router: SpecRouter, method: string, path: string): SandboxOperation | undefined {
+export function operationOf(router: SpecRouter, notEmulated: NotEmulated, method: string, path: string): SandboxOperation | undefined {
   if (!isDecodable(path) || notEmulated(method, path)) return undefined;
   const matched = router.match(method, path);
   return typeof matched === 'string' ? undefined : matched;

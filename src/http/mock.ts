@@ -5,12 +5,14 @@ import type { Operation } from 'openapi-backend';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { errorBody, familyOf, sizeOf } from './errors.js';
 import type { AnyReply as Reply } from './call.js';
+import { headerText } from './reply.js';
 import { createAjv } from './validator.js';
 import { seededRng } from '../rails/random.js';
 import { TRANSACTION_NOT_FOUND } from '../transactions/transactions.js';
 import { coherent, type MockRequest } from '../mock/coherent.js';
 import { preferredStatus } from '../mock/prefer.js';
 import { seedFor } from '../mock/seed.js';
+import { withdrawalRefusal } from '../mock/withdrawal.js';
 
 type ResponseObject = OpenAPIV3_1.ResponseObject;
 type SchemaObject = OpenAPIV3_1.SchemaObject;
@@ -97,11 +99,16 @@ export class MockResponder {
     const headers: Record<string, string> = { [MOCK_HEADER]: `seed=${this.seed}` };
     // RFC 7240: a preference the server cannot apply is ignored; applied ones are named.
     if (honoured) headers['preference-applied'] = `code=${status}`;
+    // What the service refuses whatever its state (a key that does not fit its type), the mock refuses too, unless a status was asked for.
+    const refusal = honoured ? undefined : withdrawalRefusal(operationId, request);
+    if (refusal) return { status: refusal.status, json: errorBody(familyOf(req.path), refusal.status, refusal.message), headers: { ...headers, 'x-sandbox-hint': headerText(refusal.hint) } };
     const response = responses[String(status)] ?? { description: '' };
     const content = response.content ?? {};
     const json = content['application/json'];
     if (json && status >= 400) {
       // The error the real endpoint answers, in its family's shape: what a client matches on.
+      const hint = errorHint(operationId, status, request.params);
+      if (hint !== undefined) headers['x-sandbox-hint'] = headerText(hint);
       return { status, json: errorBody(familyOf(req.path), status, errorMessage(operationId, status, request.params)), headers };
     }
     if (json) {
@@ -224,14 +231,25 @@ export function pathParams(template: string, path: string): Record<string, strin
   return params;
 }
 
-/** What a control call answers on a transaction already past it (src/transactions/transitions.ts words it so). */
-const CONFLICTS: Readonly<Record<string, { is: string; only: string; verb: string }>> = {
-  payTransaction: { is: 'APPROVED (paid by PIX)', only: 'a PENDING', verb: 'paid' },
-  expireTransaction: { is: 'APPROVED (paid by PIX)', only: 'a PENDING', verb: 'expired' },
-  declineTransaction: { is: 'APPROVED (paid by PIX)', only: 'a PENDING', verb: 'declined' },
-  refundTransaction: { is: 'PENDING', only: 'an APPROVED', verb: 'refunded' },
-  chargebackTransaction: { is: 'PENDING', only: 'an APPROVED', verb: 'charged back' },
+/**
+ * What a call answers on a transaction past the state it needs (src/transactions/transitions.ts
+ * words it so): the exact message, and the explanation of the x-sandbox-hint header.
+ */
+const CONFLICTS: Readonly<Record<string, { message: string; is: string; only: string; verb: string }>> = {
+  payTransaction: { message: 'Transaction already processed', is: 'APPROVED (paid by PIX)', only: 'a PENDING', verb: 'paid' },
+  expireTransaction: { message: 'Transaction already processed', is: 'APPROVED (paid by PIX)', only: 'a PENDING', verb: 'expired' },
+  declineTransaction: { message: 'Transaction already processed', is: 'APPROVED (paid by PIX)', only: 'a PENDING', verb: 'declined' },
+  refundTransaction: { message: 'Transaction not approved', is: 'PENDING', only: 'an APPROVED', verb: 'refunded' },
+  refundPurchase: { message: 'Transaction not approved', is: 'PENDING', only: 'an APPROVED', verb: 'refunded' },
+  chargebackTransaction: { message: 'Transaction not approved', is: 'PENDING', only: 'an APPROVED', verb: 'charged back' },
 };
+
+/** The x-sandbox-hint of a mock error, where the stateful sandbox sends one beside a short message. */
+export function errorHint(operationId: string, status: number, params: Record<string, string>): string | undefined {
+  const done = CONFLICTS[operationId];
+  if (status !== 409 || !done) return undefined;
+  return `transaction ${params.id || '100000000'} is ${done.is}; only ${done.only} transaction can be ${done.verb}`;
+}
 
 const TRANSACTION_OPERATIONS: readonly string[] = ['getTransaction', 'fillTransaction', 'payTransaction', 'expireTransaction', 'declineTransaction', 'refundTransaction', 'chargebackTransaction'];
 
@@ -257,11 +275,9 @@ export function errorMessage(operationId: string, status: number, params: Record
       if (operationId === 'getObject') return `object ${id} not found`;
       if (id.startsWith('prd_') || /Product|Offer/.test(operationId)) return `product ${id || 'prd_3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70'} not found`;
       return 'not found';
-    case 409: {
-      const tx = id || '100000000';
-      const done = CONFLICTS[operationId];
-      return done ? `transaction ${tx} is ${done.is}; only ${done.only} transaction can be ${done.verb}` : `transaction ${tx} is not in a state that allows this`;
-    }
+    case 409:
+      // The withdrawal calls and cash-out answer the same exact text for a repeat or an ended withdrawal.
+      return CONFLICTS[operationId]?.message ?? (/Withdrawal|CashOut/.test(operationId) ? 'Transaction already processed' : `transaction ${id || '100000000'} is not in a state that allows this`);
     case 413:
       return `request body is larger than the limit of ${sizeOf(1024 * 1024)}`;
     case 415:

@@ -15,6 +15,7 @@ import { matchOperation, operationOf } from './match.js';
 import { SpecRouter, createSpecValidator } from './openapi-adapter.js';
 import { AnswerWriter, sendReply } from './reply.js';
 import { validateRequest } from './validate.js';
+import { notEmulatedCheck } from './request-checks.js';
 
 /**
  * The API's request pipeline, one stage per file, in request order:
@@ -66,12 +67,14 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const answers = options.answers ?? new AnswerWriter();
   const errors = new ErrorMapper(options.logger, options.jsonLimitBytes ?? DEFAULTS.jsonLimitBytes);
   const router = new SpecRouter(options.document);
+  // openapi.yaml's x-not-emulated: a malformed entry fails here, at start.
+  const notEmulated = notEmulatedCheck(options.document);
   const validator = createSpecValidator(router);
   const authenticator = new Authenticator(options.accounts, options.adminToken);
   const handling = new HandleStage(options.handlers, options.units, options.fallback, options.selfCommitting);
 
   const run = async (req: Request, res: Response): Promise<void> => {
-    const operation = matchOperation(router, req.method, req.path);
+    const operation = matchOperation(router, notEmulated, req.method, req.path);
     const caller = await authenticator.authenticate(operation, req.headers.authorization);
     // The request log files the request under this account (src/http/request-log-middleware.ts).
     if (caller.account) res.locals.accountId = caller.account.id;
@@ -99,7 +102,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   };
 
   const mayReadBody = async (req: IncomingMessage): Promise<boolean> => {
-    const operation = operationOf(router, req.method ?? '', pathOf(req.url));
+    const operation = operationOf(router, notEmulated, req.method ?? '', pathOf(req.url));
     if (!operation?.requestBody) return false;
     return (await authenticator.caller(operation, req.headers.authorization)) !== undefined;
   };

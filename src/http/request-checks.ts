@@ -1,21 +1,49 @@
 import type { ErrorObject } from 'ajv';
 import type { Operation } from 'openapi-backend';
+import type { OpenApiDocument } from '../spec/openapi.js';
+
+/** An endpoint of the real service the sandbox does not emulate, with what to use instead. */
+export interface NotEmulatedEndpoint {
+  method: string;
+  path: string;
+  instead: string;
+}
 
 /**
- * Endpoints of the real service (v1 and neighbours) that integrations call and the sandbox
- * does not emulate, with what to use instead.
+ * The endpoints of the real service (v1 and neighbours) that integrations call and the sandbox
+ * does not emulate: openapi.yaml's `x-not-emulated`, so the document stays the one list the
+ * router, the docs and the tests read. A malformed entry, or one the document also routes,
+ * fails the start rather than answering 501 for the wrong request.
  */
-const NOT_EMULATED: readonly { method: string; path: RegExp; instead: string }[] = [
-  { method: 'POST', path: /^\/transactions\/purchase$/, instead: 'v1 purchase; the sandbox emulates POST /transactions/v2/purchase' },
-  { method: 'POST', path: /^\/transactions\/credit-card$/, instead: 'v1 card purchase; use POST /transactions/v2/purchase with paymentMethod CREDIT_CARD' },
-  { method: 'POST', path: /^\/transactions\/billet$/, instead: 'v1 boleto purchase; use POST /transactions/v2/purchase with paymentMethod BOLETO' },
-];
+export function notEmulatedEndpoints(document: OpenApiDocument): NotEmulatedEndpoint[] {
+  const listed: unknown = 'x-not-emulated' in document ? document['x-not-emulated'] : [];
+  if (!Array.isArray(listed)) throw new Error('openapi.yaml: x-not-emulated must be a list');
+  return listed.map((entry: unknown, i) => {
+    const field = (name: string): string => {
+      const value: unknown = entry !== null && typeof entry === 'object' && name in entry ? Reflect.get(entry, name) : undefined;
+      if (typeof value !== 'string' || value === '') throw new Error(`openapi.yaml: x-not-emulated[${i}].${name} must be a non-empty string`);
+      return value;
+    };
+    const endpoint = { method: field('method').toUpperCase(), path: field('path'), instead: field('instead') };
+    const item: unknown = document.paths?.[endpoint.path];
+    if (item !== null && typeof item === 'object' && endpoint.method.toLowerCase() in item) {
+      throw new Error(`openapi.yaml: ${endpoint.method} ${endpoint.path} is both an operation and listed in x-not-emulated`);
+    }
+    return endpoint;
+  });
+}
 
-/** The 501 message for a known endpoint the sandbox does not emulate, naming the method and path. */
-export function notEmulated(method: string, path: string): string | undefined {
-  const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
-  const known = NOT_EMULATED.find((e) => e.method === method && e.path.test(trimmed));
-  return known && `${method} ${path} is not emulated by the sandbox (${known.instead})`;
+/**
+ * The 501 message for a request to an endpoint the sandbox does not emulate, naming the method
+ * and path; undefined for any other request.
+ */
+export function notEmulatedCheck(document: OpenApiDocument): (method: string, path: string) => string | undefined {
+  const endpoints = notEmulatedEndpoints(document);
+  return (method, path) => {
+    const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
+    const known = endpoints.find((e) => e.method === method && e.path === trimmed);
+    return known && `${method} ${path} is not emulated by the sandbox (${known.instead})`;
+  };
 }
 
 /** Exact texts some validation failures must carry (`x-exact-message: {keyword: text}` in openapi.yaml). */

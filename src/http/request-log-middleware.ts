@@ -140,7 +140,11 @@ class LoggedRequest implements DeferredRequestLogEntry {
     /** undefined: the request got no answer */
     private readonly responseType: string | undefined,
     private captured: Captured | undefined,
-  ) {}
+  ) {
+    this.bytes = ENTRY_OVERHEAD_BYTES + originalUrl.length + headersBytes(headers) + recordedBytes(body) + (captured?.bytes ?? 0) + (faultHint?.length ?? 0) + (hintHeader?.length ?? 0);
+  }
+
+  readonly bytes: number;
 
   get at(): string {
     return new Date(this.startedMs).toISOString();
@@ -196,6 +200,25 @@ class LoggedRequest implements DeferredRequestLogEntry {
     if (typeof b.error === 'string') return b.error;
     return null;
   }
+}
+
+/** What an entry costs besides its texts: its object, ids, numbers and the parsed view built when read. */
+const ENTRY_OVERHEAD_BYTES = 1024;
+
+function headersBytes(headers: IncomingHttpHeaders): number {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(headers)) {
+    bytes += name.length + 16;
+    if (typeof value === 'string') bytes += value.length;
+    else if (Array.isArray(value)) for (const v of value) bytes += v.length + 16;
+  }
+  return bytes;
+}
+
+function recordedBytes(body: RecordedBody): number {
+  if (body === null) return 0;
+  if ('note' in body) return body.note.length;
+  return body.text.length;
 }
 
 async function accountOf(accounts: Accounts, req: Request): Promise<string | undefined> {

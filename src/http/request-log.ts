@@ -25,15 +25,30 @@ export interface DeferredRequestLogEntry {
   readonly path: string;
   readonly status: number | null;
   readonly at: string;
+  /** About how many bytes the entry keeps (its URL, headers and bodies' text); see GLOBAL_LOG_BYTES. */
+  readonly bytes: number;
   entry(): RequestLogEntry;
 }
 
 type Stored = RequestLogEntry | DeferredRequestLogEntry;
 const shown = (stored: Stored): RequestLogEntry => ('entry' in stored && typeof stored.entry === 'function' ? stored.entry() : (stored as RequestLogEntry));
+const bytesOf = (stored: Stored): number => ('bytes' in stored && typeof stored.bytes === 'number' ? stored.bytes : JSON.stringify(stored).length);
 
 /** Where requests that failed authentication and name no account are kept. */
 export const UNAUTHENTICATED = Symbol('unauthenticated');
 type LogKey = string | typeof UNAUTHENTICATED;
+
+/**
+ * The global log of unauthenticated requests is bounded in bytes as well as in entries: anyone
+ * can fill it, and a flood of requests with long URLs and headers (up to Node's 16 KiB each)
+ * must not grow memory past this, whatever SANDBOX_REQUEST_LOG_SIZE says.
+ */
+export const GLOBAL_LOG_BYTES = 8 * 1024 * 1024;
+
+interface Ring {
+  entries: Stored[];
+  bytes: number;
+}
 
 /**
  * The request log: a bounded ring per account, in memory only. It is a debugging view of
@@ -41,28 +56,53 @@ type LogKey = string | typeof UNAUTHENTICATED;
  * request from becoming a journal write.
  */
 export class RequestLog {
-  private readonly rings = new Map<LogKey, Stored[]>();
+  private readonly rings = new Map<LogKey, Ring>();
 
-  constructor(readonly size: number) {}
+  constructor(
+    readonly size: number,
+    /** The byte budget of the unauthenticated ring; the oldest entries go first. */
+    readonly globalBytes: number = GLOBAL_LOG_BYTES,
+  ) {}
 
   add(key: LogKey, entry: Stored): void {
     if (this.size === 0) return;
     let ring = this.rings.get(key);
-    if (!ring) this.rings.set(key, (ring = []));
-    ring.push(entry);
+    if (!ring) this.rings.set(key, (ring = { entries: [], bytes: 0 }));
+    ring.entries.push(entry);
+    ring.bytes += bytesOf(entry);
     // Trimmed an eighth of its size at a time rather than on every add: a full ring of 1,000
     // shifted by one on each request cost more than the rest of logging it. Reads trim first.
-    if (ring.length > this.size + Math.max(1, this.size >> 3)) this.trim(ring);
+    if (ring.entries.length > this.size + Math.max(1, this.size >> 3)) this.trim(ring);
+    // Over its budget, the global ring drops down to seven eighths of it at once, for the same reason.
+    if (key === UNAUTHENTICATED && ring.bytes > this.globalBytes) this.drop(ring, this.globalBytes - (this.globalBytes >> 3));
   }
 
-  private trim(ring: Stored[]): Stored[] {
-    if (ring.length > this.size) ring.splice(0, ring.length - this.size);
-    return ring;
+  /** Bytes the key's entries keep, by the entries' own estimate (what the global budget counts). */
+  bytes(key: LogKey): number {
+    return this.rings.get(key)?.bytes ?? 0;
+  }
+
+  private trim(ring: Ring): Stored[] {
+    if (ring.entries.length > this.size) this.remove(ring, ring.entries.length - this.size);
+    return ring.entries;
+  }
+
+  /** Drops the oldest entries until the ring keeps at most `budget` bytes, always keeping the newest. */
+  private drop(ring: Ring, budget: number): void {
+    let count = 0;
+    let bytes = ring.bytes;
+    while (bytes > budget && count < ring.entries.length - 1) bytes -= bytesOf(ring.entries[count++] as Stored);
+    this.remove(ring, count);
+  }
+
+  private remove(ring: Ring, count: number): void {
+    for (const gone of ring.entries.splice(0, count)) ring.bytes -= bytesOf(gone);
   }
 
   /** Newest first; the cursor is a traceId, so pages stay put while new requests arrive. */
   list(key: LogKey, query: RequestLogQuery): RequestLogList {
-    const ring = this.trim(this.rings.get(key) ?? []);
+    const stored = this.rings.get(key);
+    const ring = stored ? this.trim(stored) : [];
     const limit = query.limit ?? 20;
     let start = ring.length - 1;
     if (query.startingAfter !== undefined) {
@@ -91,10 +131,15 @@ export class RequestLog {
     if (!ring) return 0;
     this.trim(ring);
     let deleted = 0;
+    let bytes = 0;
     // Entries are added when they finish, so `at` (their start) is not strictly in ring order: scan all.
-    const kept = ring.filter((entry) => (deleted < limit && entry.at < cutoff ? (deleted++, false) : true));
+    const kept = ring.entries.filter((entry) => {
+      if (deleted < limit && entry.at < cutoff) return (deleted++, false);
+      bytes += bytesOf(entry);
+      return true;
+    });
     if (kept.length === 0) this.rings.delete(key);
-    else this.rings.set(key, kept);
+    else this.rings.set(key, { entries: kept, bytes });
     return deleted;
   }
 }

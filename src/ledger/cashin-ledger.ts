@@ -1,6 +1,7 @@
 import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { JobRunner } from '../scheduler/job-kinds.js';
 import type { Jobs } from '../scheduler/jobs.js';
+import type { Currency } from '../transactions/transaction-record.js';
 import type { TransactionListener } from '../transactions/listeners.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
@@ -87,13 +88,14 @@ export class CashInLedger implements TransactionListener {
       await this.ledger.post(accountId, {
         kind: 'cashin',
         changes: { pendingBalance: net(record) },
+        inflow: amount,
         transactionId: id,
         description: `${rail === 'CARD' ? 'card' : 'boleto'} cash-in ${id} paid: ${amount} − fee ${costFee}, pending until settlement`,
       });
       await this.jobs.schedule(accountId, 'settleCashIn', id, (await this.clocks.nowMs(accountId)) + this.delays[rail]);
       return;
     }
-    await this.ledger.post(accountId, { kind: 'cashin', changes: { balance: net(record) }, transactionId: id, description: `Pix cash-in ${id} paid: ${amount} − fee ${costFee}` });
+    await this.ledger.post(accountId, { kind: 'cashin', changes: { balance: net(record) }, inflow: amount, transactionId: id, description: `Pix cash-in ${id} paid: ${amount} − fee ${costFee}` });
   }
 
   /** Takes back a credit still pending: its settlement will not happen. */
@@ -120,5 +122,16 @@ export class CashInLedger implements TransactionListener {
       transactionId: id,
       description: `cash-in ${id} charged back: ${amount} blocked`,
     });
+  }
+
+  // A payment that would take the account past the ledger's cap is refused before it changes anything.
+  async admitPaidAtCreation(accountId: string, paid: { currency: Currency; amount: number }): Promise<void> {
+    if (paid.currency === 'BRL') await this.ledger.admit(accountId, paid.amount, `a card payment of ${paid.amount} centavos`);
+  }
+
+  async admitChange(next: TransactionRecord, previous: TransactionRecord): Promise<void> {
+    if (next.view.currency === 'BRL' && next.view.status === 'APPROVED' && previous.view.status !== 'APPROVED') {
+      await this.ledger.admit(next.accountId, next.view.amount, `paying transaction ${next.id} (${next.view.amount} centavos)`);
+    }
   }
 }

@@ -34,6 +34,12 @@ interface BalanceRecord extends BalanceFigures {
   /** The account id: one record per account. */
   id: string;
   accountId: string;
+  /**
+   * Every centavo the account ever took in (credits, and the gross amount of each paid cash-in),
+   * since it was created or reset: the bound of every figure (see BALANCE_CAP). Absent from
+   * records written before it was kept.
+   */
+  inflow?: number;
 }
 
 export const LEDGER_ENTRIES: TableSpec<EntryRecord> = {
@@ -62,12 +68,28 @@ export interface Movement {
   transactionId?: string;
   withdrawalId?: string;
   description: string;
+  /** What the movement brings into the account from outside (a credit, a paid cash-in's amount), checked with `admit` first. */
+  inflow?: number;
 }
 
 export const ZERO: BalanceFigures = Object.freeze({ balance: 0, pendingBalance: 0, garanteeBalance: 0, precautionaryBlock: 0 });
 
 /** The exact message integrations match on when a cash-out exceeds the available balance. */
 export const INSUFFICIENT_BALANCE = 'Insufficient balance';
+
+/**
+ * What an account may take in, in all: 10^15 centavos (R$ 10 trillion), well inside the
+ * integers a double (and a JSON number) holds exactly (9,007,199,254,740,991). Every figure is
+ * bounded by what came in: cash-outs hold what the balance has, settlements and releases move
+ * what is there, a refund or chargeback takes back at most what its cash-in brought (and the
+ * fee never exceeds the amount). So refusing, before any change, the credit or payment that
+ * would take the account past this keeps every total exact; adding past 2^53 silently
+ * dropped centavos (10^16 + 1 is 10^16 in a double).
+ */
+export const BALANCE_CAP = 1_000_000_000_000_000;
+
+/** The exact message cash-out integrations match on for an amount refused (here: past the cap). */
+export const INVALID_AMOUNT = 'Invalid amount';
 
 const FIGURES = ['balance', 'pendingBalance', 'garanteeBalance', 'precautionaryBlock'] as const;
 
@@ -108,12 +130,34 @@ export class Ledger {
     return figuresOf(await this.balances.getForUpdate(accountId, accountId));
   }
 
+  /**
+   * Refuses, before anything changes, `amount` more coming into the account when its inflow
+   * would pass BALANCE_CAP: 400 `Invalid amount`, the cap in the hint. `what` names it.
+   */
+  async admit(accountId: string, amount: number, what: string): Promise<void> {
+    const inflow = inflowOf(await this.balances.get(accountId, accountId));
+    if (inflow + amount <= BALANCE_CAP) return;
+    throw invalid(
+      INVALID_AMOUNT,
+      `${what} would bring the account's money past the sandbox's cap of ${BALANCE_CAP} centavos (10^15) taken in, ` +
+        `credits and paid cash-ins together, which keeps every balance figure an exact integer; it has taken in ${inflow} ` +
+        `and ${amount} more would make ${inflow + amount}. A reset (POST /_sandbox/reset) starts the account from zero`,
+    );
+  }
+
   /** Applies one movement and records it; a movement that changes nothing is not recorded. */
   post(accountId: string, movement: Movement): Promise<LedgerEntry | undefined> {
     const changes: BalanceFigures = { ...ZERO, ...movement.changes };
-    if (FIGURES.every((f) => changes[f] === 0)) return Promise.resolve(undefined);
+    if (FIGURES.every((f) => changes[f] === 0) && !movement.inflow) return Promise.resolve(undefined);
     return this.units.run(async () => {
-      const before = await this.lock(accountId);
+      const stored = await this.balances.getForUpdate(accountId, accountId);
+      const before = figuresOf(stored);
+      const inflow = inflowOf(stored) + (movement.inflow ?? 0);
+      if (FIGURES.every((f) => changes[f] === 0)) {
+        // A cash-in whose fee took it all still came in: its refund can take the amount back.
+        await this.balances.put({ id: accountId, accountId, ...before, inflow });
+        return undefined;
+      }
       const after: BalanceFigures = { ...before };
       for (const f of FIGURES) after[f] = before[f] + changes[f];
       const seq = await this.sequences.next('ledger');
@@ -129,7 +173,7 @@ export class Ledger {
         description: movement.description,
       };
       await this.entries.table.put(record);
-      await this.balances.put({ id: accountId, accountId, ...after });
+      await this.balances.put({ id: accountId, accountId, ...after, inflow });
       const entry = toEntry(record);
       for (const listener of this.listeners) await listener(accountId, entry);
       return entry;
@@ -140,7 +184,8 @@ export class Ledger {
   async credit(accountId: string, amount: number): Promise<BalanceFigures> {
     if (!Number.isSafeInteger(amount) || amount <= 0) throw invalid('amount must be a positive integer number of centavos');
     return this.units.run(async () => {
-      await this.post(accountId, { kind: 'credit', changes: { balance: amount }, description: `credited ${amount} centavos (control API)` });
+      await this.admit(accountId, amount, `a credit of ${amount} centavos`);
+      await this.post(accountId, { kind: 'credit', changes: { balance: amount }, inflow: amount, description: `credited ${amount} centavos (control API)` });
       return this.balance(accountId);
     });
   }
@@ -152,7 +197,7 @@ export class Ledger {
       if (available < amount) {
         throw invalid(
           INSUFFICIENT_BALANCE,
-          `the withdrawal needs ${amount} centavos (amount + fee) and the available balance is ${available}; POST /_sandbox/balance/credit {"amount": …} funds it`,
+          `the withdrawal needs ${amount} centavos (amount + fee) and the available balance is ${available}; POST /_sandbox/balance/credit {"amount": <centavos>} funds it`,
         );
       }
       await this.post(accountId, { kind: 'cashout_hold', changes: { balance: -amount }, withdrawalId, description });
@@ -187,4 +232,10 @@ export class Ledger {
 function figuresOf(record: BalanceRecord | undefined): BalanceFigures {
   if (!record) return { ...ZERO };
   return { balance: record.balance, pendingBalance: record.pendingBalance, garanteeBalance: record.garanteeBalance, precautionaryBlock: record.precautionaryBlock };
+}
+
+function inflowOf(record: BalanceRecord | undefined): number {
+  if (!record) return 0;
+  // A record from before the inflow was kept: its figures are what is known to have come in.
+  return record.inflow ?? FIGURES.reduce((sum, f) => sum + Math.abs(record[f]), 0);
 }

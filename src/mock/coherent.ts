@@ -6,6 +6,7 @@
 import { fromCharset, type Rng } from '../rails/random.js';
 import { sortKeysDeep } from '../webhooks/signature.js';
 import { AMOUNT_LIMITS, isTransactionLike, mockTransaction, type MockRequest } from './transaction.js';
+import { isWithdrawal, isWithdrawalLookup, mockWithdrawal, mockWithdrawalLookup, SAMPLE_KEYS } from './withdrawal.js';
 
 export { AMOUNT_LIMITS, type MockRequest };
 
@@ -15,23 +16,7 @@ export interface MockContext {
   rng: Rng;
   request?: MockRequest;
 }
-import { cpfCheckDigits } from '../rails/documents.js';
 import { clabeCheckDigit } from '../rails/clabe.js';
-import { cashOutFee, DEFAULT_FEES } from '../transactions/fees.js';
-
-/** A valid Pix key of each type, for generated withdrawals whose random key would not pass its own type. */
-const SAMPLE_KEYS: Readonly<Record<string, string>> = {
-  CPF: '52998224725',
-  CNPJ: '11222333000181',
-  PHONE: '+5511987654321',
-  EMAIL: 'seller@example.com',
-  EVP: '3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70',
-};
-
-/** The withdrawal statuses that carry an end-to-end id (paid out), and those that carry an error. */
-const PAID_OUT = new Set(['WITHDRAW_APPROVED', 'WITHDRAW_RETURNED']);
-const WITH_ERROR = new Set(['WITHDRAW_REJECTED', 'WITHDRAW_ERROR', 'WITHDRAW_RETURNED']);
-const E2E_SAMPLE = 'E99999999202601311200aB3dE5fG7hJ';
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -60,7 +45,8 @@ function echoed(ctx: MockContext, fields: readonly string[]): Json {
 
 const isProduct = (o: Json): boolean => typeof o.active === 'boolean' && 'deletedAt' in o && 'createdByUserId' in o;
 const isOffer = (o: Json): boolean => typeof o.productId === 'string' && 'billingCycle' in o && typeof o.amount === 'number';
-const isAccount = (o: Json): boolean => typeof o.userId === 'string' && 'webhookSecret' in o && 'permissions' in o;
+// Who-am-I and account creation carry the webhook secret; a settings change answers the account without it.
+const isAccount = (o: Json): boolean => typeof o.userId === 'string' && 'webhookUrl' in o && 'permissions' in o;
 const isDelivery = (o: Json): boolean => typeof o.id === 'string' && o.id.startsWith('whd_') && isObject(o.payload) && Array.isArray(o.attempts);
 
 function coherentProduct(product: Json, ctx: MockContext): Json {
@@ -154,45 +140,6 @@ function coherentAmounts(o: Json): Json {
   return out;
 }
 
-const isWithdrawal = (o: Json): boolean => 'totalAmount' in o && 'receiverPix' in o && 'pixType' in o;
-const isWithdrawalLookup = (o: Json): boolean => 'withdrawalId' in o && 'errorMessage' in o && 'receiver' in o;
-
-/** The ids, end-to-end id and error a status allows: a generated withdrawal is one the lifecycle could reach. */
-function coherentWithdrawalState(status: unknown, endToEndId: unknown, error: unknown): { endToEndId: string | null; error: string | null } {
-  const s = String(status);
-  return {
-    endToEndId: PAID_OUT.has(s) ? (typeof endToEndId === 'string' ? endToEndId : E2E_SAMPLE) : null,
-    error: WITH_ERROR.has(s) ? (typeof error === 'string' && error !== '' ? error : 'Rejected by the receiving institution') : null,
-  };
-}
-
-function validCpf(seed: unknown): string {
-  const body = `1${String(seed).replace(/\D/g, '').padEnd(8, '7').slice(0, 8)}`;
-  return body + cpfCheckDigits(body);
-}
-
-function coherentWithdrawal(w: Json, operationId: string): Json {
-  const out = { ...w };
-  const type = String(out.pixType);
-  out.receiverPix = SAMPLE_KEYS[type] ?? SAMPLE_KEYS.EVP;
-  out.receiverDocument = type === 'CPF' || type === 'CNPJ' ? out.receiverPix : validCpf(out.receiverDocument);
-  if (operationId === 'createCashOut') out.status = 'WITHDRAW_REQUEST';
-  const state = coherentWithdrawalState(out.status, out.endToEndId, out.error);
-  out.endToEndId = state.endToEndId;
-  out.error = state.error;
-  if (typeof out.amount === 'number') {
-    out.amount = within(out.amount, 1, 9_999_999_999);
-    out.totalAmount = (out.amount as number) + cashOutFee(DEFAULT_FEES, out.amount as number);
-  }
-  if (typeof out.createdAt === 'string' && (operationId === 'createCashOut' || (typeof out.updatedAt === 'string' && out.updatedAt < out.createdAt))) out.updatedAt = out.createdAt;
-  return out;
-}
-
-function coherentLookup(w: Json): Json {
-  const state = coherentWithdrawalState(w.status, w.endToEndId, w.errorMessage);
-  const receiver = isObject(w.receiver) ? { ...w.receiver, document: validCpf(w.receiver.document) } : w.receiver;
-  return { ...w, endToEndId: state.endToEndId, errorMessage: state.error, receiver };
-}
 
 /** A webhook body's ids agree with its event: a cash-in's names a transaction, a cash-out's a withdrawal. */
 function coherentWebhook(body: Json): Json {
@@ -244,8 +191,9 @@ export function coherent(body: unknown, ctx: MockContext): unknown {
   if (isTransactionLike(body)) return mockTransaction(body, ctx.operationId, ctx.rng, ctx.request);
   let out: Json = Object.fromEntries(Object.entries(body).map(([k, v]) => [k, coherent(v, ctx)]));
   if (Array.isArray(out.actions) && typeof out.name === 'string') return coherentRule(out);
-  if (isWithdrawal(out)) return coherentWithdrawal(out, ctx.operationId);
-  if (isWithdrawalLookup(out)) out = coherentLookup(out);
+  // A withdrawal is made whole (src/mock/withdrawal.ts), as a transaction is.
+  if (isWithdrawal(out)) return mockWithdrawal(out, ctx.operationId, ctx.rng, ctx.request);
+  if (isWithdrawalLookup(out)) return mockWithdrawalLookup(out, ctx.rng, ctx.request);
   if ('balance' in out && 'garanteeBalance' in out) return { ...out, garanteeBalance: 0 };
   if (isProduct(out)) out = coherentProduct(out, ctx);
   else if (isOffer(out)) out = coherentOffer(out, ctx);

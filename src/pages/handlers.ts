@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Accounts } from '../accounts/accounts.js';
 import type { Request as ExpressRequest } from 'express';
-import { notFound } from '../errors.js';
+import { isDomainError, notFound } from '../errors.js';
 import { owner, type AnyReply, type BytesReply, type Handlers, type RedirectReply } from '../http/call.js';
 import { HttpError } from '../http/errors.js';
 import { statusOf } from '../http/map-errors.js';
@@ -91,7 +91,8 @@ function forPeople<R extends AnyReply>(handler: (call: PageCall) => R | Promise<
       const status = statusOf(error);
       if (status >= 500 || !wantsHtml || !(error instanceof Error)) throw error;
       const language = call.req.path.startsWith('/_sandbox/checkout') || call.req.path.startsWith('/_sandbox/spei') ? 'es' : 'pt-BR';
-      const page = renderErrorPage(status, error.message, language);
+      // A person reads the explanation; the short exact message is for clients that match on it.
+      const page = renderErrorPage(status, isDomainError(error) && error.hint ? error.hint : error.message, language);
       throw new HttpError(status, error.message, { page: { contentType: HTML, bytes: page, headers: payerPageHeaders(page) } });
     }
   };

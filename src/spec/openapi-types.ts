@@ -214,9 +214,10 @@ export interface paths {
          *     `POST /_sandbox/transactions/{id}/refund`; emits `cashin.refunded` and debits the
          *     account's balance by the amount. Only full refunds: `amount`, when sent, must be the
          *     transaction's amount (else exactly `Invalid amount`). A transaction already refunded
-         *     or charged back answers 409 exactly `Transaction already processed`; one not paid
-         *     (PENDING, BLOCKED) 409 naming its status; an unknown one 404 `Transaction not found`.
-         *     The explanation is in `x-sandbox-hint`.
+         *     or charged back answers 409 exactly `Transaction already processed`; one never paid
+         *     (PENDING, BLOCKED) 409 exactly `Transaction not approved` (a sandbox choice); an unknown
+         *     one 404 `Transaction not found`. The explanation (the status, what the call needs) is
+         *     in `x-sandbox-hint`, never in `message`.
          */
         post: operations["refundPurchase"];
         delete?: never;
@@ -238,7 +239,8 @@ export interface paths {
          * Pay out by Pix (cash-out)
          * @description Sends `amount` centavos to a Pix key. The key is checked by its `pixType` (CPF and
          *     CNPJ: digits with valid check digits, no punctuation; PHONE: `+55` + area code +
-         *     number, or the bare digits; EMAIL: at most 77 characters; EVP: a lowercase UUID v4).
+         *     number, or the bare digits; EMAIL: at most 77 characters, kept in lowercase as the DICT
+         *     keeps it; EVP: a lowercase UUID v4).
          *     `totalAmount` (amount + the cash-out fee) is held from the balance at once; the
          *     withdrawal then moves WITHDRAW_REQUEST → WITHDRAW_PROCESSING → WITHDRAW_APPROVED,
          *     WITHDRAW_REJECTED or WITHDRAW_ERROR on the account's clock (magic keys choose the
@@ -492,7 +494,7 @@ export interface paths {
         put?: never;
         /**
          * Refund a paid transaction
-         * @description APPROVED → REFUNDED (`statusReason` REFUNDED); emits `cashin.refunded` and debits the balance. The same transition as the API's `POST /transactions/refund/{id}`. Any other status is 409 (already refunded or charged back exactly `Transaction already processed`).
+         * @description APPROVED → REFUNDED (`statusReason` REFUNDED); emits `cashin.refunded` and debits the balance. The same transition as the API's `POST /transactions/refund/{id}`. Any other status is 409: exactly `Transaction already processed` when already refunded or charged back, `Transaction not approved` when never paid; the status in `x-sandbox-hint`.
          */
         post: operations["refundTransaction"];
         delete?: never;
@@ -515,7 +517,7 @@ export interface paths {
         put?: never;
         /**
          * Charge back a paid transaction
-         * @description APPROVED → CHARGEBACK (`statusReason` CHARGEBACK), as a card chargeback or a Pix MED infraction; emits `infraction.updated` whose `error_message` is `reason`. Any other status is 409.
+         * @description APPROVED → CHARGEBACK (`statusReason` CHARGEBACK), as a card chargeback or a Pix MED infraction; emits `infraction.updated` whose `error_message` is `reason`. Any other status is 409, as a refund answers it (`Transaction already processed` or `Transaction not approved`, the status in `x-sandbox-hint`).
          */
         post: operations["chargebackTransaction"];
         delete?: never;
@@ -826,7 +828,7 @@ export interface paths {
         put?: never;
         /**
          * Fund the balance
-         * @description Credits `amount` centavos to the account's available balance (a ledger entry of kind `credit`), so a test can pay out.
+         * @description Credits `amount` centavos to the account's available balance (a ledger entry of kind `credit`), so a test can pay out. An account takes in at most 10^15 centavos in all (credits and paid BRL cash-ins, since its creation or last reset), so every balance figure stays an exact integer; a credit past that is 400 exactly `Invalid amount`, the cap in `x-sandbox-hint` (so is paying a BRL charge past it).
          */
         post: operations["creditBalance"];
         delete?: never;
@@ -1519,7 +1521,7 @@ export interface components {
          *     | --- | --- | --- | --- | --- |
          *     | name (≤ 255) | R | R | R | R |
          *     | email | R | R | R | R |
-         *     | phone | R, with country code (`+573211234567`) | O | R, 8 to 12 digits | O, 8 to 12 digits |
+         *     | phone | R, with country code (`+573211234567`) | O | R, 8 to 12 digits | O, 8 to 12 digits, or `+52` and 10 digits (`+525512345678`) |
          *     | cpf | N/U | O | R, CPF (11 digits) or CNPJ (14) | N/U |
          *     | amount (centavos) | R, 1,000,000–1,000,000,000 | R, 200,000–100,000,000 | R, 100–9,999,999,999 | R, 1,000–100,000,000 |
          *     | description | R | R | R | R |
@@ -1762,7 +1764,7 @@ export interface components {
             status: components["schemas"]["WithdrawalStatus"];
             /** @description The receiver's institution. */
             institution: string;
-            /** @description The Pix key paid to (a PHONE key in +55… form). */
+            /** @description The Pix key paid to (a PHONE key in +55… form, an EMAIL key in lowercase). */
             receiverPix: string;
             receiverName: string;
             /** @description The receiver's CPF or CNPJ. */
@@ -2090,6 +2092,15 @@ export interface components {
             webhookSecret: string;
             createdAt: components["schemas"]["Timestamp"];
         };
+        /** @description The account as a change to its settings answers it: no secret key and no webhook secret (contract v3: secrets only in account creation and who-am-I). */
+        SandboxAccountSettings: {
+            id: string;
+            userId: string;
+            name: string;
+            permissions: components["schemas"]["Permission"][];
+            webhookUrl: string | null;
+            createdAt: components["schemas"]["Timestamp"];
+        };
         RequestLogEntry: {
             /** @description The x-trace-id the response carried. */
             traceId: string;
@@ -2316,7 +2327,7 @@ export interface components {
                 "application/json": components["schemas"]["TransactionError"];
             };
         };
-        /** @description The transaction is not in a state that allows this (e.g. not PENDING). */
+        /** @description The transaction or withdrawal is not in a state that allows this: exactly `Transaction already processed` (it has moved on: paid, ended, refunded, a repeated externalId) or `Transaction not approved` (a refund or chargeback of a charge never paid); the state and what the call needs in `x-sandbox-hint`. */
         TransactionConflict: {
             headers: {
                 [name: string]: unknown;
@@ -2366,15 +2377,6 @@ export interface components {
         };
         /** @description Wrong Content-Type. */
         TransactionUnsupportedMediaType: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["TransactionError"];
-            };
-        };
-        /** @description Not emulated by this version of the sandbox yet. */
-        TransactionNotImplemented: {
             headers: {
                 [name: string]: unknown;
             };
@@ -2707,7 +2709,6 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
-            501: components["responses"]["TransactionNotImplemented"];
         };
     };
     getTransaction: {
@@ -2738,7 +2739,6 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
-            501: components["responses"]["TransactionNotImplemented"];
         };
     };
     refundPurchase: {
@@ -2926,13 +2926,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The account as who-am-I shows it (the secret key is answered at account creation only). */
+            /** @description The account without its secrets (the secret key and the webhook secret are answered only at account creation and by who-am-I, `GET /_sandbox/account`). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SandboxAccount"];
+                    "application/json": components["schemas"]["SandboxAccountSettings"];
                 };
             };
             400: components["responses"]["TransactionBadRequest"];

@@ -33,9 +33,14 @@ export const DEFAULT_FEES: FeeTable = {
   CASH_OUT: { percentBps: 0, fixed: 100 },
 };
 
+/**
+ * A charge's costFee, never more than its amount: a fixed fee larger than a small charge (R$ 3,49
+ * on a R$ 1,00 boleto) would credit a negative amount when it is paid. The fee keeps what it
+ * can, the charge nets 0, and no balance figure goes below zero for a payment.
+ */
 export function feeFor(table: FeeTable, currency: 'COP' | 'ARS' | 'BRL' | 'MXN', method: string, amount: number): number {
   const fee = currency === 'BRL' ? table.BRL[method as keyof FeeTable['BRL']] : table[currency];
-  return applyFee(fee, amount);
+  return Math.min(applyFee(fee, amount), amount);
 }
 
 export function cashOutFee(table: FeeTable, amount: number): number {

@@ -24,6 +24,8 @@ export interface LimitsState {
 interface Range {
   /** What the spec (or, where it is silent, the sandbox) allows at all: a minimum cannot go below it. */
   floor: number;
+  /** Whose range it is, for the refusal of a minimum below the floor: the spec's, or the sandbox's own choice. */
+  floorBy: 'spec' | 'sandbox';
   /** The default minimum. */
   minimum: number;
   maximum: number;
@@ -37,10 +39,10 @@ interface Range {
  * account may lower it to a centavo. MXN's range is the sandbox's choice.
  */
 export const DEFAULT_LIMITS: Readonly<Record<Currency, Range>> = {
-  COP: { floor: 1_000_000, minimum: 1_000_000, maximum: 1_000_000_000, methods: ['BANK_TRANSFER', 'PSE', 'NEQUI', 'BREB'] },
-  ARS: { floor: 200_000, minimum: 200_000, maximum: 100_000_000, methods: ['BANK_TRANSFER'] },
-  BRL: { floor: 1, minimum: 100, maximum: 9_999_999_999, methods: ['PIX', 'BOLETO', 'PIX_BOLETO', 'CREDIT_CARD'] },
-  MXN: { floor: 1_000, minimum: 1_000, maximum: 100_000_000, methods: ['SPEI'] },
+  COP: { floor: 1_000_000, floorBy: 'spec', minimum: 1_000_000, maximum: 1_000_000_000, methods: ['BANK_TRANSFER', 'PSE', 'NEQUI', 'BREB'] },
+  ARS: { floor: 200_000, floorBy: 'spec', minimum: 200_000, maximum: 100_000_000, methods: ['BANK_TRANSFER'] },
+  BRL: { floor: 1, floorBy: 'sandbox', minimum: 100, maximum: 9_999_999_999, methods: ['PIX', 'BOLETO', 'PIX_BOLETO', 'CREDIT_CARD'] },
+  MXN: { floor: 1_000, floorBy: 'sandbox', minimum: 1_000, maximum: 100_000_000, methods: ['SPEI'] },
 };
 
 const CURRENCIES = Object.keys(DEFAULT_LIMITS) as Currency[];
@@ -82,7 +84,11 @@ export class Limits {
       if (seen.has(key)) throw invalid(`${at} repeats the minimum of ${rule.currency}${rule.method ? ` ${rule.method}` : ''}`);
       seen.add(key);
       if (rule.amount < range.floor) {
-        throw invalid(`${at}.amount cannot be below ${range.floor} centavos in ${rule.currency}: the service refuses less whatever the account`);
+        const why =
+          range.floorBy === 'spec'
+            ? `the service's spec refuses less in ${rule.currency} whatever the account`
+            : `the sandbox's own range for ${rule.currency} starts there (the spec gives none; a documented sandbox choice, see the README's Assumptions)`;
+        throw invalid(`${at}.amount cannot be below ${range.floor} centavos in ${rule.currency}: ${why}`);
       }
       if (rule.amount > range.maximum) throw invalid(`${at}.amount cannot be above the ${rule.currency} maximum of ${range.maximum} centavos`);
     }

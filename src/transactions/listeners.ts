@@ -1,4 +1,5 @@
 import type { AccountRecord } from '../accounts/accounts.js';
+import type { Currency } from './transaction-record.js';
 import type { TransactionRecord } from './transaction-record.js';
 
 /** What a transition says beyond the new state: the webhook's `error_message`. */
@@ -20,6 +21,10 @@ export interface TransactionChange {
  * another does, so their order does not matter.
  */
 export interface TransactionListener {
+  /** Before a transaction paid at its creation (an approved test card) is made: refuses it by throwing, nothing stored yet. */
+  admitPaidAtCreation?(accountId: string, paid: { currency: Currency; amount: number }): Promise<void>;
+  /** Before a change is stored: refuses it by throwing (the ledger's cap on what an account takes in). */
+  admitChange?(next: TransactionRecord, previous: TransactionRecord): Promise<void>;
   created?(record: TransactionRecord, account: AccountRecord): Promise<void>;
   changed?(change: TransactionChange): Promise<void>;
 }

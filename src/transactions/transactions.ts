@@ -80,7 +80,9 @@ export class Transactions {
       const dueDate = boletoKind ? (input.dueDate ?? defaultDueDate(now)) : null;
       if (boletoKind && input.dueDate !== undefined) checkDueDate(input.dueDate, now);
       // Every refusal comes before the first change: a 400 leaves nothing behind, not even a used id.
-      if (method === 'CREDIT_CARD') checkCard(input, now);
+      if (method === 'CREDIT_CARD' && cardOutcome(checkCard(input, now).number).status === 'APPROVED') {
+        for (const listener of this.options.listeners) await listener.admitPaidAtCreation?.(account.id, { currency, amount: input.amount });
+      }
 
       const id = String(FIRST_ID - 1 + (await this.sequences.next('transaction_id')));
       const plainPix = currency === 'BRL' && method === 'PIX';

@@ -28,15 +28,19 @@ const describe = (record: TransactionRecord): string => {
   return `transaction ${record.id} is ${view.status}${reason}${paid}`;
 };
 
-const notPending = (record: TransactionRecord, action: string) =>
-  conflict(`${describe(record)}; only a PENDING transaction can be ${action}`);
 /** The exact message integrations match on when a refund or chargeback comes after another. */
 export const ALREADY_PROCESSED = 'Transaction already processed';
+/** The sandbox's exact message for a refund or chargeback of a charge never paid (PENDING or BLOCKED). */
+export const NOT_APPROVED = 'Transaction not approved';
+
+// Short, exact messages a client can match; the explanation (status and what the call needs) goes in the hint.
+const notPending = (record: TransactionRecord, action: string) =>
+  conflict(ALREADY_PROCESSED, `${describe(record)}; only a PENDING transaction can be ${action}`);
 
 const notApproved = (record: TransactionRecord, action: string) => {
   const why = `${describe(record)}; only an APPROVED transaction can be ${action}`;
   const settled = record.view.status === 'REFUNDED' || record.view.status === 'CHARGEBACK';
-  return settled ? conflict(ALREADY_PROCESSED, why) : conflict(why);
+  return conflict(settled ? ALREADY_PROCESSED : NOT_APPROVED, why);
 };
 
 export const DEFAULT_DECLINE_MESSAGE = 'Payment declined';
@@ -162,6 +166,8 @@ export class Transitions {
   }
 
   private async commit(previous: TransactionRecord, next: TransactionRecord, detail: TransitionDetail = {}): Promise<TransactionRecord> {
+    // A change a listener refuses (the ledger's cap) is refused before anything is stored.
+    for (const listener of this.options.listeners) await listener.admitChange?.(next, previous);
     await this.options.transactions.replace(next);
     const at = await this.options.clocks.nowIso(next.accountId);
     for (const listener of this.options.listeners) await listener.changed?.({ next, previous, at, detail });

@@ -26,8 +26,48 @@ const METADATA_NAMES = new Set(['metadata.google.internal', 'metadata.goog', 'me
 
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
 
+/** The eight 16-bit words of an IPv6 address (with `::` and a trailing dotted quad), or undefined. */
+function ipv6Words(address: string): number[] | undefined {
+  if (isIP(address) !== 6) return undefined;
+  let text = address.replace(/%.*$/, '');
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const parse = (part: string): number[] => (part === '' ? [] : part.split(':').map((w) => parseInt(w, 16)));
+  const left = parse(head);
+  const right = tail === undefined ? [] : parse(tail);
+  const words = tail === undefined ? left : [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
+  return words.length === 8 ? words : undefined;
+}
+
+/**
+ * The IPv4 address an IPv6 address carries, where the network would deliver it to that IPv4
+ * host: IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96), IPv4-compatible (::/96,
+ * deprecated but still routed by some stacks) and NAT64's well-known prefix (64:ff9b::/96).
+ */
+function carriedIpv4(address: string): string | undefined {
+  const w = ipv6Words(address);
+  if (!w) return undefined;
+  const zero = (from: number, to: number): boolean => w.slice(from, to).every((x) => x === 0);
+  const v4 = `${w[6]! >> 8}.${w[6]! & 0xff}.${w[7]! >> 8}.${w[7]! & 0xff}`;
+  if (zero(0, 5) && w[5] === 0xffff) return v4;
+  if (zero(0, 4) && w[4] === 0xffff && w[5] === 0) return v4;
+  if (w[0] === 0x64 && w[1] === 0xff9b && zero(2, 6)) return v4;
+  // ::/96 but :: and ::1, which are not IPv4 addresses.
+  if (zero(0, 6) && (w[6] !== 0 || w[7]! > 1)) return v4;
+  return undefined;
+}
+
 /** Why an address is never a target, or undefined. */
 function forbiddenAddress(address: string): string | undefined {
+  const carried = carriedIpv4(address);
+  if (carried !== undefined) {
+    const why = forbiddenAddress(carried);
+    return why && `the IPv6 form of ${carried}, ${why}`;
+  }
   if (LINK_LOCAL.check(address, family(address))) {
     return `a link-local address (${family(address) === 'ipv4' ? '169.254.0.0/16' : 'fe80::/10'}), where clouds serve instance metadata: the sandbox never posts to link-local or cloud-metadata addresses`;
   }

@@ -26,8 +26,9 @@ const EVP = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12
  * Checks a cash-out's Pix key against its type (payment-formats.md) and returns it in the
  * form the DICT keeps: CPF and CNPJ as bare characters (integrators strip the punctuation,
  * so a punctuated one is refused: that is the integration's bug to find), a phone as
- * `+55` + area code + number (the bare digits are accepted too), an e-mail as given, an
- * EVP as the lowercase UUID it is.
+ * `+55` + area code + number (the bare digits are accepted too), an e-mail in lowercase (the
+ * DICT keeps e-mail keys so: `Seller@Example.com` names the same key), an EVP as the
+ * lowercase UUID it is.
  */
 export function normalizePixKey(type: PixType, key: string): string {
   switch (type) {
@@ -53,7 +54,7 @@ export function normalizePixKey(type: PixType, key: string): string {
     case 'EMAIL':
       if (key.length > 77) throw refuse(`an EMAIL key is at most 77 characters, got ${key.length}`);
       if (!EMAIL.test(key)) throw refuse(`"${key}" is not an e-mail address`);
-      return key;
+      return key.toLowerCase();
     case 'EVP':
       if (!EVP.test(key)) throw refuse(`an EVP key is a random UUID v4 in lowercase with hyphens (36 characters), got "${key}"`);
       return key;

@@ -188,7 +188,7 @@ export class Withdrawals {
       const status = record.view.status;
       if (action === 'return' ? status !== 'WITHDRAW_APPROVED' : !OPEN.includes(status)) {
         const allowed = action === 'return' ? 'a WITHDRAW_APPROVED withdrawal' : 'a WITHDRAW_REQUEST or WITHDRAW_PROCESSING withdrawal';
-        throw conflict(`withdrawal ${id} is ${status}; only ${allowed} can be ${WORDS[action]}`);
+        throw conflict(ALREADY_PROCESSED, `withdrawal ${id} is ${status}; only ${allowed} can be ${WORDS[action]}`);
       }
       // The automatic steps stop: the caller decided.
       await this.options.jobs.cancel(accountId, 'withdrawalStep', id);

@@ -107,3 +107,43 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path, fullPage: true });
   return path;
 }
+
+/**
+ * Words of the page's text that the layout split across lines: each whitespace-separated word
+ * (hyphenated ones split at their hyphens, where a line may end) must sit on one line. Text
+ * inside `ids` (long identifiers, marked breakable) may break, but only where it is wider
+ * than the block it sits in, so it could not fit on one line; code (`pre`, `code`) is not
+ * words and is not checked.
+ */
+export async function brokenWords(page: Page, selector: string, ids?: string): Promise<string[]> {
+  return page.evaluate(
+    ([sel, idSelector]) => {
+      const blockOf = (el: Element | null): Element | null => {
+        for (let at = el; at; at = at.parentElement) if (getComputedStyle(at).display !== 'inline') return at;
+        return null;
+      };
+      const broken: string[] = [];
+      for (const root of document.querySelectorAll(sel)) {
+        const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          const text = node.textContent ?? '';
+          // Code (JSON bodies, wire requests) is machine text, not words: it wraps where it must.
+          if (node.parentElement?.closest('pre, code')) continue;
+          const id = idSelector ? node.parentElement?.closest(idSelector) : null;
+          for (const match of text.matchAll(/[^\s-]+-?/g)) {
+            const range = document.createRange();
+            range.setStart(node, match.index ?? 0);
+            range.setEnd(node, (match.index ?? 0) + match[0].replace(/-$/, '').length);
+            const rects = [...range.getClientRects()].filter((r) => r.width > 0);
+            if (new Set(rects.map((r) => Math.round(r.top))).size <= 1) continue;
+            const block = id ? blockOf(id) : null;
+            if (block && rects.reduce((sum, r) => sum + r.width, 0) > block.clientWidth) continue;
+            broken.push(match[0]);
+          }
+        }
+      }
+      return broken;
+    },
+    [selector, ids ?? ''] as const,
+  );
+}

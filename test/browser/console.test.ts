@@ -298,6 +298,48 @@ describe('console', () => {
     }
   });
 
+  it('creates an MXN purchase from the New purchase form: SPEI only, a Mexican payer, the CLABE, nothing to fill', async () => {
+    const own = await ownAccount('Tienda MX console');
+    for (const [name, width] of Object.entries(WIDTHS)) {
+      const page = await signedIn(width, '#/transactions/new', own.secretKey);
+      await page.getByRole('heading', { name: 'New purchase' }).waitFor();
+      await page.getByLabel('Currency').selectOption('MXN');
+      const method = page.getByLabel('Method', { exact: true });
+      expect(await method.locator('option').allTextContents()).toEqual(['SPEI']);
+      // The Brazilian test data gives way to a Mexican payer; no CPF field, the RFC explained.
+      expect(await page.getByLabel('Name').inputValue()).toBe('Sofía Hernández');
+      expect(await page.getByLabel('Phone').inputValue()).toBe('+525512345678');
+      expect(await page.getByLabel('Responsible document').inputValue()).toBe('XAXX010101000');
+      expect(await page.locator('#np-document-hint').textContent()).toBe("the merchant's RFC (12 or 13 characters) or CPF/CNPJ");
+      expect(await page.getByLabel('CPF or CNPJ of the payer').isVisible()).toBe(false);
+      const sent = JSON.parse(((await page.getByLabel('Request sent').textContent()) ?? '').replace(/^POST \/transactions\/v2\/purchase\n\n/, '')) as Record<string, unknown>;
+      expect(sent).toMatchObject({ currency: 'MXN', paymentMethod: 'SPEI', amount: 25_000, name: 'Sofía Hernández', phone: '+525512345678', responsibleDocument: 'XAXX010101000' });
+      expect(sent).not.toHaveProperty('cpf');
+      await page.getByLabel('External id', { exact: true }).fill(`order-console-mxn-${name}`);
+      expect(await overflow(page)).toBeLessThanOrEqual(0);
+      await screenshot(page, `console-new-purchase-mxn-${name}`);
+      await page.getByRole('button', { name: 'Create purchase' }).click();
+      const heading = page.getByRole('heading', { name: /^Transaction \d+/ });
+      await heading.waitFor();
+      const id = /Transaction (\d+)/.exec((await heading.textContent()) ?? '')?.[1] ?? '';
+      const tx = (await own.get<Record<string, unknown>>(`/transactions/${id}`)).body;
+      expect(tx).toMatchObject({ currency: 'MXN', method: 'SPEI', amount: 25_000, status: 'PENDING', externalId: `order-console-mxn-${name}` });
+      expect(tx.clabe).toMatch(/^646180\d{12}$/);
+      await page.locator('dd span.mono', { hasText: String(tx.clabe) }).waitFor();
+      await page.getByRole('link', { name: 'SPEI payer page' }).waitFor();
+      // The CLABE comes with the 201: Fill instruction has nothing to do; Pay does.
+      expect(await page.getByRole('button', { name: 'Fill instruction' }).isDisabled()).toBe(true);
+      expect(await overflow(page)).toBeLessThanOrEqual(0);
+      await screenshot(page, `console-mxn-transaction-${name}`);
+      if (name === 'desktop') {
+        await page.getByRole('button', { name: 'Pay', exact: true }).click();
+        await page.locator('h1 .badge', { hasText: 'APPROVED' }).waitFor();
+        expect((await own.get<Record<string, unknown>>(`/transactions/${id}`)).body).toMatchObject({ status: 'APPROVED' });
+      }
+      await page.close();
+    }
+  });
+
   it('says beside the form what the sandbox refused, and keeps the form', async () => {
     const page = await signedIn(WIDTHS.desktop, '#/transactions/new');
     await page.getByLabel('Amount').fill('0.00');

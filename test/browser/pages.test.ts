@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boletoBody, copBody, created, hybridBody, lookup, pixBody } from '../helpers/purchases.js';
 import { localPath, payerPages } from '../helpers/payer-pages.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { INSTALL_TIMEOUT_MS, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
+import { brokenWords, INSTALL_TIMEOUT_MS, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
 
 /** The hosted payer pages in headless Chromium, at desktop and phone widths and printed. */
 let sandbox: TestSandbox;
@@ -142,30 +142,6 @@ describe('COP checkout', () => {
     }
   });
 });
-
-/**
- * Words of the page's text that the layout split across lines: each whitespace-separated word
- * (hyphenated ones split at their hyphens, where a line may end) must sit on one line.
- */
-async function brokenWords(page: Page, selector: string): Promise<string[]> {
-  return page.evaluate((sel) => {
-    const broken: string[] = [];
-    for (const root of document.querySelectorAll(sel)) {
-      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        const text = node.textContent ?? '';
-        for (const match of text.matchAll(/[^\s-]+-?/g)) {
-          const range = document.createRange();
-          range.setStart(node, match.index ?? 0);
-          range.setEnd(node, (match.index ?? 0) + match[0].replace(/-$/, '').length);
-          const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
-          if (lines.size > 1) broken.push(match[0]);
-        }
-      }
-    }
-    return broken;
-  }, selector);
-}
 
 describe('COP checkout words', () => {
   it('breaks no word mid-way at 390 and 1280 px (Bancolombia, ids, account numbers): reproduction of issue 22', async () => {

@@ -5,7 +5,7 @@ import { created } from '../helpers/purchases.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { receiversClosedAfterEach } from '../helpers/webhooks.js';
 import { balanceOf, cashedOut, cashOutBody, collect, fund, MAGIC } from '../helpers/withdrawals.js';
-import { INSTALL_TIMEOUT_MS, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
+import { brokenWords, INSTALL_TIMEOUT_MS, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
 
 /**
  * The console's Payouts view and the MXN payer page, driven as a person would in headless
@@ -36,6 +36,16 @@ async function signedIn(key: string, width: number, hash: string): Promise<Page>
 
 const overflow = (page: Page): Promise<number> => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
+/**
+ * The console's layout: no word split mid-way, nothing to scroll sideways. On a phone a long
+ * id (marked `.id`) may break, only where it cannot fit; on a desktop nothing breaks.
+ */
+async function expectLayout(page: Page, width: number): Promise<void> {
+  const where = `${page.url().split('#')[1] ?? ''} at ${width} px`;
+  expect(await brokenWords(page, 'main', width < 640 ? '.id' : undefined), `words broken mid-way: ${where}`).toEqual([]);
+  expect(await overflow(page), `horizontal overflow: ${where}`).toBeLessThanOrEqual(0);
+}
+
 async function account(): Promise<{ key: string; client: Client }> {
   const { account: a, client } = await createAccount(sandbox, undefined, { name: 'Loja Console' });
   return { key: a.secretKey, client };
@@ -59,10 +69,14 @@ describe('console: payouts', () => {
         expect(await row.textContent()).toContain('WITHDRAW_REQUEST');
         await page.locator('[data-figure="balance"]', { hasText: 'R$ 749,00' }).waitFor();
         await page.locator('tr[data-ledger="cashout_hold"]').waitFor();
+        // A long reference without spaces: an id, which alone may break, and only where it cannot fit.
+        const long = await cashedOut(client, cashOutBody({ amount: 1_000, externalId: 'repasse_semanal_loja_centro_2026_000042' }));
+        await page.locator(`tr[data-withdrawal="${long.id}"]`).waitFor();
       } else {
         await page.locator('tr[data-withdrawal]').first().waitFor();
         expect(await overflow(page)).toBeLessThanOrEqual(0);
       }
+      await expectLayout(page, width);
       await screenshot(page, `console-payouts-${name}`);
       await page.close();
     }
@@ -92,6 +106,7 @@ describe('console: payouts', () => {
         await page.locator('h1 .badge', { hasText: 'WITHDRAW_REJECTED' }).waitFor();
         expect(await overflow(page)).toBeLessThanOrEqual(0);
       }
+      await expectLayout(page, width);
       await screenshot(page, `console-withdrawal-${name}`);
       await page.close();
     }

@@ -94,6 +94,16 @@ export function expectTransactionError(res: Reply, status: number, message?: Reg
 }
 
 /**
+ * A 409 as the contract words it: an exact short message a client can match (`Transaction
+ * already processed`, `Transaction not approved`), the sandbox's explanation in x-sandbox-hint.
+ */
+export function expectConflict(res: Reply, message: 'Transaction already processed' | 'Transaction not approved', hint: RegExp): void {
+  expectTransactionError(res, 409);
+  expect((res.body as TransactionErrorBody).message).toBe(message);
+  expect(res.headers.get('x-sandbox-hint')).toMatch(hint);
+}
+
+/**
  * A 401 or 403 in either family's shape: exactly `Unauthorized` or `Forbidden` (what integrations
  * match), the sandbox's explanation in the x-sandbox-hint header.
  */

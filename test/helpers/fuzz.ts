@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { gzipSync } from 'node:zlib';
 import type { OpenApiDocument } from '../../src/spec/openapi.js';
+import { notEmulatedEndpoints } from '../../src/http/request-checks.js';
 
 /**
  * fast-check arbitraries of HTTP requests over the operations of openapi.yaml: bodies drawn
@@ -453,3 +454,25 @@ export const UNROUTED_PATHS = [
   '/', '/v2', '/v2/', '/v2/nothing', '/transactions', '/_sandbox', '/_sandbox/', '/_sandbox/docs', '/_sandbox/openapi.yaml', '/_sandbox/nothing',
   '/%F0%9F%98%80', '/%ED%A0%80', '/v2/products/%', '//v2//products', '/v2/products/../offers', '/_sandbox/%2e%2e/health', `/${'a'.repeat(5_000)}`,
 ];
+
+/** The endpoints openapi.yaml lists as not emulated (`x-not-emulated`), each answered 501. */
+export function notEmulatedOf(document: OpenApiDocument): { method: string; path: string }[] {
+  return notEmulatedEndpoints(document).map(({ method, path }) => ({ method, path }));
+}
+
+/**
+ * Whether openapi.yaml documents a 501 for this request: an endpoint it lists as not emulated,
+ * or an operation whose responses include 501. Any other 501 is a server error like the rest.
+ */
+export function documents501(document: OpenApiDocument, method: string, url: string): boolean {
+  const raw = url.split('?')[0] ?? '/';
+  const path = raw.length > 1 ? raw.replace(/\/+$/, '') : raw;
+  const upper = method.toUpperCase();
+  if (notEmulatedOf(document).some((e) => e.method === upper && e.path === path)) return true;
+  return Object.entries(document.paths ?? {}).some(([template, item]) => {
+    const operation = (item as Record<string, { responses?: Record<string, unknown> } | undefined>)[method.toLowerCase()];
+    if (!operation?.responses?.['501']) return false;
+    const pattern = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+')}$`);
+    return pattern.test(path);
+  });
+}

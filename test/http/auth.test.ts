@@ -273,8 +273,8 @@ describe('PUT /_sandbox/webhook-url', () => {
     ({ account, client } = await createAccount(sb));
   });
 
-  it('sets, changes and clears the account webhook URL, answering the account as who-am-I does (no secret key: contract v3)', async () => {
-    const { secretKey: _key, ...shown } = account;
+  it('sets, changes and clears the account webhook URL, answering the account without its secrets (contract v3)', async () => {
+    const { secretKey: _key, webhookSecret: _secret, ...shown } = account;
     const set = await client.put<Account>('/_sandbox/webhook-url', { url: 'https://merchant.example.com/webhooks' });
     expect(set.status).toBe(200);
     expect(set.body).toEqual({ ...shown, webhookUrl: 'https://merchant.example.com/webhooks' });

@@ -56,6 +56,16 @@ describe('POST /withdraws/cash-out: a key of each type', () => {
     expect(await balanceOf(client)).toEqual({ balance: 100_000 - 12_345 - CASH_OUT_FEE, pendingBalance: 0, garanteeBalance: 0, precautionaryBlock: 0 });
   });
 
+  it('keeps an EMAIL key in lowercase, as the DICT does: the same key whatever its case, in the 201 and the withdrawal', async () => {
+    const client = await funded();
+    const w = await cashedOut(client, cashOutBody({ pixType: 'EMAIL', pixKey: 'Seller.42@Example.ORG', externalId: 'email-case' }));
+    expect(w.receiverPix).toBe('seller.42@example.org');
+    expect((await client.get<{ receiverPix: string }>(`/_sandbox/withdrawals/${w.id}`)).body.receiverPix).toBe('seller.42@example.org');
+    // The same receiver as the lowercase key names.
+    const lower = await cashedOut(client, cashOutBody({ pixType: 'EMAIL', pixKey: 'seller.42@example.org' }));
+    expect([lower.receiverName, lower.receiverDocument]).toEqual([w.receiverName, w.receiverDocument]);
+  });
+
   it('takes the receiver document sent with a non-document key', async () => {
     const client = await funded();
     const w = await cashedOut(client, cashOutBody({ pixType: 'EMAIL', pixKey: KEYS.EMAIL.key, document: '11144477735' }));
@@ -128,7 +138,8 @@ describe('POST /withdraws/cash-out: amounts, balance, idempotency', () => {
     // 4,950 + the 100 fee is 5,050: 50 short.
     const res = await cashOut(client, cashOutBody({ amount: 4_950, externalId: 'too-much' }));
     expectTransactionError(res, 400, /^Insufficient balance$/);
-    expect(res.headers.get('x-sandbox-hint')).toMatch(/needs 5050 centavos .* available balance is 5000/);
+    // The sandbox's own words, in plain ASCII: nothing of it is percent-encoded in the header.
+    expect(res.headers.get('x-sandbox-hint')).toBe('the withdrawal needs 5050 centavos (amount + fee) and the available balance is 5000; POST /_sandbox/balance/credit {"amount": <centavos>} funds it');
     expect(await balanceOf(client)).toEqual({ balance: 5_000, pendingBalance: 0, garanteeBalance: 0, precautionaryBlock: 0 });
     const list = await client.get<{ data: Withdrawal[] }>('/_sandbox/withdrawals');
     expect(list.body.data).toEqual([]);

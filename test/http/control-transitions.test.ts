@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ISO_UTC, createAccount, expectTransactionError } from '../helpers/catalog.js';
+import { ISO_UTC, createAccount, expectConflict, expectTransactionError } from '../helpers/catalog.js';
 import {
   arsBody,
   boletoBody,
@@ -88,7 +88,7 @@ describe('pay', () => {
       const paid = await pay(tx.id, { rail: first });
       for (const again of [{ rail: 'PIX' }, { rail: 'BOLETO' }, undefined]) {
         const res = await control(client, tx.id, 'pay', again);
-        expectTransactionError(res, 409, new RegExp(`is APPROVED \\(paid by ${first}\\).*paid`));
+        expectConflict(res, 'Transaction already processed', new RegExp(`is APPROVED \\(paid by ${first}\\).*paid`));
         expect(res.body).toMatchObject({ error: 'Conflict' });
       }
       expect(await lookup(client, tx.id)).toEqual(paid);
@@ -159,8 +159,8 @@ describe('expire', () => {
     expect(res.body.statusReason).toBe('EXPIRED');
     expect(res.body.approvedAt).toBeNull();
     expect(await lookup(client, tx.id)).toEqual(res.body);
-    expectTransactionError(await control(client, tx.id, 'pay'), 409, /is BLOCKED \(EXPIRED\); only a PENDING transaction can be paid/);
-    expectTransactionError(await control(client, tx.id, 'expire'), 409, /is BLOCKED \(EXPIRED\); only a PENDING transaction can be expired/);
+    expectConflict(await control(client, tx.id, 'pay'), 'Transaction already processed', /is BLOCKED \(EXPIRED\); only a PENDING transaction can be paid/);
+    expectConflict(await control(client, tx.id, 'expire'), 'Transaction already processed', /is BLOCKED \(EXPIRED\); only a PENDING transaction can be expired/);
     expect(await lookup(client, tx.id)).toEqual(res.body);
   });
 
@@ -175,7 +175,7 @@ describe('expire', () => {
 
   it('a paid transaction cannot expire (409)', async () => {
     const paid = await pay((await created(client, hybridBody())).id);
-    expectTransactionError(await control(client, paid.id, 'expire'), 409, /is APPROVED \(paid by PIX\)/);
+    expectConflict(await control(client, paid.id, 'expire'), 'Transaction already processed', /is APPROVED \(paid by PIX\)/);
     expect(await lookup(client, paid.id)).toEqual(paid);
   });
 });

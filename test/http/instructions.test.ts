@@ -10,7 +10,7 @@ import { hasError, isStaticPix, parsePix } from 'pix-utils';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/spec/types.js';
-import { createAccount, expectTransactionError } from '../helpers/catalog.js';
+import { createAccount, expectConflict, expectTransactionError } from '../helpers/catalog.js';
 import {
   arsBody,
   boletoBody,
@@ -286,8 +286,8 @@ describe('hosted pages', () => {
     expect(after.text).toContain('Pago aprobado');
     expect(after.text).not.toContain('/approve?token=');
 
-    expectTransactionError(await slow.clientFor(undefined).post(localPath(payerAction(link, 'approve'))), 409, /APPROVED/);
-    expectTransactionError(await slow.clientFor(undefined).post(localPath(payerAction(link, 'reject'))), 409, /APPROVED/);
+    expectConflict(await slow.clientFor(undefined).post(localPath(payerAction(link, 'approve'))), 'Transaction already processed', /APPROVED/);
+    expectConflict(await slow.clientFor(undefined).post(localPath(payerAction(link, 'reject'))), 'Transaction already processed', /APPROVED/);
     expect((await lookup(client, tx.id)).status).toBe('APPROVED');
   });
 
@@ -298,7 +298,7 @@ describe('hosted pages', () => {
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe(`/_sandbox/checkout/${tx.id}?token=${tokenOf(link)}&result=rejected`);
     expect((await lookup(client, tx.id)).status).toBe('BLOCKED');
-    expectTransactionError(await slow.clientFor(undefined).post(localPath(payerAction(link, 'approve'))), 409, /BLOCKED/);
+    expectConflict(await slow.clientFor(undefined).post(localPath(payerAction(link, 'approve'))), 'Transaction already processed', /BLOCKED/);
     expect((await lookup(client, tx.id)).status).toBe('BLOCKED');
   });
 

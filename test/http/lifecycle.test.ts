@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, expectTransactionError } from '../helpers/catalog.js';
+import { createAccount, expectConflict, expectTransactionError } from '../helpers/catalog.js';
 import { cardBody, control, copBody, created, expectBadRequest, hybridBody, lookup, pixBody, VALID_CARD, type Tx } from '../helpers/purchases.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { advance, clockNow } from '../helpers/webhooks.js';
@@ -28,16 +28,16 @@ describe('decline', () => {
     expect(declined).toMatchObject({ status: 'BLOCKED', statusReason: 'DECLINED', approvedAt: null, payer: null, endToEndId: null });
     expect(await lookup(client, tx.id)).toEqual(declined);
     for (const [action, done] of [['pay', 'paid'], ['expire', 'expired'], ['decline', 'declined']] as const) {
-      expectTransactionError(await control(client, tx.id, action), 409, new RegExp(`is BLOCKED \\(DECLINED\\); only a PENDING transaction can be ${done}`));
+      expectConflict(await control(client, tx.id, action), 'Transaction already processed', new RegExp(`is BLOCKED \\(DECLINED\\); only a PENDING transaction can be ${done}`));
     }
     for (const [action, done] of [['refund', 'refunded'], ['chargeback', 'charged back']] as const) {
-      expectTransactionError(await control(client, tx.id, action), 409, new RegExp(`only an APPROVED transaction can be ${done}`));
+      expectConflict(await control(client, tx.id, action), 'Transaction not approved', new RegExp(`only an APPROVED transaction can be ${done}`));
     }
   });
 
   it('a paid transaction cannot be declined (409); the body takes message only', async () => {
     const paid = await ok((await created(client, hybridBody())).id, 'pay');
-    expectTransactionError(await control(client, paid.id, 'decline'), 409, /is APPROVED \(paid by PIX\); only a PENDING transaction can be declined/);
+    expectConflict(await control(client, paid.id, 'decline'), 'Transaction already processed', /is APPROVED \(paid by PIX\); only a PENDING transaction can be declined/);
     const pending = await created(client, copBody());
     expectBadRequest(await control(client, pending.id, 'decline', { reason: 'x' }), /^reason is not a field of a decline/);
     expectBadRequest(await control(client, pending.id, 'decline', { message: '' }), /^message must be 1 to 255 characters/);
@@ -63,8 +63,8 @@ describe('refund and chargeback', () => {
         expectTransactionError(res, 409, /^Transaction already processed$/);
         expect(res.headers.get('x-sandbox-hint')).toMatch(new RegExp(`^transaction ${tx.id} is ${status}; only an APPROVED transaction can be ${done}$`));
       }
-      expectTransactionError(await control(client, tx.id, 'pay'), 409, new RegExp(`is ${status}`));
-      expectTransactionError(await control(client, tx.id, 'expire'), 409, new RegExp(`is ${status}`));
+      expectConflict(await control(client, tx.id, 'pay'), 'Transaction already processed', new RegExp(`is ${status}`));
+      expectConflict(await control(client, tx.id, 'expire'), 'Transaction already processed', new RegExp(`is ${status}`));
     }
   });
 
@@ -74,7 +74,7 @@ describe('refund and chargeback', () => {
     const declined = await created(client, cardBody({ card: { ...VALID_CARD, number: '4000000000000002' } }));
     for (const tx of [pending, expired, declined]) {
       for (const action of ['refund', 'chargeback'] as const) {
-        expectTransactionError(await control(client, tx.id, action), 409, /only an APPROVED transaction can be/);
+        expectConflict(await control(client, tx.id, action), 'Transaction not approved', new RegExp(`^transaction ${tx.id} is ${tx.status}\\b.*; only an APPROVED transaction can be`));
       }
       expect(await lookup(client, tx.id)).toMatchObject({ status: tx.status, statusReason: tx.statusReason });
     }
@@ -97,7 +97,7 @@ describe('Pix expiry at expiresAt, on the account clock', () => {
     expect((await lookup(own, tx.id)).status).toBe('PENDING');
     await advance(own, 10_000);
     expect(await lookup(own, tx.id)).toMatchObject({ status: 'BLOCKED', statusReason: 'EXPIRED', expiresAt: tx.expiresAt });
-    expectTransactionError(await control(own, tx.id, 'pay'), 409, /is BLOCKED \(EXPIRED\)/);
+    expectConflict(await control(own, tx.id, 'pay'), 'Transaction already processed', /is BLOCKED \(EXPIRED\)/);
   });
 
   it('a Pix paid before expiresAt stays APPROVED; the hybrid and other methods have no expiresAt', async () => {

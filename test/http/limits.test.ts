@@ -89,7 +89,16 @@ describe('GET/PUT/DELETE /_sandbox/limits', () => {
     const client = await fresh();
     expect((await client.put('/_sandbox/limits', { minimums: [{ currency: 'BRL', amount: 1 }] })).status).toBe(200);
     expect((await created(client, pixBody({ amount: 1 }))).amount).toBe(1);
-    expectTransactionError(await client.put('/_sandbox/limits', { minimums: [{ currency: 'COP', amount: 10_000 }] }), 400, /cannot be below 1000000 centavos in COP/);
+    expectTransactionError(await client.put('/_sandbox/limits', { minimums: [{ currency: 'COP', amount: 10_000 }] }), 400, /cannot be below 1000000 centavos in COP: the service's spec refuses less in COP whatever the account$/);
+    expectTransactionError(await client.put('/_sandbox/limits', { minimums: [{ currency: 'ARS', amount: 199_999 }] }), 400, /cannot be below 200000 centavos in ARS: the service's spec refuses less/);
+  });
+
+  it("an MXN minimum below the MXN range is refused as the sandbox's own choice, never as the service's rule", async () => {
+    const client = await fresh();
+    const res = await client.put<{ message: string }>('/_sandbox/limits', { minimums: [{ currency: 'MXN', amount: 999 }] });
+    expectTransactionError(res, 400, /^minimums\[0\]\.amount cannot be below 1000 centavos in MXN: the sandbox's own range for MXN starts there \(the spec gives none/);
+    expect(res.body.message).not.toMatch(/service/);
+    expect((await client.put('/_sandbox/limits', { minimums: [{ currency: 'MXN', amount: 1_000 }] })).status).toBe(200);
   });
 
   it.each([

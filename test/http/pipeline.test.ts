@@ -27,6 +27,8 @@ const ok = { '200': { description: 'ok' } };
 const DOCUMENT = {
   openapi: '3.1.0',
   info: { title: 'router test', version: '1' },
+  // The router answers 501 for what its document lists as not emulated, as openapi.yaml does.
+  'x-not-emulated': [{ method: 'POST', path: '/transactions/purchase', instead: 'v1 purchase; the sandbox emulates POST /transactions/v2/purchase' }],
   components: {
     securitySchemes: {
       basicAuth: { type: 'http', scheme: 'basic' },

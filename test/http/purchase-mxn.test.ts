@@ -56,11 +56,19 @@ describe('POST /transactions/v2/purchase in MXN (SPEI)', () => {
     expect(tx.method).toBe('SPEI');
   });
 
+  it('takes a phone with the country code, +52 and 10 digits, as COP takes +57 (or the bare 8 to 12 digits)', async () => {
+    for (const phone of ['+525512345678', '5512345678', '525512345678']) {
+      expect((await created(client, mxnBody({ externalId: `mx-phone-${phone}`, phone }))).currency, phone).toBe('MXN');
+    }
+  });
+
   it.each([
     [mxnBody({ amount: 999 }), /^Sale value below minimum$/],
     [mxnBody({ amount: 100_000_001 }), /^Sale value exceeds maximum$/],
     [mxnBody({ paymentMethod: 'PIX' }), /paymentMethod must be SPEI in MXN/],
-    [mxnBody({ phone: '+52 55 1234 5678' }), /phone must be 8 to 12 digits in MXN/],
+    [mxnBody({ phone: '+52 55 1234 5678' }), /^phone must be 8 to 12 digits, or \+52 and 10 digits, in MXN$/],
+    [mxnBody({ phone: '+5255123456' }), /^phone must be 8 to 12 digits, or \+52 and 10 digits, in MXN$/],
+    [mxnBody({ phone: '+575512345678' }), /^phone must be 8 to 12 digits, or \+52 and 10 digits, in MXN$/],
     [mxnBody({ responsibleDocument: 'ABC' }), /responsibleDocument must be the merchant's RFC/],
     [mxnBody({ currency: 'BRL' }), /is required in BRL/],
   ])('refuses %j: 400', async (body, message) => {

@@ -1,7 +1,7 @@
 // POST /transactions/refund/:id, what integrations call: the control API's refund transition,
 // in full only, answered in the transaction error shape otherwise.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, expectTransactionError } from '../helpers/catalog.js';
+import { createAccount, expectConflict, expectTransactionError } from '../helpers/catalog.js';
 import { cardBody, control, copBody, created, lookup, pixBody, type Tx } from '../helpers/purchases.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { expectedSignature, listDeliveries, receiversClosedAfterEach, waitUntil, type CashinPaid } from '../helpers/webhooks.js';
@@ -75,12 +75,14 @@ describe('POST /transactions/refund/:id', () => {
     expectTransactionError(await refund(client, disputed.id), 409, /^Transaction already processed$/);
   });
 
-  it('a charge never paid is 409 naming its status; an unknown or foreign one 404 Transaction not found', async () => {
+  it('a charge never paid is 409 exactly "Transaction not approved", its status in the hint (API and control API alike); an unknown or foreign one 404 Transaction not found', async () => {
     const { client } = await createAccount(sb);
     const pending = await created(client, pixBody());
-    expectTransactionError(await refund(client, pending.id), 409, /is PENDING; only an APPROVED transaction can be refunded/);
+    expectConflict(await refund(client, pending.id), 'Transaction not approved', new RegExp(`^transaction ${pending.id} is PENDING; only an APPROVED transaction can be refunded$`));
+    expectConflict(await control(client, pending.id, 'refund'), 'Transaction not approved', new RegExp(`^transaction ${pending.id} is PENDING; only an APPROVED transaction can be refunded$`));
     const declined = await created(client, cardBody({ card: { number: '4000000000000002', holderName: 'X', expirationMonth: 12, expirationYear: 2040, cvv: '123' } }));
-    expectTransactionError(await refund(client, declined.id), 409, /is BLOCKED/);
+    expectConflict(await refund(client, declined.id), 'Transaction not approved', new RegExp(`^transaction ${declined.id} is BLOCKED \\(DECLINED\\); only an APPROVED transaction can be refunded$`));
+    expectConflict(await control(client, declined.id, 'chargeback'), 'Transaction not approved', /is BLOCKED \(DECLINED\); only an APPROVED transaction can be charged back$/);
     expectTransactionError(await refund(client, '999999999'), 404, /^Transaction not found$/);
     const other = await createAccount(sb);
     const theirs = await paidPix(other.client);

@@ -102,12 +102,16 @@ describe('reproductions (issue 22)', () => {
     expect(product.headers['x-sandbox-hint']).toContain('rebind.evil.example');
   });
 
-  it('PUT /_sandbox/webhook-url does not echo the secret key', async () => {
+  it('PUT /_sandbox/webhook-url echoes no secret: neither the secret key nor the webhook secret (only creation and who-am-I do)', async () => {
     const res = await sb.client.put<Record<string, unknown>>('/_sandbox/webhook-url', { url: 'http://127.0.0.1:9/hook' });
     expect(res.status).toBe(200);
     expect(res.body).not.toHaveProperty('secretKey');
+    expect(res.body).not.toHaveProperty('webhookSecret');
     expect(JSON.stringify(res.body)).not.toContain('sk_test_sandbox');
-    expect(res.body).toMatchObject({ webhookUrl: 'http://127.0.0.1:9/hook', webhookSecret: expect.stringMatching(/^whsec_/) });
+    expect(JSON.stringify(res.body)).not.toContain('whsec_');
+    expect(res.body).toMatchObject({ webhookUrl: 'http://127.0.0.1:9/hook' });
+    // Who-am-I still shows the webhook secret.
+    expect((await sb.client.get<Record<string, unknown>>('/_sandbox/account')).body.webhookSecret).toMatch(/^whsec_/);
     await sb.client.put('/_sandbox/webhook-url', { url: null });
   });
 

@@ -185,3 +185,75 @@ describe('POST /_sandbox/balance/credit', () => {
     expect(await balanceOf(c.client)).toEqual(b(0));
   });
 });
+
+describe('the cap on what an account takes in (10^15 centavos): every figure stays an exact integer', () => {
+  const CAP = 1_000_000_000_000_000;
+  const HUNDRED_TRILLION = 100_000_000_000_000;
+  const expectCapped = (res: Awaited<ReturnType<Client['post']>>): void => {
+    expectTransactionError(res, 400, /^Invalid amount$/);
+    expect(res.headers.get('x-sandbox-hint')).toContain(`cap of ${CAP} centavos`);
+  };
+
+  it('credits up to the cap are taken; one more, even of 1 centavo, is 400 Invalid amount naming the cap, and nothing is lost', async () => {
+    const { client } = await createAccount(sb);
+    // The reviewer's reproduction: 100 credits of 10^14, then a credit of 1, used to leave the balance where it was.
+    for (let i = 1; i <= 100; i++) {
+      const res = await client.post<Balance>('/_sandbox/balance/credit', { amount: HUNDRED_TRILLION });
+      if (i <= 10) {
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        expect(res.body.balance).toBe(i * HUNDRED_TRILLION);
+      } else expectCapped(res);
+    }
+    expectCapped(await client.post('/_sandbox/balance/credit', { amount: 1 }));
+    const after = await balanceOf(client);
+    expect(after).toEqual(b(CAP));
+    expect(Number.isSafeInteger(after.balance)).toBe(true);
+    // What was refused left no entry: the ledger sums to the balance.
+    const entries = (await client.get<{ data: { kind: string }[] }>('/_sandbox/balance/ledger?limit=100')).body.data;
+    expect(entries.map((e) => e.kind)).toEqual(Array(10).fill('credit'));
+    // A reset starts the account over.
+    expect((await client.post('/_sandbox/reset', {})).status).toBe(200);
+    expect((await fund(client, 1)).balance).toBe(1);
+  });
+
+  it('a payment past the cap is refused before anything changes: the charge stays PENDING, no credit', async () => {
+    const { client } = await createAccount(sb);
+    for (let i = 1; i < 10; i++) await fund(client, HUNDRED_TRILLION);
+    await fund(client, HUNDRED_TRILLION - 10_000);
+    const tx = await created(client, pixBody({ amount: 20_000 }));
+    expectCapped(await control(client, tx.id, 'pay'));
+    expect((await client.get<Tx>(`/transactions/${tx.id}`)).body.status).toBe('PENDING');
+    expect(await balanceOf(client)).toEqual(b(CAP - 10_000));
+    // A test card approved at purchase is a payment too: refused, no charge made.
+    expectCapped(await client.post('/transactions/v2/purchase', cardBody({ amount: 20_000 })));
+    // Below the cap it goes through.
+    const small = await created(client, pixBody({ amount: 10_000 }));
+    await ok(client, small.id, 'pay');
+    expect(await balanceOf(client)).toEqual(b(CAP - 10_000 + 10_000 - 99));
+    // A cash-out, its release and a refund move what is there: the cap never blocks them.
+    const w = await cashedOut(client, { amount: 1_000_000, pixType: 'EVP', pixKey: MAGIC.reject.EVP });
+    expect((await withdrawalControl(client, w.id, 'reject')).status).toBe(200);
+    await apiRefund(client, small.id);
+    expect(await balanceOf(client)).toEqual(b(CAP - 10_000 - 99));
+  });
+});
+
+describe('a fixed fee larger than the charge', () => {
+  it('a paid R$ 1,00 boleto costs its whole amount, not 349: it credits 0 and pendingBalance never goes below zero', async () => {
+    const { client } = await createAccount(sb);
+    const boleto = await created(client, boletoBody({ amount: 100 }));
+    expect(boleto.costFee).toBe(100);
+    await ok(client, boleto.id, 'pay', { rail: 'BOLETO' });
+    expect(await balanceOf(client)).toEqual(b(0));
+    await advance(client, DAY);
+    expect(await balanceOf(client)).toEqual(b(0));
+    // The hybrid and the card are capped the same way (an account may lower BRL's minimum to 1 centavo).
+    expect((await client.put('/_sandbox/limits', { minimums: [{ currency: 'BRL', amount: 1 }] })).status).toBe(200);
+    const card = await created(client, cardBody({ amount: 30 }));
+    expect(card.costFee).toBe(30);
+    expect(await balanceOf(client)).toEqual(b(0));
+    // Refunding it takes back what the payer paid; nothing below zero but the balance, as for any refund.
+    await apiRefund(client, card.id);
+    expect(await balanceOf(client)).toEqual(b(-30));
+  });
+});

@@ -13,6 +13,7 @@ import { loadOpenApi } from '../../src/spec/openapi.js';
 import { DEFAULT_FEES, feeFor } from '../../src/transactions/fees.js';
 import { PAYER_INSTITUTIONS } from '../../src/transactions/settlement.js';
 import { TEST_CARDS } from '../../src/transactions/test-cards.js';
+import { isValidCnpj, isValidCpf } from '../../src/rails/documents.js';
 
 /**
  * Mock mode's answers, over many seeds and requests, never show a state the service cannot
@@ -34,7 +35,7 @@ interface Call {
   prefer?: string;
 }
 
-function answer(seed: number, call: Call): { status: number; json: Json } {
+function answer(seed: number, call: Call): { status: number; json: Json; headers: Record<string, string> } {
   const operation = operations.get(call.operationId);
   if (!operation) throw new Error(`no operation ${call.operationId}`);
   const reply = new MockResponder({ seed }).respond(operation, {
@@ -44,7 +45,7 @@ function answer(seed: number, call: Call): { status: number; json: Json } {
     query: call.query ?? {},
   } as Parameters<MockResponder['respond']>[1]);
   if (!('json' in reply)) throw new Error(`${call.operationId} answered no JSON`);
-  return { status: reply.status, json: reply.json as Json };
+  return { status: reply.status, json: reply.json as Json, headers: (reply.headers ?? {}) as Record<string, string> };
 }
 
 const PAID = ['APPROVED', 'REFUNDED', 'CHARGEBACK'];
@@ -262,7 +263,7 @@ describe('mock mode: generated under the invariants of the real service (propert
     fc.assert(
       fc.property(seeds, transactionId, (seed, id) => {
         const lookup = answer(seed, { operationId: 'getTransaction', path: `/transactions/${id}`, prefer: 'code=404' });
-        expect(lookup).toEqual({ status: 404, json: { statusCode: 404, message: 'Transaction not found', error: 'Not Found' } });
+        expect([lookup.status, lookup.json]).toEqual([404, { statusCode: 404, message: 'Transaction not found', error: 'Not Found' }]);
         const pay = answer(seed, { operationId: 'payTransaction', path: `/_sandbox/transactions/${id}/pay`, body: {}, prefer: 'code=404' });
         expect(pay.json).toEqual({ statusCode: 404, message: 'Transaction not found', error: 'Not Found' });
         const purchase = answer(seed, { operationId: 'createPurchase', path: '/transactions/v2/purchase', body: {}, prefer: 'code=400' });
@@ -270,5 +271,150 @@ describe('mock mode: generated under the invariants of the real service (propert
       }),
       { numRuns: 50 },
     );
+  });
+
+  describe('withdrawals', () => {
+    const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const E2E = /^E[0-9]{8}[0-9]{12}[A-Za-z0-9]{11}$/;
+    const PAID_OUT = ['WITHDRAW_APPROVED', 'WITHDRAW_RETURNED'];
+    const FAILED = ['WITHDRAW_REJECTED', 'WITHDRAW_ERROR', 'WITHDRAW_RETURNED'];
+    const INSTITUTIONS = PAYER_INSTITUTIONS.map((b) => b.bank);
+    const CASH_OUT_FEE = 100;
+
+    /** A valid key of each type as integrations send it, and the form the DICT keeps (literal, never from src/). */
+    const keys = fc.constantFrom(
+      { pixType: 'CPF', pixKey: '52998224725', kept: '52998224725' },
+      { pixType: 'CPF', pixKey: '11144477735', kept: '11144477735' },
+      { pixType: 'CNPJ', pixKey: '11222333000181', kept: '11222333000181' },
+      { pixType: 'PHONE', pixKey: '+5511987654321', kept: '+5511987654321' },
+      { pixType: 'PHONE', pixKey: '21987654321', kept: '+5521987654321' },
+      { pixType: 'PHONE', pixKey: '554733334444', kept: '+554733334444' },
+      { pixType: 'EMAIL', pixKey: 'Seller.42@Example.ORG', kept: 'seller.42@example.org' },
+      { pixType: 'EMAIL', pixKey: 'reject@example.com', kept: 'reject@example.com' },
+      { pixType: 'EVP', pixKey: '123e4567-e89b-42d3-a456-426614174000', kept: '123e4567-e89b-42d3-a456-426614174000' },
+    );
+    const cashOutBody = fc.tuple(keys, fc.integer({ min: 1, max: 9_999_999_999 }), references, fc.option(fc.constantFrom('11144477735', '11222333000181'), { nil: undefined })).map(([key, amount, refs, document]) => ({
+      key,
+      body: { amount, pixType: key.pixType, pixKey: key.pixKey, ...refs, ...(document !== undefined && { document }) } as { amount: number; pixType: string; pixKey: string; externalId?: string; postbackUrl?: string; document?: string },
+    }));
+
+    /** The rules the stateful sandbox's withdrawals follow, on one generated withdrawal. */
+    function expectCoherentWithdrawal(w: Json): void {
+      const what = JSON.stringify(w);
+      expect(w.id, what).toMatch(UUID);
+      expect(w.totalAmount, what).toBe((w.amount as number) + CASH_OUT_FEE);
+      expect(INSTITUTIONS, what).toContain(w.institution);
+      const document = String(w.receiverDocument);
+      if (w.pixType === 'CPF' || w.pixType === 'CNPJ') expect(document, what).toBe(w.receiverPix);
+      expect(isValidCpf(document) || isValidCnpj(document), what).toBe(true);
+      expect(w.endToEndId !== null, what).toBe(PAID_OUT.includes(String(w.status)));
+      if (w.endToEndId !== null) expect(w.endToEndId, what).toMatch(E2E);
+      expect(w.error !== null, what).toBe(FAILED.includes(String(w.status)));
+      expect(String(w.updatedAt) >= String(w.createdAt), what).toBe(true);
+      if (w.postbackUrl !== null) expect(w.postbackUrl, what).toMatch(/^https?:\/\//);
+    }
+
+    it('a cash-out answers WITHDRAW_REQUEST echoing the amount, pixType, key (as the DICT keeps it), externalId, postbackUrl and document', () => {
+      fc.assert(
+        fc.property(seeds, cashOutBody, (seed, { key, body }) => {
+          const { status, json: w } = answer(seed, { operationId: 'createCashOut', path: '/withdraws/cash-out', body });
+          expect(status).toBe(201);
+          expectCoherentWithdrawal(w);
+          expect(w).toMatchObject({
+            amount: body.amount,
+            totalAmount: body.amount + CASH_OUT_FEE,
+            status: 'WITHDRAW_REQUEST',
+            pixType: body.pixType,
+            receiverPix: key.kept,
+            externalId: body.externalId ?? null,
+            postbackUrl: body.postbackUrl ?? null,
+            endToEndId: null,
+            error: null,
+          });
+          expect(w.updatedAt).toBe(w.createdAt);
+          if (body.document !== undefined && body.pixType !== 'CPF' && body.pixType !== 'CNPJ') expect(w.receiverDocument).toBe(body.document);
+          // The same key names the same receiver, whatever the seed.
+          const again = answer(seed ^ 0x55, { operationId: 'createCashOut', path: '/withdraws/cash-out', body }).json;
+          expect([again.receiverName, again.institution]).toEqual([w.receiverName, w.institution]);
+        }),
+        { numRuns: 300 },
+      );
+    });
+
+    it('a key that does not fit its pixType, or the closed-account magic key, is 400 exactly "Invalid PIX key or account closed", why in the hint', () => {
+      const bad = fc.constantFrom(
+        { pixType: 'CPF', pixKey: '529.982.247-25' },
+        { pixType: 'CPF', pixKey: '11111111111' },
+        { pixType: 'CNPJ', pixKey: '11222333000182' },
+        { pixType: 'PHONE', pixKey: '+5501987654321' },
+        { pixType: 'EMAIL', pixKey: 'seller.example.org' },
+        { pixType: 'EVP', pixKey: '52998224725' },
+        { pixType: 'CPF', pixKey: '00000000515' },
+        { pixType: 'EMAIL', pixKey: 'Closed@Example.com' },
+      );
+      fc.assert(
+        fc.property(seeds, bad, fc.integer({ min: 1, max: 1_000_000 }), (seed, key, amount) => {
+          const res = answer(seed, { operationId: 'createCashOut', path: '/withdraws/cash-out', body: { amount, ...key } });
+          expect([res.status, res.json]).toEqual([400, { statusCode: 400, message: 'Invalid PIX key or account closed', error: 'Bad Request' }]);
+          expect(res.headers['x-sandbox-hint']).toMatch(/key|CPF|CNPJ|e-mail|closed/);
+        }),
+        { numRuns: 100 },
+      );
+    });
+
+    it('a lookup answers the id asked for (or the externalId), coherent, in any status', () => {
+      const statuses = new Set<string>();
+      const asked = fc.oneof(fc.uuid({ version: 4 }), fc.stringMatching(/^[A-Za-z0-9_-]{1,40}$/));
+      fc.assert(
+        fc.property(seeds, asked, fc.boolean(), (seed, id, byExternalId) => {
+          const query = byExternalId ? { searchBy: 'externalId' } : {};
+          const { status, json: w } = answer(seed, { operationId: 'getWithdrawal', path: `/withdraws/collect/${encodeURIComponent(id)}`, query });
+          expect(status).toBe(200);
+          const what = JSON.stringify(w);
+          if (byExternalId) expect(w.externalId, what).toBe(id);
+          else expect(w.withdrawalId, what).toBe(id);
+          expect(w.endToEndId !== null, what).toBe(PAID_OUT.includes(String(w.status)));
+          expect(w.errorMessage !== null, what).toBe(FAILED.includes(String(w.status)));
+          const receiver = w.receiver as { document: string; bank: string; ispb: string };
+          expect(PAYER_INSTITUTIONS, what).toContainEqual({ bank: receiver.bank, ispb: receiver.ispb });
+          expect(isValidCpf(receiver.document) || isValidCnpj(receiver.document), what).toBe(true);
+          statuses.add(String(w.status));
+        }),
+        { numRuns: 300 },
+      );
+      expect([...statuses].sort()).toEqual(['WITHDRAW_APPROVED', 'WITHDRAW_ERROR', 'WITHDRAW_PROCESSING', 'WITHDRAW_REJECTED', 'WITHDRAW_REQUEST', 'WITHDRAW_RETURNED']);
+    });
+
+    it('a control call (and the sandbox read) answers the withdrawal asked for, in the status the call leads to, with its message', () => {
+      const CALLS: Record<string, { status?: string; error?: string }> = {
+        getSandboxWithdrawal: {},
+        approveWithdrawal: { status: 'WITHDRAW_APPROVED' },
+        rejectWithdrawal: { status: 'WITHDRAW_REJECTED', error: 'Rejected by the receiving institution: account blocked' },
+        failWithdrawal: { status: 'WITHDRAW_ERROR', error: 'Pix network error: the settlement did not complete' },
+        returnWithdrawal: { status: 'WITHDRAW_RETURNED', error: 'Returned by the receiving institution' },
+      };
+      fc.assert(
+        fc.property(seeds, fc.uuid({ version: 4 }), fc.constantFrom(...Object.keys(CALLS)), fc.option(fc.constantFrom('Conta destino encerrada', 'Chave inexistente'), { nil: undefined }), (seed, id, operationId, message) => {
+          const action = operationId === 'getSandboxWithdrawal' ? '' : `/${operationId.replace(/Withdrawal$/, '')}`;
+          const body = operationId === 'getSandboxWithdrawal' || operationId === 'approveWithdrawal' || message === undefined ? {} : { message };
+          const { json: w } = answer(seed, { operationId, path: `/_sandbox/withdrawals/${id}${action}`, body });
+          expectCoherentWithdrawal(w);
+          expect(w.id).toBe(id);
+          const expected = CALLS[operationId]!;
+          if (expected.status) expect(w.status).toBe(expected.status);
+          if (expected.error) expect(w.error).toBe(message ?? expected.error);
+        }),
+        { numRuns: 200 },
+      );
+    });
+
+    it('a listed withdrawal is coherent too', () => {
+      fc.assert(
+        fc.property(seeds, (seed) => {
+          for (const w of answer(seed, { operationId: 'listWithdrawals', path: '/_sandbox/withdrawals' }).json.data as Json[]) expectCoherentWithdrawal(w);
+        }),
+        { numRuns: 50 },
+      );
+    });
   });
 });

@@ -13,6 +13,7 @@ import { preferredStatus } from '../../src/mock/prefer.js';
 import { loadOpenApi, type OpenApiDocument } from '../../src/spec/openapi.js';
 import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
 import { basic, startSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { expectTransactionError } from '../helpers/catalog.js';
 import { assertMatchesSpec } from '../helpers/spec.js';
 
 type ResponseObject = OpenAPIV3_1.ResponseObject;
@@ -262,7 +263,8 @@ describe('mock mode (--mock)', () => {
     expect(unknown.body).toEqual({ statusCode: 404, message: 'Transaction not found', error: 'Not Found' });
     const conflict = await sb.client.post('/_sandbox/transactions/100000000/pay', {}, { headers: { prefer: 'respond-async, code="409"' } });
     expect(conflict.status).toBe(409);
-    expect(conflict.body).toEqual({ statusCode: 409, message: 'transaction 100000000 is APPROVED (paid by PIX); only a PENDING transaction can be paid', error: 'Conflict' });
+    expect(conflict.body).toEqual({ statusCode: 409, message: 'Transaction already processed', error: 'Conflict' });
+    expect(conflict.headers.get('x-sandbox-hint')).toBe('transaction 100000000 is APPROVED (paid by PIX); only a PENDING transaction can be paid');
     const teapot = await sb.client.get(`/v2/products/${PRODUCT_ID}`, { headers: { prefer: 'code=418' } });
     expect(teapot.status).toBe(200);
     expect(teapot.headers.get('preference-applied')).toBeNull();
@@ -284,6 +286,19 @@ describe('mock mode, as an integration sees it', () => {
     expect([looked.body.id, looked.body.transactionId]).toEqual(['100000777', '100000777']);
   });
 
+  it('a cash-out echoes its request, a key that does not fit its type is refused as the service refuses it, and a lookup names the withdrawal asked for', async () => {
+    const body = { amount: 12_345, pixType: 'EMAIL', pixKey: 'Seller@Example.com', externalId: 'payout-mock-1', postbackUrl: 'http://127.0.0.1:9/payouts' };
+    const paid = await sb.client.post<Record<string, unknown>>('/withdraws/cash-out', body);
+    expect(paid.status).toBe(201);
+    expect(paid.body).toMatchObject({ amount: 12_345, totalAmount: 12_445, pixType: 'EMAIL', receiverPix: 'seller@example.com', externalId: 'payout-mock-1', postbackUrl: 'http://127.0.0.1:9/payouts', status: 'WITHDRAW_REQUEST' });
+    const refused = await sb.client.post('/withdraws/cash-out', { amount: 1_000, pixType: 'CPF', pixKey: '529.982.247-25' });
+    expectTransactionError(refused, 400, /^Invalid PIX key or account closed$/);
+    expect(refused.headers.get('x-sandbox-hint')).toMatch(/CPF key is 11 digits without punctuation/);
+    const looked = await sb.client.get<Record<string, unknown>>(`/withdraws/collect/${String(paid.body.id)}`);
+    expect(looked.body.withdrawalId).toBe(paid.body.id);
+    expect((await sb.client.get<Record<string, unknown>>('/withdraws/collect/payout-mock-1?searchBy=externalId')).body.externalId).toBe('payout-mock-1');
+  });
+
   it("Prefer: code=404 and 409 answer what the stateful sandbox answers in those cases", async () => {
     const real = await startSandbox();
     try {
@@ -295,8 +310,10 @@ describe('mock mode, as an integration sees it', () => {
       expect([unknownMock.status, unknownMock.body]).toEqual([unknownReal.status, unknownReal.body]);
       const againReal = await real.client.post(`/_sandbox/transactions/${paid.body.id}/pay`, {});
       const againMock = await sb.client.post('/_sandbox/transactions/100000000/pay', {}, headers('code=409'));
-      expect(againReal.body).toMatchObject({ statusCode: 409, message: `transaction ${paid.body.id} is APPROVED (paid by PIX); only a PENDING transaction can be paid` });
-      expect(againMock.body).toEqual({ ...(againReal.body as object), message: (againReal.body as { message: string }).message.replace(paid.body.id, '100000000') });
+      expect(againReal.body).toMatchObject({ statusCode: 409, message: 'Transaction already processed' });
+      expect(againReal.headers.get('x-sandbox-hint')).toBe(`transaction ${paid.body.id} is APPROVED (paid by PIX); only a PENDING transaction can be paid`);
+      expect(againMock.body).toEqual(againReal.body);
+      expect(againMock.headers.get('x-sandbox-hint')).toBe(againReal.headers.get('x-sandbox-hint')?.replace(paid.body.id, '100000000'));
     } finally {
       await real.stop();
     }

@@ -46,7 +46,10 @@ describe('payer page buttons', () => {
     const again = await post(page.rejectUrl, BROWSER);
     expect(again.status).toBe(409);
     expect(again.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(await again.text()).toContain('Esta cobrança já foi encerrada');
+    const text = await again.text();
+    expect(text).toContain('Esta cobrança já foi encerrada');
+    // The person sees why (the hint), not only the short message a client matches.
+    expect(text).toMatch(new RegExp(`transaction ${pix.id} is APPROVED \\(paid by PIX\\); only a PENDING transaction can be declined`));
     expectTransactionError(await sandbox.clientFor(undefined).post(localPath(page.rejectUrl)), 409);
   });
 

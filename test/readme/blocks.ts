@@ -33,9 +33,12 @@ export function shellBlocks(markdown: string): ShellBlock[] {
 /** The `# → text` lines of a block: what it says it prints. `…` stands for anything. */
 export const expectedLines = (code: string): string[] => [...code.matchAll(/^# → (.+)$/gm)].map((m) => m[1] ?? '');
 
-/** Whether some line of `output` contains `expected`, `…` matching any text. */
+/**
+ * Whether some whole line of `output` is `expected`, `…` matching any text: `# → 50000` is
+ * not satisfied by a line `150000`.
+ */
 export function printed(output: string, expected: string): boolean {
-  const pattern = new RegExp(expected.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*'));
+  const pattern = new RegExp(`^${expected.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
   return output.split('\n').some((line) => pattern.test(line));
 }
 

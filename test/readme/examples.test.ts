@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
@@ -70,10 +70,13 @@ function expectAllPrinted(order: readonly Example[], label: string): void {
   const result = run(order);
   expect(result.failed, `${label}\n${result.failed}\n--- its output:\n${[...result.outputs.values()].at(-1)}\n--- stderr:\n${result.stderr}\n--- sandbox:\n${sandbox.output().slice(-3000)}`).toBeUndefined();
   expect([...result.outputs.keys()].sort()).toEqual(order.map((e) => e.name).sort());
+  // Every line not printed, of every example, in one report.
+  const missing: string[] = [];
   for (const example of order) {
     const output = result.outputs.get(example.name) ?? '';
-    for (const line of expectedLines(example.code)) expect(printed(output, line), `${label}: ${example.name} should print "${line}"; it printed:\n${output}`).toBe(true);
+    for (const line of expectedLines(example.code)) if (!printed(output, line)) missing.push(`${example.name} should print "${line}"; it printed:\n${output}`);
   }
+  expect(missing, label).toEqual([]);
 }
 
 describe('README shell blocks', () => {
@@ -91,6 +94,12 @@ describe('README shell blocks', () => {
       expect(example.code, example.name).not.toMatch(/\b1000000\d\d\b/);
       for (const line of expectedLines(example.code)) expect(line, example.name).not.toMatch(/\/_sandbox\/(checkout|boletos|pix)\//);
     }
+  });
+
+  it('name only files of the project that exist (a test or source file the README points at)', () => {
+    const named = [...README.matchAll(/`((?:test|src|scenarios|docs|scripts|bench)\/[\w./-]+\.(?:ts|mjs|js|yaml|json|md))`/g)].map((m) => m[1] ?? '');
+    expect(named.length).toBeGreaterThan(3);
+    expect(named.filter((path) => !existsSync(join(ROOT, path)))).toEqual([]);
   });
 
   it('use curl -sS (a wrong port or a missing file says so) and show curl -u secret:KEY', () => {

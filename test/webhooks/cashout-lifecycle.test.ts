@@ -4,7 +4,7 @@
 import { createHmac } from 'node:crypto';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, expectTransactionError, ISO_UTC } from '../helpers/catalog.js';
+import { createAccount, expectConflict, expectTransactionError, ISO_UTC } from '../helpers/catalog.js';
 import { basic, startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { expectKeysSortedDeep, listDeliveries, receiversClosedAfterEach, waitUntil, type CashinPaid, type Delivery, type EventList, type SandboxEvent } from '../helpers/webhooks.js';
 import {
@@ -175,14 +175,14 @@ describe('control calls /_sandbox/withdrawals/:id/{approve,reject,fail,return}',
   it('return after approve: WITHDRAW_RETURNED and cashout.returned; every other order is 409', async () => {
     const { client, r } = await setup();
     const w = await cashedOut(client, cashOutBody({ postbackUrl: r.url }));
-    expectTransactionError(await control(client, w.id, 'return'), 409, /WITHDRAW_REQUEST; only a WITHDRAW_APPROVED withdrawal can be returned/);
+    expectConflict(await control(client, w.id, 'return'), 'Transaction already processed', /WITHDRAW_REQUEST; only a WITHDRAW_APPROVED withdrawal can be returned/);
     expect((await control(client, w.id, 'approve')).status).toBe(200);
-    expectTransactionError(await control(client, w.id, 'approve'), 409, /WITHDRAW_APPROVED; only a WITHDRAW_REQUEST or WITHDRAW_PROCESSING/);
-    expectTransactionError(await control(client, w.id, 'reject'), 409, /can be rejected/);
-    expectTransactionError(await control(client, w.id, 'fail'), 409, /can be failed/);
+    expectConflict(await control(client, w.id, 'approve'), 'Transaction already processed', /WITHDRAW_APPROVED; only a WITHDRAW_REQUEST or WITHDRAW_PROCESSING/);
+    expectConflict(await control(client, w.id, 'reject'), 'Transaction already processed', /can be rejected/);
+    expectConflict(await control(client, w.id, 'fail'), 'Transaction already processed', /can be failed/);
     const ret = await control(client, w.id, 'return', { message: 'Devolvido pelo recebedor' });
     expect(ret.body).toMatchObject({ status: 'WITHDRAW_RETURNED', error: 'Devolvido pelo recebedor' });
-    expectTransactionError(await control(client, w.id, 'return'), 409, /WITHDRAW_RETURNED/);
+    expectConflict(await control(client, w.id, 'return'), 'Transaction already processed', /WITHDRAW_RETURNED/);
     const reqs = await r.waitForRequests(2);
     expect(reqs.map((q) => (q.body as CashinPaid).event)).toEqual(['cashout.success', 'cashout.returned']);
     expect((await balanceOf(client)).balance).toBe(100_000);

@@ -38,13 +38,16 @@ describe('at connect time (a test lookup maps names to addresses)', () => {
         { address: '127.0.0.1', family: 4 },
       ],
       'mapped.test': [{ address: '::ffff:169.254.169.254', family: 6 }],
+      // What a DNS64 resolver answers for an IPv4-only name, and the deprecated IPv4-compatible form.
+      'nat64.test': [{ address: '64:ff9b::a9fe:a9fe', family: 6 }],
+      'compat.test': [{ address: '::a9fe:a9fe', family: 6 }],
     });
     const lookup = targets.lookup(resolve);
     const ask = (name: string, all: boolean) =>
       new Promise<{ error: (Error & { code?: string }) | null; result: unknown }>((done) =>
         lookup(name, { all }, (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => done({ error, result: all ? address : { address, family } })),
       );
-    for (const name of ['meta.test', 'v6meta.test', 'mapped.test']) {
+    for (const name of ['meta.test', 'v6meta.test', 'mapped.test', 'nat64.test', 'compat.test']) {
       for (const all of [true, false]) {
         const { error } = await ask(name, all);
         expect(error?.code, name).toBe('ESANDBOXTARGET');

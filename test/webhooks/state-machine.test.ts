@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ISO_UTC, createAccount, expectTransactionError } from '../helpers/catalog.js';
+import { ISO_UTC, createAccount, expectConflict, expectTransactionError } from '../helpers/catalog.js';
 import {
   arsBody,
   boletoBody,
@@ -46,7 +46,7 @@ describe('hybrid PIX_BOLETO', () => {
     const paid = await pay(client, tx.id, { rail: first });
     expect(paid.paidRail).toBe(first);
     const res = await control(client, tx.id, 'pay', { rail: second });
-    expectTransactionError(res, 409, new RegExp(`is APPROVED\\b.*\\b${first}\\b.*only a PENDING transaction can be paid`));
+    expectConflict(res, 'Transaction already processed', new RegExp(`is APPROVED\\b.*\\b${first}\\b.*only a PENDING transaction can be paid`));
     expect((res.body as unknown as { error: string }).error).toBe('Conflict');
     const after = await lookup(client, tx.id);
     expect(after).toEqual(paid);
@@ -80,7 +80,7 @@ describe('boleto due dates on the account clock', () => {
     // Stamped on the account clock, at the end of the due date.
     expect(Date.parse(expired.createdAt)).toBeGreaterThanOrEqual(end);
     expect(Date.parse(expired.createdAt)).toBeLessThan(end + 60_000);
-    expectTransactionError(await control(client, tx.id, 'pay'), 409, /is BLOCKED \(EXPIRED\); only a PENDING transaction can be paid/);
+    expectConflict(await control(client, tx.id, 'pay'), 'Transaction already processed', /is BLOCKED \(EXPIRED\); only a PENDING transaction can be paid/);
     // The expiry's webhook, undeliverable here (no URL).
     expect((await listDeliveries(client)).data.map((d) => [d.event, d.status])).toEqual([['cashin.expired', 'undeliverable']]);
   });
@@ -133,7 +133,7 @@ describe('transitions from a non-PENDING state: 409 in the transaction error sha
       for (const action of ['pay', 'expire', 'decline'] as const) {
         const res = await control(client, tx.id, action);
         const done = { pay: 'paid', expire: 'expired', decline: 'declined' }[action];
-        expectTransactionError(res, 409, new RegExp(`transaction ${tx.id} is ${status}.*only a PENDING transaction can be ${done}`));
+        expectConflict(res, 'Transaction already processed', new RegExp(`^transaction ${tx.id} is ${status}.*only a PENDING transaction can be ${done}$`));
         expect(res.body).toEqual({ statusCode: 409, message: expect.any(String), error: 'Conflict' });
       }
       expect(await lookup(client, tx.id)).toEqual(before);

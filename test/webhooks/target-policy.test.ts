@@ -29,6 +29,13 @@ const FORBIDDEN = [
   'http://[fe80::a:b%25eth0]/',
   'http://[fd00:ec2::254]/latest/meta-data/',
   'http://[::ffff:169.254.169.254]/',
+  // The same IPv4 hosts in IPv6 spellings a network still delivers to them: NAT64, IPv4-compatible, IPv4-translated.
+  'http://[64:ff9b::a9fe:a9fe]/',
+  'http://[64:ff9b::169.254.169.254]/',
+  'http://[::a9fe:a9fe]/',
+  'http://[::169.254.170.2]/',
+  'http://[::ffff:0:a9fe:a9fe]/',
+  'http://[64:ff9b::6464:64c8]/latest/meta-data/',
   'http://2852039166/',
   'http://0xA9.0xFE.0xA9.0xFE/',
   'http://metadata.google.internal/computeMetadata/v1/',
@@ -73,6 +80,26 @@ describe('reproductions (issue 22)', () => {
 });
 
 describe('where a URL is given', () => {
+  it('an IPv4 link-local address in an IPv6 spelling is refused naming 169.254.0.0/16, not fe80::/10', async () => {
+    for (const [postbackUrl, carried] of [
+      ['http://[::ffff:169.254.169.254]/', '169.254.169.254'],
+      ['http://[64:ff9b::a9fe:a9fe]/', '169.254.169.254'],
+      ['http://[::a9fe:a9fe]/', '169.254.169.254'],
+    ] as const) {
+      const res = await sb.client.post<{ message: string }>('/transactions/v2/purchase', pixBody({ postbackUrl }));
+      expectTransactionError(res, 400, /^postbackUrl /);
+      expect(res.body.message, postbackUrl).toContain(`the IPv6 form of ${carried}, a link-local address (169.254.0.0/16)`);
+      expect(res.body.message, postbackUrl).not.toContain('fe80::/10');
+    }
+    // A real IPv6 link-local address still names its own range; a metadata address in NAT64 form is a metadata address.
+    expect((await sb.client.post<{ message: string }>('/transactions/v2/purchase', pixBody({ postbackUrl: 'http://[fe80::1]/' }))).body.message).toContain('fe80::/10');
+    expect((await sb.client.post<{ message: string }>('/transactions/v2/purchase', pixBody({ postbackUrl: 'http://[64:ff9b::6464:64c8]/' }))).body.message).toContain('the IPv6 form of 100.100.100.200, a cloud metadata address');
+    // Loopback in those spellings stays a loopback target; :: and ::1 are not IPv4 addresses.
+    for (const postbackUrl of ['http://[::ffff:127.0.0.1]:9/', 'http://[::1]:9/']) {
+      expect((await sb.client.post('/transactions/v2/purchase', pixBody({ postbackUrl }))).status, postbackUrl).toBe(201);
+    }
+  });
+
   it('the account webhook URL (PUT /_sandbox/webhook-url, account creation) refuses the same targets, naming its field', async () => {
     for (const url of FORBIDDEN.slice(0, 4)) {
       expectTransactionError(await sb.client.put('/_sandbox/webhook-url', { url }), 400, /^url /);

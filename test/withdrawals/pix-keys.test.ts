@@ -16,6 +16,7 @@ describe('normalizePixKey (payment-formats.md, Pix keys)', () => {
     ['PHONE', '5521987654321', '+5521987654321'],
     ['PHONE', '4733334444', '+554733334444'],
     ['EMAIL', 'a.b+c@sub.example.com.br', 'a.b+c@sub.example.com.br'],
+    ['EMAIL', 'Seller.42@Example.ORG', 'seller.42@example.org'],
     ['EVP', '123e4567-e89b-42d3-a456-426614174000', '123e4567-e89b-42d3-a456-426614174000'],
   ] as [PixType, string, string][])('%s %s → %s', (type, key, normalized) => {
     expect(normalizePixKey(type, key)).toBe(normalized);

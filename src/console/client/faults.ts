@@ -78,7 +78,7 @@ export const faultsView: View = (ctx) => {
     return h(
       'article',
       { class: 'card fault-rule', 'data-rule': rule.id },
-      h('div', { class: 'card-head' }, h('h3', { class: 'mono wrap' }, rule.id), h('span', { class: 'row' }, h('span', { class: `badge ${rule.fired ? 'warn' : 'muted'}` }, `fired ${rule.fired}×`), remove)),
+      h('div', { class: 'card-head' }, h('h3', { class: 'mono id' }, rule.id), h('span', { class: 'row' }, h('span', { class: `badge ${rule.fired ? 'warn' : 'muted'}` }, `fired ${rule.fired}×`), remove)),
       h('p', { class: 'meta wrap' }, h('strong', {}, 'When: '), describeMatch(rule.match)),
       h('p', { class: 'meta' }, h('strong', {}, 'Then: '), describeAction(rule.action), ' · ', limits(rule)),
     );

@@ -11,19 +11,39 @@ import type { Tx } from './state.js';
  * actions on. The request it sends is shown, to copy into code.
  */
 
-type Currency = 'BRL' | 'COP' | 'ARS';
+type Currency = 'BRL' | 'COP' | 'ARS' | 'MXN';
 
-const METHODS: Readonly<Record<Currency, readonly string[]>> = {
+/** The methods each currency takes (openapi.yaml's *PurchaseRules; a test keeps them equal), its default first. */
+export const CONSOLE_METHODS: Readonly<Record<Currency, readonly string[]>> = {
   BRL: ['PIX', 'BOLETO', 'PIX_BOLETO', 'CREDIT_CARD'],
   COP: ['PSE', 'BANK_TRANSFER', 'NEQUI', 'BREB'],
   ARS: ['BANK_TRANSFER'],
+  MXN: ['SPEI'],
 };
 
 /** Test data per currency, in the formats the purchase rules ask for (the README's examples). */
-const DEFAULTS: Readonly<Record<Currency, { amount: string; name: string; email: string; phone: string; cpf: string; responsibleDocument: string }>> = {
+export const CONSOLE_DEFAULTS: Readonly<Record<Currency, { amount: string; name: string; email: string; phone: string; cpf: string; responsibleDocument: string }>> = {
   BRL: { amount: '150.00', name: 'Maria Silva', email: 'maria@example.com', phone: '11987654321', cpf: '52998224725', responsibleDocument: '11222333000181' },
   COP: { amount: '15000.00', name: 'Juan Pérez', email: 'juan@example.com', phone: '+573211234567', cpf: '', responsibleDocument: '1020304050' },
   ARS: { amount: '2500.00', name: 'Ana Gómez', email: 'ana@example.com', phone: '', cpf: '', responsibleDocument: '20055361682' },
+  // A Mexican payer; the responsible document is the merchant's RFC (the SAT's generic one).
+  MXN: { amount: '250.00', name: 'Sofía Hernández', email: 'sofia@example.com', phone: '+525512345678', cpf: '', responsibleDocument: 'XAXX010101000' },
+};
+
+/** What the responsible document is in each currency, as the purchase rules say. */
+const DOCUMENT_HINTS: Readonly<Record<Currency, string>> = {
+  BRL: "the merchant's CPF or CNPJ",
+  COP: "the payer's CC, NIT, CE or TI",
+  ARS: 'a CPF (11 digits) or CNPJ (14)',
+  MXN: "the merchant's RFC (12 or 13 characters) or CPF/CNPJ",
+};
+
+/** Phone rules per currency: required where the service requires it. */
+const PHONE_HINTS: Readonly<Record<Currency, string>> = {
+  BRL: '8 to 12 digits',
+  COP: 'with the country code, e.g. +573211234567',
+  ARS: 'optional',
+  MXN: 'optional: 8 to 12 digits, or +52 and 10 digits',
 };
 
 /** The README's test cards (src/transactions/test-cards.ts; a test keeps the two lists equal). */
@@ -48,11 +68,11 @@ export function centavosOf(text: string): number | undefined {
 }
 
 export const newPurchaseView: View = (ctx) => {
-  const field = (id: string, label: string, control: HTMLElement, hint?: string): HTMLElement =>
-    h('div', { class: 'field', 'data-field': id }, h('label', { for: id }, label), control, hint ? h('small', { class: 'muted' }, hint) : null);
+  const field = (id: string, label: string, control: HTMLElement, hint?: string | HTMLElement): HTMLElement =>
+    h('div', { class: 'field', 'data-field': id }, h('label', { for: id }, label), control, typeof hint === 'string' ? h('small', { class: 'muted' }, hint) : (hint ?? null));
   const input = (id: string, attrs: Record<string, string | number | boolean> = {}): HTMLInputElement => h('input', { id, type: 'text', autocomplete: 'off', ...attrs });
 
-  const currency = h('select', { id: 'np-currency' }, (Object.keys(METHODS) as Currency[]).map((c) => h('option', { value: c }, c)));
+  const currency = h('select', { id: 'np-currency' }, (Object.keys(CONSOLE_METHODS) as Currency[]).map((c) => h('option', { value: c }, c)));
   const method = h('select', { id: 'np-method' });
   const amount = input('np-amount', { inputmode: 'decimal', required: true });
   const name = input('np-name', { required: true, maxlength: 255 });
@@ -60,6 +80,8 @@ export const newPurchaseView: View = (ctx) => {
   const phone = input('np-phone');
   const cpf = input('np-cpf', { inputmode: 'numeric' });
   const responsible = input('np-document', { required: true });
+  const documentHint = h('small', { class: 'muted', id: 'np-document-hint' });
+  const phoneHint = h('small', { class: 'muted', id: 'np-phone-hint' });
   const description = input('np-description', { required: true, maxlength: 255, value: 'Pedido de teste' });
   const responsibleExternalId = input('np-responsible-ref', { required: true, value: 'cli-console' });
   const externalId = input('np-external-id', { placeholder: 'optional, e.g. order-1001' });
@@ -81,9 +103,11 @@ export const newPurchaseView: View = (ctx) => {
   /** Another currency: its methods, and its test data where the fields still hold the previous one's. */
   function onCurrency(previous: Currency | undefined): void {
     const next = currencyNow();
-    replaceChildren(method, METHODS[next].map((m) => h('option', { value: m }, m)));
-    const before = previous ? DEFAULTS[previous] : undefined;
-    const now = DEFAULTS[next];
+    replaceChildren(method, CONSOLE_METHODS[next].map((m) => h('option', { value: m }, m)));
+    documentHint.textContent = DOCUMENT_HINTS[next];
+    phoneHint.textContent = PHONE_HINTS[next];
+    const before = previous ? CONSOLE_DEFAULTS[previous] : undefined;
+    const now = CONSOLE_DEFAULTS[next];
     for (const [control, key] of [[amount, 'amount'], [name, 'name'], [email, 'email'], [phone, 'phone'], [cpf, 'cpf'], [responsible, 'responsibleDocument']] as const) {
       if (!before || control.value === before[key] || control.value === '') control.value = now[key];
     }
@@ -94,7 +118,7 @@ export const newPurchaseView: View = (ctx) => {
     for (const el of byMethod.cpf!) el.hidden = currencyNow() !== 'BRL';
     for (const el of byMethod.boleto!) el.hidden = m !== 'BOLETO' && m !== 'PIX_BOLETO';
     for (const el of byMethod.card!) el.hidden = m !== 'CREDIT_CARD';
-    phone.required = currencyNow() !== 'ARS';
+    phone.required = currencyNow() === 'BRL' || currencyNow() === 'COP';
   }
   let shownCurrency: Currency | undefined;
   currency.addEventListener('change', () => {
@@ -138,7 +162,7 @@ export const newPurchaseView: View = (ctx) => {
     { class: 'card stack', id: 'new-purchase', novalidate: true },
     h('div', { class: 'fields' }, field('np-currency', 'Currency', currency), field('np-method', 'Method', method), field('np-amount', 'Amount', amount, 'in units, e.g. 150.00; sent in centavos')),
     h('h2', {}, 'Payer'),
-    h('div', { class: 'fields' }, field('np-name', 'Name', name), field('np-email', 'E-mail', email), field('np-phone', 'Phone', phone), byMethod.cpf, field('np-document', 'Responsible document', responsible)),
+    h('div', { class: 'fields' }, field('np-name', 'Name', name), field('np-email', 'E-mail', email), field('np-phone', 'Phone', phone, phoneHint), byMethod.cpf, field('np-document', 'Responsible document', responsible, documentHint)),
     h('div', { class: 'fields' }, byMethod.boleto, byMethod.card),
     h('h2', {}, 'Your references'),
     h('div', { class: 'fields' }, field('np-description', 'Description', description), field('np-responsible-ref', 'Responsible external id', responsibleExternalId), field('np-external-id', 'External id', externalId), field('np-postback-url', 'Postback URL', postbackUrl)),

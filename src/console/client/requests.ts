@@ -41,7 +41,7 @@ function entry(r: LoggedRequest): HTMLElement {
       ' ',
       h('strong', {}, r.method),
       ' ',
-      h('span', { class: 'mono wrap' }, r.path),
+      h('span', { class: 'mono id' }, r.path),
       h('span', { class: 'small muted' }, ` · ${Math.round(r.durationMs)} ms · ${when(r.at)}`),
       fromConsole(r) ? h('span', { class: 'tag' }, 'console') : null,
     ),

@@ -14,7 +14,8 @@ interface Account {
   name: string;
   permissions: string[];
   webhookUrl: string | null;
-  webhookSecret: string;
+  /** Who-am-I answers it; a change of the webhook URL does not (secrets only in creation and who-am-I). */
+  webhookSecret?: string;
   createdAt: string;
 }
 
@@ -93,7 +94,7 @@ export const accountView: View = (ctx) => {
     h('button', { type: 'button', class: 'secondary', id: 'webhook-url-clear' }, 'Clear'),
   );
   function showSecret(value: string): void {
-    const code = h('code', { id: 'webhook-secret', class: 'wrap' }, '•'.repeat(Math.min(value.length, 24)));
+    const code = h('code', { id: 'webhook-secret', class: 'id' }, '•'.repeat(Math.min(value.length, 24)));
     const toggle = h('button', { type: 'button', class: 'secondary', 'aria-controls': 'webhook-secret', 'aria-pressed': 'false' }, 'Show');
     toggle.addEventListener('click', () => {
       const showing = toggle.getAttribute('aria-pressed') === 'true';
@@ -111,11 +112,11 @@ export const accountView: View = (ctx) => {
       ['Name', account.name],
       ['User id', account.userId ? h('span', { class: 'mono' }, account.userId) : null],
       ['Permissions', account.permissions.join(', ')],
-      ['Webhook URL', h('span', { id: 'account-webhook-url', class: 'mono wrap' }, account.webhookUrl ?? 'not set')],
+      ['Webhook URL', h('span', { id: 'account-webhook-url', class: 'mono id' }, account.webhookUrl ?? 'not set')],
       ['Created', when(account.createdAt)],
     ]));
     url.value = account.webhookUrl ?? '';
-    showSecret(account.webhookSecret);
+    if (account.webhookSecret !== undefined) showSecret(account.webhookSecret);
   }
   async function save(value: string | null): Promise<void> {
     const answer = await ctx.api.put<Account>('/_sandbox/webhook-url', { url: value });
@@ -133,7 +134,7 @@ export const accountView: View = (ctx) => {
     const answer = await ctx.api.get<Account>('/_sandbox/account');
     if (answer.ok) return show(answer.body);
     if (answer.missing) {
-      replaceChildren(details, unavailable('Reading the account (GET /_sandbox/account)'), h('p', { class: 'muted small' }, 'Saving a webhook URL below still works, and shows the webhook secret.'));
+      replaceChildren(details, unavailable('Reading the account (GET /_sandbox/account)'), h('p', { class: 'muted small' }, 'Saving a webhook URL below still works.'));
       return;
     }
     ctx.fail('Reading the account', answer);

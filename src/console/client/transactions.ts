@@ -48,7 +48,7 @@ function row(tx: Tx): HTMLElement {
     { 'data-transaction': tx.id },
     h('td', { class: 'cell-id' }, h('a', { href, class: 'mono' }, tx.id)),
     h('td', { class: 'cell-created' }, when(tx.createdAt)),
-    h('td', { class: 'wrap cell-ref' }, tx.externalId ?? '—'),
+    h('td', { class: 'id cell-ref' }, tx.externalId ?? '—'),
     h('td', { class: 'cell-method' }, `${tx.currency} · ${tx.method}`),
     h('td', { class: 'num cell-amount' }, money(tx.amount, tx.currency)),
     h('td', { class: 'cell-status' }, statusCell(tx)),
@@ -148,7 +148,7 @@ function instruction(tx: Tx, payerPages: PayerPages | null): HTMLElement {
   const pixCode = typeof tx.pixCode === 'string' ? tx.pixCode : undefined;
   const pi = (tx.paymentInstruction ?? {}) as Record<string, unknown>;
   if (tx.currency === 'COP') {
-    rows.push(['Redirect URL', typeof tx.redirectUrl === 'string' ? h('span', { class: 'mono wrap' }, tx.redirectUrl) : 'not filled yet']);
+    rows.push(['Redirect URL', typeof tx.redirectUrl === 'string' ? h('span', { class: 'mono id' }, tx.redirectUrl) : 'not filled yet']);
     if (payerPages?.checkout) pages.push(link(payerPages.checkout.url, 'Checkout page'));
   }
   if (tx.currency === 'MXN' && typeof tx.clabe === 'string') {
@@ -161,7 +161,7 @@ function instruction(tx: Tx, payerPages: PayerPages | null): HTMLElement {
     if (b) rows.push(['Beneficiary', `${b.name} · CUIT ${b.cuit} · alias ${b.alias} · ${b.bank}`]);
   }
   if (pixCode !== undefined) {
-    rows.push(['Pix code', pixCode ? h('code', { class: 'wrap' }, pixCode) : 'not filled yet']);
+    rows.push(['Pix code', pixCode ? h('code', { class: 'id' }, pixCode) : 'not filled yet']);
     if (pixCode) {
       // The image the answer carries: the QR's own URL needs the payer link's token, and may name another host.
       if (typeof tx.qrCode === 'string') rows.push(['QR', h('img', { src: `data:image/png;base64,${tx.qrCode}`, width: 140, height: 140, alt: 'Pix QR code' })]);
@@ -169,7 +169,7 @@ function instruction(tx: Tx, payerPages: PayerPages | null): HTMLElement {
     }
   }
   if (tx.method === 'BOLETO' || tx.method === 'PIX_BOLETO') {
-    rows.push(['Digitable line', typeof pi.boletoDigitableLine === 'string' ? h('code', { class: 'wrap' }, pi.boletoDigitableLine) : 'registration pending']);
+    rows.push(['Digitable line', typeof pi.boletoDigitableLine === 'string' ? h('code', { class: 'id' }, pi.boletoDigitableLine) : 'registration pending']);
     if (typeof pi.dueDate === 'string') rows.push(['Due date', when(pi.dueDate)]);
     if (payerPages?.boleto) pages.push(link(payerPages.boleto.url, 'Boleto page'));
   }
@@ -208,6 +208,9 @@ export function hasInstruction(tx: Tx): boolean {
       return pi.type === 'BOLETO';
     case 'PIX_BOLETO':
       return typeof tx.pixCode === 'string' && tx.pixCode !== '' && pi.type === 'BOLETO';
+    case 'SPEI':
+      // The charge's CLABE comes in the 201: there is nothing to fill.
+      return typeof tx.clabe === 'string';
     default:
       return tx.currency === 'COP' ? typeof tx.redirectUrl === 'string' : typeof tx.cvu === 'string';
   }
@@ -325,7 +328,7 @@ export const transactionView: View = (ctx, id) => {
             ['External id', t.externalId],
             ['Created', when(t.createdAt)],
             ['Paid', when((t.approvedAt ?? t.paidAt) as string | null)],
-            ['Webhook URL', t.postbackUrl ? h('span', { class: 'mono wrap' }, t.postbackUrl) : 'the account\'s, if set'],
+            ['Webhook URL', t.postbackUrl ? h('span', { class: 'mono id' }, t.postbackUrl) : 'the account\'s, if set'],
             ['Fee', money(Number(t.costFee ?? 0), t.currency)],
           ]),
         ),

@@ -74,7 +74,7 @@ function attemptsTable(attempts: readonly Attempt[]): HTMLElement {
             h('td', {}, when(a.at)),
             h('td', {}, answerOf(a), a.fault ? h('span', { class: 'tag' }, `fault ${a.fault}`) : null),
             h('td', {}, `${a.durationMs} ms`),
-            h('td', { class: 'wrap' }, a.responseBody ? h('code', {}, a.responseBody) : '—'),
+            h('td', { class: 'id' }, a.responseBody ? h('code', {}, a.responseBody) : '—'),
           ),
         ),
       ),
@@ -125,7 +125,7 @@ export function deliveryCard(ctx: Context, d: Delivery, onChange: () => void): H
         ? ['Withdrawal ', h('a', { href: `#/withdrawals/${encodeURIComponent(d.withdrawalId)}` }, d.withdrawalId)]
         : ['Transaction ', h('a', { href: `#/transactions/${encodeURIComponent(d.transactionId ?? '')}` }, d.transactionId ?? '—')],
       ' → ',
-      h('span', { class: 'mono wrap' }, d.url ?? 'no URL (undeliverable)'),
+      h('span', { class: 'mono id' }, d.url ?? 'no URL (undeliverable)'),
       ` · ${d.attempts.length} attempt${d.attempts.length === 1 ? '' : 's'}`,
       d.nextAttemptAt ? ` · next ${when(d.nextAttemptAt)}` : '',
     ),

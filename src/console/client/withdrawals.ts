@@ -127,8 +127,8 @@ function row(w: Withdrawal): HTMLElement {
     { 'data-withdrawal': w.id },
     h('td', {}, h('a', { href: `#/withdrawals/${encodeURIComponent(w.id)}`, class: 'mono' }, w.id.slice(0, 8))),
     h('td', { class: 'hide-narrow' }, when(w.createdAt)),
-    h('td', { class: 'wrap' }, w.externalId ?? '—'),
-    h('td', { class: 'wrap hide-narrow' }, `${w.pixType} ${w.receiverPix}`),
+    h('td', { class: 'id' }, w.externalId ?? '—'),
+    h('td', { class: 'id hide-narrow' }, `${w.pixType} ${w.receiverPix}`),
     h('td', { class: 'num' }, money(w.amount, 'BRL')),
     h('td', {}, statusCell(w.status)),
   );
@@ -249,7 +249,7 @@ export const withdrawalView: View = (ctx, id) => {
       ctx.root,
       back,
       h('h1', { tabindex: -1 }, 'Withdrawal ', statusBadge(w.status)),
-      h('p', { class: 'mono small wrap' }, w.id),
+      h('p', { class: 'mono small id' }, w.id),
       h(
         'div',
         { class: 'grid' },
@@ -263,9 +263,9 @@ export const withdrawalView: View = (ctx, id) => {
             ['External id', w.externalId],
             ['Created', when(w.createdAt)],
             ['Updated', when(w.updatedAt)],
-            ['End-to-end id', w.endToEndId ? h('span', { class: 'mono wrap' }, w.endToEndId) : null],
+            ['End-to-end id', w.endToEndId ? h('span', { class: 'mono id' }, w.endToEndId) : null],
             ['Error', w.error],
-            ['Webhook URL', w.postbackUrl ? h('span', { class: 'mono wrap' }, w.postbackUrl) : "the account's, if set"],
+            ['Webhook URL', w.postbackUrl ? h('span', { class: 'mono id' }, w.postbackUrl) : "the account's, if set"],
           ]),
         ),
         h(
@@ -273,7 +273,7 @@ export const withdrawalView: View = (ctx, id) => {
           { 'aria-labelledby': 'wd-receiver-h' },
           h('h2', { id: 'wd-receiver-h' }, 'Receiver'),
           facts([
-            ['Pix key', h('span', { class: 'mono wrap' }, `${w.pixType} ${w.receiverPix}`)],
+            ['Pix key', h('span', { class: 'mono id' }, `${w.pixType} ${w.receiverPix}`)],
             ['Name', w.receiverName],
             ['Document', h('span', { class: 'mono' }, w.receiverDocument)],
             ['Institution', w.institution],
