@@ -24,7 +24,8 @@ describe('concurrent transitions of one transaction', () => {
       const answers = await Promise.all([control(client, tx.id, 'pay'), control(client, tx.id, 'pay')]);
       expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
       const refused = answers.find((a) => a.status === 409)?.body as unknown as { message: string };
-      expect(refused.message).toMatch(/is APPROVED/);
+      expect(refused.message).toBe('Transaction already processed');
+      expect(answers.find((a) => a.status === 409)?.headers.get('x-sandbox-hint')).toMatch(/is APPROVED/);
       await waitForDelivery(client, tx.id, (d) => d.status === 'delivered', 'the webhook delivered');
       const events = await listEvents(client, { transactionId: tx.id, type: 'transaction.paid' });
       expect(events.data).toHaveLength(1);

@@ -55,7 +55,7 @@ describe('Transitions', () => {
     const tx = await kit.transactions.create(account, purchase());
     expect(await kit.transitions.refund(account.id, tx.id).catch((e: unknown) => e)).toMatchObject({ code: 'conflict' });
     expect(await kit.transitions.pay(account.id, tx.id, 'PIX').then(() => 'paid')).toBe('paid');
-    expect(await kit.transitions.pay(account.id, tx.id).catch((e: unknown) => e)).toMatchObject({ code: 'conflict', message: expect.stringMatching(/is APPROVED .*only a PENDING transaction can be paid/) });
+    expect(await kit.transitions.pay(account.id, tx.id).catch((e: unknown) => e)).toMatchObject({ code: 'conflict', message: 'Transaction already processed', hint: expect.stringMatching(/is APPROVED .*only a PENDING transaction can be paid/) });
     expect(await kit.transitions.refund(account.id, tx.id, { amount: 1 }).catch((e: unknown) => e)).toMatchObject({ code: 'invalid', message: 'Invalid amount' });
     await kit.transitions.refund(account.id, tx.id);
     expect(await kit.transitions.refund(account.id, tx.id).catch((e: unknown) => e)).toMatchObject({ code: 'conflict', message: 'Transaction already processed' });
@@ -116,7 +116,8 @@ describe('Transitions', () => {
     const tx = await kit.transactions.create(account, purchase());
     await kit.transitions.pay(account.id, tx.id, 'BOLETO');
     const error = await act(account.id, tx.id).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'conflict', message: `transaction ${tx.id} is APPROVED (paid by BOLETO); only a PENDING transaction can be ${word}` });
+    // The exact short message integrations match; the explanation goes in x-sandbox-hint.
+    expect(error).toMatchObject({ code: 'conflict', message: 'Transaction already processed', hint: `transaction ${tx.id} is APPROVED (paid by BOLETO); only a PENDING transaction can be ${word}` });
     expect((await kit.transactions.get(account, tx.id)).view.status).toBe('APPROVED');
   });
 
@@ -125,7 +126,8 @@ describe('Transitions', () => {
     const tx = await kit.transactions.create(account, purchase({ paymentMethod: 'BOLETO' }));
     expect(await kit.transitions.chargeback(account.id, tx.id).catch((e: unknown) => e)).toMatchObject({
       code: 'conflict',
-      message: `transaction ${tx.id} is PENDING; only an APPROVED transaction can be charged back`,
+      message: 'Transaction not approved',
+      hint: `transaction ${tx.id} is PENDING; only an APPROVED transaction can be charged back`,
     });
     expect(await kit.transitions.pay(account.id, tx.id, 'PIX').catch((e: unknown) => e)).toMatchObject({ code: 'invalid', message: 'rail PIX is not a rail of a BOLETO transaction (use BOLETO)' });
     await kit.transitions.pay(account.id, tx.id);

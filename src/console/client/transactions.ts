@@ -6,6 +6,9 @@ import { type Child, facts, h, json, money, pre, replaceChildren, statusBadge, u
 import { byIdDesc, type SandboxEvent, type Tx } from './state.js';
 import { deliveryCard, type Delivery } from './webhooks.js';
 
+/** How often a transaction's view reads its webhook log again while a delivery is pending. */
+const PENDING_REFRESH_MS = 1000;
+
 const STATUSES = ['PENDING', 'APPROVED', 'REFUNDED', 'CHARGEBACK', 'BLOCKED'];
 const CURRENCIES = ['BRL', 'COP', 'ARS', 'MXN'];
 const METHODS = ['PIX', 'BOLETO', 'PIX_BOLETO', 'CREDIT_CARD', 'PSE', 'NEQUI', 'BREB', 'BANK_TRANSFER', 'SPEI'];
@@ -294,8 +297,10 @@ export const transactionView: View = (ctx, id) => {
   if (!id) return;
   const txId = decodeURIComponent(id);
   let seq = 0;
+  let refresh: ReturnType<typeof setTimeout> | undefined;
   const draw = async (): Promise<void> => {
     const mine = ++seq;
+    clearTimeout(refresh);
     const [tx, events, deliveries, payerPages] = await Promise.all([
       ctx.api.get<Tx>(`/transactions/${encodeURIComponent(txId)}`),
       ctx.api.all<SandboxEvent>(`/_sandbox/events?transactionId=${encodeURIComponent(txId)}`),
@@ -349,12 +354,16 @@ export const transactionView: View = (ctx, id) => {
       h('details', {}, h('summary', {}, 'Raw transaction (GET /transactions/' + t.id + ')'), pre(t, 'Raw transaction')),
     );
     if (focused) document.getElementById(focused)?.focus();
+    // A failed attempt whose retry is scheduled is no event of its own (the delivery stays
+    // pending): while a delivery waits for its first attempt, the view reads the log again.
+    if (deliveries.ok && deliveries.body.some((d) => d.status === 'pending' && d.attempts.length === 0)) refresh = setTimeout(() => void draw(), PENDING_REFRESH_MS);
   };
   void draw();
   const stop = redrawOn(ctx, (e) => e === null || e.transactionId === txId, draw);
   return () => {
     // A draw still waiting on its answers when the view is left must not replace the next view.
     seq++;
+    clearTimeout(refresh);
     stop();
   };
 };
