@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // First: refuses a Node older than 22.19 before the rest of the CLI loads (src/node-check.ts).
 import './node-check.js';
+// Second: on Node 22, restarts itself with AsyncContextFrame (src/async-context.ts).
+import './async-context.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseList, parseResponseValidationMode, resolveConfig, DEFAULTS, type ConfigInput, type ResponseValidationMode } from './config.js';
 import { createLogger, defaultLogFormat, parseLogFormat, type LogFormat } from './log.js';
