@@ -53,7 +53,7 @@ import { Scheduler } from './scheduler/scheduler.js';
 import { loadOpenApi } from './spec/openapi.js';
 import type { Transaction } from './spec/types.js';
 import { EmbeddedRepository } from './store/embedded/repository.js';
-import type { Store } from './store/store.js';
+import { PostgresRepository } from './store/postgres/repository.js';
 import type { Repository } from './store/ports.js';
 import type { ObjectStorage } from './objects/object-storage.js';
 import type { AutopilotRule } from './spec/types.js';
@@ -80,8 +80,6 @@ export interface Sandbox {
   attachEventStream(server: Server): void;
   /** Closes the WebSocket streams (1001): upgraded sockets would otherwise hold server.close() open. */
   closeStreams(): void;
-  /** The journaled store under the repository (stats, compaction). */
-  store: Store;
   defaultAccount: AccountRecord;
   /** Background deletion of old records (SANDBOX_RETENTION_DAYS); undefined when off. Other record kinds join with `add`. */
   retention: Retention | undefined;
@@ -215,16 +213,25 @@ export interface SandboxOptions {
   clock?: Clock;
 }
 
+/** The repository a configuration asks for: the embedded journaled file (or memory), or PostgreSQL shared by many instances. */
+type OpenedStore = { kind: 'embedded'; repository: EmbeddedRepository } | { kind: 'postgres'; repository: PostgresRepository };
+
+async function openStore(config: Config, clock: Clock, logger: Logger): Promise<OpenedStore> {
+  const now = (): number => clock.nowMs();
+  if (config.store.kind === 'postgres') {
+    return { kind: 'postgres', repository: await PostgresRepository.open({ connectionString: config.store.url, now, logger }) };
+  }
+  return { kind: 'embedded', repository: await EmbeddedRepository.open({ file: config.inMemory ? undefined : config.dataFile, now, compactMinBytes: config.compactMinBytes, logger }) };
+}
+
 /** The composition root: opens the repository (upgrading an earlier version's data file), builds the domain, and puts the spec-driven router in front. */
 export async function createSandbox(config: Config, logger: Logger, options: SandboxOptions = {}): Promise<Sandbox> {
   const clock = options.clock ?? systemClock;
   // Settings that cannot be read fail the start before the store is opened (and locked).
   const targets = WebhookTargets.parse(config.webhookAllow);
   const shared = sharedUseOf(config);
-  const [document, repository] = await Promise.all([
-    loadOpenApi(),
-    EmbeddedRepository.open({ file: config.inMemory ? undefined : config.dataFile, now: () => clock.nowMs(), compactMinBytes: config.compactMinBytes, logger }),
-  ]);
+  const [document, opened] = await Promise.all([loadOpenApi(), openStore(config, clock, logger)]);
+  const repository: Repository = opened.repository;
   const { units } = repository;
   let publicUrl = config.publicUrl ?? `http://localhost:${config.port}`;
   const publicUrlNow = (): string => publicUrl;
@@ -234,7 +241,8 @@ export async function createSandbox(config: Config, logger: Logger, options: San
   const texts = new JsonTexts();
   const presenter = new TransactionPresenter(new QrRenderer(), texts);
   try {
-    await upgradeDataFile(repository, logger);
+    // Only a data file can have been written by an earlier layout; PostgreSQL tables are made by this one.
+    if (opened.kind === 'embedded') await upgradeDataFile(opened.repository, logger);
 
     const objects = config.inMemory ? new MemoryObjectStorage() : new FileObjectStorage(join(dirname(config.dataFile), 'objects'));
     const dispatcher = new Dispatcher(config.webhookTimeoutMs, { targets });
@@ -333,7 +341,6 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     return {
       app,
       createServer,
-      store: repository.store,
       defaultAccount,
       retention,
       setPublicUrl: (url) => {
@@ -358,8 +365,9 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     };
   } catch (error) {
     scheduler?.stop();
-    // Releases the data file's lock, so a corrected file (seed, faults) can be tried again in this process.
-    await repository.store.close({ snapshot: false }).catch(() => undefined);
+    // Releases the data file's lock (or the database's connections), so a corrected file (seed, faults) can be tried again in this process.
+    if (opened.kind === 'embedded') await opened.repository.store.close({ snapshot: false }).catch(() => undefined);
+    else await opened.repository.close().catch(() => undefined);
     throw error;
   }
 }
