@@ -5,6 +5,8 @@ import { pino } from 'pino';
 import { resolveConfig, type Config } from '../../src/config.js';
 import { startServer, type RunningSandbox } from '../../src/server.js';
 import { assertMatchesSpec } from './spec.js';
+import { createTestDatabase } from './shared-postgres.js';
+import { dropTestDatabase, onPostgres } from './test-store.js';
 
 export interface Reply<T = unknown> {
   status: number;
@@ -24,11 +26,23 @@ export interface TestSandbox {
   stop(): Promise<void>;
 }
 
-/** A sandbox on a free port and a fresh temporary data dir, in this process. */
+/**
+ * A sandbox on a free port and a fresh temporary data dir, in this process. With
+ * SANDBOX_TEST_STORE=postgres (test/helpers/test-store.ts) its store is a fresh database of the
+ * run's cluster instead (dropped when it stops), unless the test chose a store or mock mode.
+ */
 export async function startSandbox(overrides: Partial<Config> = {}): Promise<TestSandbox> {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-test-'));
-  const resolved = resolveConfig({ port: 0, dataFile: join(dir, 'sandbox.json'), validateResponses: 'strict', ...overrides });
-  const running = await startServer(resolved, pino({ level: 'silent' }));
+  const database = onPostgres && overrides.store === undefined && overrides.mock !== true ? await createTestDatabase('sandbox') : undefined;
+  const store = database === undefined ? {} : { store: { kind: 'postgres' as const, url: database }, inMemory: false };
+  const resolved = resolveConfig({ port: 0, dataFile: join(dir, 'sandbox.json'), validateResponses: 'strict', ...overrides, ...store });
+  let running: RunningSandbox;
+  try {
+    running = await startServer(resolved, pino({ level: 'silent' }));
+  } catch (error) {
+    if (database !== undefined) await dropTestDatabase(database);
+    throw error;
+  }
   const config = { ...resolved, secretKey: running.sandbox.defaultAccount.secretKey };
   const url = running.url;
   const clientFor = (key: string | undefined) => new Client(url, key);
@@ -42,6 +56,7 @@ export async function startSandbox(overrides: Partial<Config> = {}): Promise<Tes
     async stop() {
       await running.stop();
       rmSync(dir, { recursive: true, force: true });
+      if (database !== undefined) await dropTestDatabase(database);
     },
   };
 }
