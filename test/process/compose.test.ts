@@ -54,8 +54,8 @@ function interpolate(value: string, vars: Record<string, string | undefined>): s
   });
 }
 
-/** The runtime stage of the Dockerfile: its ENV (KEY=value pairs, `\` continuations) and CMD (JSON form). */
-function imageOf(dockerfile: string): { env: Record<string, string>; cmd: string[] } {
+/** The runtime stage of the Dockerfile: its ENV (KEY=value pairs, `\` continuations), CMD and HEALTHCHECK command (JSON forms). */
+function imageOf(dockerfile: string): { env: Record<string, string>; cmd: string[]; healthcheck: string[] } {
   const lines = dockerfile.replace(/\\\n/g, ' ').split('\n');
   const stage = lines.slice(lines.map((l) => /^FROM\s/i.test(l)).lastIndexOf(true));
   const env: Record<string, string> = {};
@@ -64,7 +64,9 @@ function imageOf(dockerfile: string): { env: Record<string, string>; cmd: string
   }
   const cmd = stage.find((l) => /^CMD\s/i.test(l));
   if (!cmd) throw new Error('the Dockerfile has no CMD in its runtime stage');
-  return { env, cmd: JSON.parse(cmd.slice(4)) as string[] };
+  const check = /CMD\s+(\[.*\])\s*$/.exec(stage.find((l) => /^HEALTHCHECK\s/i.test(l)) ?? '');
+  if (!check) throw new Error('the Dockerfile has no HEALTHCHECK CMD in its runtime stage');
+  return { env, cmd: JSON.parse(cmd.slice(4)) as string[], healthcheck: JSON.parse(check[1]!) as string[] };
 }
 
 const image = imageOf(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
@@ -88,6 +90,8 @@ describe('docker-compose.yml', () => {
     expect(envs[0]).toEqual(envs[1]);
     for (const [name, service] of SANDBOXES) {
       expect(service.build, name).toBe('.');
+      // The image's own check, so that `docker run` and compose judge health alike.
+      expect(service.healthcheck?.test, name).toEqual(['CMD', ...image.healthcheck]);
       expect(service.depends_on?.postgres?.condition, name).toBe('service_healthy');
       expect(new URL(String(service.environment?.SANDBOX_STORE)).host).toBe('postgres:5432');
     }
