@@ -28,7 +28,8 @@ import { AnswerWriter } from './http/reply.js';
 import { createPipeline } from './http/pipeline.js';
 import { createHttpApp } from './http/transport.js';
 import { QrRenderer } from './pages/qr-renderer.js';
-import { RequestLog, requestLogPruner } from './http/request-log.js';
+import { RequestLog, requestLogPruner, type RequestLogEntry, type RequestLogStore } from './http/request-log.js';
+import { SharedRequestLog } from './http/shared-request-log.js';
 import { requestLogging } from './http/request-log-middleware.js';
 import { exposureWarning, sharedUseOf } from './http/shared-use.js';
 import { createTransactionHandlers } from './http/transaction-handlers.js';
@@ -213,6 +214,9 @@ export interface SandboxOptions {
   clock?: Clock;
 }
 
+/** The shared request log's bound per account besides its entry count: entries keep bodies of up to 64 KiB each. */
+export const REQUEST_LOG_MAX_BYTES = 32 * 1024 * 1024;
+
 /** The repository a configuration asks for: the embedded journaled file (or memory), or PostgreSQL shared by many instances. */
 type OpenedStore = { kind: 'embedded'; repository: EmbeddedRepository } | { kind: 'postgres'; repository: PostgresRepository };
 
@@ -244,7 +248,9 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     // Only a data file can have been written by an earlier layout; PostgreSQL tables are made by this one.
     if (opened.kind === 'embedded') await upgradeDataFile(opened.repository, logger);
 
-    const objects = config.inMemory ? new MemoryObjectStorage() : new FileObjectStorage(join(dirname(config.dataFile), 'objects'));
+    // Images live where the records do: beside the data file, in memory, or in PostgreSQL for every instance.
+    const objects: ObjectStorage =
+      opened.kind === 'postgres' ? opened.repository.objects : config.inMemory ? new MemoryObjectStorage() : new FileObjectStorage(join(dirname(config.dataFile), 'objects'));
     const dispatcher = new Dispatcher(config.webhookTimeoutMs, { targets });
     const domain = composeDomain({
       repository,
@@ -270,7 +276,9 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       await units.run(() => faults.set(defaultAccount.id, rules));
     }
     const httpFaults = new HttpFaults(faults);
-    const requestLog = new RequestLog(config.requestLogSize);
+    // Shared by every instance on PostgreSQL; in memory only on the embedded store (a request is not a journal write).
+    const sharedLog = opened.kind === 'postgres' ? opened.repository.requestLog<RequestLogEntry>({ entries: config.requestLogSize, bytes: REQUEST_LOG_MAX_BYTES }) : undefined;
+    const requestLog: RequestLogStore = sharedLog ? new SharedRequestLog(config.requestLogSize, sharedLog) : new RequestLog(config.requestLogSize);
     if (config.seedFile) {
       const seed = loadSeedFile(config.seedFile, document);
       const refused = seedTargetRefusal(seed, (url) => targets.refusal(url));
@@ -297,7 +305,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       handlers: config.mock
         ? {}
         : {
-            ...createHandlers({ config, accounts, products, offers, images, objects, reset, health: new Health(clock), shared, targets }),
+            ...createHandlers({ config, accounts, products, offers, images, objects, reset, health: new Health(clock, () => repository.health(), (detail) => logger.warn({ detail }, 'health: the store is unavailable')), shared, targets }),
             ...createTransactionHandlers({ accounts, transactions, transitions, clocks, advances, targets, presenter }),
             ...createWithdrawalHandlers({ withdrawals, ledger, limits, targets }),
             ...createPageHandlers({ accounts, transactions, transitions, shared, publicUrl: publicUrlNow }),
@@ -360,6 +368,8 @@ export async function createSandbox(config: Config, logger: Logger, options: San
         // Attempts under way are recorded before the store closes; their retries are stored.
         await Promise.all((await accounts.ids()).map((id) => deliveries.idle(id)));
         await dispatcher.close();
+        // The last requests' entries are written before the connections close.
+        await sharedLog?.flush();
         await repository.close();
       },
     };

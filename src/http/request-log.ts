@@ -1,6 +1,6 @@
 import type { components } from '../spec/openapi-types.js';
 import type { Pruner } from '../sandbox/retention.js';
-import { badRequest } from './errors.js';
+import { badRequest, type HttpError } from './errors.js';
 
 export type RequestLogEntry = components['schemas']['RequestLogEntry'];
 export type RequestLogList = components['schemas']['RequestLogList'];
@@ -28,22 +28,36 @@ export interface DeferredRequestLogEntry {
   entry(): RequestLogEntry;
 }
 
-type Stored = RequestLogEntry | DeferredRequestLogEntry;
-const shown = (stored: Stored): RequestLogEntry => ('entry' in stored && typeof stored.entry === 'function' ? stored.entry() : (stored as RequestLogEntry));
+export type Stored = RequestLogEntry | DeferredRequestLogEntry;
+export const shown = (stored: Stored): RequestLogEntry => ('entry' in stored && typeof stored.entry === 'function' ? stored.entry() : (stored as RequestLogEntry));
 
 /** Where requests that failed authentication and name no account are kept. */
 export const UNAUTHENTICATED = Symbol('unauthenticated');
-type LogKey = string | typeof UNAUTHENTICATED;
+export type LogKey = string | typeof UNAUTHENTICATED;
+
+/** What the middleware writes to and the inspector reads: kept in memory (RequestLog) or shared by instances (SharedRequestLog). */
+export interface RequestLogStore {
+  /** entries kept per account; 0 keeps none */
+  readonly size: number;
+  add(key: LogKey, entry: Stored): void;
+  /** A request's entry is on its way (its account is being looked up): reads wait for it, so a request answered is a request listed. */
+  recording(done: Promise<void>): void;
+  list(key: LogKey, query: RequestLogQuery): RequestLogList | Promise<RequestLogList>;
+  deleteOlderThan(key: LogKey, cutoff: string, limit: number): number | Promise<number>;
+}
 
 /**
  * The request log: a bounded ring per account, in memory only. It is a debugging view of
  * recent traffic, rebuilt by using the sandbox; keeping it out of the store keeps every
  * request from becoming a journal write.
  */
-export class RequestLog {
+export class RequestLog implements RequestLogStore {
   private readonly rings = new Map<LogKey, Stored[]>();
 
   constructor(readonly size: number) {}
+
+  /** The embedded store looks accounts up at once: nothing to wait for. */
+  recording(): void {}
 
   add(key: LogKey, entry: Stored): void {
     if (this.size === 0) return;
@@ -67,7 +81,7 @@ export class RequestLog {
     let start = ring.length - 1;
     if (query.startingAfter !== undefined) {
       const at = ring.findIndex((e) => e.traceId === query.startingAfter);
-      if (at < 0) throw badRequest(`startingAfter ${query.startingAfter} is not in the request log (it may have been pushed out by newer requests)`);
+      if (at < 0) throw cursorGone(query.startingAfter);
       start = at - 1;
     }
     const keep = filterOf(query);
@@ -106,11 +120,15 @@ const DAY_MS = 86_400_000;
  * request really came), so entries age by the wall clock: the account-clock cutoff the
  * other records use would drop every request made after the clock was advanced past N days.
  */
-export function requestLogPruner(log: RequestLog, days: number, nowMs: () => number): Pruner {
+export function requestLogPruner(log: RequestLogStore, days: number, nowMs: () => number): Pruner {
   return (accountId, _accountClockCutoff, limit) => log.deleteOlderThan(accountId, new Date(nowMs() - days * DAY_MS).toISOString(), limit);
 }
 
-function filterOf(query: RequestLogQuery): (entry: Stored) => boolean {
+/** `startingAfter` names an entry the log does not hold. */
+export const cursorGone = (traceId: string): HttpError =>
+  badRequest(`startingAfter ${traceId} is not in the request log (it may have been pushed out by newer requests)`);
+
+export function filterOf(query: RequestLogQuery): (entry: Stored) => boolean {
   const status = query.status?.toLowerCase();
   const statusClass = status?.endsWith('xx') ? status[0] : undefined;
   return (entry) =>

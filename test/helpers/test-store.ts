@@ -1,3 +1,5 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import type { Repository } from '../../src/store/ports.js';
 import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
@@ -48,4 +50,29 @@ export async function openTestRepository(now: () => number): Promise<Repository>
       await dropTestDatabase(url);
     },
   };
+}
+
+/**
+ * The object bytes (product images) a sandbox stored, by key, wherever its store keeps them:
+ * files under `<data dir>/objects` (dot-prefixed temporaries of in-flight writes left out), or
+ * the `objects` table of its PostgreSQL database.
+ */
+export async function storedObjects(sandbox: { dir: string; config: { store: { kind: 'embedded' } | { kind: 'postgres'; url: string } } }): Promise<Map<string, Buffer>> {
+  const objects = new Map<string, Buffer>();
+  const { store } = sandbox.config;
+  if (store.kind === 'postgres') {
+    const client = new pg.Client({ connectionString: store.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ key: string; bytes: Buffer }>('SELECT key, bytes FROM objects ORDER BY key');
+      for (const row of rows) objects.set(row.key, row.bytes);
+    } finally {
+      await client.end();
+    }
+    return objects;
+  }
+  const dir = join(sandbox.dir, 'objects');
+  if (!existsSync(dir)) return objects;
+  for (const name of readdirSync(dir).filter((f) => !f.startsWith('.')).sort()) objects.set(name, readFileSync(join(dir, name)));
+  return objects;
 }

@@ -322,7 +322,7 @@ describe('stateful mode', () => {
     await accounts.ensureDefault('sk_test_fallback');
     const router = createPipeline({
       document,
-      handlers: { getHealth: () => ({ status: 200, json: { status: 'ok', version: 'handled', uptimeMs: 1 } }) },
+      handlers: { getHealth: () => ({ status: 200, json: { status: 'ok', version: 'handled', uptimeMs: 1, store: { kind: 'embedded', ok: true } } }) },
       accounts,
       adminToken: undefined,
       units: repository.units,
