@@ -2,11 +2,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/spec/types.js';
 import { PG_INSTALL_TIMEOUT_MS } from '../helpers/postgres.js';
-import { hybridBody, isFilledTx, type Tx } from '../helpers/purchases.js';
+import { hybridBody, isFilledTx, pixBody, type Tx } from '../helpers/purchases.js';
 import { basic } from '../helpers/sandbox.js';
 import { createTestDatabase } from '../helpers/shared-postgres.js';
 import { SharedSandboxes, eventually, expectPostgresStore, newAccount, sleep, type SharedInstance } from '../helpers/shared-sandboxes.js';
-import { listDeliveries, startReceiver, type CashinPaid, type Receiver } from '../helpers/webhooks.js';
+import { listDeliveries, listEvents, startReceiver, type CashinPaid, type Receiver } from '../helpers/webhooks.js';
 
 /**
  * kill -9 of one of two instances sharing a PostgreSQL store, under a bounded load of writes to
@@ -101,7 +101,7 @@ describe('kill -9 of one instance under load', () => {
 
     const acks: Ack[] = [];
     const fromB: { status: number; path: string }[] = [];
-    const pending: Tx[] = [];
+    const payablePix: Tx[] = [];
     let writes = 0;
     let stop = false;
     const started = Date.now();
@@ -110,15 +110,19 @@ describe('kill -9 of one instance under load', () => {
         const n = writes++;
         // Alternate instances; once A is dead, everything goes to B (as a load balancer would).
         const target = a.alive() && (n + w) % 2 === 0 ? a : b;
-        const payable = n % 3 === 2 ? pending.shift() : undefined;
+        // Hybrid charges are never paid (their fills are jobs nothing else touches); plain Pix
+        // ones (filled at creation) are paid, so their webhooks' retries are jobs too.
+        const payable = n % 3 === 2 ? payablePix.shift() : undefined;
+        const hybrid = n % 3 === 0;
+        const body = hybrid ? hybridBody({ postbackUrl: r.url, externalId: `crash-${n}` }) : pixBody({ postbackUrl: r.url, externalId: `crash-${n}` });
         const res = payable
           ? await send(target, key, 'POST', `/_sandbox/transactions/${payable.id}/pay`)
-          : await send(target, key, 'POST', '/transactions/v2/purchase', hybridBody({ postbackUrl: r.url, externalId: `crash-${n}` }));
+          : await send(target, key, 'POST', '/transactions/v2/purchase', body);
         if (target === b) fromB.push({ status: res?.status ?? 0, path: payable ? 'pay' : 'purchase' });
         if (!res) continue;
         if (res.status === 201) {
           acks.push({ op: 'create', by: target.name, at: Date.now(), tx: res.body });
-          pending.push(res.body);
+          if (!hybrid) payablePix.push(res.body);
         } else if (res.status === 200 && payable) {
           acks.push({ op: 'pay', by: target.name, at: Date.now(), tx: res.body });
         }
@@ -150,17 +154,12 @@ describe('kill -9 of one instance under load', () => {
     expect(await a.exited).toBeNull();
     expect(orphaned.length).toBeGreaterThan(0);
 
-    // B respects A's lease: until it runs out, no orphaned job is anyone else's (a row may only
-    // have gone because a change re-scheduled its job, which gives it a new id).
+    // B respects A's lease: the orphaned jobs stay A's, untouched, until it runs out.
+    const stillAs = async (): Promise<string[]> =>
+      (await db.query<{ id: string }>('SELECT id FROM jobs WHERE id = ANY($1) AND claimed_by LIKE $2', [orphaned.map((j) => j.id), `%:${pidA}:%`])).rows.map((j) => j.id).sort();
     const leaseEnds = Math.min(...orphaned.map((j) => j.lease_until));
-    const { rows: meanwhile } = await db.query<{ id: string; claimed_by: string | null; lease_until: number | null }>(
-      'SELECT id, claimed_by, lease_until FROM jobs WHERE id = ANY($1)',
-      [orphaned.map((j) => j.id)],
-    );
-    const checkedAt = Date.now();
-    if (checkedAt < leaseEnds - 50) {
-      expect(meanwhile.filter((j) => !j.claimed_by?.includes(`:${pidA}:`))).toEqual([]);
-    }
+    const orphanIds = orphaned.map((j) => j.id).sort();
+    if (Date.now() < leaseEnds - 100) expect(await stillAs()).toEqual(orphanIds);
 
     // Load keeps going against B for a while after the kill, then stops (bounded either way).
     await sleep(1_500);
@@ -172,8 +171,13 @@ describe('kill -9 of one instance under load', () => {
     expect(fromB.filter((x) => x.status < 200 || x.status >= 300)).toEqual([]);
     expect(acks.filter((x) => x.by === 'B' && x.at > killedAt).length).toBeGreaterThan(0);
 
-    // The orphaned jobs are run by B after their lease: none left claimed by A. The wait follows
-    // the leases the database shows (SANDBOX_JOB_LEASE_MS, if the sandbox honours it; else its default).
+    // Still A's just before the lease runs out (when it is long enough to look), then run by B:
+    // none left claimed by A. The waits follow the leases the database shows
+    // (SANDBOX_JOB_LEASE_MS, if the sandbox honours it; else its default).
+    if (leaseEnds - Date.now() > 1_500) {
+      await sleep(leaseEnds - Date.now() - 1_000);
+      expect(await stillAs()).toEqual(orphanIds);
+    }
     const lastLeaseEnds = Math.max(...orphaned.map((j) => j.lease_until));
     await eventually(
       async () => (await db.query('SELECT 1 FROM jobs WHERE claimed_by LIKE $1', [`%:${pidA}:%`])).rowCount === 0,
@@ -208,7 +212,13 @@ describe('kill -9 of one instance under load', () => {
       20_000,
       250,
     );
-    for (const job of orphanedFills) expect(created.map((x) => x.tx.id)).toContain(job.ref);
+    for (const job of orphanedFills) {
+      expect(created.map((x) => x.tx.id)).toContain(job.ref);
+      // Filled by B once A's lease was over, not before.
+      const { data } = await listEvents(onB, { transactionId: job.ref, type: 'transaction.instruction_filled' });
+      expect(data).toHaveLength(1);
+      expect(Date.parse(data[0]!.createdAt)).toBeGreaterThanOrEqual(job.lease_until - 50);
+    }
     // Every paid charge has exactly one cashin.paid delivery, delivered (the failed first attempt retried).
     await eventually(
       async () => {
