@@ -1,11 +1,12 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Account, Transaction } from '../../src/spec/types.js';
+import { CADDY_INSTALL_TIMEOUT_MS, ensureCaddy } from '../helpers/caddy.js';
 import { PG_INSTALL_TIMEOUT_MS, findPostgresBin, freePort, startCluster, type PgCluster } from '../helpers/postgres.js';
 import { ROOT } from '../helpers/process.js';
 import { pixBody } from '../helpers/purchases.js';
@@ -19,8 +20,9 @@ import { eventually, health } from '../helpers/shared-sandboxes.js';
  * the image's (the Dockerfile's ENV) and the image's CMD: PostgreSQL from Debian in place of the
  * postgres image, the two sandbox services as `node dist/bin.js start`. Service names become
  * loopback (what compose's DNS does), container ports become free loopback ports (what `ports`
- * publishes), the /data volume a temp dir. Each service's own healthcheck command is run. Not
- * started: the Caddy balancer (no caddy here); its config is checked to name both instances.
+ * publishes), the /data volume a temp dir. Each service's own healthcheck command is run. The
+ * balancer runs its Caddyfile on Debian's caddy, with the same translation (site and upstream
+ * addresses) and two global options a container does not need (no admin endpoint, no HTTPS).
  */
 
 interface Service {
@@ -109,11 +111,13 @@ describe('docker-compose.yml', () => {
   });
 });
 
-describe('docker-compose.yml started natively', () => {
+describe('docker-compose.yml started natively', { shuffle: false }, () => {
   let cluster: PgCluster;
   const children: ChildProcess[] = [];
   const dirs: string[] = [];
-  const started: { name: string; url: string; env: Record<string, string>; output: () => string }[] = [];
+  const started: { name: string; url: string; env: Record<string, string>; child: ChildProcess; output: () => string }[] = [];
+  let balancerUrl = '';
+  let balancerOutput = (): string => '';
 
   /** What compose's DNS and port publishing would do, natively: service host names → the loopback address they are published on. */
   function serviceEnv(service: Service, hosts: Record<string, string>, port: number, dir: string): Record<string, string> {
@@ -152,9 +156,46 @@ describe('docker-compose.yml started natively', () => {
       ).catch((error: unknown) => {
         throw new Error(`${String(error)}\n${out}`);
       });
-      started.push({ name, url, env, output: () => out });
+      started.push({ name, url, env, child, output: () => out });
     }
-  }, PG_INSTALL_TIMEOUT_MS);
+    await startBalancer();
+  }, PG_INSTALL_TIMEOUT_MS + CADDY_INSTALL_TIMEOUT_MS);
+
+  /** The balancer service: its Caddyfile with service addresses translated, on Debian's caddy. */
+  async function startBalancer(): Promise<void> {
+    const caddy = await ensureCaddy();
+    const service = compose.services.balancer!;
+    const dir = mkdtempSync(join(tmpdir(), 'sandbox-compose-balancer-'));
+    dirs.push(dir);
+    const [hostIp, , containerPort] = service.ports![0]!.split(':');
+    const port = await freePort();
+    let caddyfile = compose.configs![service.configs![0]!.source]!.content;
+    caddyfile = caddyfile.replace(new RegExp(`^:${containerPort} \\{`, 'm'), `http://${hostIp}:${port} {`);
+    for (const { name, url } of started) caddyfile = caddyfile.replaceAll(`${name}:4010`, new URL(url).host);
+    const file = join(dir, 'Caddyfile');
+    writeFileSync(file, `{\n\tadmin off\n\tauto_https off\n}\n\n${caddyfile}`);
+    const child = spawn(caddy, ['run', '--adapter', 'caddyfile', '--config', file], {
+      env: { ...process.env, HOME: dir, XDG_DATA_HOME: join(dir, 'data'), XDG_CONFIG_HOME: join(dir, 'config') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let out = '';
+    child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
+    balancerOutput = () => out;
+    balancerUrl = `http://${hostIp}:${port}`;
+    await eventually(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`caddy exited: ${out}`);
+        return (await health({ url: balancerUrl })).status === 200;
+      },
+      'the balancer to answer',
+      30_000,
+      100,
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}\n${out}`);
+    });
+  }
   afterAll(async () => {
     await Promise.all(
       children.map(
@@ -209,5 +250,33 @@ describe('docker-compose.yml started natively', () => {
     expect(read.body).toEqual(tx.body);
     // The URLs both emit are the balancer's (SANDBOX_PUBLIC_URL), whichever instance answered.
     expect(started.map((s) => s.env.SANDBOX_PUBLIC_URL)).toEqual(['http://localhost:4010', 'http://localhost:4010']);
+  });
+
+  it('the balancer serves both: an account and a purchase made through it are read on each instance', async () => {
+    const lb = new Client(balancerUrl, undefined);
+    const account = await lb.post<Account>('/_sandbox/accounts', { name: 'ci-run-43' }, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(account.status, balancerOutput()).toBe(201);
+    const tx = await new Client(balancerUrl, account.body.secretKey).post<Transaction>('/transactions/v2/purchase', pixBody());
+    expect(tx.status).toBe(201);
+    for (const { url } of started) expect((await new Client(url, account.body.secretKey).get<Transaction>(`/transactions/${tx.body.id}`)).body).toEqual(tx.body);
+  });
+
+  // Last (this describe keeps its order): it kills an instance.
+  it('an instance killed behind the balancer is invisible to its clients', async () => {
+    const lb = new Client(balancerUrl, undefined);
+    const account = await lb.post<Account>('/_sandbox/accounts', { name: 'ci-run-44' }, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(account.status).toBe(201);
+    const client = new Client(balancerUrl, account.body.secretKey);
+    const victim = started[0]!;
+    victim.child.kill('SIGKILL');
+    await new Promise((resolve) => victim.child.once('exit', resolve));
+    // Bounded: every request through the balancer is answered by the survivor.
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const created = await client.post<Transaction>('/transactions/v2/purchase', pixBody());
+      statuses.push(created.status);
+      if (created.status === 201) statuses.push((await client.get(`/transactions/${created.body.id}`)).status);
+    }
+    expect(statuses, balancerOutput().slice(-2000)).toEqual(Array.from({ length: 10 }, () => [201, 200]).flat());
   });
 });
