@@ -76,3 +76,28 @@ export async function storedObjects(sandbox: { dir: string; config: { store: { k
   for (const name of readdirSync(dir).filter((f) => !f.startsWith('.')).sort()) objects.set(name, readFileSync(join(dir, name)));
   return objects;
 }
+
+/**
+ * Every record a stopped sandbox keeps, by collection (embedded: the data file's snapshot) or
+ * by table (PostgreSQL: each record table's values, in insertion order): what a test compares
+ * to see that something changed nothing.
+ */
+export async function storedState(sandbox: { config: { dataFile: string; store: { kind: 'embedded' } | { kind: 'postgres'; url: string } } }): Promise<{ [name: string]: unknown[] }> {
+  const { store } = sandbox.config;
+  if (store.kind === 'embedded') return (JSON.parse(readFileSync(sandbox.config.dataFile, 'utf8')) as { collections: { [name: string]: unknown[] } }).collections;
+  const client = new pg.Client({ connectionString: store.url });
+  await client.connect();
+  try {
+    const { rows: tables } = await client.query<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.columns WHERE table_schema = 'public' AND column_name = 'value' ORDER BY table_name`,
+    );
+    const state: { [name: string]: unknown[] } = {};
+    for (const { table_name: table } of tables) {
+      const { rows } = await client.query<{ value: unknown }>(`SELECT value FROM "${table}" ORDER BY seq`);
+      state[table] = rows.map((r) => r.value);
+    }
+    return state;
+  } finally {
+    await client.end();
+  }
+}
