@@ -365,8 +365,13 @@ export async function createSandbox(config: Config, logger: Logger, options: San
         stream?.close();
         running.stop();
         await retention?.stop();
-        // Attempts under way are recorded before the store closes; their retries are stored.
-        await Promise.all((await accounts.ids()).map((id) => deliveries.idle(id)));
+        // Attempts under way are recorded before the store closes; their retries are stored. A
+        // shared store that is unreachable now must not keep the instance from stopping.
+        const ids = await accounts.ids().catch((err: unknown) => {
+          logger.warn({ err }, 'stopping without waiting for webhook attempts: the store is unavailable');
+          return [];
+        });
+        await Promise.all(ids.map((id) => deliveries.idle(id)));
         await dispatcher.close();
         // The last requests' entries are written before the connections close.
         await sharedLog?.flush();

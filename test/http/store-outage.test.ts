@@ -72,6 +72,14 @@ describe('the shared store goes away and comes back', () => {
     expect(paid.body.status).toBe('APPROVED');
     const listed = await client.get<{ data: Product[] }>('/v2/products');
     expect(listed.body.data.map((p) => p.name)).toEqual(['Before the outage']);
+
+    // Stopping while the database is away still ends: nothing waits on a store that does not answer.
+    cluster.stopServer('fast');
+    try {
+      await sb.stop();
+    } finally {
+      cluster.startServer();
+    }
     expect(unhandled).toEqual([]);
   });
 });
