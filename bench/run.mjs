@@ -12,6 +12,8 @@
  *                 summary of both paths
  *   webhooks      payments at a steady rate: pay→webhook latency, webhooks lost
  *   store         start→ready and RSS with 100k, 1M and 3M stored records, GET p99 at 3M vs 1k
+ *   postgres      durable purchase and GET on the embedded store, on PostgreSQL with one
+ *                 instance and with two instances sharing it (the load spread over both)
  *
  *   npm run build && node bench/run.mjs
  *
@@ -53,6 +55,7 @@ import { runProducts } from './suites/products.mjs';
 import { runTransactions } from './suites/transactions.mjs';
 import { runWebhooks } from './suites/webhooks.mjs';
 import { runStore } from './suites/store.mjs';
+import { runPostgres } from './suites/postgres.mjs';
 
 // The figures are the sandbox's on the runtimes it supports (package.json engines): on an
 // older Node the same code measures differently (Node 20 takes a slow path for object
@@ -102,6 +105,7 @@ const ISSUE14 = [
 async function cleanUp() {
   for (const child of live.children) child.kill('SIGKILL');
   for (const dir of live.dirs) await rm(dir, { recursive: true, force: true });
+  for (const cleanup of live.cleanups) await cleanup().catch(() => undefined);
 }
 for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
   process.once(signal, () => {
@@ -110,7 +114,7 @@ for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
   });
 }
 
-const RUNNERS = { products: runProducts, transactions: runTransactions, webhooks: runWebhooks, store: runStore };
+const RUNNERS = { products: runProducts, transactions: runTransactions, webhooks: runWebhooks, store: runStore, postgres: runPostgres };
 
 async function main() {
   if (!existsSync(BUILT_BIN)) throw new Error(`${path.relative(ROOT, BUILT_BIN)} not found: run npm run build first`);
@@ -178,7 +182,7 @@ async function main() {
   await writeFile(
     path.join(RESULTS_DIR, 'latest.json'),
     // products keeps its keys at the top level (request, results, targets) as before
-    `${JSON.stringify({ environment: env, settings, suites: settings.suites, ...bySuite.products, transactions: bySuite.transactions, webhooks: bySuite.webhooks, store: bySuite.store, suiteSec, totalSec }, null, 2)}\n`,
+    `${JSON.stringify({ environment: env, settings, suites: settings.suites, ...bySuite.products, transactions: bySuite.transactions, webhooks: bySuite.webhooks, store: bySuite.store, postgres: bySuite.postgres, suiteSec, totalSec }, null, 2)}\n`,
   );
   await writeFile(path.join(RESULTS_DIR, 'latest.md'), markdown);
   const extra = reports.flatMap((r) => r.files ?? []);

@@ -28,7 +28,8 @@ import { AnswerWriter } from './http/reply.js';
 import { createPipeline } from './http/pipeline.js';
 import { createHttpApp } from './http/transport.js';
 import { QrRenderer } from './pages/qr-renderer.js';
-import { RequestLog, requestLogPruner } from './http/request-log.js';
+import { RequestLog, requestLogPruner, type RequestLogEntry, type RequestLogStore } from './http/request-log.js';
+import { SharedRequestLog } from './http/shared-request-log.js';
 import { requestLogging } from './http/request-log-middleware.js';
 import { exposureWarning, sharedUseOf } from './http/shared-use.js';
 import { createTransactionHandlers } from './http/transaction-handlers.js';
@@ -53,7 +54,7 @@ import { Scheduler } from './scheduler/scheduler.js';
 import { loadOpenApi } from './spec/openapi.js';
 import type { Transaction } from './spec/types.js';
 import { EmbeddedRepository } from './store/embedded/repository.js';
-import type { Store } from './store/store.js';
+import { PostgresRepository } from './store/postgres/repository.js';
 import type { Repository } from './store/ports.js';
 import type { ObjectStorage } from './objects/object-storage.js';
 import type { AutopilotRule } from './spec/types.js';
@@ -80,8 +81,6 @@ export interface Sandbox {
   attachEventStream(server: Server): void;
   /** Closes the WebSocket streams (1001): upgraded sockets would otherwise hold server.close() open. */
   closeStreams(): void;
-  /** The journaled store under the repository (stats, compaction). */
-  store: Store;
   defaultAccount: AccountRecord;
   /** Background deletion of old records (SANDBOX_RETENTION_DAYS); undefined when off. Other record kinds join with `add`. */
   retention: Retention | undefined;
@@ -215,16 +214,28 @@ export interface SandboxOptions {
   clock?: Clock;
 }
 
+/** The shared request log's bound per account besides its entry count: entries keep bodies of up to 64 KiB each. */
+export const REQUEST_LOG_MAX_BYTES = 32 * 1024 * 1024;
+
+/** The repository a configuration asks for: the embedded journaled file (or memory), or PostgreSQL shared by many instances. */
+type OpenedStore = { kind: 'embedded'; repository: EmbeddedRepository } | { kind: 'postgres'; repository: PostgresRepository };
+
+async function openStore(config: Config, clock: Clock, logger: Logger): Promise<OpenedStore> {
+  const now = (): number => clock.nowMs();
+  if (config.store.kind === 'postgres') {
+    return { kind: 'postgres', repository: await PostgresRepository.open({ connectionString: config.store.url, now, logger }) };
+  }
+  return { kind: 'embedded', repository: await EmbeddedRepository.open({ file: config.inMemory ? undefined : config.dataFile, now, compactMinBytes: config.compactMinBytes, logger }) };
+}
+
 /** The composition root: opens the repository (upgrading an earlier version's data file), builds the domain, and puts the spec-driven router in front. */
 export async function createSandbox(config: Config, logger: Logger, options: SandboxOptions = {}): Promise<Sandbox> {
   const clock = options.clock ?? systemClock;
   // Settings that cannot be read fail the start before the store is opened (and locked).
   const targets = WebhookTargets.parse(config.webhookAllow);
   const shared = sharedUseOf(config);
-  const [document, repository] = await Promise.all([
-    loadOpenApi(),
-    EmbeddedRepository.open({ file: config.inMemory ? undefined : config.dataFile, now: () => clock.nowMs(), compactMinBytes: config.compactMinBytes, logger }),
-  ]);
+  const [document, opened] = await Promise.all([loadOpenApi(), openStore(config, clock, logger)]);
+  const repository: Repository = opened.repository;
   const { units } = repository;
   let publicUrl = config.publicUrl ?? `http://localhost:${config.port}`;
   const publicUrlNow = (): string => publicUrl;
@@ -234,9 +245,12 @@ export async function createSandbox(config: Config, logger: Logger, options: San
   const texts = new JsonTexts();
   const presenter = new TransactionPresenter(new QrRenderer(), texts);
   try {
-    await upgradeDataFile(repository, logger);
+    // Only a data file can have been written by an earlier layout; PostgreSQL tables are made by this one.
+    if (opened.kind === 'embedded') await upgradeDataFile(opened.repository, logger);
 
-    const objects = config.inMemory ? new MemoryObjectStorage() : new FileObjectStorage(join(dirname(config.dataFile), 'objects'));
+    // Images live where the records do: beside the data file, in memory, or in PostgreSQL for every instance.
+    const objects: ObjectStorage =
+      opened.kind === 'postgres' ? opened.repository.objects : config.inMemory ? new MemoryObjectStorage() : new FileObjectStorage(join(dirname(config.dataFile), 'objects'));
     const dispatcher = new Dispatcher(config.webhookTimeoutMs, { targets });
     const domain = composeDomain({
       repository,
@@ -262,7 +276,9 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       await units.run(() => faults.set(defaultAccount.id, rules));
     }
     const httpFaults = new HttpFaults(faults);
-    const requestLog = new RequestLog(config.requestLogSize);
+    // Shared by every instance on PostgreSQL; in memory only on the embedded store (a request is not a journal write).
+    const sharedLog = opened.kind === 'postgres' ? opened.repository.requestLog<RequestLogEntry>({ entries: config.requestLogSize, bytes: REQUEST_LOG_MAX_BYTES }) : undefined;
+    const requestLog: RequestLogStore = sharedLog ? new SharedRequestLog(config.requestLogSize, sharedLog) : new RequestLog(config.requestLogSize);
     if (config.seedFile) {
       const seed = loadSeedFile(config.seedFile, document);
       const refused = seedTargetRefusal(seed, (url) => targets.refusal(url));
@@ -289,7 +305,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       handlers: config.mock
         ? {}
         : {
-            ...createHandlers({ config, accounts, products, offers, images, objects, reset, health: new Health(clock), shared, targets }),
+            ...createHandlers({ config, accounts, products, offers, images, objects, reset, health: new Health(clock, () => repository.health(), (detail) => logger.warn({ detail }, 'health: the store is unavailable')), shared, targets }),
             ...createTransactionHandlers({ accounts, transactions, transitions, clocks, advances, targets, presenter }),
             ...createWithdrawalHandlers({ withdrawals, ledger, limits, targets }),
             ...createPageHandlers({ accounts, transactions, transitions, shared, publicUrl: publicUrlNow }),
@@ -333,7 +349,6 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     return {
       app,
       createServer,
-      store: repository.store,
       defaultAccount,
       retention,
       setPublicUrl: (url) => {
@@ -350,16 +365,24 @@ export async function createSandbox(config: Config, logger: Logger, options: San
         stream?.close();
         running.stop();
         await retention?.stop();
-        // Attempts under way are recorded before the store closes; their retries are stored.
-        await Promise.all((await accounts.ids()).map((id) => deliveries.idle(id)));
+        // Attempts under way are recorded before the store closes; their retries are stored. A
+        // shared store that is unreachable now must not keep the instance from stopping.
+        const ids = await accounts.ids().catch((err: unknown) => {
+          logger.warn({ err }, 'stopping without waiting for webhook attempts: the store is unavailable');
+          return [];
+        });
+        await Promise.all(ids.map((id) => deliveries.idle(id)));
         await dispatcher.close();
+        // The last requests' entries are written before the connections close.
+        await sharedLog?.flush();
         await repository.close();
       },
     };
   } catch (error) {
     scheduler?.stop();
-    // Releases the data file's lock, so a corrected file (seed, faults) can be tried again in this process.
-    await repository.store.close({ snapshot: false }).catch(() => undefined);
+    // Releases the data file's lock (or the database's connections), so a corrected file (seed, faults) can be tried again in this process.
+    if (opened.kind === 'embedded') await opened.repository.store.close({ snapshot: false }).catch(() => undefined);
+    else await opened.repository.close().catch(() => undefined);
     throw error;
   }
 }

@@ -4,7 +4,7 @@ import './node-check.js';
 // Second: on Node 22, restarts itself with AsyncContextFrame (src/async-context.ts).
 import './async-context.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { parseList, parseResponseValidationMode, resolveConfig, DEFAULTS, type ConfigInput, type ResponseValidationMode } from './config.js';
+import { parseList, parseResponseValidationMode, parseStore, redactUrl, resolveConfig, DEFAULTS, type Config, type ConfigInput, type ResponseValidationMode, type StoreSetting } from './config.js';
 import { createLogger, defaultLogFormat, parseLogFormat, type LogFormat } from './log.js';
 import { startServer } from './server.js';
 import { installProcessGuards } from './process-guards.js';
@@ -21,6 +21,14 @@ function integer(value: string): number {
 function logFormat(value: string): LogFormat {
   try {
     return parseLogFormat(value);
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function store(value: string): StoreSetting {
+  try {
+    return parseStore(value);
   } catch (error) {
     throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
   }
@@ -46,6 +54,7 @@ program
   .addOption(new Option('--host <host>', 'address to bind (default 127.0.0.1, 0.0.0.0 in Docker)').env('SANDBOX_HOST'))
   .addOption(new Option('--data <file>', `lowdb data file (default ${DEFAULTS.dataFile}, /data/sandbox.json in Docker)`).env('SANDBOX_DATA'))
   .addOption(new Option('--in-memory', 'keep nothing on disk').env('SANDBOX_IN_MEMORY'))
+  .addOption(new Option('--store <store>', 'where state lives: embedded (the data file, default) or postgres://user:password@host:port/database, shared by any number of instances').env('SANDBOX_STORE').argParser(store))
   .addOption(new Option('--secret-key <key>', `default account's secret key (default ${DEFAULTS.secretKey}; with an admin token, a random one)`).env('SANDBOX_SECRET_KEY'))
   .addOption(new Option('--public-url <url>', 'base of the absolute URLs it emits (default http://localhost:<port>)').env('SANDBOX_PUBLIC_URL'))
   .addOption(new Option('--instruction-delay <ms>', 'delay before payment instructions are filled').env('SANDBOX_INSTRUCTION_DELAY_MS').argParser(integer).default(DEFAULTS.instructionDelayMs))
@@ -95,7 +104,7 @@ program
       `\npayments-sandbox ${VERSION} listening on ${running.url}\n` +
         (config.mock ? `  mode:          mock (stateless, answers generated from openapi.yaml, seed ${config.mockSeed})\n` : '') +
         (config.validateResponses !== 'off' ? `  responses:     validated against openapi.yaml (${config.validateResponses})\n` : '') +
-        `  store:         ${config.inMemory ? 'in memory (nothing kept on disk)' : config.dataFile}\n` +
+        `  store:         ${storeSummary(config)}\n` +
         `  console:       ${running.url}/_sandbox/\n` +
         `  secret key:    ${secretKey}\n` +
         `  webhook secret: ${running.sandbox.defaultAccount.webhookSecret} (x-signature key of the default account)\n` +
@@ -104,7 +113,7 @@ program
         `  Authorization: Basic ${auth}\n\n`,
     );
     // After the banner, for log collectors; the banner is what a person reads (and no key in a log).
-    logger.debug({ url: running.url, dataFile: config.inMemory ? null : config.dataFile, autopilot: config.autopilotFile ?? null }, 'payments-sandbox ready');
+    logger.debug({ url: running.url, store: storeSummary(config), autopilot: config.autopilotFile ?? null }, 'payments-sandbox ready');
     const shutdown = (signal: string): void => {
       logger.info({ signal }, 'shutting down');
       running.stop().then(
@@ -127,6 +136,8 @@ interface StartOptions {
   host?: string;
   data?: string;
   inMemory?: boolean | string;
+  /** Already parsed by store(). */
+  store?: StoreSetting;
   secretKey?: string;
   publicUrl?: string;
   instructionDelay: number;
@@ -159,6 +170,11 @@ interface StartOptions {
   urlFile?: string;
 }
 
+function storeSummary(config: Config): string {
+  if (config.store.kind === 'postgres') return `PostgreSQL ${redactUrl(config.store.url)} (shared)`;
+  return config.inMemory ? 'in memory (nothing kept on disk)' : config.dataFile;
+}
+
 /** What the banner says of the autopilot: it changes what happens to every new transaction, so it must not go unnoticed. */
 function autopilotSummary(file: string): string {
   return file === 'default'
@@ -176,6 +192,7 @@ function toConfig(opts: StartOptions): ConfigInput {
     host: opts.host,
     dataFile: opts.data,
     inMemory: flag(opts.inMemory),
+    store: opts.store,
     strictDocuments: flag(opts.strictDocuments),
     feesFile: opts.fees,
     webhookMaxAttempts: opts.webhookMaxAttempts,

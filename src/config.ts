@@ -86,6 +86,42 @@ export interface Config {
   urlFile: string | undefined;
   /** Pause between retention sweeps (tests shorten it). */
   retentionIntervalMs: number;
+  /**
+   * Where state lives: the embedded journaled file (`dataFile`, or memory), or a PostgreSQL
+   * database shared by any number of instances (contract v3, Shared store).
+   */
+  store: StoreSetting;
+}
+
+export type StoreSetting = { kind: 'embedded' } | { kind: 'postgres'; url: string };
+
+/**
+ * SANDBOX_STORE / --store: `embedded` (the default) or a `postgres://` (or `postgresql://`)
+ * connection URL. Anything else is refused at start rather than silently kept local.
+ */
+export function parseStore(value: string | undefined): StoreSetting {
+  const v = value?.trim() ?? '';
+  if (v === '' || v.toLowerCase() === 'embedded') return { kind: 'embedded' };
+  if (/^postgres(ql)?:\/\//i.test(v)) {
+    try {
+      new URL(v);
+    } catch {
+      throw new Error(`store ${redactUrl(v)} is not a valid postgres:// URL`);
+    }
+    return { kind: 'postgres', url: v };
+  }
+  throw new Error(`store must be "embedded" or a postgres://user:password@host:port/database URL, not "${redactUrl(v)}"`);
+}
+
+/** A connection URL as it may be printed or logged: its password replaced. */
+export function redactUrl(value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.password !== '') url.password = '***';
+    return url.href;
+  } catch {
+    return value.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
+  }
 }
 
 export const DEFAULTS = {
@@ -118,6 +154,9 @@ export function resolveConfig(input: ConfigInput): Config {
   const port = input.port ?? DEFAULTS.port;
   const mock = input.mock ?? false;
   const validate = input.validateResponses ?? 'off';
+  if (!mock && input.inMemory === true && input.store?.kind === 'postgres') {
+    throw new Error('--in-memory keeps nothing, --store postgres://… keeps everything in PostgreSQL: choose one');
+  }
   return {
     port,
     host: input.host ?? (inDocker() ? '0.0.0.0' : '127.0.0.1'),
@@ -155,6 +194,8 @@ export function resolveConfig(input: ConfigInput): Config {
     retentionDays: input.retentionDays || undefined,
     retentionIntervalMs: input.retentionIntervalMs ?? DEFAULTS.retentionIntervalMs,
     urlFile: input.urlFile || undefined,
+    // A stateless stub keeps nothing anywhere: the shared store is for stateful sandboxes.
+    store: mock ? { kind: 'embedded' } : (input.store ?? { kind: 'embedded' }),
   };
 }
 

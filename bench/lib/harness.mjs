@@ -5,7 +5,7 @@
  * pinned copy of the build.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { cp, mkdtemp, symlink } from 'node:fs/promises';
 import http from 'node:http';
 import { createServer } from 'node:net';
@@ -23,7 +23,7 @@ export const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ? path.resolve(process.
 /** other processes' CPU use, in % of one core, above which a measurement is flagged */
 export const NOISY_CPU_PCT = 25;
 
-export const SUITES = /** @type {const} */ (['products', 'transactions', 'webhooks', 'store']);
+export const SUITES = /** @type {const} */ (['products', 'transactions', 'webhooks', 'store', 'postgres']);
 
 /** @param {string} name @param {number} fallback */
 function numberEnv(name, fallback) {
@@ -168,8 +168,12 @@ export function markdownTable(header, rows, leftColumns = 1) {
 // ---------------------------------------------------------------------------
 // processes
 
-/** children and directories to clean up if the run is interrupted */
-export const live = { children: new Set(/** @type {import('node:child_process').ChildProcess[]} */ ([])), dirs: new Set(/** @type {string[]} */ ([])) };
+/** children, directories and other resources (a PostgreSQL cluster) to clean up if the run is interrupted */
+export const live = {
+  children: new Set(/** @type {import('node:child_process').ChildProcess[]} */ ([])),
+  dirs: new Set(/** @type {string[]} */ ([])),
+  cleanups: new Set(/** @type {(() => Promise<void>)[]} */ ([])),
+};
 
 /** Settings the sandbox would otherwise pick up from the caller's environment. */
 export function childEnv() {
@@ -199,7 +203,31 @@ export function freePort() {
  * @property {number} port
  * @property {() => string} stderr
  * @property {number} readyMs spawn to first 200 on the health URL
+ * @property {Server[]} [also] more instances of the same service (sharing its store): the load
+ *   is spread over all of them, their CPU is added up and the peak RSS is the largest
+ * @property {() => number | null} [databaseCpuSeconds] CPU seconds of the database the server
+ *   uses (a PostgreSQL cluster), reported apart and not counted as other processes' noise
  */
+
+/** @param {Server} server @returns {Server[]} the server and the instances beside it */
+const instancesOf = (server) => [server, ...(server.also ?? [])];
+
+/** @param {Server} server @returns {number | null} CPU seconds of all its instances */
+function serverCpuSeconds(server) {
+  let total = 0;
+  for (const s of instancesOf(server)) {
+    const cpu = cpuSeconds(s.child.pid);
+    if (cpu === null) return null;
+    total += cpu;
+  }
+  return total;
+}
+
+/** @param {Server} server @returns {number | null} the largest peak RSS of its instances, MiB */
+function serverPeakRssMiB(server) {
+  const peaks = instancesOf(server).map((s) => peakRssMiB(s.child.pid));
+  return peaks.some((p) => p === null) ? null : Math.max(.../** @type {number[]} */ (peaks));
+}
 
 /**
  * Starts `node <nodeArgs> <args(port)>` and waits for a 200 on GET /_sandbox/health
@@ -289,6 +317,34 @@ export function cpuSeconds(pid) {
   }
 }
 
+/**
+ * CPU seconds of a process and its children: its own, its reaped children's (cutime, cstime),
+ * and the live children's (e.g. a PostgreSQL postmaster and its backends).
+ * @param {number} rootPid
+ * @returns {number | null}
+ */
+export function processTreeCpuSeconds(rootPid) {
+  /** @param {string} pid */
+  const fieldsOf = (pid) => {
+    try {
+      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return text.slice(text.lastIndexOf(')') + 2).split(' ');
+    } catch {
+      return undefined;
+    }
+  };
+  /** @param {string[]} f */
+  const all = (f) => (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / clockTicks;
+  const root = fieldsOf(String(rootPid));
+  if (!root) return null;
+  let total = all(root);
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    const f = fieldsOf(pid);
+    if (f && Number(f[1]) === rootPid) total += all(f);
+  }
+  return total;
+}
+
 /** @returns {number | null} CPU seconds all processes of the machine spent busy */
 export function machineBusySeconds() {
   try {
@@ -371,9 +427,10 @@ export function fsType(dir) {
  * @param {{ warmupSec?: number, durationSec?: number }} [options] instead of BENCH_WARMUP / BENCH_DURATION
  */
 export async function measure(server, request, options = {}) {
-  if (settings.quietWaitSec > 0) await waitForQuiet([server.child.pid, process.pid]);
+  if (settings.quietWaitSec > 0) await waitForQuiet([...instancesOf(server).map((s) => s.child.pid), process.pid]);
   const spec = {
     url: `http://127.0.0.1:${server.port}${request.path}`,
+    urls: instancesOf(server).map((s) => `http://127.0.0.1:${s.port}${request.path}`),
     method: request.method,
     headers: request.headers,
     body: request.body,
@@ -411,10 +468,13 @@ export function runMeasuringChild(script, spec, server, what, onEvent) {
     let cpuAtStart = null;
     /** @type {number | null} */
     let busyAtStart = null;
+    /** @type {number | null} */
+    let dbAtStart = null;
+    const dbCpu = () => server.databaseCpuSeconds?.() ?? null;
     let startedAt = 0;
     // CLOCK_MONOTONIC µs, V8's profile clock too: where the window lies in a server's .cpuprofile
     let startedMonoUs = 0;
-    /** @type {{ cpu: number | null, busy: number | null, at: number, monoUs: number } | undefined} */
+    /** @type {{ cpu: number | null, busy: number | null, db: number | null, at: number, monoUs: number } | undefined} */
     let end;
     /** @type {any} */
     let result;
@@ -427,24 +487,27 @@ export function runMeasuringChild(script, spec, server, what, onEvent) {
         out = out.slice(newline + 1);
         const event = JSON.parse(line);
         if (event.event === 'measure-start') {
-          cpuAtStart = cpuSeconds(server.child.pid);
+          cpuAtStart = serverCpuSeconds(server);
           busyAtStart = machineBusySeconds();
+          dbAtStart = dbCpu();
           startedAt = performance.now();
           startedMonoUs = monoUs();
         } else if (event.event === 'measure-end') {
-          end = { cpu: cpuSeconds(server.child.pid), busy: machineBusySeconds(), at: performance.now(), monoUs: monoUs() };
+          end = { cpu: serverCpuSeconds(server), busy: machineBusySeconds(), db: dbCpu(), at: performance.now(), monoUs: monoUs() };
         } else if (event.event === 'result') {
-          end ??= { cpu: cpuSeconds(server.child.pid), busy: machineBusySeconds(), at: performance.now(), monoUs: monoUs() };
+          end ??= { cpu: serverCpuSeconds(server), busy: machineBusySeconds(), db: dbCpu(), at: performance.now(), monoUs: monoUs() };
           const wall = (end.at - startedAt) / 1000;
           const serverCpuPct = cpuAtStart !== null && end.cpu !== null ? (100 * (end.cpu - cpuAtStart)) / wall : null;
           const machinePct = busyAtStart !== null && end.busy !== null ? (100 * (end.busy - busyAtStart)) / wall : null;
+          const databaseCpuPct = dbAtStart !== null && end.db !== null ? (100 * (end.db - dbAtStart)) / wall : null;
           result = {
             ...event,
             event: undefined,
             serverCpuPct,
-            // CPU used by anything but this server and the load generator: noise from other work on the machine
-            otherCpuPct: machinePct !== null && serverCpuPct !== null ? Math.max(0, machinePct - serverCpuPct - event.loaderCpuPct) : null,
-            serverPeakRssMiB: peakRssMiB(server.child.pid),
+            databaseCpuPct,
+            // CPU used by anything but this server, its database and the load generator: noise from other work on the machine
+            otherCpuPct: machinePct !== null && serverCpuPct !== null ? Math.max(0, machinePct - serverCpuPct - (databaseCpuPct ?? 0) - event.loaderCpuPct) : null,
+            serverPeakRssMiB: serverPeakRssMiB(server),
             windowMonoUs: [startedMonoUs, end.monoUs],
           };
         } else {

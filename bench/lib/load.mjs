@@ -17,6 +17,8 @@ import autocannon from 'autocannon';
 /**
  * @typedef {object} LoadSpec
  * @property {string} url
+ * @property {string[]} [urls] several servers of one service (instances sharing a store): the
+ *   connections are split evenly between them, and the result is over all of them
  * @property {string} method
  * @property {Record<string, string>} headers
  * @property {string} [body] may contain [<id>], replaced by a unique id per request
@@ -36,22 +38,26 @@ const emit = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
 const paths = spec.paths && spec.paths.length > 0 ? spec.paths : undefined;
 let nextPath = 0;
 
+const urls = spec.urls && spec.urls.length > 0 ? spec.urls : [spec.url];
+
 /**
+ * @param {string} url
+ * @param {number} connections
  * @param {number} duration
  * @param {((status: number, ms: number) => void) | undefined} onResponse
  * @returns {Promise<import('autocannon').Result>}
  */
-function run(duration, onResponse) {
+function runOne(url, connections, duration, onResponse) {
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
-        url: spec.url,
+        url,
         method: spec.method,
         headers: spec.headers,
         ...(spec.body !== undefined && { body: spec.body, idReplacement: spec.body.includes('[<id>]') }),
         // setupRequest runs before each request is built: it picks the next path of the rotation
         ...(paths && { requests: [{ setupRequest: (req) => ({ ...req, path: paths[nextPath++ % paths.length] }) }] }),
-        connections: spec.connections,
+        connections,
         pipelining: 1,
         duration,
         timeout: 10,
@@ -61,6 +67,34 @@ function run(duration, onResponse) {
     if (onResponse) {
       instance.on('response', (_client, statusCode, _bytes, responseTime) => onResponse(statusCode, responseTime));
     }
+  });
+}
+
+/**
+ * One autocannon run per URL at the same time, in this process (one latency record for all).
+ * @param {number} duration
+ * @param {((status: number, ms: number) => void) | undefined} onResponse
+ */
+async function run(duration, onResponse) {
+  const each = Math.max(1, Math.round(spec.connections / urls.length));
+  const results = await Promise.all(urls.map((url) => runOne(url, each, duration, onResponse)));
+  if (results.length === 1) return /** @type {import('autocannon').Result} */ (results[0]);
+  /** @type {Record<string, { count: number }>} */
+  const statusCodeStats = {};
+  for (const r of results) {
+    for (const [code, stat] of Object.entries(r.statusCodeStats ?? {})) statusCodeStats[code] = { count: (statusCodeStats[code]?.count ?? 0) + stat.count };
+  }
+  const sum = (/** @type {(r: import('autocannon').Result) => number} */ f) => results.reduce((total, r) => total + f(r), 0);
+  return /** @type {import('autocannon').Result} */ ({
+    ...results[0],
+    duration: Math.max(...results.map((r) => r.duration)),
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+    timeouts: sum((r) => r.timeouts),
+    statusCodeStats,
+    requests: { ...results[0]?.requests, average: sum((r) => r.requests.average) },
+    // autocannon's own percentiles cannot be merged: the worst of the servers'
+    latency: { ...results[0]?.latency, p50: Math.max(...results.map((r) => r.latency.p50)), p99: Math.max(...results.map((r) => r.latency.p99)) },
   });
 }
 

@@ -39,21 +39,21 @@ export class ProductImages {
       throw invalid(`image must be a PNG, JPEG, WebP or GIF file (by content; got ${type?.mime ?? 'unknown data'})`);
     }
     const key = `img_${randomUUID()}.${ext}`;
-    await storage.put(key, { bytes, contentType: type.mime });
+    await storage.put(owner.id, key, { bytes, contentType: type.mime });
     // Read again under lock: the product may have been archived while the file was being written.
     const { before, updated } = await products.setImageUrl(owner, productId, `${publicUrl()}${OBJECTS_PATH}${key}`);
-    await this.removeObjectOf(before.imageUrl);
+    await this.removeObjectOf(owner.id, before.imageUrl);
     return updated;
   }
 
   async remove(owner: Owner, productId: string): Promise<ProductRecord> {
     const { before, updated } = await this.options.products.setImageUrl(owner, productId, null);
-    await this.removeObjectOf(before.imageUrl);
+    await this.removeObjectOf(owner.id, before.imageUrl);
     return updated;
   }
 
-  async removeObjectOf(imageUrl: string | null): Promise<void> {
+  async removeObjectOf(accountId: string, imageUrl: string | null): Promise<void> {
     const at = imageUrl?.lastIndexOf(OBJECTS_PATH) ?? -1;
-    if (imageUrl && at >= 0) await this.options.storage.delete(imageUrl.slice(at + OBJECTS_PATH.length));
+    if (imageUrl && at >= 0) await this.options.storage.delete(accountId, imageUrl.slice(at + OBJECTS_PATH.length));
   }
 }

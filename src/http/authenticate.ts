@@ -1,5 +1,6 @@
 import type { AccountRecord, Accounts } from '../accounts/accounts.js';
 import { bearerTokenMatches, secretKeyFromHeader } from '../accounts/accounts.js';
+import { StoreUnavailable } from '../store/ports.js';
 import { HttpError } from './errors.js';
 import type { SandboxOperation } from './match.js';
 
@@ -9,6 +10,11 @@ export interface Caller {
   /** The request carried the sandbox's admin token. */
   admin: boolean;
 }
+
+const unlessUnavailable = (error: unknown): undefined => {
+  if (error instanceof StoreUnavailable) return undefined;
+  throw error;
+};
 
 const UNAUTHORIZED = 'API key invalid or absent: send Authorization: Basic base64("secret:" + secretKey)';
 
@@ -28,9 +34,10 @@ export class Authenticator {
     const requirements = operation.security ?? [];
     const key = secretKeyFromHeader(authorization);
     // A key is looked up in the store (another instance may have created its account).
-    const account = key ? await this.accounts.authenticate(key) : undefined;
     const admin = this.adminToken !== undefined && bearerTokenMatches(authorization, this.adminToken);
-    if (requirements.length === 0) return { account, admin };
+    // An operation that needs no key (health) answers without the store: a key sent anyway names no account while it is away.
+    if (requirements.length === 0) return { account: key ? await this.accounts.authenticate(key).catch(unlessUnavailable) : undefined, admin };
+    const account = key ? await this.accounts.authenticate(key) : undefined;
     const holds = (scheme: string): boolean => (scheme === 'basicAuth' ? account !== undefined : scheme === 'adminToken' ? admin : false);
     return requirements.some((requirement) => Object.keys(requirement).every(holds)) ? { account, admin } : undefined;
   }

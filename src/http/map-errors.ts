@@ -98,6 +98,7 @@ export class ErrorMapper {
 export function statusOf(error: unknown): number {
   if (error instanceof HttpError) return error.status;
   if (error instanceof DomainError) return DOMAIN_STATUS[error.code];
+  if (error instanceof StoreUnavailable) return 503;
   return 500;
 }
 

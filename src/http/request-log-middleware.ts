@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { secretKeyFromHeader, type Accounts } from '../accounts/accounts.js';
 import { maskHeaders, maskJson, maskJsonText, maskQueryValue } from './masking.js';
 import type { Logger } from '../log.js';
-import { UNAUTHENTICATED, type DeferredRequestLogEntry, type RequestLog, type RequestLogEntry } from './request-log.js';
+import { UNAUTHENTICATED, type DeferredRequestLogEntry, type RequestLogEntry, type RequestLogStore } from './request-log.js';
 
 export const TRACE_HEADER = 'x-trace-id';
 /** Bodies larger than this are kept as a string cut at this size, marked truncated. */
@@ -37,7 +37,7 @@ export class TraceIds {
 const TRACE_ID_BYTES = 16;
 
 export interface RequestLoggingOptions {
-  log: RequestLog;
+  log: RequestLogStore;
   accounts: Accounts;
   logger: Logger;
   /** The level of the per-request line (Config.requestLogLevel). */
@@ -101,7 +101,9 @@ export function requestLogging({ log, accounts, logger, level = 'debug', nowMs }
     const settle = (): void => {
       // 'close' follows 'finish' on a completed answer; without one (a timeout or reset
       // fault, a client that left) the request is logged with status null.
-      finish(res.writableFinished ? res.statusCode : null).catch((error: unknown) => {
+      const recorded = finish(res.writableFinished ? res.statusCode : null);
+      log.recording(recorded);
+      recorded.catch((error: unknown) => {
         try {
           logger.error({ err: error, traceId, path }, 'recording the request failed');
         } catch {

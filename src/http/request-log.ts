@@ -1,6 +1,6 @@
 import type { components } from '../spec/openapi-types.js';
 import type { Pruner } from '../sandbox/retention.js';
-import { badRequest } from './errors.js';
+import { badRequest, type HttpError } from './errors.js';
 
 export type RequestLogEntry = components['schemas']['RequestLogEntry'];
 export type RequestLogList = components['schemas']['RequestLogList'];
@@ -30,13 +30,24 @@ export interface DeferredRequestLogEntry {
   entry(): RequestLogEntry;
 }
 
-type Stored = RequestLogEntry | DeferredRequestLogEntry;
-const shown = (stored: Stored): RequestLogEntry => ('entry' in stored && typeof stored.entry === 'function' ? stored.entry() : (stored as RequestLogEntry));
+export type Stored = RequestLogEntry | DeferredRequestLogEntry;
+export const shown = (stored: Stored): RequestLogEntry => ('entry' in stored && typeof stored.entry === 'function' ? stored.entry() : (stored as RequestLogEntry));
 const bytesOf = (stored: Stored): number => ('bytes' in stored && typeof stored.bytes === 'number' ? stored.bytes : JSON.stringify(stored).length);
 
 /** Where requests that failed authentication and name no account are kept. */
 export const UNAUTHENTICATED = Symbol('unauthenticated');
-type LogKey = string | typeof UNAUTHENTICATED;
+export type LogKey = string | typeof UNAUTHENTICATED;
+
+/** What the middleware writes to and the inspector reads: kept in memory (RequestLog) or shared by instances (SharedRequestLog). */
+export interface RequestLogStore {
+  /** entries kept per account; 0 keeps none */
+  readonly size: number;
+  add(key: LogKey, entry: Stored): void;
+  /** A request's entry is on its way (its account is being looked up): reads wait for it, so a request answered is a request listed. */
+  recording(done: Promise<void>): void;
+  list(key: LogKey, query: RequestLogQuery): RequestLogList | Promise<RequestLogList>;
+  deleteOlderThan(key: LogKey, cutoff: string, limit: number): number | Promise<number>;
+}
 
 /**
  * The global log of unauthenticated requests is bounded in bytes as well as in entries: anyone
@@ -55,7 +66,7 @@ interface Ring {
  * recent traffic, rebuilt by using the sandbox; keeping it out of the store keeps every
  * request from becoming a journal write.
  */
-export class RequestLog {
+export class RequestLog implements RequestLogStore {
   private readonly rings = new Map<LogKey, Ring>();
 
   constructor(
@@ -63,6 +74,9 @@ export class RequestLog {
     /** The byte budget of the unauthenticated ring; the oldest entries go first. */
     readonly globalBytes: number = GLOBAL_LOG_BYTES,
   ) {}
+
+  /** The embedded store looks accounts up at once: nothing to wait for. */
+  recording(): void {}
 
   add(key: LogKey, entry: Stored): void {
     if (this.size === 0) return;
@@ -107,7 +121,7 @@ export class RequestLog {
     let start = ring.length - 1;
     if (query.startingAfter !== undefined) {
       const at = ring.findIndex((e) => e.traceId === query.startingAfter);
-      if (at < 0) throw badRequest(`startingAfter ${query.startingAfter} is not in the request log (it may have been pushed out by newer requests)`);
+      if (at < 0) throw cursorGone(query.startingAfter);
       start = at - 1;
     }
     const keep = filterOf(query);
@@ -151,11 +165,15 @@ const DAY_MS = 86_400_000;
  * request really came), so entries age by the wall clock: the account-clock cutoff the
  * other records use would drop every request made after the clock was advanced past N days.
  */
-export function requestLogPruner(log: RequestLog, days: number, nowMs: () => number): Pruner {
+export function requestLogPruner(log: RequestLogStore, days: number, nowMs: () => number): Pruner {
   return (accountId, _accountClockCutoff, limit) => log.deleteOlderThan(accountId, new Date(nowMs() - days * DAY_MS).toISOString(), limit);
 }
 
-function filterOf(query: RequestLogQuery): (entry: Stored) => boolean {
+/** `startingAfter` names an entry the log does not hold. */
+export const cursorGone = (traceId: string): HttpError =>
+  badRequest(`startingAfter ${traceId} is not in the request log (it may have been pushed out by newer requests)`);
+
+export function filterOf(query: RequestLogQuery): (entry: Stored) => boolean {
   const status = query.status?.toLowerCase();
   const statusClass = status?.endsWith('xx') ? status[0] : undefined;
   return (entry) =>

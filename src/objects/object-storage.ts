@@ -6,11 +6,15 @@ export interface StoredObject {
   contentType: string;
 }
 
-/** The sandbox's stand-in for the service's object storage (product images). */
+/**
+ * The sandbox's stand-in for the service's object storage (product images). Objects belong to
+ * an account (the shared store keys them by it); they are read by key alone, since their URL is
+ * public and names no account (keys are random).
+ */
 export interface ObjectStorage {
-  put(key: string, object: StoredObject): Promise<void>;
+  put(accountId: string, key: string, object: StoredObject): Promise<void>;
   get(key: string): Promise<StoredObject | undefined>;
-  delete(key: string): Promise<void>;
+  delete(accountId: string, key: string): Promise<void>;
 }
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -23,11 +27,14 @@ const CONTENT_TYPES: Record<string, string> = {
 export const contentTypeOfKey = (key: string): string =>
   CONTENT_TYPES[key.slice(key.lastIndexOf('.') + 1)] ?? 'application/octet-stream';
 
-/** Files under `<data dir>/objects`, written durably (tmp, fsync, rename) before a 2xx. */
+/**
+ * Files under `<data dir>/objects`, written durably (tmp, fsync, rename) before a 2xx. One
+ * directory for every account, as earlier versions wrote it: keys are random, so they never clash.
+ */
 export class FileObjectStorage implements ObjectStorage {
   constructor(private readonly dir: string) {}
 
-  async put(key: string, object: StoredObject): Promise<void> {
+  async put(_accountId: string, key: string, object: StoredObject): Promise<void> {
     await mkdir(this.dir, { recursive: true });
     const tmp = join(this.dir, `.${key}.tmp`);
     const file = await open(tmp, 'w');
@@ -49,7 +56,7 @@ export class FileObjectStorage implements ObjectStorage {
     }
   }
 
-  async delete(key: string): Promise<void> {
+  async delete(_accountId: string, key: string): Promise<void> {
     await rm(join(this.dir, key), { force: true });
   }
 }
@@ -58,7 +65,7 @@ export class FileObjectStorage implements ObjectStorage {
 export class MemoryObjectStorage implements ObjectStorage {
   private readonly objects = new Map<string, StoredObject>();
 
-  async put(key: string, object: StoredObject): Promise<void> {
+  async put(_accountId: string, key: string, object: StoredObject): Promise<void> {
     this.objects.set(key, object);
   }
 
@@ -66,7 +73,7 @@ export class MemoryObjectStorage implements ObjectStorage {
     return this.objects.get(key);
   }
 
-  async delete(key: string): Promise<void> {
+  async delete(_accountId: string, key: string): Promise<void> {
     this.objects.delete(key);
   }
 }

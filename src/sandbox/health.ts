@@ -1,16 +1,33 @@
 import type { Clock } from '../clock.js';
 import type { Health as HealthReport } from '../spec/types.js';
+import type { StoreHealth } from '../store/ports.js';
 import { VERSION } from '../version.js';
 
-/** `GET /_sandbox/health`: up since this sandbox was built, on its clock. */
+/**
+ * `GET /_sandbox/health`: up since this sandbox was built, on its clock, and whether its store
+ * answers. The report never says more of a failure than `ok: false` (the endpoint needs no key;
+ * a connection error names hosts and users): the detail goes to the log.
+ */
 export class Health {
   private readonly startedAt: number;
 
-  constructor(private readonly clock: Clock) {
+  constructor(
+    private readonly clock: Clock,
+    private readonly store: () => Promise<StoreHealth>,
+    private readonly onFailure: (detail: string | undefined) => void = () => undefined,
+  ) {
     this.startedAt = clock.nowMs();
   }
 
-  report(): HealthReport {
-    return { status: 'ok', version: VERSION, uptimeMs: this.clock.nowMs() - this.startedAt };
+  async report(): Promise<HealthReport> {
+    const store = await this.store();
+    if (!store.ok) this.onFailure(store.detail);
+    return {
+      status: store.ok ? 'ok' : 'unavailable',
+      version: VERSION,
+      uptimeMs: this.clock.nowMs() - this.startedAt,
+      // In memory or on a file, it is the same embedded store.
+      store: { kind: store.kind === 'postgres' ? 'postgres' : 'embedded', ok: store.ok },
+    };
   }
 }

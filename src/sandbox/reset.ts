@@ -53,7 +53,7 @@ export class AccountReset {
       return { products, deleted: { products: products.length, offers, transactions, jobs, events, webhooks, withdrawals, ledger, limits } };
     });
     // Files go only after the records that point at them are durably gone.
-    for (const product of products) await s.images.removeObjectOf(product.imageUrl);
+    for (const product of products) await s.images.removeObjectOf(id, product.imageUrl);
     return { accountId: id, deleted };
   }
 }

@@ -2207,10 +2207,19 @@ export interface components {
             offsetMs: number;
         };
         Health: {
-            /** @constant */
-            status: "ok";
+            /**
+             * @description `unavailable` (with a 503) while the store cannot be reached.
+             * @enum {string}
+             */
+            status: "ok" | "unavailable";
             version: string;
             uptimeMs: number;
+            /** @description Where this sandbox keeps its state, and whether it answers now (PostgreSQL `SELECT 1` within 2 s; the embedded store is not ok once a journal write failed). */
+            store: {
+                /** @enum {string} */
+                kind: "embedded" | "postgres";
+                ok: boolean;
+            };
         };
         /** @description Error shape of the product endpoints. */
         ProductError: {
@@ -2225,6 +2234,44 @@ export interface components {
         };
     };
     responses: {
+        /** @description The store (PostgreSQL, with `SANDBOX_STORE`) cannot be reached right now; nothing was changed, or, when the connection was lost while committing, the change may have been saved. Try again after `Retry-After` seconds; the sandbox recovers by itself when the database is back. */
+        ProductUnavailable: {
+            headers: {
+                /** @description Seconds to wait before trying again. */
+                "retry-after"?: string;
+                /** @description What failed. */
+                "x-sandbox-hint"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProductError"];
+            };
+        };
+        /** @description The store (PostgreSQL, with `SANDBOX_STORE`) cannot be reached right now; nothing was changed, or, when the connection was lost while committing, the change may have been saved. Try again after `Retry-After` seconds; the sandbox recovers by itself when the database is back. */
+        TransactionUnavailable: {
+            headers: {
+                /** @description Seconds to wait before trying again. */
+                "retry-after"?: string;
+                /** @description What failed. */
+                "x-sandbox-hint"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description The store cannot be reached right now. A browser gets a page saying so; other clients the JSON error. */
+        PayerPageUnavailable: {
+            headers: {
+                /** @description Seconds to wait before trying again. */
+                "retry-after"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+                "text/html": string;
+            };
+        };
         /** @description Validation failed (the message names the field and the rule), product archived, or externalId already exists. */
         ProductBadRequest: {
             headers: {
@@ -2435,6 +2482,7 @@ export interface operations {
             400: components["responses"]["ProductBadRequest"];
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
+            503: components["responses"]["ProductUnavailable"];
         };
     };
     createProduct: {
@@ -2464,6 +2512,7 @@ export interface operations {
             403: components["responses"]["ProductForbidden"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
+            503: components["responses"]["ProductUnavailable"];
         };
     };
     getProduct: {
@@ -2491,6 +2540,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
+            503: components["responses"]["ProductUnavailable"];
         };
     };
     archiveProduct: {
@@ -2519,6 +2569,7 @@ export interface operations {
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
             413: components["responses"]["ProductTooLarge"];
+            503: components["responses"]["ProductUnavailable"];
         };
     };
     updateProduct: {
@@ -2552,6 +2603,7 @@ export interface operations {
             404: components["responses"]["ProductNotFound"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
+            503: components["responses"]["ProductUnavailable"];
         };
     };
     uploadProductImage: {
@@ -2591,6 +2643,7 @@ export interface operations {
             404: components["responses"]["ProductNotFound"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
+            503: components["responses"]["ProductUnavailable"];
         };
     };
     deleteProductImage: {
@@ -2619,6 +2672,7 @@ export interface operations {
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
             413: components["responses"]["ProductTooLarge"];
+            503: components["responses"]["ProductUnavailable"];
         };
     };
     listProductOffers: {
@@ -2650,6 +2704,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
+            503: components["responses"]["ProductUnavailable"];
         };
     };
     createOffer: {
@@ -2680,6 +2735,7 @@ export interface operations {
             404: components["responses"]["ProductNotFound"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
+            503: components["responses"]["ProductUnavailable"];
         };
     };
     createPurchase: {
@@ -2709,6 +2765,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     getTransaction: {
@@ -2739,6 +2796,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     refundPurchase: {
@@ -2775,6 +2833,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     createCashOut: {
@@ -2805,6 +2864,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     getWithdrawal: {
@@ -2835,6 +2895,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     getBalance: {
@@ -2858,6 +2919,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     getHealth: {
@@ -2880,6 +2942,15 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             403: components["responses"]["TransactionForbidden"];
+            /** @description The store is unavailable (`store.ok` false); the sandbox answers 503 to what needs it until it is back. Load balancers and the Docker HEALTHCHECK take the instance out meanwhile. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
         };
     };
     createAccount: {
@@ -2909,6 +2980,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     setWebhookUrl: {
@@ -2940,6 +3012,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     resetAccount: {
@@ -2972,6 +3045,7 @@ export interface operations {
             404: components["responses"]["TransactionNotFound"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     fillTransaction: {
@@ -3001,6 +3075,7 @@ export interface operations {
             404: components["responses"]["TransactionNotFound"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     payTransaction: {
@@ -3038,6 +3113,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     expireTransaction: {
@@ -3068,6 +3144,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     declineTransaction: {
@@ -3104,6 +3181,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     refundTransaction: {
@@ -3134,6 +3212,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     chargebackTransaction: {
@@ -3170,6 +3249,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     getPayerPages: {
@@ -3197,6 +3277,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            503: components["responses"]["PayerPageUnavailable"];
         };
     };
     getClock: {
@@ -3220,6 +3301,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     advanceClock: {
@@ -3251,6 +3333,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     listWebhooks: {
@@ -3281,6 +3364,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     getWebhook: {
@@ -3307,6 +3391,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     replayWebhook: {
@@ -3336,6 +3421,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     listEvents: {
@@ -3365,6 +3451,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     getEventStream: {
@@ -3397,6 +3484,7 @@ export interface operations {
                     "application/json": components["schemas"]["TransactionError"];
                 };
             };
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     getAutopilot: {
@@ -3420,6 +3508,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     setAutopilot: {
@@ -3449,6 +3538,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     clearAutopilot: {
@@ -3474,6 +3564,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     getSandboxAccount: {
@@ -3497,6 +3588,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     listRequests: {
@@ -3529,6 +3621,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     listUnauthenticatedRequests: {
@@ -3559,6 +3652,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     getFaults: {
@@ -3582,6 +3676,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     setFaults: {
@@ -3611,6 +3706,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     clearFaults: {
@@ -3636,6 +3732,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     creditBalance: {
@@ -3667,6 +3764,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     listLedgerEntries: {
@@ -3695,6 +3793,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     listWithdrawals: {
@@ -3723,6 +3822,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     getSandboxWithdrawal: {
@@ -3750,6 +3850,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     approveWithdrawal: {
@@ -3780,6 +3881,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     rejectWithdrawal: {
@@ -3814,6 +3916,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     failWithdrawal: {
@@ -3848,6 +3951,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     returnWithdrawal: {
@@ -3882,6 +3986,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     getLimits: {
@@ -3905,6 +4010,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     setLimits: {
@@ -3934,6 +4040,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     clearLimits: {
@@ -3958,6 +4065,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     getCheckoutPage: {
@@ -3993,6 +4101,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["PayerPageNotFound"];
+            503: components["responses"]["PayerPageUnavailable"];
         };
     };
     approveCheckout: {
@@ -4026,6 +4135,7 @@ export interface operations {
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
             413: components["responses"]["TransactionTooLarge"];
+            503: components["responses"]["PayerPageUnavailable"];
         };
     };
     rejectCheckout: {
@@ -4059,6 +4169,7 @@ export interface operations {
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
             413: components["responses"]["TransactionTooLarge"];
+            503: components["responses"]["PayerPageUnavailable"];
         };
     };
     getBoletoPage: {
@@ -4094,6 +4205,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["PayerPageNotFound"];
+            503: components["responses"]["PayerPageUnavailable"];
         };
     };
     approveBoleto: {
@@ -4127,6 +4239,7 @@ export interface operations {
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
             413: components["responses"]["TransactionTooLarge"];
+            503: components["responses"]["PayerPageUnavailable"];
         };
     };
     rejectBoleto: {
@@ -4160,6 +4273,7 @@ export interface operations {
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
             413: components["responses"]["TransactionTooLarge"];
+            503: components["responses"]["PayerPageUnavailable"];
         };
     };
     getPixPage: {
@@ -4195,6 +4309,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["PayerPageNotFound"];
+            503: components["responses"]["PayerPageUnavailable"];
         };
     };
     approvePix: {
@@ -4228,6 +4343,7 @@ export interface operations {
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
             413: components["responses"]["TransactionTooLarge"];
+            503: components["responses"]["PayerPageUnavailable"];
         };
     };
     rejectPix: {
@@ -4261,6 +4377,7 @@ export interface operations {
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
             413: components["responses"]["TransactionTooLarge"];
+            503: components["responses"]["PayerPageUnavailable"];
         };
     };
     getPixQr: {
@@ -4294,6 +4411,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
     getSpeiPage: {
@@ -4329,6 +4447,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["PayerPageNotFound"];
+            503: components["responses"]["PayerPageUnavailable"];
         };
     };
     approveSpei: {
@@ -4362,6 +4481,7 @@ export interface operations {
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
             413: components["responses"]["TransactionTooLarge"];
+            503: components["responses"]["PayerPageUnavailable"];
         };
     };
     rejectSpei: {
@@ -4395,6 +4515,7 @@ export interface operations {
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
             413: components["responses"]["TransactionTooLarge"];
+            503: components["responses"]["PayerPageUnavailable"];
         };
     };
     getObject: {
@@ -4423,6 +4544,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            503: components["responses"]["TransactionUnavailable"];
         };
     };
 }

@@ -158,8 +158,10 @@ describe('timeout and reset', () => {
     await setRules(own.client, [{ match: { operation: 'getClock' }, action: { timeout: true } }]);
     const held = raw(own.client, 'GET', '/_sandbox/clock');
     await waitForFired(own.client, 1);
+    // Awaited from now on: it fails while the sandbox stops, which may take longer than a turn.
+    const failed = expect(held).rejects.toThrow(/fetch failed/);
     await own.stop();
-    await expect(held).rejects.toThrow(/fetch failed/);
+    await failed;
   });
 
   it('reset destroys the connection and stores nothing', async () => {

@@ -5,8 +5,8 @@ import { FakeClock } from '../../src/clock.js';
 import { MemoryObjectStorage } from '../../src/objects/object-storage.js';
 import type { OpenApiDocument } from '../../src/spec/openapi.js';
 import { loadOpenApi } from '../../src/spec/openapi.js';
-import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
 import type { ClockStore, Repository } from '../../src/store/ports.js';
+import { openTestRepository } from './test-store.js';
 import { DEFAULT_FEES } from '../../src/transactions/fees.js';
 import { operationIdsOf } from '../../src/faults/faults.js';
 import type { AttemptOutcome, WebhookSender } from '../../src/webhooks/dispatcher.js';
@@ -32,7 +32,7 @@ export class FakeSender implements WebhookSender {
 }
 
 export interface DomainKit extends Domain {
-  repository: EmbeddedRepository;
+  repository: Repository;
   clock: FakeClock;
   sender: FakeSender;
   /** Runs `work` as the router runs a handler: in one unit of work, committed when it resolves. */
@@ -52,13 +52,14 @@ export interface KitOptions {
 }
 
 /**
- * The domain as src/app.ts wires it, on an in-memory repository and a FakeClock, with no HTTP:
+ * The domain as src/app.ts wires it, on an in-memory repository (a fresh PostgreSQL database under
+ * SANDBOX_TEST_STORE=postgres) and a FakeClock, with no HTTP:
  * what the domain unit tests drive (as json-server v1 tests its service on an in-memory db).
  * The scheduler is started; jobs run when the test advances an account's clock.
  */
 export async function domainKit(settings: Partial<DomainOptions['settings']> = {}, options: KitOptions = {}): Promise<DomainKit> {
   const clock = new FakeClock(Date.UTC(2030, 0, 1, 12));
-  const repository = await EmbeddedRepository.open({ now: () => clock.nowMs() });
+  const repository = await openTestRepository(() => clock.nowMs());
   const slow = options.clockReadsTakeMs;
   const clocks: ClockStore =
     slow === undefined

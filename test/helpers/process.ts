@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createTestDatabase } from './shared-postgres.js';
+import { onPostgres } from './test-store.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = fileURLToPath(new URL('../../dist/bin.js', import.meta.url));
@@ -12,11 +15,30 @@ export interface SandboxProcess {
   exited: Promise<number | null>;
 }
 
+/** The database standing for each data file under SANDBOX_TEST_STORE=postgres: a restart on the same --data finds its state again. */
+const databases = new Map<string, Promise<string>>();
+
+/**
+ * The store a spawned sandbox gets: under SANDBOX_TEST_STORE=postgres, a database of the run's
+ * cluster per data file (one created the first time the file is used), unless the test chose a
+ * store, memory or mock mode itself.
+ */
+async function storeEnv(args: string[], env: Record<string, string>, cwd: string): Promise<Record<string, string>> {
+  const chosen = (name: string, variable: string) => args.some((a) => a === name || a.startsWith(`${name}=`)) || env[variable] !== undefined;
+  if (!onPostgres || chosen('--store', 'SANDBOX_STORE') || chosen('--in-memory', 'SANDBOX_IN_MEMORY') || chosen('--mock', 'SANDBOX_MOCK')) return {};
+  const at = args.findIndex((a) => a === '--data');
+  const dataFile = resolve(cwd, (at >= 0 ? args[at + 1] : undefined) ?? env.SANDBOX_DATA ?? 'data/sandbox.json');
+  let database = databases.get(dataFile);
+  if (database === undefined) databases.set(dataFile, (database = createTestDatabase('spawned')));
+  return { SANDBOX_STORE: await database };
+}
+
 /** Runs the built CLI as a real process on a free port and waits for its ready banner. */
 export async function spawnSandbox(args: string[], env: Record<string, string> = {}, cwd = ROOT, bin = BIN): Promise<SandboxProcess> {
+  const store = await storeEnv(args, env, cwd);
   const child = spawn(process.execPath, [bin, 'start', '--port', '0', '--log-level', 'warn', ...args], {
     cwd,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...env, ...store },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -5,6 +5,8 @@ import { pino } from 'pino';
 import { resolveConfig, type Config } from '../../src/config.js';
 import { startServer, type RunningSandbox } from '../../src/server.js';
 import { assertMatchesSpec } from './spec.js';
+import { createTestDatabase } from './shared-postgres.js';
+import { dropTestDatabase, onPostgres } from './test-store.js';
 
 export interface Reply<T = unknown> {
   status: number;
@@ -24,11 +26,44 @@ export interface TestSandbox {
   stop(): Promise<void>;
 }
 
-/** A sandbox on a free port and a fresh temporary data dir, in this process. */
+/** Under SANDBOX_TEST_STORE=postgres, the database standing for each data file a test named: a restart on the same file finds its state. */
+const databases = new Map<string, Promise<string>>();
+
+/**
+ * The database of a data file: made for the first sandbox on it, found again by a later start on
+ * the same file (a restart, as with the file itself). `own`: the file was the helper's own temp
+ * one, so the database goes when that sandbox stops; one of a file the test named outlives its
+ * sandbox, as the file does (the test may look at what was stored; the cluster goes at the end).
+ */
+async function databaseFor(dataFile: string, named: boolean): Promise<{ url: string; own: boolean; forget(): void }> {
+  const known = databases.get(dataFile);
+  const url = known ?? createTestDatabase('sandbox');
+  if (known === undefined) databases.set(dataFile, url);
+  return { url: await url, own: known === undefined && !named, forget: () => databases.delete(dataFile) };
+}
+
+/**
+ * A sandbox on a free port and a fresh temporary data dir, in this process. With
+ * SANDBOX_TEST_STORE=postgres (test/helpers/test-store.ts) its store is a fresh database of the
+ * run's cluster instead (dropped when it stops; the same one again for a data file named before),
+ * unless the test chose a store or mock mode.
+ */
 export async function startSandbox(overrides: Partial<Config> = {}): Promise<TestSandbox> {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-test-'));
-  const resolved = resolveConfig({ port: 0, dataFile: join(dir, 'sandbox.json'), validateResponses: 'strict', ...overrides });
-  const running = await startServer(resolved, pino({ level: 'silent' }));
+  const dataFile = overrides.dataFile ?? join(dir, 'sandbox.json');
+  const database = onPostgres && overrides.store === undefined && overrides.mock !== true ? await databaseFor(dataFile, overrides.dataFile !== undefined) : undefined;
+  const store = database === undefined ? {} : { store: { kind: 'postgres' as const, url: database.url }, inMemory: false };
+  const resolved = resolveConfig({ port: 0, dataFile, validateResponses: 'strict', ...overrides, ...store });
+  let running: RunningSandbox;
+  try {
+    running = await startServer(resolved, pino({ level: 'silent' }));
+  } catch (error) {
+    if (database?.own) {
+      database.forget();
+      await dropTestDatabase(database.url);
+    }
+    throw error;
+  }
   const config = { ...resolved, secretKey: running.sandbox.defaultAccount.secretKey };
   const url = running.url;
   const clientFor = (key: string | undefined) => new Client(url, key);
@@ -42,6 +77,10 @@ export async function startSandbox(overrides: Partial<Config> = {}): Promise<Tes
     async stop() {
       await running.stop();
       rmSync(dir, { recursive: true, force: true });
+      if (database?.own) {
+        database.forget();
+        await dropTestDatabase(database.url);
+      }
     },
   };
 }

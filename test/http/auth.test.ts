@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Account, OfferList, Permission, Product, ProductList, ResetResult } from '../../src/spec/types.js';
 import {
@@ -20,6 +18,7 @@ import {
   expectAuthError,
 } from '../helpers/catalog.js';
 import { basic, startSandbox, type Client, type RequestOptions, type TestSandbox } from '../helpers/sandbox.js';
+import { storedObjects } from '../helpers/test-store.js';
 
 let sb: TestSandbox;
 /** A client that sends no credentials of its own; tests pass the Authorization header. */
@@ -314,7 +313,8 @@ describe('POST /_sandbox/reset (no admin token)', () => {
     await archiveProduct(client, archived.id);
     return { account, client, live, offer, withImage, archived };
   }
-  const objectFile = (imageUrl: string) => join(sb.dir, 'objects', imageUrl.slice(imageUrl.lastIndexOf('/') + 1));
+  /** Whether the image's bytes are stored (a file under <data dir>/objects, or a row of the PostgreSQL store). */
+  const stored = async (imageUrl: string) => (await storedObjects(sb)).has(imageUrl.slice(imageUrl.lastIndexOf('/') + 1));
 
   it("wipes the caller's products, offers and images, and leaves other accounts alone", async () => {
     const target = await populated();
@@ -329,12 +329,12 @@ describe('POST /_sandbox/reset (no admin token)', () => {
     expectProductError(await target.client.get(`/v2/products/${target.archived.id}`), 404);
     expectProductError(await target.client.get(`/v2/products/${target.live.id}/offers`), 404);
     expectTransactionError(await anonymous.get(target.withImage.imageUrl!), 404);
-    expect(existsSync(objectFile(target.withImage.imageUrl!))).toBe(false);
+    expect(await stored(target.withImage.imageUrl!)).toBe(false);
 
     expect((await bystander.client.get<Product>(`/v2/products/${bystander.live.id}`)).body).toEqual(bystander.withImage);
     expect((await bystander.client.get<OfferList>(`/v2/products/${bystander.live.id}/offers`)).body.data).toEqual([bystander.offer]);
     expect((await anonymous.get(bystander.withImage.imageUrl!)).status).toBe(200);
-    expect(existsSync(objectFile(bystander.withImage.imageUrl!))).toBe(true);
+    expect(await stored(bystander.withImage.imageUrl!)).toBe(true);
   });
 
   it('keeps the account and its key, and frees its externalIds', async () => {

@@ -1,5 +1,3 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Product } from '../../src/spec/types.js';
 import {
@@ -17,6 +15,7 @@ import {
   uploadImage,
 } from '../helpers/catalog.js';
 import { startSandbox, type Client, type Reply, type TestSandbox } from '../helpers/sandbox.js';
+import { storedObjects } from '../helpers/test-store.js';
 
 const MB = 1024 * 1024;
 
@@ -28,10 +27,10 @@ beforeAll(async () => {
 });
 afterAll(() => sb.stop());
 
-const objectsDir = (s: TestSandbox = sb) => join(s.dir, 'objects');
-/** Stored object files, leaving out the dot-prefixed temporaries of in-flight writes. */
-const storedFiles = (s: TestSandbox = sb): string[] =>
-  existsSync(objectsDir(s)) ? readdirSync(objectsDir(s)).filter((f) => !f.startsWith('.')).sort() : [];
+/** Keys of the stored objects (files under <data dir>/objects, or rows of the PostgreSQL store's objects table). */
+const storedFiles = async (s: TestSandbox = sb): Promise<string[]> => [...(await storedObjects(s)).keys()];
+/** The bytes stored under a key, wherever the store keeps them. */
+const storedBytes = async (key: string, s: TestSandbox = sb): Promise<Buffer | undefined> => (await storedObjects(s)).get(key);
 const keyOf = (imageUrl: string): string => imageUrl.slice(imageUrl.lastIndexOf('/') + 1);
 const getProduct = async (id: string): Promise<Product> => (await client.get<Product>(`/v2/products/${id}`)).body;
 const fetchObject = (url: string): Promise<Reply<Buffer>> => client.get<Buffer>(url);
@@ -53,10 +52,10 @@ async function uploadOk(productId: string, bytes: Buffer, filename?: string, typ
 
 /** An upload refused with `status`: the product and the stored files stay as they were. */
 async function expectUploadRefused(product: Product, form: FormData, status: number, message?: RegExp): Promise<void> {
-  const files = storedFiles();
+  const files = await storedFiles();
   expectProductError(await uploadImage(client, product.id, form), status, message);
   expect(await getProduct(product.id)).toEqual(product);
-  expect(storedFiles()).toEqual(files);
+  expect(await storedFiles()).toEqual(files);
 }
 
 describe('POST /v2/products/:id/image', () => {
@@ -81,12 +80,12 @@ describe('POST /v2/products/:id/image', () => {
     expect(Buffer.compare(served.body, bytes)).toBe(0);
   });
 
-  it('writes the file under <data dir>/objects', async () => {
+  it('stores the bytes (under <data dir>/objects, or in PostgreSQL)', async () => {
     const product = await createProduct(client);
     const updated = await uploadOk(product.id, IMAGES.gif, 'a.gif', 'image/gif');
-    const file = join(objectsDir(), keyOf(updated.imageUrl!));
-    expect(existsSync(file)).toBe(true);
-    expect(Buffer.compare(readFileSync(file), IMAGES.gif)).toBe(0);
+    const stored = await storedBytes(keyOf(updated.imageUrl!));
+    expect(stored).toBeDefined();
+    expect(Buffer.compare(stored!, IMAGES.gif)).toBe(0);
   });
 
   it('recognises the image by content, not by name or declared type', async () => {
@@ -120,7 +119,7 @@ describe('POST /v2/products/:id/image', () => {
     const product = await createProduct(client);
     const bytes = paddedPng(5 * MB);
     const updated = await uploadOk(product.id, bytes);
-    expect(readFileSync(join(objectsDir(), keyOf(updated.imageUrl!))).length).toBe(5 * MB);
+    expect((await storedBytes(keyOf(updated.imageUrl!)))?.length).toBe(5 * MB);
   });
 
   it('refuses a far larger upload with 413 without buffering it all, and keeps answering', async () => {
@@ -191,7 +190,7 @@ describe('POST /v2/products/:id/image', () => {
     const second = await uploadOk(product.id, IMAGES.webp, 'b.webp', 'image/webp');
     expect(second.imageUrl).not.toBe(first.imageUrl);
     expectTransactionError(await fetchObject(first.imageUrl!), 404);
-    expect(existsSync(join(objectsDir(), keyOf(first.imageUrl!)))).toBe(false);
+    expect(await storedBytes(keyOf(first.imageUrl!))).toBeUndefined();
     const served = await fetchObject(second.imageUrl!);
     expect(served.status).toBe(200);
     expect(Buffer.compare(served.body, IMAGES.webp)).toBe(0);
@@ -205,13 +204,13 @@ describe('POST /v2/products/:id/image', () => {
   });
 
   it("answers 404 for an unknown product and for another account's", async () => {
-    const files = storedFiles();
+    const files = await storedFiles();
     expectProductError(await uploadImage(client, UNKNOWN_PRODUCT_ID, imageForm(IMAGES.png)), 404);
     const other = await createAccount(sb);
     const theirs = await createProduct(other.client);
     expectProductError(await uploadImage(client, theirs.id, imageForm(IMAGES.png)), 404);
     expect((await other.client.get<Product>(`/v2/products/${theirs.id}`)).body.imageUrl).toBeNull();
-    expect(storedFiles()).toEqual(files);
+    expect(await storedFiles()).toEqual(files);
   });
 });
 
@@ -221,8 +220,8 @@ describe('DELETE /v2/products/:id/image', () => {
   it('sets imageUrl to null and removes the object', async () => {
     const product = await createProduct(client);
     const withImage = await uploadOk(product.id, IMAGES.jpeg, 'a.jpg', 'image/jpeg');
-    const file = join(objectsDir(), keyOf(withImage.imageUrl!));
-    expect(existsSync(file)).toBe(true);
+    const key = keyOf(withImage.imageUrl!);
+    expect(await storedBytes(key)).toBeDefined();
     await sleep(5);
 
     const res = await deleteImage(product.id);
@@ -231,7 +230,7 @@ describe('DELETE /v2/products/:id/image', () => {
     expect(Date.parse(res.body.updatedAt)).toBeGreaterThan(Date.parse(withImage.updatedAt));
     expect(await getProduct(product.id)).toEqual(res.body);
     expectTransactionError(await fetchObject(withImage.imageUrl!), 404);
-    expect(existsSync(file)).toBe(false);
+    expect(await storedBytes(key)).toBeUndefined();
   });
 
   it('answers 200 with imageUrl null when there is no image', async () => {
@@ -297,13 +296,13 @@ describe('a sandbox with a lower image limit and a public URL', () => {
   it('accepts exactly the limit and refuses one byte more with 413', async () => {
     const product = await createProduct(smallClient);
     // Other tests of this sandbox may have stored images already: only this test's own count.
-    const before = storedFiles(small);
+    const before = await storedFiles(small);
     const over = await uploadImage(smallClient, product.id, imageForm(paddedPng(1025)));
     expectProductError(over, 413, /1024/);
-    expect(storedFiles(small)).toEqual(before);
+    expect(await storedFiles(small)).toEqual(before);
     const exact = await uploadImage(smallClient, product.id, imageForm(paddedPng(1024)));
     expect(exact.status).toBe(200);
-    expect(storedFiles(small)).toEqual([...before, keyOf(exact.body.imageUrl!)].sort());
+    expect(await storedFiles(small)).toEqual([...before, keyOf(exact.body.imageUrl!)].sort());
   });
 
   it('builds imageUrl on the configured public URL', async () => {

@@ -20,7 +20,7 @@ const KEY = 'sk_test_response_validation';
 /** Handlers that break the contract on purpose (their types would not let them: hence the cast). */
 const BROKEN = {
   // Health's status is the constant "ok" and it has no other fields.
-  getHealth: () => ({ status: 200, json: { status: 'degraded', version: '1', uptimeMs: 1 } }),
+  getHealth: () => ({ status: 200, json: { status: 'degraded', version: '1', uptimeMs: 1, store: { kind: 'embedded', ok: true } } }),
   // 202 is not a status getClock documents.
   getClock: () => ({ status: 202, json: { accountId: 'acc_default', now: new Date().toISOString(), offsetMs: 0 } }),
   // A JSON body where the spec documents an HTML page.
@@ -84,13 +84,13 @@ describe('response validation, strict', () => {
     expect(res.status).toBe(500);
     const body = (await res.json()) as { statusCode: number; message: string };
     expect(body.statusCode).toBe(500);
-    expect(body.message).toMatch(/^response does not match openapi\.yaml: getHealth 200: \/status must be equal to constant/);
+    expect(body.message).toMatch(/^response does not match openapi\.yaml: getHealth 200: \/status must be equal to one of the allowed values/);
     expect(res.headers.get(INVALID_HEADER)).toMatch(/^getHealth 200: \/status/);
     const logged = h.logs.find((l) => l.level === 50);
     expect(logged).toMatchObject({ operation: 'getHealth', method: 'GET', path: '/_sandbox/health', status: 200 });
     expect(logged?.msg).toMatch(/^response does not match openapi\.yaml: getHealth 200/);
-    expect(logged?.errors).toEqual([expect.objectContaining({ instancePath: '/status', keyword: 'const' })]);
-    expect(logged?.body).toBe('{"status":"degraded","version":"1","uptimeMs":1}');
+    expect(logged?.errors).toEqual([expect.objectContaining({ instancePath: '/status', keyword: 'enum' })]);
+    expect(logged?.body).toBe('{"status":"degraded","version":"1","uptimeMs":1,"store":{"kind":"embedded","ok":true}}');
   });
 
   it('catches a status the operation does not document', async () => {
@@ -154,8 +154,8 @@ describe('response validation, log', () => {
     const h = await harness('log');
     const res = await get(h, '/_sandbox/health');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'degraded', version: '1', uptimeMs: 1 });
-    expect(res.headers.get(INVALID_HEADER)).toMatch(/^getHealth 200: \/status must be equal to constant/);
+    expect(await res.json()).toEqual({ status: 'degraded', version: '1', uptimeMs: 1, store: { kind: 'embedded', ok: true } });
+    expect(res.headers.get(INVALID_HEADER)).toMatch(/^getHealth 200: \/status must be equal to one of the allowed values/);
     expect(h.logs.filter((l) => l.level === 50)).toHaveLength(1);
     const undocumented = await get(h, '/_sandbox/clock');
     expect(undocumented.status).toBe(202);

@@ -4,14 +4,15 @@ import { FakeClock } from '../../src/clock.js';
 import { DomainError } from '../../src/errors.js';
 import { Ledger, type LedgerEntry } from '../../src/ledger/ledger.js';
 import { AccountClocks } from '../../src/scheduler/account-clocks.js';
-import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
+import type { Repository } from '../../src/store/ports.js';
+import { openTestRepository } from '../helpers/test-store.js';
 
-let repository: EmbeddedRepository;
+let repository: Repository;
 let ledger: Ledger;
 let seen: string[];
 beforeEach(async () => {
   const clock = new FakeClock();
-  repository = await EmbeddedRepository.open({ now: () => clock.nowMs() });
+  repository = await openTestRepository(() => clock.nowMs());
   seen = [];
   const listener = async (accountId: string, entry: LedgerEntry) => void seen.push(`${accountId} ${entry.kind}`);
   ledger = new Ledger({ repository, clocks: new AccountClocks({ offsets: repository.clocks, clock }), listeners: [listener] });

@@ -98,6 +98,17 @@ describe('payments-sandbox start', () => {
     await expect(spawnSandbox(['--port', 'abc'])).rejects.toThrow(/port.*non-negative integer|non-negative integer/);
   });
 
+  it('--store takes embedded or a postgres:// URL, and refuses anything else or a postgres store kept in memory', async () => {
+    await expect(spawnSandbox(['--store', 'mysql://user:hunter2@db/sandbox'])).rejects.toThrow(/store must be "embedded" or a postgres:\/\/user:password@host:port\/database URL, not "mysql:\/\/user:\*\*\*@db\/sandbox"/);
+    await expect(spawnSandbox([], { SANDBOX_STORE: 'sqlite:sandbox.db' })).rejects.toThrow(/store must be "embedded" or a postgres/);
+    await expect(spawnSandbox(['--in-memory', '--store', 'postgres://sandbox@127.0.0.1:1/none'])).rejects.toThrow(/--in-memory keeps nothing, --store postgres:\/\/… keeps everything in PostgreSQL: choose one/);
+    const dir = tempDir();
+    const sb = await spawnSandbox(['--store', 'embedded', '--data', join(dir, 'db.json')]);
+    procs.push(sb);
+    expect(sb.output()).toContain(`store:         ${join(dir, 'db.json')}`);
+    expect((await new Client(sb.url, undefined).get<{ store: unknown }>('/_sandbox/health')).body.store).toEqual({ kind: 'embedded', ok: true });
+  });
+
   it('a port already in use: one line suggesting --port, and no lock or journal left behind', async () => {
     const dir = tempDir();
     const data = join(dir, 'db.json');

@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Offer, Product } from '../../src/spec/types.js';
 import { pixBody, type Tx } from '../helpers/purchases.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { storedState } from '../helpers/test-store.js';
 
 const dirs: string[] = [];
 const sandboxes: TestSandbox[] = [];
@@ -12,6 +13,7 @@ afterEach(async () => {
   for (const sb of sandboxes.splice(0)) await sb.stop();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
+
 
 const tempDir = (): string => {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-seed-'));
@@ -49,7 +51,7 @@ async function start(dir: string, seedFile: string): Promise<TestSandbox> {
 async function stop(sb: TestSandbox): Promise<{ [name: string]: unknown[] }> {
   sandboxes.splice(sandboxes.indexOf(sb), 1);
   await sb.stop();
-  return (JSON.parse(readFileSync(sb.config.dataFile, 'utf8')) as { collections: { [name: string]: unknown[] } }).collections;
+  return storedState(sb);
 }
 
 describe('--seed-file', () => {

@@ -12,7 +12,8 @@ import { ClockAdvances } from '../../src/scheduler/advance-clock.js';
 import type { JobRunners } from '../../src/scheduler/job-kinds.js';
 import { Jobs } from '../../src/scheduler/jobs.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
-import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
+import type { Repository } from '../../src/store/ports.js';
+import { openTestRepository } from '../helpers/test-store.js';
 import { DEFAULT_FEES } from '../../src/transactions/fees.js';
 import { WITHDRAWAL_STEP_JOB, Withdrawals, type WithdrawalRecord } from '../../src/withdrawals/withdrawals.js';
 
@@ -20,7 +21,7 @@ import { WITHDRAWAL_STEP_JOB, Withdrawals, type WithdrawalRecord } from '../../s
 const STEP = 60_000;
 const account = { id: 'acc_unit', name: 'Loja Unit' } as AccountRecord;
 
-let repository: EmbeddedRepository;
+let repository: Repository;
 let clocks: AccountClocks;
 let jobs: Jobs;
 let scheduler: Scheduler;
@@ -31,7 +32,7 @@ let changes: [string, string][];
 
 beforeEach(async () => {
   const clock = new FakeClock();
-  repository = await EmbeddedRepository.open({ now: () => clock.nowMs() });
+  repository = await openTestRepository(() => clock.nowMs());
   clocks = new AccountClocks({ offsets: repository.clocks, clock });
   jobs = new Jobs(repository.jobs);
   ledger = new Ledger({ repository, clocks });

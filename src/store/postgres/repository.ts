@@ -8,6 +8,8 @@ import { Db, mapError, type Session } from './db.js';
 import { JOBS_CHANNEL, JobSignals, PgClockStore, PgJobStore } from './jobs.js';
 import { migrate, type Migration } from './migrate.js';
 import { ensureTable, quote, shapeOf, underSchemaLock } from './schema.js';
+import { PgObjectStore } from './objects.js';
+import { PgRequestLogStore, type LogLimits } from './request-log.js';
 import { PgTable } from './table.js';
 
 export interface PostgresOptions {
@@ -45,6 +47,9 @@ export class PostgresRepository implements Repository {
   readonly clocks: PgClockStore;
   readonly bus: PgBus;
   readonly instanceId: string;
+  /** Object bytes (product images), shared by every instance. */
+  readonly objects: PgObjectStore;
+  private readonly logger: Logger;
   private readonly tables = new Map<string, PgTable<Owned>>();
   private readonly ensured = new Map<string, Promise<void>>();
   private readonly listener: Listener;
@@ -60,6 +65,8 @@ export class PostgresRepository implements Repository {
     this.jobs = new PgJobStore(db, options.now ?? Date.now, signals);
     this.clocks = new PgClockStore(db, signals);
     this.bus = new PgBus(db, this.instanceId, logger);
+    this.objects = new PgObjectStore(db);
+    this.logger = logger;
     this.units = {
       run: (work) => db.unit(work),
       afterCommit: (effect) => db.afterCommit(effect),
@@ -136,6 +143,11 @@ export class PostgresRepository implements Repository {
       this.ensured.set(key, pending);
     }
     return pending;
+  }
+
+  /** The shared request log, bounded per account by `limits`. */
+  requestLog<E>(limits: LogLimits): PgRequestLogStore<E> {
+    return new PgRequestLogStore<E>(this.db, limits, this.logger);
   }
 
   async health(): Promise<StoreHealth> {

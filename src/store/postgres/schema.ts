@@ -10,7 +10,7 @@ import type { Session } from './db.js';
  */
 
 /** Tables of the store itself (migrations); a TableSpec may not take these names. */
-export const RESERVED_TABLES = new Set(['clocks', 'jobs', 'bus_payloads', 'schema_migrations']);
+export const RESERVED_TABLES = new Set(['clocks', 'jobs', 'bus_payloads', 'schema_migrations', 'objects', 'request_log']);
 
 /** Both sessions that create objects take this lock, so two instances never race on DDL. */
 export const SCHEMA_LOCK = 7_246_119_354_112_201n;
@@ -56,9 +56,12 @@ function identifier(name: string, what: string): string {
   return name;
 }
 
+/** A spec's name as a table name: camelCase becomes snake_case (`transactionExternalIds` → `transaction_external_ids`), PostgreSQL's convention, so no table name needs quoting by hand. */
+export const tableNameOf = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
 export function shapeOf<T extends Owned>(spec: TableSpec<T>): TableShape {
-  const table = spec.name;
-  if (!TABLE_NAME.test(table)) throw new Error(`table name ${table} must be lower-case letters, digits and _`);
+  const table = tableNameOf(spec.name);
+  if (!TABLE_NAME.test(table)) throw new Error(`table name ${spec.name} must be letters, digits and _, starting with a lower-case letter`);
   if (RESERVED_TABLES.has(table)) throw new Error(`table name ${table} is the store's own`);
   const columns: Column[] = [];
   const indexes: Index[] = [{ name: identifier(`${table}_order`, 'index'), unique: false, columns: ['account_id', 'seq'] }];
