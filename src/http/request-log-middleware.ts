@@ -60,7 +60,16 @@ export function requestLogging({ log, accounts, logger, level = 'debug', nowMs }
     const started = performance.now();
     const path = req.path;
     res.setHeader(TRACE_HEADER, traceId);
-    const body = captureBody(res);
+    // Announced to the log as the answer starts to leave, before the client can have it: a
+    // read of the log that this client sends next waits for the entry (a shared log writes it later).
+    let announced = false;
+    let entryDone: () => void = () => undefined;
+    const entryWritten = new Promise<void>((resolve) => (entryDone = resolve));
+    const body = captureBody(res, () => {
+      if (announced) return;
+      announced = true;
+      log.recording(entryWritten);
+    });
     let done = false;
     const finish = async (status: number | null): Promise<void> => {
       if (done) return;
@@ -102,7 +111,8 @@ export function requestLogging({ log, accounts, logger, level = 'debug', nowMs }
       // 'close' follows 'finish' on a completed answer; without one (a timeout or reset
       // fault, a client that left) the request is logged with status null.
       const recorded = finish(res.writableFinished ? res.statusCode : null);
-      log.recording(recorded);
+      if (!announced) log.recording(recorded);
+      void recorded.finally(entryDone).catch(() => undefined);
       recorded.catch((error: unknown) => {
         try {
           logger.error({ err: error, traceId, path }, 'recording the request failed');
@@ -238,7 +248,7 @@ interface Captured {
 type WriteLike = (chunk: unknown, ...rest: unknown[]) => unknown;
 
 /** Keeps the first BODY_LIMIT_BYTES + 1 bytes written, whatever wrote them (json, send, redirect, streams). */
-function captureBody(res: Response): Captured {
+function captureBody(res: Response, onEnd: () => void): Captured {
   const captured: Captured = { chunks: [], bytes: 0, total: 0 };
   const keep = (chunk: unknown, encoding: unknown): void => {
     if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
@@ -270,6 +280,7 @@ function captureBody(res: Response): Captured {
     return write.call(this, chunk, ...rest);
   };
   target.end = function (this: unknown, chunk: unknown, ...rest: unknown[]) {
+    onEnd();
     keep(chunk, rest[0]);
     return end.call(this, chunk, ...rest);
   };

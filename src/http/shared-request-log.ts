@@ -16,6 +16,9 @@ export interface RequestLogTable {
  */
 export const UNAUTHENTICATED_ACCOUNT = '_unauthenticated';
 
+/** The longest a read of the log waits for this instance's entries on their way. */
+const RECORDING_WAIT_MS = 5_000;
+
 const accountOf = (key: LogKey): string => (key === UNAUTHENTICATED ? UNAUTHENTICATED_ACCOUNT : key);
 
 /**
@@ -45,7 +48,7 @@ export class SharedRequestLog implements RequestLogStore {
   }
 
   async list(key: LogKey, query: RequestLogQuery): Promise<RequestLogList> {
-    await Promise.all(this.inFlight);
+    await this.settled();
     const limit = query.limit ?? 20;
     const status = query.status?.toLowerCase();
     const statusClass = status?.endsWith('xx') ? Number(status[0]) : undefined;
@@ -62,6 +65,17 @@ export class SharedRequestLog implements RequestLogStore {
     });
     if (page === undefined) throw cursorGone(query.startingAfter ?? '');
     return page;
+  }
+
+  /**
+   * The entries on their way, waited for at most RECORDING_WAIT_MS: an answer a slow client is
+   * still reading keeps its entry back until its socket closes, and must not stall the log.
+   */
+  private async settled(): Promise<void> {
+    if (this.inFlight.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(this.inFlight), new Promise<void>((resolve) => (timer = setTimeout(resolve, RECORDING_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
   deleteOlderThan(key: LogKey, cutoff: string, limit: number): Promise<number> {
