@@ -28,8 +28,8 @@ import { AnswerWriter } from './http/reply.js';
 import { createPipeline } from './http/pipeline.js';
 import { createHttpApp } from './http/transport.js';
 import { QrRenderer } from './pages/qr-renderer.js';
-import { RequestLog, requestLogPruner, type RequestLogEntry, type RequestLogStore } from './http/request-log.js';
-import { SharedRequestLog } from './http/shared-request-log.js';
+import { GLOBAL_LOG_BYTES, RequestLog, requestLogPruner, type RequestLogEntry, type RequestLogStore } from './http/request-log.js';
+import { SharedRequestLog, UNAUTHENTICATED_ACCOUNT } from './http/shared-request-log.js';
 import { requestLogging } from './http/request-log-middleware.js';
 import { exposureWarning, sharedUseOf } from './http/shared-use.js';
 import { createTransactionHandlers } from './http/transaction-handlers.js';
@@ -277,7 +277,12 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     }
     const httpFaults = new HttpFaults(faults);
     // Shared by every instance on PostgreSQL; in memory only on the embedded store (a request is not a journal write).
-    const sharedLog = opened.kind === 'postgres' ? opened.repository.requestLog<RequestLogEntry>({ entries: config.requestLogSize, bytes: REQUEST_LOG_MAX_BYTES }) : undefined;
+    const sharedLog = opened.kind === 'postgres' ? opened.repository.requestLog<RequestLogEntry>({
+            entries: config.requestLogSize,
+            bytes: REQUEST_LOG_MAX_BYTES,
+            // The unauthenticated requests' log, which anyone can fill, keeps the embedded store's bound.
+            tighter: { accountId: UNAUTHENTICATED_ACCOUNT, bytes: GLOBAL_LOG_BYTES },
+          }) : undefined;
     const requestLog: RequestLogStore = sharedLog ? new SharedRequestLog(config.requestLogSize, sharedLog) : new RequestLog(config.requestLogSize);
     if (config.seedFile) {
       const seed = loadSeedFile(config.seedFile, document);

@@ -29,6 +29,8 @@ export interface LogLimits {
   entries: number;
   /** bytes of entries (their JSON) kept per account */
   bytes: number;
+  /** A smaller byte bound for one log: the unauthenticated requests', which anyone can fill. */
+  tighter?: { accountId: string; bytes: number };
 }
 
 /** An entry's JSON cannot hold what PostgreSQL's jsonb refuses: U+0000 becomes U+FFFD (the log is for reading). */
@@ -107,9 +109,9 @@ export class PgRequestLogStore<E = unknown> {
                         sum(bytes) OVER w AS total
                  FROM request_log WHERE account_id = ANY($1::text[])
                  WINDOW w AS (PARTITION BY account_id ORDER BY seq DESC)
-               ) ranked WHERE n > $2 OR total > $3
+               ) ranked WHERE n > $2 OR total > (CASE WHEN account_id = $4::text THEN $5::bigint ELSE $3::bigint END)
              ) gone WHERE r.account_id = gone.account_id AND r.seq = gone.seq`,
-            [accounts, this.limits.entries, this.limits.bytes],
+            [accounts, this.limits.entries, this.limits.bytes, this.limits.tighter?.accountId ?? null, this.limits.tighter?.bytes ?? this.limits.bytes],
           );
         }),
       ),
