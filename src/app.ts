@@ -106,7 +106,7 @@ export interface DomainOptions {
   autopilotRules: AutopilotRule[];
   settings: Pick<
     Config,
-    'faultSeed' | 'webhookMaxAttempts' | 'instructionDelayMs' | 'pixExpiryMs' | 'strictDocuments' | 'pixInstruction' | 'withdrawalStepMs'
+    'faultSeed' | 'webhookMaxAttempts' | 'instructionDelayMs' | 'pixExpiryMs' | 'strictDocuments' | 'pixInstruction' | 'withdrawalStepMs' | 'jobLeaseMs'
   >;
 }
 
@@ -203,7 +203,7 @@ export function composeDomain(options: DomainOptions): Domain {
     autopilot: transactionActionRunner(transitions, logger),
     autopilotWithdrawal: withdrawalActionRunner(withdrawals, logger),
   };
-  const scheduler = new Scheduler({ jobs: repository.jobs, units, runners, clock, logger });
+  const scheduler = new Scheduler({ jobs: repository.jobs, units, runners, clock, logger, leaseMs: settings.jobLeaseMs });
   const advances = new ClockAdvances({ clocks, jobs, scheduler, units, settle: (accountId) => deliveries.idle(accountId) });
   const reset = new AccountReset({ units, products, offers, images, transactions, jobs, clocks, events, deliveries, withdrawals, ledger, limits });
   return { accounts, products, offers, images, clocks, jobs, limits, events, faults, deliveries, ledger, autopilot, transactions, transitions, withdrawals, scheduler, advances, reset };

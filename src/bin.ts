@@ -58,6 +58,7 @@ program
   .addOption(new Option('--secret-key <key>', `default account's secret key (default ${DEFAULTS.secretKey}; with an admin token, a random one)`).env('SANDBOX_SECRET_KEY'))
   .addOption(new Option('--public-url <url>', 'base of the absolute URLs it emits (default http://localhost:<port>)').env('SANDBOX_PUBLIC_URL'))
   .addOption(new Option('--instruction-delay <ms>', 'delay before payment instructions are filled').env('SANDBOX_INSTRUCTION_DELAY_MS').argParser(integer).default(DEFAULTS.instructionDelayMs))
+  .addOption(new Option('--job-lease <ms>', 'how long a job an instance claimed stays its own before another instance may run it (a shared store: one that died)').env('SANDBOX_JOB_LEASE_MS').argParser(integer).default(DEFAULTS.jobLeaseMs))
   .addOption(new Option('--withdrawal-delay <ms>', "delay of each automatic step of a cash-out on the account's clock (request → processing → outcome)").env('SANDBOX_WITHDRAWAL_DELAY_MS').argParser(integer).default(DEFAULTS.withdrawalStepMs))
   .addOption(new Option('--admin-token <token>', 'token guarding account creation, reset and the unauthenticated request log').env('SANDBOX_ADMIN_TOKEN'))
   .addOption(new Option('--allowed-hosts <names>', 'Host header names answered besides loopback ones, comma-separated (.example.com: subdomains; *: any)').env('SANDBOX_ALLOWED_HOSTS').argParser(parseList))
@@ -142,6 +143,7 @@ interface StartOptions {
   publicUrl?: string;
   instructionDelay: number;
   withdrawalDelay: number;
+  jobLease: number;
   adminToken?: string;
   allowedHosts?: string[];
   allowedOrigins?: string[];
@@ -202,6 +204,7 @@ function toConfig(opts: StartOptions): ConfigInput {
     publicUrl: opts.publicUrl,
     instructionDelayMs: opts.instructionDelay,
     withdrawalStepMs: opts.withdrawalDelay,
+    jobLeaseMs: opts.jobLease,
     adminToken: opts.adminToken,
     allowedHosts: opts.allowedHosts,
     allowedOrigins: opts.allowedOrigins,

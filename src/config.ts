@@ -25,6 +25,8 @@ export interface Config {
   instructionDelayMs: number;
   /** The delay of each automatic step of a withdrawal (request → processing → outcome → return) on the account's clock. */
   withdrawalStepMs: number;
+  /** How long a claimed job stays an instance's before another may take it over (an instance that died). */
+  jobLeaseMs: number;
   adminToken: string | undefined;
   /**
    * Host header names answered besides loopback names and IP literals (DNS-rebinding guard);
@@ -130,6 +132,7 @@ export const DEFAULTS = {
   secretKey: 'sk_test_sandbox',
   instructionDelayMs: 2000,
   withdrawalStepMs: 2000,
+  jobLeaseMs: 60_000,
   logLevel: 'info',
   jsonLimitBytes: 1024 * 1024,
   imageLimitBytes: 5 * 1024 * 1024,
@@ -168,6 +171,7 @@ export function resolveConfig(input: ConfigInput): Config {
     publicUrl: input.publicUrl?.replace(/\/+$/, ''),
     instructionDelayMs: input.instructionDelayMs ?? DEFAULTS.instructionDelayMs,
     withdrawalStepMs: input.withdrawalStepMs ?? DEFAULTS.withdrawalStepMs,
+    jobLeaseMs: input.jobLeaseMs ?? DEFAULTS.jobLeaseMs,
     adminToken: input.adminToken || undefined,
     allowedHosts: input.allowedHosts && input.allowedHosts.length > 0 ? input.allowedHosts : undefined,
     allowedOrigins: input.allowedOrigins ?? [],

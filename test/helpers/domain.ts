@@ -103,6 +103,7 @@ export async function domainKit(settings: Partial<DomainOptions['settings']> = {
       strictDocuments: false,
       pixInstruction: 'immediate',
       withdrawalStepMs: 60_000,
+      jobLeaseMs: 60_000,
       ...settings,
     },
   });
