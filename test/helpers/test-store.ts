@@ -14,8 +14,6 @@ import { createTestDatabase } from './shared-postgres.js';
 export const TEST_STORE: 'embedded' | 'postgres' = process.env.SANDBOX_TEST_STORE === 'postgres' ? 'postgres' : 'embedded';
 export const onPostgres = TEST_STORE === 'postgres';
 
-/** Why a suite about the embedded data file (journal, lock file, compaction, upgrade in place) does not run on PostgreSQL. */
-export const EMBEDDED_ONLY = 'embedded store only: SANDBOX_TEST_STORE=postgres keeps no data file';
 
 /** Drops a database made by createTestDatabase, its sessions ended first (the cluster is removed at the end of the run anyway; this keeps its disk small). */
 export async function dropTestDatabase(url: string): Promise<void> {
