@@ -1,29 +1,45 @@
 import { crc32, deflateSync } from 'node:zlib';
-import QRCode, { type QRCodeSegment } from 'qrcode';
+import { correction, generate, mode, type Mode } from 'lean-qr';
 
 /**
  * Level M is what the central bank's manual recommends for BR Codes: enough redundancy for a
- * phone camera on a printed or on-screen code without growing the symbol much.
+ * phone camera on a printed or on-screen code without growing the symbol much. Mask 0 is as
+ * valid a QR as the one a mask search picks (the mask only evens out dark and light areas) and
+ * saves the search. The level is both the least and the most allowed: the encoder would
+ * otherwise raise it when the data leaves room, which changes the symbol.
  */
 export const QR_OPTIONS = { errorCorrectionLevel: 'M', maskPattern: 0 } as const;
+const SYMBOL_OPTIONS = { minCorrectionLevel: correction.M, maxCorrectionLevel: correction.M, mask: 0 } as const;
 /** Quiet zone, in modules, and the target width in pixels of the image. */
 const MARGIN = 2;
 const TARGET_PX = 300;
 
+/** A run of a BR Code and the QR mode it is written in. */
+export interface QrSegment {
+  data: string;
+  mode: 'byte' | 'alphanumeric' | 'numeric';
+}
+
 /**
  * The Pix QR as a PNG: every Pix response carries one (`qrCode`), so it sits on the purchase's
- * hot path. qrcode's own PNG renderer costs ~4 ms of CPU per code (an RGBA pixel loop in JS, then
- * pngjs) and its mask search another ~1 ms; a fixed mask is as valid a QR (the mask only evens
- * out dark and light areas), and a 1-bit greyscale PNG of whole-pixel modules deflates in
- * tens of microseconds. The text goes in as segments (pixQrSegments) rather than as a string,
- * which qrcode would split by a shortest-path search costing ~0.2 ms; answers about a known Pix
- * take the image from src/http/present-transaction.ts's cache.
+ * hot path, and is the larger part of a purchase's CPU. The symbol comes from lean-qr (the same
+ * symbol qrcode builds for the same segments, level and mask, at under half its cost: a test
+ * holds the two equal); the PNG is a 1-bit greyscale image of whole-pixel modules drawn here,
+ * byte for byte what the sandbox has always answered. The text goes in as segments
+ * (pixQrSegments) rather than as a string, which an encoder would split by a costlier search;
+ * answers about a known Pix take the image from src/http/present-transaction.ts's cache.
  */
 export async function pixQrPng(code: string): Promise<Buffer> {
   if (code.length === 0) throw new RangeError('a Pix QR needs a non-empty BR Code');
-  const { modules } = QRCode.create(pixQrSegments(code), QR_OPTIONS);
-  return modulesPng(modules.size, modules.data);
+  const symbol = generate(mode.multi(...pixQrSegments(code).map(modeOf)), SYMBOL_OPTIONS);
+  return modulesPng(symbol.size, (x, y) => symbol.get(x, y));
 }
+
+const modeOf = (segment: QrSegment): Mode =>
+  segment.mode === 'numeric' ? mode.numeric(segment.data)
+  : segment.mode === 'alphanumeric' ? mode.alphaNumeric(segment.data)
+  // Byte mode holds the text's UTF-8 bytes with no ECI, as qrcode writes it.
+  : mode.bytes(Buffer.from(segment.data, 'utf8'));
 
 /**
  * A BR Code split into QR segments the way its layout suggests: runs of QR's alphanumeric
@@ -31,13 +47,13 @@ export async function pixQrPng(code: string): Promise<Buffer> {
  * alphanumeric (5.5 bits a character instead of byte mode's 8), long digit runs inside them as
  * numeric (3.3 bits), the rest (the lowercase key or URL) as bytes. A run is worth a segment
  * of its own only when what it saves beats the ~20 bits of header a segment switch costs,
- * hence the minimum lengths. On the sandbox's codes this gives the version qrcode's optimal
- * split gives, at a quarter of its cost; any split is a valid QR of the same text.
+ * hence the minimum lengths. On the sandbox's codes this gives the version an optimal split
+ * gives, at a quarter of its cost; any split is a valid QR of the same text.
  */
-export function pixQrSegments(code: string): QRCodeSegment[] {
-  const segments: QRCodeSegment[] = [];
-  const add = (data: string, mode: 'byte' | 'alphanumeric' | 'numeric'): void => {
-    if (data.length > 0) segments.push({ data, mode } as QRCodeSegment);
+export function pixQrSegments(code: string): QrSegment[] {
+  const segments: QrSegment[] = [];
+  const add = (data: string, mode: QrSegment['mode']): void => {
+    if (data.length > 0) segments.push({ data, mode });
   };
   let last = 0;
   for (const run of code.matchAll(ALPHANUMERIC_RUN)) {
@@ -57,26 +73,75 @@ export function pixQrSegments(code: string): QRCodeSegment[] {
 const ALPHANUMERIC_RUN = /[0-9A-Z $%*+\-./:]{10,}/g;
 const DIGIT_RUN = /[0-9]{8,}/g;
 
-/** A square 1-bit greyscale PNG: dark modules black, the rest and the quiet zone white. */
-function modulesPng(size: number, dark: Uint8Array): Buffer {
+/**
+ * How a symbol of one size is laid out in pixels: each byte of a scanline holds 8 pixels, which
+ * fall on at most a few modules (scale ≥ 3 at these sizes); `modules` and `bits` list, per byte,
+ * the module columns it touches and which of its bits each one covers, so a scanline is drawn
+ * a byte at a time rather than a pixel at a time. Few sizes occur (one per QR version).
+ */
+interface Layout {
+  scale: number;
+  px: number;
+  /** bytes per scanline, the filter byte included */
+  line: number;
+  /** per pixel byte: where its entries start in modules/bits (length bytes + 1) */
+  starts: Uint16Array;
+  modules: Uint16Array;
+  bits: Uint8Array;
+}
+const layouts = new Map<number, Layout>();
+
+function layoutOf(size: number): Layout {
+  const known = layouts.get(size);
+  if (known) return known;
   const side = size + 2 * MARGIN;
   const scale = Math.max(1, Math.round(TARGET_PX / side));
   const px = side * scale;
-  const line = Math.ceil(px / 8) + 1;
+  const bytes = Math.ceil(px / 8);
+  const starts = new Uint16Array(bytes + 1);
+  const modules: number[] = [];
+  const bits: number[] = [];
+  for (let b = 0; b < bytes; b++) {
+    starts[b] = modules.length;
+    for (let x = b * 8; x < Math.min(px, b * 8 + 8); x++) {
+      const column = Math.floor(x / scale) - MARGIN;
+      if (column < 0 || column >= size) continue;
+      const bit = 0x80 >> (x & 7);
+      if (modules.at(-1) === column && modules.length > starts[b]!) bits[bits.length - 1]! |= bit;
+      else {
+        modules.push(column);
+        bits.push(bit);
+      }
+    }
+  }
+  starts[bytes] = modules.length;
+  const layout = { scale, px, line: bytes + 1, starts, modules: Uint16Array.from(modules), bits: Uint8Array.from(bits) };
+  layouts.set(size, layout);
+  return layout;
+}
+
+/** A square 1-bit greyscale PNG: dark modules black, the rest and the quiet zone white. */
+function modulesPng(size: number, dark: (x: number, y: number) => boolean): Buffer {
+  const { scale, px, line, starts, modules, bits } = layoutOf(size);
   // Each scanline: a filter byte, then the pixels; bit 1 is white in 1-bit greyscale. Only
   // the first scanline of each module row is drawn: the ones below it repeat it, and PNG's
   // Up filter (2) writes a repeated scanline as zeros, which deflate packs in a fraction of
-  // the time the drawn copies took (same size), and which need no drawing here.
+  // the time the drawn copies take (same size), and which need no drawing here.
   const raw = Buffer.alloc(line * px);
-  for (let y = 0; y < px; y++) {
-    if (y % scale === 0) raw.fill(0xff, y * line + 1, (y + 1) * line);
-    else raw[y * line] = 2;
-  }
-  for (let my = 0; my < size; my++) {
-    const first = (my + MARGIN) * scale * line + 1;
-    for (let mx = 0; mx < size; mx++) {
-      if (!dark[my * size + mx]) continue;
-      for (let x = (mx + MARGIN) * scale, end = x + scale; x < end; x++) raw[first + (x >> 3)]! &= ~(0x80 >> (x & 7));
+  const row = new Uint8Array(size);
+  for (let y = 0; y < px; y += scale) {
+    const first = y * line;
+    for (let s = 1; s < scale; s++) raw[first + s * line] = 2;
+    const my = y / scale - MARGIN;
+    if (my < 0 || my >= size) {
+      raw.fill(0xff, first + 1, first + line);
+      continue;
+    }
+    for (let mx = 0; mx < size; mx++) row[mx] = dark(mx, my) ? 1 : 0;
+    for (let b = 0, end = line - 1; b < end; b++) {
+      let ink = 0;
+      for (let e = starts[b]!, stop = starts[b + 1]!; e < stop; e++) if (row[modules[e]!]) ink |= bits[e]!;
+      raw[first + 1 + b] = ~ink & 0xff;
     }
   }
   const header = Buffer.alloc(13);

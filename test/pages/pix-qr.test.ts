@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
+import fc from 'fast-check';
 import { PNG } from 'pngjs';
 import QRCode from 'qrcode';
 import { describe, expect, it } from 'vitest';
@@ -71,6 +73,53 @@ describe('pixQrPng', () => {
       }
       expect(QRCode.create(segments, QR_OPTIONS).version, code).toBeLessThanOrEqual(QRCode.create(code, QR_OPTIONS).version);
     }
+  });
+
+  it('answers the same PNG bytes as before the encoder changed (qrcode 1.5, mask 0, level M)', async () => {
+    // sha256 of the images the sandbox answered when qrcode built the symbol: integrations that
+    // stored or compared a qrCode see the same bytes.
+    const before: [string, string][] = [
+      [SAMPLE, 'ebf7d354116e7be20b41d22e58b57c4a4ef16c3cd0a850c4e8e0aacc2ef151f4'],
+      ['00020101021226810014br.gov.bcb.pix2559pix.example.com/qr/v2/cobv/9d36b84fc70b478fb95c12729b90ca255204000053039865406150.005802BR5917LOJA EXEMPLO LTDA6009SAO PAULO62070503***63046BF1', '031571605d7d2f4c7f10584f34254ac005c543b5d61aacb544acdc497a49df8c'],
+      ['São Paulo ção 123456789012 abc', '335a3beacb887cf0b33b8c3c9abd92140d0801d8371c56275cc8bfbbff849b7e'],
+      ['ab', '38712f182960588256f0cd497f193ef41eba7917f30038e2c92caa47d8508936'],
+      ['12345678', '50d16bb1ca06e0db7c071dfffd31750f88fcd79dadcc33e39a216368c6bf9873'],
+      ['X'.repeat(900), '7d163be741b547361b3e2c4412f60fe0325c664511c95c2417a77a5b9d259a3b'],
+    ];
+    for (const [code, sha256] of before) {
+      expect(createHash('sha256').update(await pixQrPng(code)).digest('hex'), code.slice(0, 40)).toBe(sha256);
+    }
+  });
+
+  it('draws the symbol qrcode builds for the same segments, level and mask, whatever the text', async () => {
+    const brCodeLike = fc.array(
+      fc.oneof(
+        fc.stringMatching(/^[0-9]{1,20}$/),
+        fc.stringMatching(/^[0-9A-Z $%*+\-.\/:]{1,30}$/),
+        fc.string({ minLength: 1, maxLength: 30 }),
+        fc.string({ unit: 'grapheme', minLength: 1, maxLength: 10 }),
+      ),
+      { minLength: 1, maxLength: 12 },
+    ).map((parts) => parts.join(''));
+    await fc.assert(
+      fc.asyncProperty(brCodeLike, async (code) => {
+        const image = PNG.sync.read(await pixQrPng(code));
+        const { modules } = QRCode.create(pixQrSegments(code), QR_OPTIONS);
+        const scale = image.width / (modules.size + 4);
+        expect(Number.isInteger(scale)).toBe(true);
+        // The centre pixel of every module, quiet zone included, is the module's colour.
+        for (let my = -2; my < modules.size + 2; my++) {
+          for (let mx = -2; mx < modules.size + 2; mx++) {
+            const inside = mx >= 0 && my >= 0 && mx < modules.size && my < modules.size;
+            const x = Math.floor((mx + 2 + 0.5) * scale);
+            const y = Math.floor((my + 2 + 0.5) * scale);
+            const black = image.data[(y * image.width + x) * 4] === 0;
+            if (black !== (inside && modules.get(my, mx) === 1)) throw new Error(`module ${mx},${my} of ${JSON.stringify(code)}`);
+          }
+        }
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it('refuses an empty code', async () => {
