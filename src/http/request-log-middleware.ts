@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import { randomBytes } from 'node:crypto';
+import { randomText } from '../random.js';
 import { secretKeyFromHeader, type Accounts } from '../accounts/accounts.js';
 import { maskHeaders, maskJson, maskJsonText, maskQueryValue } from './masking.js';
 import type { Logger } from '../log.js';
@@ -17,23 +17,7 @@ const unlogged = (path: string): boolean => path === '/_sandbox/requests' || pat
  * New W3C-style trace ids (32 lowercase hex), one per request. A client's own x-trace-id or
  * traceparent is not taken over: the id must be unique, since the log is filtered and
  * paginated by it; the client's header is still visible among the logged request headers.
- * One source per sandbox.
  */
-export class TraceIds {
-  private pool = Buffer.alloc(0);
-  private offset = 0;
-
-  next(): string {
-    // One call into the OS's random source per 256 ids rather than per request.
-    if (this.offset + TRACE_ID_BYTES > this.pool.length) {
-      this.pool = randomBytes(TRACE_ID_BYTES * 256);
-      this.offset = 0;
-    }
-    const id = this.pool.toString('hex', this.offset, this.offset + TRACE_ID_BYTES);
-    this.offset += TRACE_ID_BYTES;
-    return id;
-  }
-}
 const TRACE_ID_BYTES = 16;
 
 export interface RequestLoggingOptions {
@@ -53,9 +37,8 @@ export interface RequestLoggingOptions {
  * or reset fault, a client that left) is logged with status null when its socket closes.
  */
 export function requestLogging({ log, accounts, logger, level = 'debug', nowMs }: RequestLoggingOptions): RequestHandler {
-  const traceIds = new TraceIds();
   return (req, res, next) => {
-    const traceId = traceIds.next();
+    const traceId = randomText(TRACE_ID_BYTES, 'hex');
     const startedMs = nowMs();
     const started = performance.now();
     const path = req.path;

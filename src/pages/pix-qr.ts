@@ -73,75 +73,32 @@ export function pixQrSegments(code: string): QrSegment[] {
 const ALPHANUMERIC_RUN = /[0-9A-Z $%*+\-./:]{10,}/g;
 const DIGIT_RUN = /[0-9]{8,}/g;
 
-/**
- * How a symbol of one size is laid out in pixels: each byte of a scanline holds 8 pixels, which
- * fall on at most a few modules (scale ≥ 3 at these sizes); `modules` and `bits` list, per byte,
- * the module columns it touches and which of its bits each one covers, so a scanline is drawn
- * a byte at a time rather than a pixel at a time. Few sizes occur (one per QR version).
- */
-interface Layout {
-  scale: number;
-  px: number;
-  /** bytes per scanline, the filter byte included */
-  line: number;
-  /** per pixel byte: where its entries start in modules/bits (length bytes + 1) */
-  starts: Uint16Array;
-  modules: Uint16Array;
-  bits: Uint8Array;
-}
-const layouts = new Map<number, Layout>();
-
-function layoutOf(size: number): Layout {
-  const known = layouts.get(size);
-  if (known) return known;
+/** A square 1-bit greyscale PNG: dark modules black, the rest and the quiet zone white. */
+function modulesPng(size: number, dark: (x: number, y: number) => boolean): Buffer {
   const side = size + 2 * MARGIN;
   const scale = Math.max(1, Math.round(TARGET_PX / side));
   const px = side * scale;
-  const bytes = Math.ceil(px / 8);
-  const starts = new Uint16Array(bytes + 1);
-  const modules: number[] = [];
-  const bits: number[] = [];
-  for (let b = 0; b < bytes; b++) {
-    starts[b] = modules.length;
-    for (let x = b * 8; x < Math.min(px, b * 8 + 8); x++) {
-      const column = Math.floor(x / scale) - MARGIN;
-      if (column < 0 || column >= size) continue;
-      const bit = 0x80 >> (x & 7);
-      if (modules.at(-1) === column && modules.length > starts[b]!) bits[bits.length - 1]! |= bit;
-      else {
-        modules.push(column);
-        bits.push(bit);
-      }
-    }
-  }
-  starts[bytes] = modules.length;
-  const layout = { scale, px, line: bytes + 1, starts, modules: Uint16Array.from(modules), bits: Uint8Array.from(bits) };
-  layouts.set(size, layout);
-  return layout;
-}
-
-/** A square 1-bit greyscale PNG: dark modules black, the rest and the quiet zone white. */
-function modulesPng(size: number, dark: (x: number, y: number) => boolean): Buffer {
-  const { scale, px, line, starts, modules, bits } = layoutOf(size);
+  const line = Math.ceil(px / 8) + 1;
   // Each scanline: a filter byte, then the pixels; bit 1 is white in 1-bit greyscale. Only
   // the first scanline of each module row is drawn: the ones below it repeat it, and PNG's
   // Up filter (2) writes a repeated scanline as zeros, which deflate packs in a fraction of
   // the time the drawn copies take (same size), and which need no drawing here.
   const raw = Buffer.alloc(line * px);
-  const row = new Uint8Array(size);
   for (let y = 0; y < px; y += scale) {
     const first = y * line;
+    raw.fill(0xff, first + 1, first + line);
     for (let s = 1; s < scale; s++) raw[first + s * line] = 2;
     const my = y / scale - MARGIN;
-    if (my < 0 || my >= size) {
-      raw.fill(0xff, first + 1, first + line);
-      continue;
-    }
-    for (let mx = 0; mx < size; mx++) row[mx] = dark(mx, my) ? 1 : 0;
-    for (let b = 0, end = line - 1; b < end; b++) {
-      let ink = 0;
-      for (let e = starts[b]!, stop = starts[b + 1]!; e < stop; e++) if (row[modules[e]!]) ink |= bits[e]!;
-      raw[first + 1 + b] = ~ink & 0xff;
+    if (my < 0 || my >= size) continue;
+    // A dark module is a run of `scale` black pixels: cleared a byte (at most 8 pixels) at a time.
+    for (let mx = 0; mx < size; mx++) {
+      if (!dark(mx, my)) continue;
+      for (let x = (mx + MARGIN) * scale, end = x + scale; x < end; ) {
+        const bit = x & 7;
+        const take = Math.min(8 - bit, end - x);
+        raw[first + 1 + (x >> 3)]! &= ~((0xff >> bit) & (0xff << (8 - bit - take)));
+        x += take;
+      }
     }
   }
   const header = Buffer.alloc(13);

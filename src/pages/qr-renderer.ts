@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers';
 import { Worker } from 'node:worker_threads';
 import { pixQrPng } from './pix-qr.js';
 import type { QrJob, QrResult } from './qr-worker.js';
@@ -16,14 +17,17 @@ const drawHere = (code: string): Promise<string> => pixQrPng(code).then((png) =>
  * Draws Pix QR images (base64 PNG) on a worker thread. Every new Pix answer carries one and
  * drawing it was about a third of a purchase's CPU, on the one thread that also answers
  * every request; the worker draws it on the other core while the main thread goes on (and
- * while the purchase's fdatasync runs). If the worker cannot start or dies, images are drawn
- * on the main thread as before: the same bytes either way.
+ * while the purchase's fdatasync runs). The codes a turn of the event loop asks for go to the
+ * worker in one message at the end of the turn, and come back in one: a message each way per
+ * image cost both threads more than the batching's wait of the rest of a turn. If the worker
+ * cannot start or dies, images are drawn on the main thread as before: the same bytes either way.
  */
 export class QrRenderer {
   private worker: Worker | undefined;
   private failed = false;
   private nextId = 0;
   private readonly waiting = new Map<number, Waiting>();
+  private batch: QrJob[] = [];
 
   /** `url`: the worker script (tests give one that fails). */
   constructor(private readonly url: URL = workerUrl(import.meta.url, 'qr-worker.js')) {}
@@ -35,9 +39,18 @@ export class QrRenderer {
     return new Promise<string>((resolve, reject) => {
       this.waiting.set(id, { code, resolve, reject });
       if (this.waiting.size === 1) worker.ref();
-      worker.postMessage({ id, code } satisfies QrJob);
+      this.batch.push({ id, code });
+      // node:timers' own setImmediate, so that a test's fake timers cannot hold images back.
+      if (this.batch.length === 1) setImmediate(this.send);
     });
   }
+
+  private readonly send = (): void => {
+    const jobs = this.batch;
+    this.batch = [];
+    // A worker lost meanwhile has handed its jobs, these included, to the main thread.
+    if (this.worker && jobs.length > 0) this.worker.postMessage(jobs);
+  };
 
   private start(): Worker | undefined {
     let worker: Worker;
@@ -49,13 +62,15 @@ export class QrRenderer {
     }
     // Idle, it holds no process open; a job in flight holds it (ref) until answered.
     worker.unref();
-    worker.on('message', (result: QrResult) => {
-      const waiting = this.waiting.get(result.id);
-      if (!waiting) return;
-      this.waiting.delete(result.id);
+    worker.on('message', (results: QrResult[]) => {
+      for (const result of results) {
+        const waiting = this.waiting.get(result.id);
+        if (!waiting) continue;
+        this.waiting.delete(result.id);
+        if ('base64' in result) waiting.resolve(result.base64);
+        else waiting.reject(new Error(result.error));
+      }
       if (this.waiting.size === 0) worker.unref();
-      if ('base64' in result) waiting.resolve(result.base64);
-      else waiting.reject(new Error(result.error));
     });
     const lost = (): void => {
       if (this.worker !== worker) return;
@@ -64,6 +79,7 @@ export class QrRenderer {
       // The jobs it had are drawn here instead.
       const pending = [...this.waiting.values()];
       this.waiting.clear();
+      this.batch = [];
       for (const { code, resolve, reject } of pending) drawHere(code).then(resolve, reject);
     };
     worker.on('error', lost);

@@ -12,9 +12,14 @@ export type QrResult = { id: number; base64: string } | { id: number; error: str
 
 if (parentPort === null) throw new Error('qr-worker must run in a worker thread');
 const port = parentPort;
-port.on('message', (job: QrJob) => {
-  pixQrPng(job.code).then(
-    (png) => port.postMessage({ id: job.id, base64: png.toString('base64') } satisfies QrResult),
-    (error: unknown) => port.postMessage({ id: job.id, error: error instanceof Error ? error.message : String(error) } satisfies QrResult),
-  );
+// Jobs come in batches (one message per turn of the main thread) and go back the same way.
+port.on('message', (jobs: QrJob[]) => {
+  void Promise.all(
+    jobs.map((job) =>
+      pixQrPng(job.code).then(
+        (png): QrResult => ({ id: job.id, base64: png.toString('base64') }),
+        (error: unknown): QrResult => ({ id: job.id, error: error instanceof Error ? error.message : String(error) }),
+      ),
+    ),
+  ).then((results) => port.postMessage(results));
 });

@@ -71,6 +71,8 @@ export function buildBrCode(input: BrCodeInput): string {
  * Case is kept so that the central bank's own sample ("Fulano de Tal") reproduces.
  */
 export function normalizeMerchantText(text: string, max: number, what = 'text'): string {
+  // Most names are already in the charset, single-spaced and short enough: nothing to change.
+  if (text.length <= max && PLAIN_TEXT.test(text)) return text;
   const ascii = text
     .normalize('NFD')
     .replace(/[\u0300-\u036f]/g, '')
@@ -81,6 +83,8 @@ export function normalizeMerchantText(text: string, max: number, what = 'text'):
   if (out.length === 0) throw new RangeError(`${what} has no usable characters: "${text}"`);
   return out;
 }
+
+const PLAIN_TEXT = /^[A-Za-z0-9.-]+(?: [A-Za-z0-9.-]+)*$/;
 
 export function formatAmount(amountCentavos: number): string {
   if (!Number.isSafeInteger(amountCentavos) || amountCentavos <= 0) {

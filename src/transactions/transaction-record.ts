@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomText } from '../random.js';
 import type { BoletoAddress, Transaction } from '../spec/types.js';
 
 export type Currency = 'COP' | 'ARS' | 'BRL' | 'MXN';
@@ -36,7 +36,7 @@ export interface TransactionRecord {
 
 /** 144 random bits, URL-safe: a link nobody can guess. */
 export function newPayerToken(): string {
-  return randomBytes(18).toString('base64url');
+  return randomText(18, 'base64url');
 }
 
 export function toTransaction(record: TransactionRecord): Transaction {

@@ -1,6 +1,7 @@
 // The rules of pix.ts one at a time: each case below changes one thing in a code that is
 // otherwise well-formed and has a correct CRC, so only the rule under test can refuse it.
 // Codes are assembled here by hand (TLV written out), not with buildBrCode.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { crc16CcittFalse } from '../../src/rails/crc16.js';
 import { buildBrCode, formatAmount, isValidBrCode, normalizeMerchantText, parseBrCode } from '../../src/rails/pix.js';
@@ -150,6 +151,35 @@ describe('buildBrCode input checks', () => {
   it('turns a disallowed character into a space and trims what truncation leaves', () => {
     expect(normalizeMerchantText('Loja*Dois', 25)).toBe('Loja Dois');
     expect(normalizeMerchantText('ABCDEFGHIJKLMNOPQRSTUVWX YZ', 25)).toBe('ABCDEFGHIJKLMNOPQRSTUVWX');
+  });
+
+  it('gives the same text by its shortcut for plain names as the full normalization gives any text', () => {
+    // The full normalization as it reads without the shortcut: the oracle.
+    const full = (text: string, max: number): string =>
+      text.normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/[^A-Za-z0-9 .-]/g, ' ').replace(/\s+/g, ' ').trim().slice(0, max).trimEnd();
+    const texts = fc.oneof(fc.stringMatching(/^[A-Za-z0-9 .-]{0,30}$/), fc.string({ maxLength: 30 }), fc.string({ unit: 'grapheme', maxLength: 12 }));
+    fc.assert(
+      fc.property(texts, fc.integer({ min: 1, max: 25 }), (text, max) => {
+        const expected = full(text, max);
+        if (expected === '') expect(() => normalizeMerchantText(text, max)).toThrow(RangeError);
+        else expect(normalizeMerchantText(text, max)).toBe(expected);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('computes the CRC of any text as the bit-by-bit CRC-16/CCITT-FALSE of its UTF-8 bytes', () => {
+    const bitwise = (text: string): string => {
+      let crc = 0xffff;
+      for (const byte of Buffer.from(text, 'utf8')) {
+        crc ^= byte << 8;
+        for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+      }
+      return crc.toString(16).toUpperCase().padStart(4, '0');
+    };
+    fc.assert(fc.property(fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' })), (text) => {
+      expect(crc16CcittFalse(text)).toBe(bitwise(text));
+    }), { numRuns: 2000 });
   });
 
   it('formats amounts and refuses the ones field 54 cannot hold', () => {
