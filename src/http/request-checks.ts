@@ -79,7 +79,18 @@ const PROTOTYPE_NAMES: ReadonlySet<string> = new Set([...Object.getOwnPropertyNa
 export function unknownPrototypeField(operation: Operation, body: unknown): string | undefined {
   const requestBody = operation.requestBody as { content?: Record<string, { schema?: Schema }> } | undefined;
   const schema = requestBody?.content?.['application/json']?.schema;
-  return schema ? walk(schema, body, '') : undefined;
+  // Nearly every body has no such name anywhere: found first, the schema walk (which gathers
+  // each level's variants) runs only for the few that do.
+  return schema && hasPrototypeName(body) ? walk(schema, body, '') : undefined;
+}
+
+function hasPrototypeName(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some(hasPrototypeName);
+  for (const key of Object.keys(value)) {
+    if (PROTOTYPE_NAMES.has(key) || hasPrototypeName((value as Record<string, unknown>)[key])) return true;
+  }
+  return false;
 }
 
 function variants(schema: Schema): Schema[] {
