@@ -36,8 +36,8 @@ class RecordLocks {
 /**
  * Units of work of the embedded store. Changes are applied to memory as they are made (domain
  * code refuses before its first change, so there is nothing to roll back); a unit ends with the
- * journal's group commit, so concurrent units share one fdatasync, and only then releases its
- * locks and runs its afterCommit effects. A unit that throws is committed too (what it changed
+ * journal's group commit, so concurrent units share one fdatasync (its locks released as it
+ * ends, see end()), and only once durable runs its afterCommit effects. A unit that throws is committed too (what it changed
  * before throwing stays, and is durable before the refusal is answered), but its effects are
  * dropped: the changes it announced may be incomplete.
  */
@@ -101,13 +101,18 @@ export class EmbeddedUnits implements UnitOfWork {
     return result;
   }
 
+  /**
+   * The unit's locks go as soon as its changes are in memory and in the journal's queue, before
+   * they are durable (early lock release): the next unit on the same record reads them, and its
+   * own changes queue behind them, so it cannot be durable before them, and a journal that fails
+   * to write them fails every commit after (src/store/journal.ts), so nothing answered rests on
+   * a change that was lost. Holding the locks through the fdatasync made the units of one record
+   * (the pays of one account's balance) take one fdatasync each instead of sharing a group commit.
+   */
   private async end(frame: Frame): Promise<void> {
     frame.ended = true;
-    try {
-      await this.commit();
-    } finally {
-      for (const key of frame.locks) this.locks.release(key);
-      frame.locks.clear();
-    }
+    for (const key of frame.locks) this.locks.release(key);
+    frame.locks.clear();
+    await this.commit();
   }
 }

@@ -62,6 +62,50 @@ describe('embedded units of work', () => {
     await repo.close();
   });
 
+  it('units on one record take it in turn yet share one fdatasync: a lock goes when its unit ends, before the unit is durable', async () => {
+    const repo = await EmbeddedRepository.open({ file, now });
+    const table = repo.table(notes);
+    await table.put({ id: 'n_1', accountId: 'a', text: '0' });
+    await repo.store.commit();
+    const before = repo.store.stats().flushes;
+    const seen: string[] = [];
+    // Twenty read-modify-writes of one record, as the pays of one balance.
+    const bump = () =>
+      repo.units.run(async () => {
+        const current = await table.getForUpdate('a', 'n_1');
+        seen.push(current!.text);
+        await table.put({ ...current!, text: String(Number(current!.text) + 1) });
+      });
+    await Promise.all(Array.from({ length: 20 }, bump));
+    // Each saw the one before it (the lock still serialises them) ...
+    expect(seen).toEqual(Array.from({ length: 20 }, (_, i) => String(i)));
+    // ... and none waited for another's fdatasync: one flush for all, not twenty.
+    expect(repo.store.stats().flushes - before).toBe(1);
+    const reopened = await crashAndReopen(repo);
+    expect(await reopened.table(notes).get('a', 'n_1')).toMatchObject({ text: '20' });
+    await reopened.close();
+  });
+
+  it('a unit that read a change the disk then refused fails with it: nothing answered rests on a lost change', async () => {
+    const repo = await EmbeddedRepository.open({ file, now });
+    const table = repo.table(notes);
+    await table.put({ id: 'n_1', accountId: 'a', text: '0' });
+    await repo.store.commit();
+    disk.fillDisk();
+    const bump = () =>
+      repo.units.run(async () => {
+        const current = await table.getForUpdate('a', 'n_1');
+        await table.put({ ...current!, text: String(Number(current!.text) + 1) });
+        return current!.text;
+      });
+    const outcomes = await Promise.allSettled([bump(), bump(), bump()]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    for (const o of outcomes) if (o.status === 'rejected') expect(String(o.reason)).toMatch(/ENOSPC/);
+    // And so is any unit after them, even one that changes nothing.
+    await expect(repo.units.run(async () => table.get('a', 'n_1'))).rejects.toThrow(/ENOSPC/);
+    await repo.store.close({ snapshot: false }).catch(() => undefined);
+  });
+
   it('a unit that throws: what it changed before the throw is on disk when the throw reaches the caller; its effects never run', async () => {
     const repo = await EmbeddedRepository.open({ file, now });
     const table = repo.table(notes);
