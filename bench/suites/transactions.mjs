@@ -368,23 +368,42 @@ async function profileSandbox(profileDir) {
 }
 
 /**
- * The .cpuprofile a process wrote into dir on exit (node names it CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile).
+ * The .cpuprofile of the process `pid` that covers the measured windows (node names a profile
+ * CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile, date and time of the process's start).
+ * On Node 22 the sandbox re-executes itself in place (execve, same pid: src/async-context.ts):
+ * the process before execve writes a profile of its start-up, and the final process, started a
+ * moment later, writes its own. Within the same second the second overwrites the first; across
+ * a second boundary there are two files of the pid, and the directory listing's order decided
+ * which was summarised: the start-up one has no sample in the windows (0 µs per request). So
+ * the candidates are read and the one whose time range holds the windows is taken.
  * @param {string} dir
  * @param {number | undefined} pid
+ * @param {[number, number][]} windows CLOCK_MONOTONIC µs, the profile's clock
+ * @returns {{ file: string, profile: import('../profile-summary.mjs').CpuProfile } | { error: string }}
  */
-function profileOf(dir, pid) {
-  const name = existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith('.cpuprofile') && f.split('.')[3] === String(pid)) : undefined;
-  return name ? path.join(dir, name) : undefined;
+function profileOf(dir, pid, windows) {
+  const names = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.cpuprofile') && f.split('.')[3] === String(pid)) : [];
+  if (names.length === 0) return { error: `no .cpuprofile of pid ${pid} in ${dir}` };
+  const from = Math.min(...windows.map((w) => w[0]));
+  const to = Math.max(...windows.map((w) => w[1]));
+  const ranges = [];
+  for (const name of names) {
+    const file = path.join(dir, name);
+    const profile = readProfile(file);
+    if (profile.startTime <= from && profile.endTime >= to) return { file, profile };
+    ranges.push(`${name} ${profile.startTime}…${profile.endTime}`);
+  }
+  return { error: `no .cpuprofile of pid ${pid} covers the measured windows ${from}…${to} µs (${ranges.join('; ')})` };
 }
 
 /**
  * Summaries of the purchase and GET windows of a profiled sandbox.
  * @param {string} file
+ * @param {import('../profile-summary.mjs').CpuProfile} profile
  * @param {any} run { get, purchase } measurements with their windowMonoUs
  * @param {string} source how the profile was taken
  */
-function profileReport(file, run, source) {
-  const profile = readProfile(file);
+function profileReport(file, profile, run, source) {
   const paths = [
     { key: 'purchase', title: 'POST /transactions/v2/purchase', r: run.purchase },
     { key: 'get', title: 'GET /transactions/:id', r: run.get },
@@ -415,17 +434,17 @@ function profileReport(file, run, source) {
 async function runProfile(sandbox) {
   try {
     if (settings.cpuProfDir) {
-      const file = profileOf(settings.cpuProfDir, sandbox.pid);
-      if (!file) throw new Error(`no .cpuprofile of pid ${sandbox.pid} in ${settings.cpuProfDir}`);
-      return profileReport(file, sandbox, `the measured sandbox, BENCH_CPU_PROF; ${settings.durationSec} s per path`);
+      const found = profileOf(settings.cpuProfDir, sandbox.pid, [sandbox.get.windowMonoUs, sandbox.purchase.windowMonoUs]);
+      if ('error' in found) throw new Error(found.error);
+      return profileReport(found.file, found.profile, sandbox, `the measured sandbox, BENCH_CPU_PROF; ${settings.durationSec} s per path`);
     }
     if (settings.profileSec <= 0) return undefined;
     const dir = await tmpDir('sandbox-bench-cpuprof-');
     try {
       const run = await profileSandbox(dir);
-      const file = profileOf(dir, run.pid);
-      if (!file) throw new Error(`the profiled sandbox (pid ${run.pid}) wrote no .cpuprofile`);
-      return profileReport(file, run, `a separate sandbox run with --cpu-prof after the measurements, ${settings.warmupSec} s warm-up + ${settings.profileSec} s per path`);
+      const found = profileOf(dir, run.pid, [run.get.windowMonoUs, run.purchase.windowMonoUs]);
+      if ('error' in found) throw new Error(`the profiled sandbox: ${found.error}`);
+      return profileReport(found.file, found.profile, run, `a separate sandbox run with --cpu-prof after the measurements, ${settings.warmupSec} s warm-up + ${settings.profileSec} s per path`);
     } finally {
       await rm(dir, { recursive: true, force: true });
       live.dirs.delete(dir);
