@@ -50,7 +50,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { BUILT_BIN, RESULTS_DIR, ROOT, elapsedSec, environment, live, log, pinBuild, settings } from './lib/harness.mjs';
+import { BUILT_BIN, RESULTS_DIR, ROOT, elapsedSec, environment, fmt, live, log, pinBuild, settings } from './lib/harness.mjs';
 import { runProducts } from './suites/products.mjs';
 import { runTransactions } from './suites/transactions.mjs';
 import { runWebhooks } from './suites/webhooks.mjs';
@@ -87,17 +87,26 @@ if (major < 22 || (major === 22 && minor < 19)) {
  * @property {object} json
  * @property {string} [appendix] markdown after the suite's targets and notes (e.g. a profile summary)
  * @property {{ name: string, content: string }[]} [files] more files written into the results directory
+ * @property {{ path: string, sandboxUs: number | null, httpUs: number | null, note?: string }[]} [cpuPerRequest] the sandbox's
+ *   server CPU µs per request of a path beside node:http's fixed reply measured in the same run
  */
 
 /**
- * Issue 14's "Done when", gathered from the suites that ran: [suite, verdict id].
+ * Issue 27's "Done when", gathered from the suites that ran: [suite, verdict id].
  * @type {[string, string][]}
  */
-const ISSUE14 = [
-  ['transactions', 'purchaseVsWiremock'],
-  ['transactions', 'purchaseP99VsWiremock'],
+const ISSUE27 = [
+  ['transactions', 'purchaseCpuUs'],
+  ['transactions', 'purchaseCpuVsHttp'],
+  ['transactions', 'purchaseVsMockoon'],
+  ['transactions', 'purchaseVsJsonServer1k'],
+  ['transactions', 'purchaseVsJsonServer1M'],
+  ['transactions', 'purchaseP99VsMockoon'],
+  ['transactions', 'purchaseP99VsJsonServer1k'],
+  ['transactions', 'purchaseP99VsJsonServer1M'],
+  ['transactions', 'purchaseP99Ratio'],
   ['transactions', 'getVsWiremock'],
-  ['products', 'throughputRatioIssue14'],
+  ['products', 'throughputRatioIssue27'],
   ['webhooks', 'webhookP99'],
   ['webhooks', 'webhooksLost'],
 ];
@@ -139,26 +148,41 @@ async function main() {
   const text = [
     '',
     ...reports.flatMap((r) => [r.text, '', ...r.verdicts.map(verdictLine), '']),
+    ...reports.flatMap((r) => r.cpuPerRequest ?? []).map((c) => `CPU per request  ${c.path.padEnd(48)} sandbox ${fmt(c.sandboxUs).padStart(6)} µs   node:http ${fmt(c.httpUs).padStart(5)} µs   ${c.sandboxUs !== null && c.httpUs ? `${fmt(c.sandboxUs / c.httpUs, 1)} ×` : '–'}`),
+    '',
     ...reports.flatMap((r) => r.warnings),
     `${env.cpus}, node ${env.node}, ${env.platform}; total ${totalSec.toFixed(0)} s (${Object.entries(suiteSec).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')})`,
     '',
   ].join('\n');
   process.stdout.write(text);
 
-  const issue14 = ISSUE14.flatMap(([suite, id]) => {
+  const issue27 = ISSUE27.flatMap(([suite, id]) => {
     const v = reports.find((r) => r.name === suite)?.verdicts.find((x) => x.id === id);
     return v ? [`| ${suite} | ${v.label} | ${v.display} | ${v.target} | ${v.verdict} |`] : [];
   });
+  const cpu = reports.flatMap((r) => r.cpuPerRequest ?? []);
   const markdown = [
-    ...(issue14.length > 0
+    ...(issue27.length > 0
       ? [
-          '### Issue 14 targets (performance ahead of the mock-server peers)',
+          '### Issue 27 targets (CPU per request; the purchase ahead of Mockoon, json-server and Prism)',
           '',
           '| suite | target | value | goal | result |',
           '| --- | --- | ---: | ---: | :---: |',
-          ...issue14,
+          ...issue27,
           '',
-          ...(issue14.length < ISSUE14.length ? ['Targets of suites that did not run in this run are left out.', ''] : []),
+          ...(issue27.length < ISSUE27.length ? ['Targets of suites that did not run in this run are left out.', ''] : []),
+        ]
+      : []),
+    ...(cpu.length > 0
+      ? [
+          '### CPU per request',
+          '',
+          'Server CPU time (all threads, from /proc) over the measured window ÷ 2xx answers, beside node:http answering the same requests with fixed JSON in the same run.',
+          '',
+          '| path | sandbox µs/req | node:http µs/req | ratio |',
+          '| --- | ---: | ---: | ---: |',
+          ...cpu.map((c) => `| ${c.path} | ${fmt(c.sandboxUs)} | ${fmt(c.httpUs)} | ${c.sandboxUs !== null && c.httpUs ? `${fmt(c.sandboxUs / c.httpUs, 1)} ×` : '–'} |`),
+          '',
         ]
       : []),
     ...reports.flatMap((r) => [

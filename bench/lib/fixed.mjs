@@ -60,3 +60,14 @@ export function stringArg(argv, name) {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : undefined;
 }
+
+/**
+ * What POST /_sandbox/transactions/:id/pay answers (200): the filled Pix charge, now APPROVED
+ * and paid by the PIX rail; the node:http baseline's fixed reply to a pay.
+ */
+export const FIXED_PAID = JSON.stringify({
+  ...JSON.parse(FIXED_TRANSACTION),
+  status: 'APPROVED',
+  paidAt: '2026-01-31T12:00:02.000Z',
+  paidRail: 'PIX',
+});

@@ -1,14 +1,14 @@
 // @ts-check
 /**
- * The mock-server peers of the transactions suite, WireMock (standalone jar, on Java) and
- * Mockoon CLI: installed on demand into bench/.peers (gitignored, never a devDependency, so
+ * The peers of the transactions suite, WireMock (standalone jar, on Java), Mockoon CLI and
+ * json-server 1 (a stateful store on a db.json): installed on demand into bench/.peers (gitignored, never a devDependency, so
  * `npm ci` stays light), each given a stub for POST /transactions/v2/purchase and
  * GET /transactions/:id generated at run time from one description (PURCHASE_RULES), so
  * that both match the same things: method, path, Authorization, Content-Type and every
  * field of the Pix body.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -18,7 +18,7 @@ import { AUTH, BENCH_DIR, log } from './harness.mjs';
 export const PEERS_DIR = process.env.BENCH_PEERS_DIR ? path.resolve(process.env.BENCH_PEERS_DIR) : path.join(BENCH_DIR, '.peers');
 
 /** Exact versions, so that two runs compare the same peers (the issue measured WireMock 3.13, Mockoon CLI 9). */
-export const PEER_PACKAGES = { wiremock: '3.13.2', '@mockoon/cli': '9.9.0' };
+export const PEER_PACKAGES = { wiremock: '3.13.2', '@mockoon/cli': '9.9.0', 'json-server': '1.0.0-beta.15' };
 
 /**
  * The purchase both stubs accept: every field of the valid BRL Pix body (test/helpers/purchases.ts
@@ -264,5 +264,62 @@ export async function mockoonCommand(dir) {
     file,
     /** @param {number} port */
     args: (port) => [mockoonCli(), 'start', '--data', file, '--port', String(port), '--hostname', '127.0.0.1', '--disable-log-to-file', '--disable-admin-api'],
+  };
+}
+
+// ---------------------------------------------------------------------------
+// json-server
+
+export function jsonServerBin() {
+  return path.join(PEERS_DIR, 'node_modules', 'json-server', 'lib', 'bin.js');
+}
+
+/**
+ * Writes json-server's db.json: `records` transactions shaped like the sandbox's answer to a Pix
+ * purchase (FIXED_PURCHASE with ids 100000000…), and a `_sandbox` collection holding `health`,
+ * so that GET /_sandbox/health (what the harness polls) answers 200 as a record. Streamed, one
+ * record a line: a million records are ~280 MB of JSON, which one JSON.stringify would hold
+ * twice in memory at once.
+ * @param {string} file
+ * @param {number} records
+ * @returns {Promise<{ bytes: number, ms: number }>}
+ */
+export async function writeJsonServerDb(file, records) {
+  const started = performance.now();
+  const out = createWriteStream(file);
+  const done = new Promise((resolve, reject) => {
+    out.once('finish', () => resolve(undefined));
+    out.once('error', reject);
+  });
+  const record = JSON.parse(FIXED_PURCHASE);
+  let bytes = 0;
+  /** @param {string} text */
+  const write = async (text) => {
+    bytes += Buffer.byteLength(text);
+    if (!out.write(text)) await new Promise((resolve) => out.once('drain', () => resolve(undefined)));
+  };
+  await write(`{\n"_sandbox": [${HEALTH.replace('{', '{"id":"health",')}],\n"transactions": [\n`);
+  // lines batched: a write per record would spend the time in stream bookkeeping
+  const BATCH = 1000;
+  for (let i = 0; i < records; i += BATCH) {
+    const lines = [];
+    for (let j = i; j < Math.min(records, i + BATCH); j++) lines.push(JSON.stringify({ ...record, id: String(100_000_000 + j) }));
+    await write(`${lines.join(',\n')}${i + BATCH < records ? ',' : ''}\n`);
+  }
+  await write(']\n}\n');
+  out.end();
+  await done;
+  return { bytes, ms: performance.now() - started };
+}
+
+/**
+ * json-server 1's arguments for a port: the CLI as a user starts it (`json-server db.json`),
+ * bound to loopback.
+ * @param {string} file
+ */
+export function jsonServerCommand(file) {
+  return {
+    /** @param {number} port */
+    args: (port) => [jsonServerBin(), file, '--port', String(port), '--host', '127.0.0.1'],
   };
 }
