@@ -62,12 +62,29 @@ export function stringArg(argv, name) {
 }
 
 /**
- * What POST /_sandbox/transactions/:id/pay answers (200): the filled Pix charge, now APPROVED
- * and paid by the PIX rail; the node:http baseline's fixed reply to a pay.
+ * What POST /_sandbox/transactions/:id/pay answers (200): the Pix charge APPROVED, with its payer
+ * and the QR code image of its pixCode (base64 PNG, 1,216 characters here: a stand-in of that
+ * length), 1,917 bytes like the sandbox's; the node:http baseline's fixed reply to a pay.
  */
 export const FIXED_PAID = JSON.stringify({
-  ...JSON.parse(FIXED_TRANSACTION),
+  id: '100000000',
+  transactionId: '100000000',
+  currency: 'BRL',
+  method: 'PIX',
+  installments: null,
+  externalId: null,
   status: 'APPROVED',
-  paidAt: '2026-01-31T12:00:02.000Z',
+  statusReason: null,
+  amount: 15000,
+  postbackUrl: null,
+  referrerUrl: null,
+  expiresAt: '2026-02-01T12:00:00.000Z',
+  createdAt: '2026-01-31T12:00:00.000Z',
+  costFee: 149,
+  approvedAt: '2026-01-31T12:00:00.193Z',
+  endToEndId: 'E90400888202601311200kQ3b90XIlq9',
+  payer: { name: 'Maria Silva', document: '52998224725', bank: 'BCO SANTANDER (BRASIL) S.A.', ispb: '90400888' },
+  pixCode: JSON.parse(FIXED_TRANSACTION).pixCode,
   paidRail: 'PIX',
+  qrCode: `iVBORw0KGgo${'A'.repeat(1216 - 11)}`,
 });

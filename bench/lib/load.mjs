@@ -101,7 +101,7 @@ async function run(duration, onResponse) {
     errors: sum((r) => r.errors),
     timeouts: sum((r) => r.timeouts),
     statusCodeStats,
-    requests: { ...results[0]?.requests, average: sum((r) => r.requests.average) },
+    requests: { ...results[0]?.requests, average: sum((r) => r.requests.average), sent: sum((r) => r.requests.sent) },
     // autocannon's own percentiles cannot be merged: the worst of the servers'
     latency: { ...results[0]?.latency, p50: Math.max(...results.map((r) => r.latency.p50)), p99: Math.max(...results.map((r) => r.latency.p99)) },
   });
@@ -142,6 +142,8 @@ emit({
   event: 'result',
   seconds,
   ok: count,
+  /** requests sent in the measured window, answered or not (a server that blocks for seconds leaves most unanswered, not failed) */
+  sent: result.requests.sent,
   non2xx: result.non2xx,
   errors: result.errors,
   timeouts: result.timeouts,
