@@ -8,8 +8,9 @@
  *                 node:http server and a plain express app; start→ready time
  *   transactions  durable POST /transactions/v2/purchase and GET /transactions/:id,
  *                 beside Prism's mock of openapi.yaml, WireMock and Mockoon CLI with
- *                 equivalent stubs, and bare node:http and express servers; a CPU profile
- *                 summary of both paths
+ *                 equivalent stubs, json-server 1 storing the purchase in a db.json of 1k
+ *                 and 1M records, and bare node:http and express servers; the pay
+ *                 (POST /_sandbox/transactions/:id/pay); a CPU profile summary of purchase and GET
  *   webhooks      payments at a steady rate: pay→webhook latency, webhooks lost
  *   store         start→ready and RSS with 100k, 1M and 3M stored records, GET p99 at 3M vs 1k
  *   postgres      durable purchase and GET on the embedded store, on PostgreSQL with one
@@ -38,14 +39,16 @@
  *                      suite measures it too, right after this one, with the ratios this ÷ before
  *   BENCH_CPU_PROF     a directory: the measured sandbox processes run with
  *                      --cpu-prof and write their .cpuprofile there (perturbs timings)
- *   BENCH_PEER_WARMUP  seconds of warm-up of WireMock and Mockoon (default 8: the JVM's JIT)
- *   BENCH_PEERS        which mock-server peers, comma separated (default wiremock,mockoon;
+ *   BENCH_PEER_WARMUP  seconds of warm-up of the peers (default 8: the JVM's JIT)
+ *   BENCH_PEERS        which peers, comma separated (default wiremock,mockoon,json-server;
  *                      installed on demand into bench/.peers, Java via apt-get when missing)
+ *   BENCH_JSON_SERVER_SIZES  json-server's stored transactions (default 1000,1000000)
  *   BENCH_PROFILE_DURATION  seconds per path of the profiled sandbox (default 5, 0 = none)
  *   BENCH_RESULTS_DIR  where the results go (default bench/results)
  *   BENCH_TX_IDS, BENCH_PRISM_SPEC, BENCH_WEBHOOK_*: see bench/README.md
  *
- * Writes latest.json, latest.md and profile-summary.md into bench/results (the suites of this run).
+ * Writes latest.json, latest.md (issue 27's targets and the CPU per request first) and
+ * profile-summary.md into bench/results (the suites of this run).
  */
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';

@@ -751,7 +751,7 @@ function targets(sandbox, prism, baseline, wiremock, mockoon, express) {
     },
     {
       id: 'getVsWiremock',
-      label: 'GET: sandbox req/s ÷ wiremock req/s (issue 14)',
+      label: `GET: sandbox req/s ÷ wiremock req/s (issues 14 and 27; ${fmt(sandbox?.get.rps)} vs ${fmt(wiremock?.get?.rps)})`,
       value: wmGet,
       display: fmt(wmGet, 2),
       target: `≥ ${WIREMOCK_TARGETS.getThroughputRatio.toFixed(2)}`,
