@@ -276,7 +276,8 @@ export function jsonServerBin() {
 
 /**
  * Writes json-server's db.json: `records` transactions shaped like the sandbox's answer to a Pix
- * purchase (FIXED_PURCHASE with ids 100000000…), and a `_sandbox` collection holding `health`,
+ * purchase without its pix code, payer and QR image (FIXED_PURCHASE, ~275 bytes, ids
+ * 100000000…), and a `_sandbox` collection holding `health`,
  * so that GET /_sandbox/health (what the harness polls) answers 200 as a record. Streamed, one
  * record a line: a million records are ~280 MB of JSON, which one JSON.stringify would hold
  * twice in memory at once.
@@ -291,6 +292,9 @@ export async function writeJsonServerDb(file, records) {
     out.once('finish', () => resolve(undefined));
     out.once('error', reject);
   });
+  // json-server reads db.json into one string and writes it from one (JSON.stringify, 2-space
+  // indent): a V8 string holds at most 2^29 - 24 characters, which a million full answers
+  // (~540 bytes without the QR image) would reach; these records keep 1M within it
   const record = JSON.parse(FIXED_PURCHASE);
   let bytes = 0;
   /** @param {string} text */

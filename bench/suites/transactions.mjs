@@ -523,7 +523,7 @@ async function profileSandbox(profileDir) {
  * @param {[number, number][]} windows CLOCK_MONOTONIC µs, the profile's clock
  * @returns {{ file: string, profile: import('../profile-summary.mjs').CpuProfile } | { error: string }}
  */
-function profileOf(dir, pid, windows) {
+export function profileOf(dir, pid, windows) {
   const names = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.cpuprofile') && f.split('.')[3] === String(pid)) : [];
   if (names.length === 0) return { error: `no .cpuprofile of pid ${pid} in ${dir}` };
   const from = Math.min(...windows.map((w) => w[0]));
