@@ -1,4 +1,5 @@
 // @ts-check
+import { readFileSync } from 'node:fs';
 /**
  * The fixed reply of both baselines: a product as POST /v2/products answers
  * it, so every server under test sends a body of the same size.
@@ -26,10 +27,10 @@ export function portArg(argv) {
 }
 
 /**
- * The fixed replies of the node:http baseline in the transactions suite (`--reply
- * transaction`): a BRL Pix charge as POST /transactions/v2/purchase answers it (PENDING,
- * instruction not filled yet) and as GET /transactions/:id answers it once filled, so the
- * baseline sends bodies of the sandbox's sizes.
+ * The fixed replies of the baselines and stubs in the transactions suite when the sandbox's own
+ * answers could not be captured at the start of the run (see transactionReplies): a BRL Pix
+ * charge as POST /transactions/v2/purchase answered it (PENDING, instruction not filled yet) and
+ * as GET /transactions/:id answered it once filled, before the QR image and payer fields.
  */
 const PURCHASE = {
   id: '100000000',
@@ -88,3 +89,23 @@ export const FIXED_PAID = JSON.stringify({
   paidRail: 'PIX',
   qrCode: `iVBORw0KGgo${'A'.repeat(1216 - 11)}`,
 });
+
+/**
+ * @typedef {{ purchase: string, transaction: string, paid: string }} TransactionReplies the JSON
+ *   texts of a purchase's 201, a GET of it and its pay's 200
+ */
+
+/** @type {TransactionReplies} */
+export const FIXED_TRANSACTION_REPLIES = { purchase: FIXED_PURCHASE, transaction: FIXED_TRANSACTION, paid: FIXED_PAID };
+
+/**
+ * The transactions suite captures the sandbox's own answers at the start of a run (their fields
+ * and sizes change with the sandbox: a QR image was added to them) and hands them to the
+ * baselines with `--replies <file>`; without it, the constants above.
+ * @param {string[]} argv
+ * @returns {TransactionReplies}
+ */
+export function transactionReplies(argv) {
+  const file = stringArg(argv, '--replies');
+  return file ? JSON.parse(readFileSync(file, 'utf8')) : FIXED_TRANSACTION_REPLIES;
+}

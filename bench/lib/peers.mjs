@@ -12,7 +12,7 @@ import { createWriteStream, existsSync, readFileSync, readdirSync } from 'node:f
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { FIXED_PURCHASE, FIXED_TRANSACTION } from './fixed.mjs';
+import { FIXED_PURCHASE, FIXED_TRANSACTION_REPLIES } from './fixed.mjs';
 import { AUTH, BENCH_DIR, log } from './harness.mjs';
 
 export const PEERS_DIR = process.env.BENCH_PEERS_DIR ? path.resolve(process.env.BENCH_PEERS_DIR) : path.join(BENCH_DIR, '.peers');
@@ -136,7 +136,8 @@ export function wiremockJar() {
  * refuses a bad body with a 4xx rather than WireMock's default 404), GET by numeric id with
  * the Authorization header, and the health URL the harness polls.
  */
-export function wiremockMappings() {
+/** @param {import('./fixed.mjs').TransactionReplies} [replies] the answers' texts (default: lib/fixed.mjs's) */
+export function wiremockMappings(replies = FIXED_TRANSACTION_REPLIES) {
   const jsonHeaders = { 'Content-Type': JSON_TYPE };
   return {
     mappings: [
@@ -149,7 +150,7 @@ export function wiremockMappings() {
           headers: { Authorization: { equalTo: AUTH }, 'Content-Type': { matches: `${CONTENT_TYPE_RULE.slice(1)}.*` } },
           bodyPatterns: PURCHASE_RULES.map(([field, pattern]) => ({ matchesJsonPath: { expression: `$.${field}`, matches: pattern } })),
         },
-        response: { status: 201, headers: jsonHeaders, body: FIXED_PURCHASE },
+        response: { status: 201, headers: jsonHeaders, body: replies.purchase },
       },
       {
         name: 'purchase: anything else',
@@ -161,7 +162,7 @@ export function wiremockMappings() {
         name: 'transaction by id',
         priority: 1,
         request: { method: 'GET', urlPathPattern: '/transactions/[0-9]+', headers: { Authorization: { equalTo: AUTH } } },
-        response: { status: 200, headers: jsonHeaders, body: FIXED_TRANSACTION },
+        response: { status: 200, headers: jsonHeaders, body: replies.transaction },
       },
       {
         name: 'health (bench harness)',
@@ -178,10 +179,11 @@ export function wiremockMappings() {
  * --no-request-journal: the journal keeps every request in memory (WireMock's advice for load
  * tests); --disable-request-logging: no line per request, like the sandbox's --log-level warn.
  * @param {string} root
+ * @param {import('./fixed.mjs').TransactionReplies} [replies]
  */
-export async function wiremockCommand(root) {
+export async function wiremockCommand(root, replies) {
   await mkdir(path.join(root, 'mappings'), { recursive: true });
-  await writeFile(path.join(root, 'mappings', 'transactions.json'), `${JSON.stringify(wiremockMappings(), null, 2)}\n`);
+  await writeFile(path.join(root, 'mappings', 'transactions.json'), `${JSON.stringify(wiremockMappings(replies), null, 2)}\n`);
   const jar = wiremockJar();
   const flags = ['--bind-address', '127.0.0.1', '--root-dir', root, '--disable-banner', '--no-request-journal', '--disable-request-logging'];
   return {
@@ -202,8 +204,9 @@ export async function wiremockCommand(root) {
  * and its default response, 400, otherwise; GET transactions/:id answers 200 with the
  * Authorization header and a numeric id, 401 otherwise. Static bodies, templating off, no CORS.
  * @param {number} port
+ * @param {import('./fixed.mjs').TransactionReplies} [replies] the answers' texts (default: lib/fixed.mjs's)
  */
-export function mockoonEnvironment(port) {
+export function mockoonEnvironment(port, replies = FIXED_TRANSACTION_REPLIES) {
   const require = createRequire(path.join(PEERS_DIR, 'package.json'));
   /** @type {any} */
   const commons = require('@mockoon/commons');
@@ -222,7 +225,7 @@ export function mockoonEnvironment(port) {
   const authRule = rule('header', 'Authorization', `^${escape(AUTH)}$`);
   const routes = [
     route('post', 'transactions/v2/purchase', [
-      response(201, FIXED_PURCHASE, {
+      response(201, replies.purchase, {
         label: 'valid BRL Pix',
         rulesOperator: 'AND',
         rules: [authRule, rule('header', 'Content-Type', CONTENT_TYPE_RULE), ...PURCHASE_RULES.map(([field, pattern]) => rule('body', field, pattern))],
@@ -230,7 +233,7 @@ export function mockoonEnvironment(port) {
       response(400, REFUSED, { label: 'anything else', default: true }),
     ]),
     route('get', 'transactions/:id', [
-      response(200, FIXED_TRANSACTION, { label: 'transaction', rulesOperator: 'AND', rules: [authRule, rule('params', 'id', ID_RULE)] }),
+      response(200, replies.transaction, { label: 'transaction', rulesOperator: 'AND', rules: [authRule, rule('params', 'id', ID_RULE)] }),
       response(401, REFUSED, { label: 'anything else', default: true }),
     ]),
     route('get', '_sandbox/health', [response(200, HEALTH, { default: true })]),
@@ -256,10 +259,11 @@ export function mockoonCli() {
  * (discarded by the harness), the CLI's default behaviour; --disable-admin-api: nothing but the
  * stub listens.
  * @param {string} dir
+ * @param {import('./fixed.mjs').TransactionReplies} [replies]
  */
-export async function mockoonCommand(dir) {
+export async function mockoonCommand(dir, replies) {
   const file = path.join(dir, 'mockoon-environment.json');
-  await writeFile(file, `${JSON.stringify(mockoonEnvironment(3000), null, 2)}\n`);
+  await writeFile(file, `${JSON.stringify(mockoonEnvironment(3000, replies), null, 2)}\n`);
   return {
     file,
     /** @param {number} port */

@@ -30,6 +30,7 @@ import {
   textTable,
   verdict,
 } from '../lib/harness.mjs';
+import { FIXED_TRANSACTION_REPLIES } from '../lib/fixed.mjs';
 import {
   PEER_PACKAGES,
   PURCHASE_RULES,
@@ -100,7 +101,7 @@ const PRISM_CLI = path.join(PRISM_PACKAGE, 'dist', 'index.js');
  * @param {unknown} [body]
  * @param {http.Agent | false} [agent]
  * @param {number} [timeoutMs] json-server at 1M records answers a POST only after serialising all of them
- * @returns {Promise<{ status: number, json: any }>}
+ * @returns {Promise<{ status: number, json: any, text: string }>}
  */
 export function call(port, method, urlPath, body, agent = false, timeoutMs = 60_000) {
   return new Promise((resolve, reject) => {
@@ -120,7 +121,7 @@ export function call(port, method, urlPath, body, agent = false, timeoutMs = 60_
         } catch {
           json = raw;
         }
-        resolve({ status: res.statusCode ?? 0, json });
+        resolve({ status: res.statusCode ?? 0, json, text: raw });
       });
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${urlPath}: no answer within ${timeoutMs / 1000} s`)));
@@ -183,8 +184,47 @@ async function measureBoth(name, server, options = {}) {
   return { get, purchase };
 }
 
+/**
+ * The fixed replies of the baselines and the peers' stubs: the sandbox's own answers to a Pix
+ * purchase, to a GET of it and to its pay, captured from a sandbox of this build started for
+ * that alone (their fields and sizes follow the sandbox: a QR image went into them), written
+ * to a file the baselines read (`--replies`). lib/fixed.mjs's constants when that fails.
+ * @returns {Promise<{ replies: import('../lib/fixed.mjs').TransactionReplies, file?: string, error?: string }>}
+ */
+async function captureReplies() {
+  const dir = await tmpDir('sandbox-bench-replies-');
+  try {
+    const server = await startServer([], (port) => [
+      build.bin, 'start', '--port', String(port), '--host', '127.0.0.1', '--data', path.join(dir, 'sandbox.json'), '--log-level', 'warn',
+    ]);
+    try {
+      const created = await call(server.port, 'POST', PURCHASE.path, PIX_BODY);
+      if (created.status !== 201) throw new Error(`purchase: HTTP ${created.status}`);
+      await waitFilled(server.port, Number(created.json.id));
+      const read = await call(server.port, 'GET', `/transactions/${created.json.id}`);
+      if (read.status !== 200) throw new Error(`GET: HTTP ${read.status}`);
+      const paid = await call(server.port, 'POST', PAY_TEMPLATE.replace('{n}', created.json.id));
+      if (paid.status !== 200) throw new Error(`pay: HTTP ${paid.status}`);
+      const replies = { purchase: created.text, transaction: read.text, paid: paid.text };
+      const file = path.join(dir, 'replies.json');
+      await writeFile(file, JSON.stringify(replies));
+      return { replies, file };
+    } finally {
+      await stopServer(server);
+    }
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    log(`transactions: the sandbox's answers not captured (${reason}); the baselines answer lib/fixed.mjs's`);
+    return { replies: FIXED_TRANSACTION_REPLIES, error: reason };
+  }
+}
+
+/** what the baselines and stubs answer (set at the start of runTransactions) */
+let captured = /** @type {{ replies: import('../lib/fixed.mjs').TransactionReplies, file?: string, error?: string }} */ ({ replies: FIXED_TRANSACTION_REPLIES });
+const repliesArgs = () => (captured.file ? ['--replies', captured.file] : []);
+
 async function runHttpBaseline() {
-  const server = await startServer([], (port) => [path.join(BENCH_DIR, 'servers', 'http-baseline.mjs'), '--port', String(port), '--reply', 'transaction']);
+  const server = await startServer([], (port) => [path.join(BENCH_DIR, 'servers', 'http-baseline.mjs'), '--port', String(port), '--reply', 'transaction', ...repliesArgs()]);
   try {
     const both = await measureBoth('node:http', server);
     const payRequest = { method: 'POST', path: PAY_TEMPLATE.replace('{n}', '100000000'), headers: PAY_HEADERS };
@@ -196,7 +236,7 @@ async function runHttpBaseline() {
 }
 
 async function runExpressBaseline() {
-  const server = await startServer([], (port) => [path.join(BENCH_DIR, 'servers', 'express-baseline.mjs'), '--port', String(port), '--reply', 'transaction']);
+  const server = await startServer([], (port) => [path.join(BENCH_DIR, 'servers', 'express-baseline.mjs'), '--port', String(port), '--reply', 'transaction', ...repliesArgs()]);
   try {
     return { name: 'express', kind: 'baseline', readyMs: server.readyMs, ...(await measureBoth('express', server)) };
   } finally {
@@ -227,7 +267,7 @@ async function runWireMock() {
   }
   const root = await tmpDir('sandbox-bench-wiremock-');
   try {
-    const command = await wiremockCommand(root);
+    const command = await wiremockCommand(root, captured.replies);
     log(`wiremock ${PEER_PACKAGES.wiremock} on java ${java}: ${settings.peerWarmupSec} s warm-up`);
     const server = await startServer([], command.args, { command: 'java' });
     try {
@@ -264,7 +304,7 @@ async function runMockoon() {
   }
   const dir = await tmpDir('sandbox-bench-mockoon-');
   try {
-    const command = await mockoonCommand(dir);
+    const command = await mockoonCommand(dir, captured.replies);
     log(`mockoon cli ${PEER_PACKAGES['@mockoon/cli']}: ${settings.peerWarmupSec} s warm-up`);
     const server = await startServer([], command.args);
     try {
@@ -795,6 +835,8 @@ async function sequence(items, f) {
 export async function runTransactions(env) {
   log(`transactions: ${settings.connections} connections, ${settings.warmupSec} s warm-up (peers ${settings.peerWarmupSec} s) + ${settings.durationSec} s per server and operation; GET over ${ids.length} ids`);
   checkStubRules(PIX_BODY);
+  captured = await captureReplies();
+  const sizes = `${Buffer.byteLength(captured.replies.purchase)}, ${Buffer.byteLength(captured.replies.transaction)} and ${Buffer.byteLength(captured.replies.paid)} bytes`;
   const baseline = await runHttpBaseline();
   const express = await runExpressBaseline();
   const prism = await runPrism();
@@ -835,14 +877,14 @@ export async function runTransactions(env) {
     `Sandbox: \`node dist/bin.js start --data <tmp> --log-level warn\` (durable: every 201 after the journal's fdatasync; default instruction delay 2 s, so the fill jobs of the purchases run during the measurement, as they would in use); data on ${env.dataFs}. Journal after the run ${fmt(sandbox.journalMiBAfter, 1)} MiB${sandbox.snapshotMiBAfter > 1 ? `; it outgrew 64 MiB during the purchases and was folded into the snapshot in the background (${fmt(sandbox.snapshotMiBAfter, 1)} MiB after)` : ''}. Answers to the validation probe (${validation(sandbox.validation)}).`,
     ...(sandbox.pay
       ? [
-          `Pay: \`POST /_sandbox/transactions/:id/pay\` without a body (rail PIX) after the purchase, on the same sandbox, ${settings.warmupSec} s warm-up + ${settings.durationSec} s, each request on another PENDING Pix purchase (rotating over ${sandbox.pay.pendingIds.toLocaleString('en-US')} created beforehand: those of the purchase measurement, topped up to ${PAY_RATE_FACTOR} × the purchase's rate × the run's seconds, at most ${PAY_MAX_IDS.toLocaleString('en-US')}; a second pay of one transaction would be a 409 and count as failed), measured once their fill jobs had all run (${fmt(sandbox.pay.fillWaitMs / 1000, 1)} s wait), so that the pays' CPU is the pays' own. Every 200 after the transition's fdatasync; no postbackUrl, so no webhook. node:http's pay row: the same requests answered with a fixed paid transaction (200).`,
+          `Pay: \`POST /_sandbox/transactions/:id/pay\` without a body (rail PIX) after the purchase, on the same sandbox, ${settings.warmupSec} s warm-up + ${settings.durationSec} s, each request on another PENDING Pix purchase (rotating over ${sandbox.pay.pendingIds.toLocaleString('en-US')} created beforehand: those of the purchase measurement, topped up to ${PAY_RATE_FACTOR} × the purchase's rate × the run's seconds, at most ${PAY_MAX_IDS.toLocaleString('en-US')}; a second pay of one transaction would be a 409 and count as failed), measured once their fill jobs had all run (${fmt(sandbox.pay.fillWaitMs / 1000, 1)} s wait), so that the pays' CPU is the pays' own. Every 200 after the transition's fdatasync; no postbackUrl, so no webhook. node:http's pay row: the same requests answered with the fixed paid transaction (200).`,
         ]
       : []),
     `Prism ${prism.version} (@stoplight/prism-cli, devDependency), its own process: \`${prism.command}\`: static examples, stores nothing, validates each request and checks its own response against the schema (its sl-violations header). Logging at warn like the sandbox. Answers to the validation probe (${validation(prism.validation)}).`,
     settings.prismSpec === 'original'
       ? 'Prism mocked openapi.yaml as is (BENCH_PRISM_SPEC=original): it loads the 3.1 document and applies if/then, but ignores unevaluatedProperties (unknown fields pass), see bench/README.md.'
       : 'Prism mocked a copy of openapi.yaml with one line added, `jsonSchemaDialect: https://json-schema.org/draft/2020-12/schema` (bench only; openapi.yaml unchanged): without it Prism (via @stoplight/http-spec 7.1) labels every schema draft-07 and validates with Ajv\'s draft-07 class in non-strict mode, which silently ignores `unevaluatedProperties`, so unknown purchase fields would be accepted (201). if/then work either way. BENCH_PRISM_SPEC=original measures the file as is.',
-    'node:http: bare server answering a fixed PENDING Pix purchase to POST (201) and a filled one to GET (200), the sandbox\'s sizes; no validation, no store. express: express 5 with express.json(), the same fixed replies (the framework\'s ceiling).',
+    `node:http: bare server answering fixed JSON: a PENDING Pix purchase to POST (201), the filled transaction to GET (200), the paid one to POST …/pay (200); no validation, no store. express: express 5 with express.json(), the same fixed replies (the framework's ceiling). WireMock and Mockoon answer the same purchase and GET texts. ${captured.error ? `They are lib/fixed.mjs's constants (${sizes}): the sandbox's own answers could not be captured (${captured.error}).` : `They are the sandbox's own answers (${sizes}: fields, pix code and QR image included), captured at the start of the run from a sandbox of this build.`}`,
     ...peers.filter((p) => !String(p.name).startsWith('json-server')).map((p) => (p.skipped ? `${p.name}: not measured (${p.skipped}).` : peerNote(p))),
     ...jsonServers.filter((p) => p.skipped).map((p) => `${p.name}: not measured (${p.skipped}).`),
     ...jsonServerNote,
@@ -886,7 +928,7 @@ export async function runTransactions(env) {
       },
       results: servers,
       peersNotMeasured: peers.filter((p) => p.skipped),
-      stubs: { wiremock: wiremockMappings(), mockoon: 'bench/lib/peers.mjs mockoonEnvironment()' },
+      stubs: { wiremock: wiremockMappings(captured.replies), mockoon: 'bench/lib/peers.mjs mockoonEnvironment()' },
       profile: profile && 'json' in profile ? profile.json : profile,
       targets: verdicts,
     },
