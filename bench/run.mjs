@@ -10,7 +10,7 @@
  *                 beside Prism's mock of openapi.yaml, WireMock and Mockoon CLI with
  *                 equivalent stubs, json-server 1 storing the purchase in a db.json of 1k
  *                 and 1M records, and bare node:http and express servers; the pay
- *                 (POST /_sandbox/transactions/:id/pay); a CPU profile summary of purchase and GET
+ *                 (POST /_sandbox/transactions/:id/pay); a CPU profile summary of the three
  *   webhooks      payments at a steady rate: pay→webhook latency, webhooks lost
  *   store         start→ready and RSS with 100k, 1M and 3M stored records, GET p99 at 3M vs 1k
  *   postgres      durable purchase and GET on the embedded store, on PostgreSQL with one

@@ -464,9 +464,10 @@ async function newPurchaseId(port) {
  * @param {import('../lib/harness.mjs').Server} server
  * @param {number} firstPending
  * @param {number} purchaseRps
+ * @param {number} [durationSec] instead of BENCH_DURATION (the profiled sandbox)
  */
-async function measurePay(name, server, firstPending, purchaseRps) {
-  const seconds = settings.warmupSec + settings.durationSec;
+async function measurePay(name, server, firstPending, purchaseRps, durationSec = settings.durationSec) {
+  const seconds = settings.warmupSec + durationSec;
   const wanted = Math.min(PAY_MAX_IDS, Math.ceil(PAY_RATE_FACTOR * Math.max(purchaseRps, 100) * seconds));
   let last = await newPurchaseId(server.port);
   if (last - firstPending + 1 < wanted) {
@@ -483,8 +484,8 @@ async function measurePay(name, server, firstPending, purchaseRps) {
   /** @type {import('../lib/harness.mjs').Request} */
   const request = { method: 'POST', path: PAY_TEMPLATE.replace('{n}', String(firstPending)), headers: PAY_HEADERS, pathRange: { template: PAY_TEMPLATE, from: firstPending, count } };
   // not re-measured when noisy (BENCH_RETRIES): a second run would pay the same ids again (409)
-  log(`${name} POST /_sandbox/transactions/:id/pay: measuring ${settings.warmupSec}+${settings.durationSec} s over ${count} pending purchases`);
-  const pay = await measure(server, request);
+  log(`${name} POST /_sandbox/transactions/:id/pay: measuring ${settings.warmupSec}+${durationSec} s over ${count} pending purchases`);
+  const pay = await measure(server, request, { durationSec });
   return { ...pay, measurements: 1, pendingIds: count, fillWaitMs: filledIn };
 }
 
@@ -542,8 +543,10 @@ async function profileSandbox(profileDir) {
     ]);
     try {
       await fillForGets(server.port);
+      const firstPending = await newPurchaseId(server.port);
       const measured = await measureBoth('sandbox --cpu-prof', server, { durationSec: settings.profileSec });
-      return { pid: server.child.pid, ...measured };
+      const pay = await measurePay('sandbox --cpu-prof', server, firstPending, measured.purchase.rps, settings.profileSec);
+      return { pid: server.child.pid, ...measured, pay };
     } finally {
       await stopServer(server);
     }
@@ -593,6 +596,7 @@ function profileReport(file, profile, run, source) {
   const paths = [
     { key: 'purchase', title: 'POST /transactions/v2/purchase', r: run.purchase },
     { key: 'get', title: 'GET /transactions/:id', r: run.get },
+    ...(run.pay ? [{ key: 'pay', title: 'POST /_sandbox/transactions/:id/pay', r: run.pay }] : []),
   ].map(({ key, title, r }) => {
     const [fromUs, toUs] = r.windowMonoUs;
     const requests = r.ok + r.non2xx;
@@ -606,11 +610,14 @@ function profileReport(file, profile, run, source) {
     '',
   ];
   return {
-    markdown: ['### Profile of the sandbox: purchase and GET', '', intro, '', ...paths.flatMap((p) => section(p, 10))].join('\n'),
-    file: ['# Profile summary: durable purchase and GET by id', '', intro, '', `Profile: \`${path.basename(file)}\`.`, '', ...paths.flatMap((p) => section(p, 25))].join('\n'),
+    markdown: [`### Profile of the sandbox: purchase, GET${run.pay ? ' and pay' : ''}`, '', intro, '', ...paths.flatMap((p) => section(p, 10))].join('\n'),
+    file: [`# Profile summary: durable purchase, GET by id${run.pay ? ' and pay' : ''}`, '', intro, '', `Profile: \`${path.basename(file)}\`.`, '', ...paths.flatMap((p) => section(p, 25))].join('\n'),
     json: Object.fromEntries(paths.map((p) => [p.key, { requests: p.requests, rps: p.r.rps, cpuUs: p.summary.cpuUs, selfByGroup: p.summary.selfByGroup, inclusiveByGroup: p.summary.inclusiveByGroup, selfByFn: p.summary.selfByFn.slice(0, 25), inclusiveByFn: p.summary.inclusiveByFn.slice(0, 25) }])),
   };
 }
+
+/** @param {any} run @returns {[number, number][]} the measured windows of a sandbox's paths */
+const windowsOf = (run) => [run.get, run.purchase, run.pay].filter(Boolean).map((r) => r.windowMonoUs);
 
 /**
  * With BENCH_CPU_PROF the measured sandbox was profiled: summarise its windows. Otherwise a
@@ -620,7 +627,7 @@ function profileReport(file, profile, run, source) {
 async function runProfile(sandbox) {
   try {
     if (settings.cpuProfDir) {
-      const found = profileOf(settings.cpuProfDir, sandbox.pid, [sandbox.get.windowMonoUs, sandbox.purchase.windowMonoUs]);
+      const found = profileOf(settings.cpuProfDir, sandbox.pid, windowsOf(sandbox));
       if ('error' in found) throw new Error(found.error);
       return profileReport(found.file, found.profile, sandbox, `the measured sandbox, BENCH_CPU_PROF; ${settings.durationSec} s per path`);
     }
@@ -628,9 +635,9 @@ async function runProfile(sandbox) {
     const dir = await tmpDir('sandbox-bench-cpuprof-');
     try {
       const run = await profileSandbox(dir);
-      const found = profileOf(dir, run.pid, [run.get.windowMonoUs, run.purchase.windowMonoUs]);
+      const found = profileOf(dir, run.pid, windowsOf(run));
       if ('error' in found) throw new Error(`the profiled sandbox: ${found.error}`);
-      return profileReport(found.file, found.profile, run, `a separate sandbox run with --cpu-prof after the measurements, ${settings.warmupSec} s warm-up + ${settings.profileSec} s per path`);
+      return profileReport(found.file, found.profile, run, `a separate sandbox run with --cpu-prof after the measurements, ${settings.warmupSec} s warm-up + ${settings.profileSec} s per path; the pay on purchases created beforehand, as in the measurement`);
     } finally {
       await rm(dir, { recursive: true, force: true });
       live.dirs.delete(dir);
