@@ -257,7 +257,10 @@ async function runExpressBaseline() {
 function notMeasured(name, error) {
   const reason = error instanceof Error ? error.message : String(error);
   log(`${name}: not measured: ${reason}`);
-  return { name, kind: 'peer', skipped: reason };
+  // one line for the tables and notes (a server's stderr tail spans many): the message and its first error line
+  const lines = reason.split('\n').map((l) => l.trim()).filter(Boolean);
+  const short = [lines[0], lines.find((l, i) => i > 0 && /error|exception/i.test(l))].filter(Boolean).join(' ').slice(0, 300);
+  return { name, kind: 'peer', skipped: short, detail: reason };
 }
 
 /** WireMock standalone (the wiremock npm package's jar) on Java, with the stubs of lib/peers.mjs. */
@@ -695,7 +698,7 @@ function issue27Targets(sandbox, baseline, mockoon, jsonServers) {
   /** @param {any} peer @param {string} id @param {string} name */
   const versus = (peer, id, name) => {
     if (!peer || peer.skipped) {
-      const why = peer?.skipped ? ` (not measured: ${String(peer.skipped).split('\n')[0]?.slice(0, 160)})` : ' (not in BENCH_PEERS)';
+      const why = peer?.skipped ? ` (not measured: ${peer.skipped})` : ' (not in BENCH_PEERS)';
       return [
         { id: `purchaseVs${id}`, label: `purchase: sandbox req/s ÷ ${name} req/s${why}`, value: null, display: '–', target: '≥ 1.00', verdict: 'n/a' },
         { id: `purchaseP99Vs${id}`, label: `purchase: sandbox p99 ÷ ${name} p99${why}`, value: null, display: '–', target: '≤ 1.00', verdict: 'n/a' },
@@ -865,11 +868,15 @@ export async function runTransactions(env) {
   const measuredPeers = peers.filter((p) => !p.skipped);
   const servers = [baseline, express, prism, ...measuredPeers, sandbox, ...(before ? [before] : [])];
 
-  const rows = servers.flatMap((s) => [
-    row(s.name, 'POST purchase', s.purchase),
-    ...(s.get ? [row(s.name, 'GET :id', s.get)] : []),
-    ...(s.pay ? [row(s.name, 'POST pay', s.pay)] : []),
-  ]);
+  const rows = [
+    ...servers.flatMap((s) => [
+      row(s.name, 'POST purchase', s.purchase),
+      ...(s.get ? [row(s.name, 'GET :id', s.get)] : []),
+      ...(s.pay ? [row(s.name, 'POST pay', s.pay)] : []),
+    ]),
+    // a peer that could not start or be set up stays in the table, with why (in full in the notes)
+    ...peers.filter((p) => p.skipped).map((p) => [p.name, `not measured: ${p.skipped}`, ...HEADER.slice(2).map(() => 'n/a')]),
+  ];
   const wm = /** @type {any} */ (wiremock)?.skipped ? undefined : wiremock;
   const mk = /** @type {any} */ (mockoon)?.skipped ? undefined : mockoon;
   const verdicts = [
