@@ -193,7 +193,7 @@ async function measureBoth(name, server, options = {}) {
  * purchase, to a GET of it and to its pay, captured from a sandbox of this build started for
  * that alone (their fields and sizes follow the sandbox: a QR image went into them), written
  * to a file the baselines read (`--replies`). lib/fixed.mjs's constants when that fails.
- * @returns {Promise<{ replies: import('../lib/fixed.mjs').TransactionReplies, file?: string, error?: string }>}
+ * @returns {Promise<{ replies: import('../lib/fixed.mjs').TransactionReplies, dir?: string, file?: string, error?: string }>}
  */
 async function captureReplies() {
   const dir = await tmpDir('sandbox-bench-replies-');
@@ -212,19 +212,21 @@ async function captureReplies() {
       const replies = { purchase: created.text, transaction: read.text, paid: paid.text };
       const file = path.join(dir, 'replies.json');
       await writeFile(file, JSON.stringify(replies));
-      return { replies, file };
+      return { replies, dir, file };
     } finally {
       await stopServer(server);
     }
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     log(`transactions: the sandbox's answers not captured (${reason}); the baselines answer lib/fixed.mjs's`);
+    await rm(dir, { recursive: true, force: true });
+    live.dirs.delete(dir);
     return { replies: FIXED_TRANSACTION_REPLIES, error: reason };
   }
 }
 
 /** what the baselines and stubs answer (set at the start of runTransactions) */
-let captured = /** @type {{ replies: import('../lib/fixed.mjs').TransactionReplies, file?: string, error?: string }} */ ({ replies: FIXED_TRANSACTION_REPLIES });
+let captured = /** @type {{ replies: import('../lib/fixed.mjs').TransactionReplies, dir?: string, file?: string, error?: string }} */ ({ replies: FIXED_TRANSACTION_REPLIES });
 const repliesArgs = () => (captured.file ? ['--replies', captured.file] : []);
 
 async function runHttpBaseline() {
@@ -342,8 +344,9 @@ async function runMockoon() {
 export const sizeLabel = (n) => (n >= 1e6 && n % 1e6 === 0 ? `${n / 1e6}M` : n >= 1e3 && n % 1e3 === 0 ? `${n / 1e3}k` : String(n));
 
 /**
- * json-server 1 on a db.json of `records` transactions: the stateful, durable-ish peer of the
- * purchase (POST /transactions stores the body as a record). Only the purchase is measured.
+ * json-server 1 on a db.json of `records` transactions: the stateful peer of the purchase
+ * (POST /transactions stores the body as a record and rewrites the file, without fsync). Only the
+ * purchase is measured.
  * @param {number} records
  */
 async function runJsonServer(records) {
@@ -863,6 +866,10 @@ export async function runTransactions(env) {
   const beforeBin = process.env.BENCH_BEFORE_BIN ? path.resolve(process.env.BENCH_BEFORE_BIN) : undefined;
   const before = beforeBin ? await runSandbox(beforeBin, 'sandbox (before)') : undefined;
   const profile = await runProfile(sandbox);
+  if (captured.dir) {
+    await rm(captured.dir, { recursive: true, force: true });
+    live.dirs.delete(captured.dir);
+  }
   /** @type {any[]} */
   const peers = [wiremock, mockoon, ...jsonServers].filter((p) => p !== undefined);
   const measuredPeers = peers.filter((p) => !p.skipped);
