@@ -8,8 +8,9 @@
  *                 node:http server and a plain express app; start→ready time
  *   transactions  durable POST /transactions/v2/purchase and GET /transactions/:id,
  *                 beside Prism's mock of openapi.yaml, WireMock and Mockoon CLI with
- *                 equivalent stubs, and bare node:http and express servers; a CPU profile
- *                 summary of both paths
+ *                 equivalent stubs, json-server 1 storing the purchase in a db.json of 1k
+ *                 and 1M records, and bare node:http and express servers; the pay
+ *                 (POST /_sandbox/transactions/:id/pay); a CPU profile summary of the three
  *   webhooks      payments at a steady rate: pay→webhook latency, webhooks lost
  *   store         start→ready and RSS with 100k, 1M and 3M stored records, GET p99 at 3M vs 1k
  *   postgres      durable purchase and GET on the embedded store, on PostgreSQL with one
@@ -38,19 +39,21 @@
  *                      suite measures it too, right after this one, with the ratios this ÷ before
  *   BENCH_CPU_PROF     a directory: the measured sandbox processes run with
  *                      --cpu-prof and write their .cpuprofile there (perturbs timings)
- *   BENCH_PEER_WARMUP  seconds of warm-up of WireMock and Mockoon (default 8: the JVM's JIT)
- *   BENCH_PEERS        which mock-server peers, comma separated (default wiremock,mockoon;
+ *   BENCH_PEER_WARMUP  seconds of warm-up of the peers (default 8: the JVM's JIT)
+ *   BENCH_PEERS        which peers, comma separated (default wiremock,mockoon,json-server;
  *                      installed on demand into bench/.peers, Java via apt-get when missing)
+ *   BENCH_JSON_SERVER_SIZES  json-server's stored transactions (default 1000,1000000)
  *   BENCH_PROFILE_DURATION  seconds per path of the profiled sandbox (default 5, 0 = none)
  *   BENCH_RESULTS_DIR  where the results go (default bench/results)
  *   BENCH_TX_IDS, BENCH_PRISM_SPEC, BENCH_WEBHOOK_*: see bench/README.md
  *
- * Writes latest.json, latest.md and profile-summary.md into bench/results (the suites of this run).
+ * Writes latest.json, latest.md (issue 27's targets and the CPU per request first) and
+ * profile-summary.md into bench/results (the suites of this run).
  */
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { BUILT_BIN, RESULTS_DIR, ROOT, elapsedSec, environment, live, log, pinBuild, settings } from './lib/harness.mjs';
+import { BUILT_BIN, RESULTS_DIR, ROOT, elapsedSec, environment, fmt, live, log, pinBuild, settings } from './lib/harness.mjs';
 import { runProducts } from './suites/products.mjs';
 import { runTransactions } from './suites/transactions.mjs';
 import { runWebhooks } from './suites/webhooks.mjs';
@@ -87,17 +90,26 @@ if (major < 22 || (major === 22 && minor < 19)) {
  * @property {object} json
  * @property {string} [appendix] markdown after the suite's targets and notes (e.g. a profile summary)
  * @property {{ name: string, content: string }[]} [files] more files written into the results directory
+ * @property {{ path: string, sandboxUs: number | null, httpUs: number | null, note?: string }[]} [cpuPerRequest] the sandbox's
+ *   server CPU µs per request of a path beside node:http's fixed reply measured in the same run
  */
 
 /**
- * Issue 14's "Done when", gathered from the suites that ran: [suite, verdict id].
+ * Issue 27's "Done when", gathered from the suites that ran: [suite, verdict id].
  * @type {[string, string][]}
  */
-const ISSUE14 = [
-  ['transactions', 'purchaseVsWiremock'],
-  ['transactions', 'purchaseP99VsWiremock'],
+const ISSUE27 = [
+  ['transactions', 'purchaseCpuUs'],
+  ['transactions', 'purchaseCpuVsHttp'],
+  ['transactions', 'purchaseVsMockoon'],
+  ['transactions', 'purchaseVsJsonServer1k'],
+  ['transactions', 'purchaseVsJsonServer1M'],
+  ['transactions', 'purchaseP99VsMockoon'],
+  ['transactions', 'purchaseP99VsJsonServer1k'],
+  ['transactions', 'purchaseP99VsJsonServer1M'],
+  ['transactions', 'purchaseP99Ratio'],
   ['transactions', 'getVsWiremock'],
-  ['products', 'throughputRatioIssue14'],
+  ['products', 'throughputRatioIssue27'],
   ['webhooks', 'webhookP99'],
   ['webhooks', 'webhooksLost'],
 ];
@@ -139,26 +151,41 @@ async function main() {
   const text = [
     '',
     ...reports.flatMap((r) => [r.text, '', ...r.verdicts.map(verdictLine), '']),
+    ...reports.flatMap((r) => r.cpuPerRequest ?? []).map((c) => `CPU per request  ${c.path.padEnd(48)} sandbox ${fmt(c.sandboxUs).padStart(6)} µs   node:http ${fmt(c.httpUs).padStart(5)} µs   ${c.sandboxUs !== null && c.httpUs ? `${fmt(c.sandboxUs / c.httpUs, 1)} ×` : '–'}`),
+    '',
     ...reports.flatMap((r) => r.warnings),
     `${env.cpus}, node ${env.node}, ${env.platform}; total ${totalSec.toFixed(0)} s (${Object.entries(suiteSec).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')})`,
     '',
   ].join('\n');
   process.stdout.write(text);
 
-  const issue14 = ISSUE14.flatMap(([suite, id]) => {
+  const issue27 = ISSUE27.flatMap(([suite, id]) => {
     const v = reports.find((r) => r.name === suite)?.verdicts.find((x) => x.id === id);
     return v ? [`| ${suite} | ${v.label} | ${v.display} | ${v.target} | ${v.verdict} |`] : [];
   });
+  const cpu = reports.flatMap((r) => r.cpuPerRequest ?? []);
   const markdown = [
-    ...(issue14.length > 0
+    ...(issue27.length > 0
       ? [
-          '### Issue 14 targets (performance ahead of the mock-server peers)',
+          '### Issue 27 targets (CPU per request; the purchase ahead of Mockoon, json-server and Prism)',
           '',
           '| suite | target | value | goal | result |',
           '| --- | --- | ---: | ---: | :---: |',
-          ...issue14,
+          ...issue27,
           '',
-          ...(issue14.length < ISSUE14.length ? ['Targets of suites that did not run in this run are left out.', ''] : []),
+          ...(issue27.length < ISSUE27.length ? ['Targets of suites that did not run in this run are left out.', ''] : []),
+        ]
+      : []),
+    ...(cpu.length > 0
+      ? [
+          '### CPU per request',
+          '',
+          'Server CPU time (all threads, from /proc) over the measured window ÷ 2xx answers, beside node:http answering the same requests with fixed JSON in the same run.',
+          '',
+          '| path | sandbox µs/req | node:http µs/req | ratio |',
+          '| --- | ---: | ---: | ---: |',
+          ...cpu.map((c) => `| ${c.path} | ${fmt(c.sandboxUs)} | ${fmt(c.httpUs)} | ${c.sandboxUs !== null && c.httpUs ? `${fmt(c.sandboxUs / c.httpUs, 1)} ×` : '–'} |`),
+          '',
         ]
       : []),
     ...reports.flatMap((r) => [

@@ -1,4 +1,5 @@
 // @ts-check
+import { readFileSync } from 'node:fs';
 /**
  * The fixed reply of both baselines: a product as POST /v2/products answers
  * it, so every server under test sends a body of the same size.
@@ -26,10 +27,10 @@ export function portArg(argv) {
 }
 
 /**
- * The fixed replies of the node:http baseline in the transactions suite (`--reply
- * transaction`): a BRL Pix charge as POST /transactions/v2/purchase answers it (PENDING,
- * instruction not filled yet) and as GET /transactions/:id answers it once filled, so the
- * baseline sends bodies of the sandbox's sizes.
+ * The fixed replies of the baselines and stubs in the transactions suite when the sandbox's own
+ * answers could not be captured at the start of the run (see transactionReplies): a BRL Pix
+ * charge as POST /transactions/v2/purchase answered it (PENDING, instruction not filled yet) and
+ * as GET /transactions/:id answered it once filled, before the QR image and payer fields.
  */
 const PURCHASE = {
   id: '100000000',
@@ -59,4 +60,52 @@ export const FIXED_TRANSACTION = JSON.stringify({
 export function stringArg(argv, name) {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : undefined;
+}
+
+/**
+ * What POST /_sandbox/transactions/:id/pay answers (200): the Pix charge APPROVED, with its payer
+ * and the QR code image of its pixCode (base64 PNG, 1,216 characters here: a stand-in of that
+ * length), 1,917 bytes like the sandbox's; the node:http baseline's fixed reply to a pay.
+ */
+export const FIXED_PAID = JSON.stringify({
+  id: '100000000',
+  transactionId: '100000000',
+  currency: 'BRL',
+  method: 'PIX',
+  installments: null,
+  externalId: null,
+  status: 'APPROVED',
+  statusReason: null,
+  amount: 15000,
+  postbackUrl: null,
+  referrerUrl: null,
+  expiresAt: '2026-02-01T12:00:00.000Z',
+  createdAt: '2026-01-31T12:00:00.000Z',
+  costFee: 149,
+  approvedAt: '2026-01-31T12:00:00.193Z',
+  endToEndId: 'E90400888202601311200kQ3b90XIlq9',
+  payer: { name: 'Maria Silva', document: '52998224725', bank: 'BCO SANTANDER (BRASIL) S.A.', ispb: '90400888' },
+  pixCode: JSON.parse(FIXED_TRANSACTION).pixCode,
+  paidRail: 'PIX',
+  qrCode: `iVBORw0KGgo${'A'.repeat(1216 - 11)}`,
+});
+
+/**
+ * @typedef {{ purchase: string, transaction: string, paid: string }} TransactionReplies the JSON
+ *   texts of a purchase's 201, a GET of it and its pay's 200
+ */
+
+/** @type {TransactionReplies} */
+export const FIXED_TRANSACTION_REPLIES = { purchase: FIXED_PURCHASE, transaction: FIXED_TRANSACTION, paid: FIXED_PAID };
+
+/**
+ * The transactions suite captures the sandbox's own answers at the start of a run (their fields
+ * and sizes change with the sandbox: a QR image was added to them) and hands them to the
+ * baselines with `--replies <file>`; without it, the constants above.
+ * @param {string[]} argv
+ * @returns {TransactionReplies}
+ */
+export function transactionReplies(argv) {
+  const file = stringArg(argv, '--replies');
+  return file ? JSON.parse(readFileSync(file, 'utf8')) : FIXED_TRANSACTION_REPLIES;
 }

@@ -50,7 +50,7 @@ for (const suite of suites) {
 }
 
 for (const peer of (process.env.BENCH_PEERS ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)) {
-  if (peer !== 'wiremock' && peer !== 'mockoon') throw new Error(`BENCH_PEERS: unknown peer ${peer} (known: wiremock, mockoon)`);
+  if (peer !== 'wiremock' && peer !== 'mockoon' && peer !== 'json-server') throw new Error(`BENCH_PEERS: unknown peer ${peer} (known: wiremock, mockoon, json-server)`);
 }
 
 const prismSpec = process.env.BENCH_PRISM_SPEC || 'dialect';
@@ -92,10 +92,21 @@ export const settings = {
   prismSpec: /** @type {'dialect' | 'original'} */ (prismSpec),
   // the JVM compiles its hot paths over several seconds: WireMock measured after 2 s swings 4× between runs
   peerWarmupSec: numberEnv('BENCH_PEER_WARMUP', 8),
-  peers: (process.env.BENCH_PEERS ?? 'wiremock,mockoon')
+  peers: (process.env.BENCH_PEERS ?? 'wiremock,mockoon,json-server')
     .split(',')
     .map((s) => s.trim().toLowerCase())
     .filter(Boolean),
+  // json-server's db.json: how many stored transactions (issue 27: 1k and 1M)
+  jsonServerSizes: (process.env.BENCH_JSON_SERVER_SIZES || '1000,1000000')
+    .split(',')
+    .filter((s) => s.trim())
+    .map((s) => {
+      try {
+        return count(s);
+      } catch {
+        throw new Error(`BENCH_JSON_SERVER_SIZES: bad size ${s}`);
+      }
+    }),
   // a separate, unmeasured sandbox with --cpu-prof: where the purchase and GET spend their CPU (0 = skip)
   profileSec: numberEnv('BENCH_PROFILE_DURATION', 5),
   // webhooks suite
@@ -235,7 +246,8 @@ function serverPeakRssMiB(server) {
  * from openapi.yaml, the WireMock and Mockoon stubs have a route for it).
  * @param {string[]} nodeArgs
  * @param {(port: number) => string[]} args
- * @param {{ command?: string }} [options] command: another executable than node (e.g. java; nodeArgs are then its flags)
+ * @param {{ command?: string, readyTimeoutSec?: number }} [options] command: another executable than node (e.g. java; nodeArgs
+ *   are then its flags); readyTimeoutSec: how long to wait for the first 200 (default 120)
  * @returns {Promise<Server>}
  */
 export async function startServer(nodeArgs, args, options = {}) {
@@ -256,13 +268,14 @@ export async function startServer(nodeArgs, args, options = {}) {
     exited = `exited with ${signal ?? `code ${code}`}`;
     live.children.delete(child);
   });
-  const deadline = started + 120_000;
+  const readyTimeoutSec = options.readyTimeoutSec ?? 120;
+  const deadline = started + readyTimeoutSec * 1000;
   for (;;) {
     if (exited) throw new Error(`server ${exited} before it was ready:\n${stderr}`);
     if (await healthy(port)) break;
     if (performance.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`server not ready after 120 s:\n${stderr}`);
+      throw new Error(`server not ready after ${readyTimeoutSec} s:\n${stderr}`);
     }
     await sleep(5);
   }
@@ -417,6 +430,7 @@ export function fsType(dir) {
  * @property {Record<string, string>} headers
  * @property {string} [body] may contain [<id>], replaced by a unique id per request
  * @property {string[]} [paths] when given, requests rotate over these paths (round-robin over all connections)
+ * @property {{ template: string, from: number, count: number }} [pathRange] the same for many paths: template with {n} = from … from + count - 1
  */
 
 /**
@@ -435,6 +449,7 @@ export async function measure(server, request, options = {}) {
     headers: request.headers,
     body: request.body,
     paths: request.paths,
+    pathRange: request.pathRange,
     connections: settings.connections,
     duration: options.durationSec ?? settings.durationSec,
     warmup: options.warmupSec ?? settings.warmupSec,

@@ -24,6 +24,9 @@ import autocannon from 'autocannon';
  * @property {string} [body] may contain [<id>], replaced by a unique id per request
  * @property {string[]} [paths] when given, successive requests (over all connections) take
  *   these paths in turn, round-robin: e.g. GET /transactions/:id over ids created beforehand
+ * @property {{ template: string, from: number, count: number }} [pathRange] like paths, for many ids
+ *   (a pay per transaction: too many paths for one command-line argument): the paths are the
+ *   template with {n} replaced by from, from + 1, … from + count - 1
  * @property {number} connections
  * @property {number} duration seconds measured
  * @property {number} warmup seconds of warm-up (0 = none)
@@ -35,7 +38,13 @@ const spec = JSON.parse(process.argv[2] ?? '{}');
 /** @param {object} event */
 const emit = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
 
-const paths = spec.paths && spec.paths.length > 0 ? spec.paths : undefined;
+const range = spec.pathRange;
+const paths =
+  spec.paths && spec.paths.length > 0
+    ? spec.paths
+    : range && range.count > 0
+      ? Array.from({ length: range.count }, (_, i) => range.template.replace('{n}', String(range.from + i)))
+      : undefined;
 let nextPath = 0;
 
 const urls = spec.urls && spec.urls.length > 0 ? spec.urls : [spec.url];
@@ -92,7 +101,7 @@ async function run(duration, onResponse) {
     errors: sum((r) => r.errors),
     timeouts: sum((r) => r.timeouts),
     statusCodeStats,
-    requests: { ...results[0]?.requests, average: sum((r) => r.requests.average) },
+    requests: { ...results[0]?.requests, average: sum((r) => r.requests.average), sent: sum((r) => r.requests.sent) },
     // autocannon's own percentiles cannot be merged: the worst of the servers'
     latency: { ...results[0]?.latency, p50: Math.max(...results.map((r) => r.latency.p50)), p99: Math.max(...results.map((r) => r.latency.p99)) },
   });
@@ -133,6 +142,8 @@ emit({
   event: 'result',
   seconds,
   ok: count,
+  /** requests sent in the measured window, answered or not (a server that blocks for seconds leaves most unanswered, not failed) */
+  sent: result.requests.sent,
   non2xx: result.non2xx,
   errors: result.errors,
   timeouts: result.timeouts,

@@ -1,24 +1,24 @@
 // @ts-check
 /**
- * The mock-server peers of the transactions suite, WireMock (standalone jar, on Java) and
- * Mockoon CLI: installed on demand into bench/.peers (gitignored, never a devDependency, so
+ * The peers of the transactions suite, WireMock (standalone jar, on Java), Mockoon CLI and
+ * json-server 1 (a stateful store on a db.json): installed on demand into bench/.peers (gitignored, never a devDependency, so
  * `npm ci` stays light), each given a stub for POST /transactions/v2/purchase and
  * GET /transactions/:id generated at run time from one description (PURCHASE_RULES), so
  * that both match the same things: method, path, Authorization, Content-Type and every
  * field of the Pix body.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { FIXED_PURCHASE, FIXED_TRANSACTION } from './fixed.mjs';
+import { FIXED_PURCHASE, FIXED_TRANSACTION_REPLIES } from './fixed.mjs';
 import { AUTH, BENCH_DIR, log } from './harness.mjs';
 
 export const PEERS_DIR = process.env.BENCH_PEERS_DIR ? path.resolve(process.env.BENCH_PEERS_DIR) : path.join(BENCH_DIR, '.peers');
 
 /** Exact versions, so that two runs compare the same peers (the issue measured WireMock 3.13, Mockoon CLI 9). */
-export const PEER_PACKAGES = { wiremock: '3.13.2', '@mockoon/cli': '9.9.0' };
+export const PEER_PACKAGES = { wiremock: '3.13.2', '@mockoon/cli': '9.9.0', 'json-server': '1.0.0-beta.15' };
 
 /**
  * The purchase both stubs accept: every field of the valid BRL Pix body (test/helpers/purchases.ts
@@ -136,7 +136,8 @@ export function wiremockJar() {
  * refuses a bad body with a 4xx rather than WireMock's default 404), GET by numeric id with
  * the Authorization header, and the health URL the harness polls.
  */
-export function wiremockMappings() {
+/** @param {import('./fixed.mjs').TransactionReplies} [replies] the answers' texts (default: lib/fixed.mjs's) */
+export function wiremockMappings(replies = FIXED_TRANSACTION_REPLIES) {
   const jsonHeaders = { 'Content-Type': JSON_TYPE };
   return {
     mappings: [
@@ -149,7 +150,7 @@ export function wiremockMappings() {
           headers: { Authorization: { equalTo: AUTH }, 'Content-Type': { matches: `${CONTENT_TYPE_RULE.slice(1)}.*` } },
           bodyPatterns: PURCHASE_RULES.map(([field, pattern]) => ({ matchesJsonPath: { expression: `$.${field}`, matches: pattern } })),
         },
-        response: { status: 201, headers: jsonHeaders, body: FIXED_PURCHASE },
+        response: { status: 201, headers: jsonHeaders, body: replies.purchase },
       },
       {
         name: 'purchase: anything else',
@@ -161,7 +162,7 @@ export function wiremockMappings() {
         name: 'transaction by id',
         priority: 1,
         request: { method: 'GET', urlPathPattern: '/transactions/[0-9]+', headers: { Authorization: { equalTo: AUTH } } },
-        response: { status: 200, headers: jsonHeaders, body: FIXED_TRANSACTION },
+        response: { status: 200, headers: jsonHeaders, body: replies.transaction },
       },
       {
         name: 'health (bench harness)',
@@ -178,10 +179,11 @@ export function wiremockMappings() {
  * --no-request-journal: the journal keeps every request in memory (WireMock's advice for load
  * tests); --disable-request-logging: no line per request, like the sandbox's --log-level warn.
  * @param {string} root
+ * @param {import('./fixed.mjs').TransactionReplies} [replies]
  */
-export async function wiremockCommand(root) {
+export async function wiremockCommand(root, replies) {
   await mkdir(path.join(root, 'mappings'), { recursive: true });
-  await writeFile(path.join(root, 'mappings', 'transactions.json'), `${JSON.stringify(wiremockMappings(), null, 2)}\n`);
+  await writeFile(path.join(root, 'mappings', 'transactions.json'), `${JSON.stringify(wiremockMappings(replies), null, 2)}\n`);
   const jar = wiremockJar();
   const flags = ['--bind-address', '127.0.0.1', '--root-dir', root, '--disable-banner', '--no-request-journal', '--disable-request-logging'];
   return {
@@ -202,8 +204,9 @@ export async function wiremockCommand(root) {
  * and its default response, 400, otherwise; GET transactions/:id answers 200 with the
  * Authorization header and a numeric id, 401 otherwise. Static bodies, templating off, no CORS.
  * @param {number} port
+ * @param {import('./fixed.mjs').TransactionReplies} [replies] the answers' texts (default: lib/fixed.mjs's)
  */
-export function mockoonEnvironment(port) {
+export function mockoonEnvironment(port, replies = FIXED_TRANSACTION_REPLIES) {
   const require = createRequire(path.join(PEERS_DIR, 'package.json'));
   /** @type {any} */
   const commons = require('@mockoon/commons');
@@ -222,7 +225,7 @@ export function mockoonEnvironment(port) {
   const authRule = rule('header', 'Authorization', `^${escape(AUTH)}$`);
   const routes = [
     route('post', 'transactions/v2/purchase', [
-      response(201, FIXED_PURCHASE, {
+      response(201, replies.purchase, {
         label: 'valid BRL Pix',
         rulesOperator: 'AND',
         rules: [authRule, rule('header', 'Content-Type', CONTENT_TYPE_RULE), ...PURCHASE_RULES.map(([field, pattern]) => rule('body', field, pattern))],
@@ -230,7 +233,7 @@ export function mockoonEnvironment(port) {
       response(400, REFUSED, { label: 'anything else', default: true }),
     ]),
     route('get', 'transactions/:id', [
-      response(200, FIXED_TRANSACTION, { label: 'transaction', rulesOperator: 'AND', rules: [authRule, rule('params', 'id', ID_RULE)] }),
+      response(200, replies.transaction, { label: 'transaction', rulesOperator: 'AND', rules: [authRule, rule('params', 'id', ID_RULE)] }),
       response(401, REFUSED, { label: 'anything else', default: true }),
     ]),
     route('get', '_sandbox/health', [response(200, HEALTH, { default: true })]),
@@ -256,13 +259,75 @@ export function mockoonCli() {
  * (discarded by the harness), the CLI's default behaviour; --disable-admin-api: nothing but the
  * stub listens.
  * @param {string} dir
+ * @param {import('./fixed.mjs').TransactionReplies} [replies]
  */
-export async function mockoonCommand(dir) {
+export async function mockoonCommand(dir, replies) {
   const file = path.join(dir, 'mockoon-environment.json');
-  await writeFile(file, `${JSON.stringify(mockoonEnvironment(3000), null, 2)}\n`);
+  await writeFile(file, `${JSON.stringify(mockoonEnvironment(3000, replies), null, 2)}\n`);
   return {
     file,
     /** @param {number} port */
     args: (port) => [mockoonCli(), 'start', '--data', file, '--port', String(port), '--hostname', '127.0.0.1', '--disable-log-to-file', '--disable-admin-api'],
+  };
+}
+
+// ---------------------------------------------------------------------------
+// json-server
+
+export function jsonServerBin() {
+  return path.join(PEERS_DIR, 'node_modules', 'json-server', 'lib', 'bin.js');
+}
+
+/**
+ * Writes json-server's db.json: `records` transactions shaped like the sandbox's answer to a Pix
+ * purchase without its pix code, payer and QR image (FIXED_PURCHASE, ~275 bytes, ids
+ * 100000000…), and a `_sandbox` collection holding `health`,
+ * so that GET /_sandbox/health (what the harness polls) answers 200 as a record. Streamed, one
+ * record a line: a million records are ~280 MB of JSON, which one JSON.stringify would hold
+ * twice in memory at once.
+ * @param {string} file
+ * @param {number} records
+ * @returns {Promise<{ bytes: number, ms: number }>}
+ */
+export async function writeJsonServerDb(file, records) {
+  const started = performance.now();
+  const out = createWriteStream(file);
+  const done = new Promise((resolve, reject) => {
+    out.once('finish', () => resolve(undefined));
+    out.once('error', reject);
+  });
+  // json-server reads db.json into one string and writes it from one (JSON.stringify, 2-space
+  // indent): a V8 string holds at most 2^29 - 24 characters, which a million full answers
+  // (~540 bytes without the QR image) would reach; these records keep 1M within it
+  const record = JSON.parse(FIXED_PURCHASE);
+  let bytes = 0;
+  /** @param {string} text */
+  const write = async (text) => {
+    bytes += Buffer.byteLength(text);
+    if (!out.write(text)) await new Promise((resolve) => out.once('drain', () => resolve(undefined)));
+  };
+  await write(`{\n"_sandbox": [${HEALTH.replace('{', '{"id":"health",')}],\n"transactions": [\n`);
+  // lines batched: a write per record would spend the time in stream bookkeeping
+  const BATCH = 1000;
+  for (let i = 0; i < records; i += BATCH) {
+    const lines = [];
+    for (let j = i; j < Math.min(records, i + BATCH); j++) lines.push(JSON.stringify({ ...record, id: String(100_000_000 + j) }));
+    await write(`${lines.join(',\n')}${i + BATCH < records ? ',' : ''}\n`);
+  }
+  await write(']\n}\n');
+  out.end();
+  await done;
+  return { bytes, ms: performance.now() - started };
+}
+
+/**
+ * json-server 1's arguments for a port: the CLI as a user starts it (`json-server db.json`),
+ * bound to loopback.
+ * @param {string} file
+ */
+export function jsonServerCommand(file) {
+  return {
+    /** @param {number} port */
+    args: (port) => [jsonServerBin(), file, '--port', String(port), '--host', '127.0.0.1'],
   };
 }

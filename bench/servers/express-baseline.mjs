@@ -5,16 +5,18 @@
  *   --reply product       (default) POST /v2/products: a product (201)
  *   --reply transaction   POST /transactions/v2/purchase: a PENDING Pix purchase (201);
  *                         GET /transactions/:id: a filled one (200)
+ *   --replies <file>      with --reply transaction: the answers' texts (lib/fixed.mjs)
  */
 import express from 'express';
-import { FIXED_PRODUCT, FIXED_PURCHASE, FIXED_TRANSACTION, portArg, stringArg } from '../lib/fixed.mjs';
+import { FIXED_PRODUCT, portArg, stringArg, transactionReplies } from '../lib/fixed.mjs';
 
 const reply = stringArg(process.argv, '--reply') ?? 'product';
 if (reply !== 'product' && reply !== 'transaction') throw new Error('--reply must be product or transaction');
 
 const product = JSON.parse(FIXED_PRODUCT);
-const purchase = JSON.parse(FIXED_PURCHASE);
-const transaction = JSON.parse(FIXED_TRANSACTION);
+const replies = transactionReplies(process.argv);
+const purchase = JSON.parse(replies.purchase);
+const transaction = JSON.parse(replies.transaction);
 
 const app = express();
 app.disable('x-powered-by');

@@ -3,22 +3,27 @@
  * Baseline 1: bare node:http, reads the request body and answers fixed JSON.
  *
  *   --reply product       (default) a product to every request (201 to POST, 200 otherwise)
- *   --reply transaction   a PENDING Pix purchase to POST (201), a filled one to GET (200)
+ *   --reply transaction   a PENDING Pix purchase to POST (201), a filled one to GET (200),
+ *                         a paid one to POST …/pay (200, as POST /_sandbox/transactions/:id/pay)
+ *   --replies <file>      with --reply transaction: those three answers' texts (lib/fixed.mjs)
  */
 import { createServer } from 'node:http';
-import { FIXED_PRODUCT, FIXED_PURCHASE, FIXED_TRANSACTION, portArg, stringArg } from '../lib/fixed.mjs';
+import { FIXED_PRODUCT, portArg, stringArg, transactionReplies } from '../lib/fixed.mjs';
 
 const reply = stringArg(process.argv, '--reply') ?? 'product';
 if (reply !== 'product' && reply !== 'transaction') throw new Error('--reply must be product or transaction');
-const postBody = Buffer.from(reply === 'product' ? FIXED_PRODUCT : FIXED_PURCHASE);
-const getBody = Buffer.from(reply === 'product' ? FIXED_PRODUCT : FIXED_TRANSACTION);
+const replies = transactionReplies(process.argv);
+const postBody = Buffer.from(reply === 'product' ? FIXED_PRODUCT : replies.purchase);
+const getBody = Buffer.from(reply === 'product' ? FIXED_PRODUCT : replies.transaction);
+const payBody = reply === 'product' ? undefined : Buffer.from(replies.paid);
 
 const server = createServer((req, res) => {
   req.on('data', () => {});
   req.on('end', () => {
     const post = req.method === 'POST';
-    const body = post ? postBody : getBody;
-    res.writeHead(post ? 201 : 200, {
+    const pay = post && payBody !== undefined && req.url?.endsWith('/pay');
+    const body = pay ? payBody : post ? postBody : getBody;
+    res.writeHead(post && !pay ? 201 : 200, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': body.length,
     });
