@@ -2,9 +2,14 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { PNG } from 'pngjs';
-import QRCode from 'qrcode';
+import QRCode, { type QRCodeSegment } from 'qrcode';
 import { describe, expect, it } from 'vitest';
-import { QR_OPTIONS, pixQrPng, pixQrSegments } from '../../src/pages/pix-qr.js';
+import { QR_OPTIONS, pixQrPng, pixQrSegments as segmentsOf, type QrSegment } from '../../src/pages/pix-qr.js';
+
+/** The segments as qrcode's types take them: byte mode as the text's UTF-8 bytes (what qrcode encodes a string to). */
+const asQrcode = (segments: QrSegment[]): QRCodeSegment[] =>
+  segments.map((s) => (s.mode === 'byte' ? { mode: 'byte', data: Buffer.from(s.data, 'utf8') } : s.mode === 'numeric' ? { mode: 'numeric', data: s.data } : { mode: 'alphanumeric', data: s.data }));
+const pixQrSegments = (code: string): QRCodeSegment[] => asQrcode(segmentsOf(code));
 
 // jsqr ships a UMD bundle whose typings claim an ES default export; require gets the function itself.
 const jsQR = createRequire(import.meta.url)('jsqr') as typeof import('jsqr').default;
@@ -65,13 +70,13 @@ describe('pixQrPng', () => {
       'ab',
     ];
     for (const code of codes) {
-      const segments = pixQrSegments(code);
+      const segments = segmentsOf(code);
       expect(segments.map((s) => s.data).join('')).toBe(code);
       for (const s of segments) {
         if (s.mode === 'numeric') expect(s.data).toMatch(/^[0-9]+$/);
         if (s.mode === 'alphanumeric') expect(s.data).toMatch(/^[0-9A-Z $%*+\-./:]+$/);
       }
-      expect(QRCode.create(segments, QR_OPTIONS).version, code).toBeLessThanOrEqual(QRCode.create(code, QR_OPTIONS).version);
+      expect(QRCode.create(asQrcode(segments), QR_OPTIONS).version, code).toBeLessThanOrEqual(QRCode.create(code, QR_OPTIONS).version);
     }
   });
 
