@@ -56,33 +56,29 @@ for (const peer of (process.env.BENCH_PEERS ?? '').split(',').map((s) => s.trim(
 const prismSpec = process.env.BENCH_PRISM_SPEC || 'dialect';
 if (prismSpec !== 'dialect' && prismSpec !== 'original') throw new Error(`BENCH_PRISM_SPEC must be dialect or original, got ${prismSpec}`);
 
+/** A comma-separated list of record counts (`1000`, `1k`, `1m`…) from the environment. @param {string} name @param {string} fallback */
+function sizesEnv(name, fallback) {
+  return (process.env[name] || fallback)
+    .split(',')
+    .filter((s) => s.trim())
+    .map((s) => {
+      try {
+        return count(s);
+      } catch {
+        throw new Error(`${name}: bad size ${s}`);
+      }
+    });
+}
+
 export const settings = {
   suites: /** @type {(typeof SUITES)[number][]} */ (SUITES.filter((s) => suites.includes(s))),
   durationSec: numberEnv('BENCH_DURATION', 10),
   warmupSec: numberEnv('BENCH_WARMUP', 2),
   connections: Math.max(1, Math.round(numberEnv('BENCH_CONNECTIONS', 50))),
-  sizes: (process.env.BENCH_SIZES || '1000,10000,100000,1000000')
-    .split(',')
-    .filter((s) => s.trim())
-    .map((s) => {
-      try {
-        return count(s);
-      } catch {
-        throw new Error(`BENCH_SIZES: bad size ${s}`);
-      }
-    }),
+  sizes: sizesEnv('BENCH_SIZES', '1000,10000,100000,1000000'),
   startRuns: Math.max(1, Math.round(numberEnv('BENCH_START_RUNS', 3))),
   // store suite: the first and last sizes also measure GET p99
-  storeSizes: (process.env.BENCH_STORE_SIZES || '1000,100000,1000000,3000000')
-    .split(',')
-    .filter((s) => s.trim())
-    .map((s) => {
-      try {
-        return count(s);
-      } catch {
-        throw new Error(`BENCH_STORE_SIZES: bad size ${s}`);
-      }
-    }),
+  storeSizes: sizesEnv('BENCH_STORE_SIZES', '1000,100000,1000000,3000000'),
   tmpDir: process.env.BENCH_TMPDIR || os.tmpdir(),
   retries: Math.round(numberEnv('BENCH_RETRIES', 0)),
   quietWaitSec: numberEnv('BENCH_QUIET_WAIT', 0),
@@ -97,16 +93,7 @@ export const settings = {
     .map((s) => s.trim().toLowerCase())
     .filter(Boolean),
   // json-server's db.json: how many stored transactions (issue 27: 1k and 1M)
-  jsonServerSizes: (process.env.BENCH_JSON_SERVER_SIZES || '1000,1000000')
-    .split(',')
-    .filter((s) => s.trim())
-    .map((s) => {
-      try {
-        return count(s);
-      } catch {
-        throw new Error(`BENCH_JSON_SERVER_SIZES: bad size ${s}`);
-      }
-    }),
+  jsonServerSizes: sizesEnv('BENCH_JSON_SERVER_SIZES', '1000,1000000'),
   // a separate, unmeasured sandbox with --cpu-prof: where the purchase and GET spend their CPU (0 = skip)
   profileSec: numberEnv('BENCH_PROFILE_DURATION', 5),
   // webhooks suite
