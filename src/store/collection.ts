@@ -22,6 +22,8 @@ const EMPTY: ReadonlyMap<string, never> = new Map<string, never>();
 export class Collection<T extends Record> {
   private readonly groups = new Map<string, Map<string, T>>();
   private readonly indexes = new Map<string, Map<string, string>>();
+  /** The unique indexes as a list, walked on every put: no iterator or tuple per index and put. */
+  private readonly uniques: { index: string; keyOf: (value: T) => string | undefined; keys: Map<string, string> }[] = [];
   /** groups and indexes exist only once something needs them: a store that is only read by id never parses most records */
   private built: boolean;
 
@@ -33,7 +35,11 @@ export class Collection<T extends Record> {
     private readonly sink: ChangeSink,
     private readonly logger?: Logger,
   ) {
-    for (const index of Object.keys(options.unique ?? {})) this.indexes.set(index, new Map());
+    for (const [index, keyOf] of Object.entries(options.unique ?? {})) {
+      const keys = new Map<string, string>();
+      this.indexes.set(index, keys);
+      this.uniques.push({ index, keyOf, keys });
+    }
     this.built = options.groupBy === undefined && this.indexes.size === 0;
   }
 
@@ -50,9 +56,10 @@ export class Collection<T extends Record> {
     if (typeof value.id !== 'string') throw new TypeError(`${this.name}: record id must be a string`);
     this.build();
     const previous = this.get(value.id);
-    for (const [index, keys, key] of this.indexKeys(value)) {
-      const holder = keys.get(key);
-      if (holder !== undefined && holder !== value.id) {
+    for (const { index, keyOf, keys } of this.uniques) {
+      const key = keyOf(value);
+      const holder = key === undefined ? undefined : keys.get(key);
+      if (key !== undefined && holder !== undefined && holder !== value.id) {
         throw new UniqueKeyError(this.name, index, key, holder);
       }
     }
@@ -62,7 +69,10 @@ export class Collection<T extends Record> {
       if (this.groupKey(previous) !== this.groupKey(value)) this.removeFromGroup(previous);
     }
     this.records.set(value.id, value);
-    for (const [, keys, key] of this.indexKeys(value)) keys.set(key, value.id);
+    for (const { keyOf, keys } of this.uniques) {
+      const key = keyOf(value);
+      if (key !== undefined) keys.set(key, value.id);
+    }
     this.addToGroup(value);
   }
 
@@ -119,7 +129,9 @@ export class Collection<T extends Record> {
     this.materializeAll();
     for (const value of this.records.values() as IterableIterator<T>) {
       this.addToGroup(value);
-      for (const [index, keys, key] of this.indexKeys(value)) {
+      for (const { index, keyOf, keys } of this.uniques) {
+        const key = keyOf(value);
+        if (key === undefined) continue;
         const holder = keys.get(key);
         // Only reachable if indexes were redeclared over existing data; the newer record wins.
         if (holder !== undefined) this.logger?.warn({ collection: this.name, index, key, ids: [holder, value.id] }, 'duplicate unique key in stored data');
@@ -128,17 +140,10 @@ export class Collection<T extends Record> {
     }
   }
 
-  private *indexKeys(value: T): Generator<[string, Map<string, string>, string]> {
-    for (const [index, keyOf] of Object.entries(this.options.unique ?? {})) {
-      const key = keyOf(value);
-      const keys = this.indexes.get(index);
-      if (key !== undefined && keys !== undefined) yield [index, keys, key];
-    }
-  }
-
   private unindex(value: T): void {
-    for (const [, keys, key] of this.indexKeys(value)) {
-      if (keys.get(key) === value.id) keys.delete(key);
+    for (const { keyOf, keys } of this.uniques) {
+      const key = keyOf(value);
+      if (key !== undefined && keys.get(key) === value.id) keys.delete(key);
     }
   }
 

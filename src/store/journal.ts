@@ -1,5 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { encodeLines } from './codec.js';
 import { DATA_FILE_MODE, fsyncDir, segmentPath } from './segments.js';
 
 /** What the journal does with a segment file: the seam through which tests observe or fail it. */
@@ -11,6 +12,8 @@ export interface JournalFs {
 }
 
 export const nodeJournalFs: JournalFs = { open: (file, flags) => open(file, flags, DATA_FILE_MODE) };
+
+const KEPT_BUFFER_BYTES = 1024 * 1024;
 
 interface Waiter {
   seq: number;
@@ -25,6 +28,8 @@ interface Waiter {
  */
 export class Journal {
   private pending: string[] = [];
+  /** The last batch's buffer, kept for the next one unless a burst made it large. */
+  private buffer: Buffer = Buffer.alloc(0);
   private appended = 0;
   private durable = 0;
   private waiters: Waiter[] = [];
@@ -66,12 +71,13 @@ export class Journal {
     return this.bytesValue;
   }
 
-  append(line: string): void {
+  /** Queues one op (its opJson text), written as one line by the next flush. */
+  append(op: string): void {
     if (this.closed) throw new Error('store is closed');
     // After a failed write the segment may end in a torn line, and anything appended
     // behind it would be dropped on replay, so nothing more is accepted as durable.
     if (this.failure) return;
-    this.pending.push(line);
+    this.pending.push(op);
     this.appended++;
     if (!this.flushScheduled) {
       this.flushScheduled = true;
@@ -125,7 +131,9 @@ export class Journal {
 
   private async flush(): Promise<void> {
     if (this.pending.length === 0 || this.failure) return;
-    const batch = Buffer.from(this.pending.join(''));
+    // One buffer, reused: flushes never overlap (serial), and a write is done with it when it returns.
+    const { bytes: batch, buffer } = encodeLines(this.pending, this.buffer);
+    this.buffer = buffer.length <= KEPT_BUFFER_BYTES ? buffer : Buffer.alloc(0);
     this.pending = [];
     const upto = this.appended;
     try {

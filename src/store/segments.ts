@@ -1,7 +1,7 @@
 import { open, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { decodeLine } from './codec.js';
-import type { Op } from './types.js';
+import { decodeStoredLine } from './codec.js';
+import type { StoredOp } from './types.js';
 
 const SEQ_DIGITS = 6;
 const READ_CHUNK = 4 * 1024 * 1024;
@@ -35,20 +35,22 @@ export interface ScanResult {
  * Reads in chunks so a segment as big as a large snapshot never becomes
  * one string.
  */
-export async function scanSegment(file: string, onOp: (op: Op) => void): Promise<ScanResult> {
+export async function scanSegment(file: string, onOp: (op: StoredOp) => void): Promise<ScanResult> {
   const fh = await open(file, 'r');
   try {
     const totalBytes = (await fh.stat()).size;
     let validBytes = 0;
     let carry = Buffer.alloc(0);
     for (;;) {
-      const chunk = Buffer.allocUnsafe(READ_CHUNK);
-      const { bytesRead } = await fh.read(chunk, 0, READ_CHUNK, null);
+      // The unfinished last line of the previous chunk goes first, so no chunk is copied again.
+      const chunk = Buffer.allocUnsafe(carry.length + READ_CHUNK);
+      carry.copy(chunk, 0);
+      const { bytesRead } = await fh.read(chunk, carry.length, READ_CHUNK, null);
       if (bytesRead === 0) break;
-      const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+      const data = chunk.subarray(0, carry.length + bytesRead);
       let start = 0;
       for (let nl = data.indexOf(NEWLINE, start); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
-        const op = decodeLine(data.subarray(start, nl));
+        const op = decodeStoredLine(data.subarray(start, nl));
         if (op === undefined) return { validBytes, totalBytes };
         onOp(op);
         validBytes += nl + 1 - start;

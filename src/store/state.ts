@@ -1,7 +1,7 @@
-import type { Op, Record, State } from './types.js';
+import type { Record, State, StoredOp } from './types.js';
 
 /** Shared by open-time replay and the compaction worker so both fold the journal the same way. */
-export function applyOp(state: State, op: Op): void {
+export function applyOp(state: State, op: StoredOp): void {
   let records = state.get(op.collection);
   if (op.value === null) {
     records?.delete(op.id);

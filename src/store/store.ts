@@ -1,6 +1,6 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { encodeOp } from './codec.js';
+import { opJson } from './codec.js';
 import { Collection, type ChangeSink } from './collection.js';
 import { Compactor } from './compaction.js';
 import { Journal } from './journal.js';
@@ -148,8 +148,8 @@ export class Store {
     return (collection, id, value) => {
       if (this.closing) throw new Error('store is closed');
       // Encoded in memory too, so that values the journal could not store fail the same way in tests.
-      const line = encodeOp(collection, id, value);
-      this.disk?.journal.append(line);
+      const op = opJson(collection, id, value);
+      this.disk?.journal.append(op);
     };
   }
 

@@ -52,3 +52,10 @@ export interface Op {
   id: string;
   value: Record | null;
 }
+
+/** A journal entry as replay reads it: a put's value may still be its bytes. */
+export interface StoredOp {
+  collection: string;
+  id: string;
+  value: Record | RawRecord | null;
+}

@@ -1,6 +1,8 @@
 import { crc32 } from 'node:zlib';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeLine, encodeOp } from '../../src/store/codec.js';
+import { decodeLine, decodeStoredLine, encodeLines, encodeOp, opJson } from '../../src/store/codec.js';
+import { RawRecord, type StoredOp } from '../../src/store/types.js';
 
 /** A line with a correct CRC over any JSON text, so that only the checks after the CRC decide. */
 function signed(json: string): Buffer {
@@ -79,5 +81,76 @@ describe('journal line codec', () => {
 
   it('reads the JSON as UTF-8', () => {
     expect(decodeLine(encoded('rows', 'ação', { id: 'ação' }))).toEqual({ collection: 'rows', id: 'ação', value: { id: 'ação' } });
+  });
+});
+
+/** A replayed op with its value parsed, whichever way the line was read. */
+function parsedOp(op: StoredOp | undefined): unknown {
+  if (op === undefined || !(op.value instanceof RawRecord)) return op;
+  return { ...op, value: JSON.parse(op.value.json) };
+}
+
+describe('journal line codec for replay (decodeStoredLine)', () => {
+  it('keeps a record that starts with its id as its bytes, the JSON encodeOp wrote for it', () => {
+    const value = { id: '100000001', accountId: 'acc_default', view: { amount: 15000, pixCode: '0002…' } };
+    const op = decodeStoredLine(encoded('transactions', '100000001', value));
+    expect(op?.collection).toBe('transactions');
+    expect(op?.id).toBe('100000001');
+    expect(op?.value).toBeInstanceOf(RawRecord);
+    expect((op?.value as RawRecord).json).toBe(JSON.stringify(value));
+  });
+
+  it('parses what it cannot take as bytes: an id not first, escapes, a delete', () => {
+    for (const [id, value] of [
+      ['a', { n: 1, id: 'a' }],
+      ['a"b', { id: 'a"b' }],
+      ['a\\b', { id: 'a\\b' }],
+      ['a', null],
+    ] as const) {
+      const op = decodeStoredLine(encoded('rows', id, value as { id: string } | null));
+      expect(op?.value instanceof RawRecord, id).toBe(false);
+      expect(op).toEqual(decodeLine(encoded('rows', id, value as { id: string } | null)));
+    }
+    expect(decodeStoredLine(encoded('a"b', 'x', { id: 'x' }))?.value).toEqual({ id: 'x' });
+  });
+
+  it('reads every line as decodeLine does, once its bytes are parsed', () => {
+    const record = fc
+      .tuple(fc.string({ unit: 'grapheme', maxLength: 12 }), fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }), fc.boolean())
+      .map(([id, rest, idFirst]) => [id, idFirst ? Object.assign({ id }, rest, { id }) : { ...rest, id }] as const);
+    fc.assert(
+      fc.property(fc.string({ maxLength: 8 }), record, fc.boolean(), (collection, [id, value], remove) => {
+        const line = encoded(collection, id, remove ? null : value);
+        expect(parsedOp(decodeStoredLine(line))).toEqual(decodeLine(line));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses what decodeLine refuses', () => {
+    for (const json of ['["rows","a",nul', '["rows","a"]', '["rows","a",{"id":"b"}]', '["rows","a",{"id":"ab"}]', '["rows","ab",{"id":"a"}]', '["rows","a",{"name":"a"}]', '["rows","a","a"]', '["rows","a",{"id":"a"}', '["rows","a",{"id":"a"}]]']) {
+      expect(decodeStoredLine(signed(json)), json).toBe(decodeLine(signed(json)));
+    }
+    const good = encoded('rows', 'a', { id: 'a' });
+    const forged = Buffer.from(good.toString('latin1').replace('{"id":"a"}', '{"id":"b"}'), 'latin1');
+    expect(decodeStoredLine(forged)).toBeUndefined();
+  });
+});
+
+describe('journal batch encoding (encodeLines)', () => {
+  it('writes the lines encodeOp writes, one after the other, into a buffer it grows or reuses', () => {
+    const op = fc.tuple(fc.string({ unit: 'grapheme', maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 6 }), fc.option(fc.dictionary(fc.string({ unit: 'grapheme', maxLength: 4 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 })));
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 12 }), fc.nat(64), (ops, size) => {
+        // A reused buffer still holds the previous batch's bytes: only what is returned counts.
+        const into = Buffer.alloc(size, 0x41);
+        const values = ops.map(([collection, id, rest]) => [collection, id, rest === null ? null : { ...rest, id }] as const);
+        const { bytes, buffer } = encodeLines(values.map(([c, id, v]) => opJson(c, id, v)), into);
+        expect(bytes.toString('utf8')).toBe(values.map(([c, id, v]) => encodeOp(c, id, v)).join(''));
+        expect(bytes.buffer).toBe(buffer.buffer);
+        if (buffer.length === size) expect(buffer).toBe(into);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

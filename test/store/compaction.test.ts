@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { encodeOp } from '../../src/store/codec.js';
+import { opJson } from '../../src/store/codec.js';
 import { Compactor } from '../../src/store/compaction.js';
 import { Journal } from '../../src/store/journal.js';
 import { listSegments, segmentPath } from '../../src/store/segments.js';
@@ -138,7 +138,7 @@ describe('Compactor.stop', () => {
     let compactor: Compactor | undefined;
     const journal = await Journal.open(file, 1, () => compactor?.maybeStart());
     compactor = new Compactor(file, journal, 1, 0, new Map());
-    journal.append(encodeOp('rows', 'a', row('a')));
+    journal.append(opJson('rows', 'a', row('a')));
     await compactor.stop();
     await journal.close();
     expect(journal.flushes).toBe(1);

@@ -1,7 +1,7 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { encodeOp } from '../../src/store/codec.js';
+import { encodeOp, opJson } from '../../src/store/codec.js';
 import { Journal, nodeJournalFs, type JournalFile, type JournalFs } from '../../src/store/journal.js';
 import { segmentPath } from '../../src/store/segments.js';
 import { useTmpDirs } from './helpers.js';
@@ -74,6 +74,8 @@ async function ticks(n = 20): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
+/** What is appended for a put of { id }, and the line the journal writes for it. */
+const op = (id: string): string => opJson('rows', id, { id });
 const line = (id: string): string => encodeOp('rows', id, { id });
 
 describe('Journal batches', () => {
@@ -83,12 +85,12 @@ describe('Journal batches', () => {
     let flushed = 0;
     const journal = await Journal.open(file, 1, () => flushed++, disk.fs);
 
-    journal.append(line('a'));
+    journal.append(op('a'));
     const first = journal.commit();
     const firstDone = settled(first);
     while (disk.syncsStarted === 0) await ticks(1);
     // Appended while the first batch is being synced: it must wait for the next batch.
-    journal.append(line('b'));
+    journal.append(op('b'));
     const second = journal.commit();
     const secondDone = settled(second);
     await ticks();
@@ -121,7 +123,7 @@ describe('Journal batches', () => {
     const disk = gatedFs(7);
     const journal = await Journal.open(file, 1, () => undefined, disk.fs);
     const lines = ['a', 'b', 'c'].map(line);
-    for (const l of lines) journal.append(l);
+    for (const id of ['a', 'b', 'c']) journal.append(op(id));
     const committed = journal.commit();
     await disk.releaseSync();
     await committed;
@@ -138,9 +140,9 @@ describe('Journal batches', () => {
     const journal = await Journal.open(file, 4, () => undefined);
     expect(journal.seq).toBe(4);
     expect(journal.bytes).toBe(line('old').length);
-    journal.append(line('new'));
+    journal.append(op('new'));
     await journal.close();
-    expect(() => journal.append(line('late'))).toThrow('store is closed');
+    expect(() => journal.append(op('late'))).toThrow('store is closed');
     expect(readFileSync(segmentPath(file, 4), 'utf8')).toBe(line('old') + line('new'));
     // Closing again is the same close.
     await journal.close();
@@ -150,13 +152,13 @@ describe('Journal batches', () => {
     const file = path.join(tmpDir(), 'sandbox.json');
     writeFileSync(segmentPath(file, 3), line('there'));
     const journal = await Journal.open(file, 2, () => undefined);
-    journal.append(line('a'));
+    journal.append(op('a'));
     const closed = await journal.rotate();
     expect(closed).toEqual({ seq: 2, bytes: line('a').length });
     expect(readFileSync(segmentPath(file, 2), 'utf8')).toBe(line('a'));
     expect(journal.seq).toBe(3);
     expect(journal.bytes).toBe(line('there').length);
-    journal.append(line('b'));
+    journal.append(op('b'));
     await journal.commit();
     expect(readFileSync(segmentPath(file, 3), 'utf8')).toBe(line('there') + line('b'));
     expect(statSync(segmentPath(file, 2)).size).toBe(line('a').length);
@@ -167,17 +169,17 @@ describe('Journal batches', () => {
     const file = path.join(tmpDir(), 'sandbox.json');
     const disk = gatedFs();
     const journal = await Journal.open(file, 1, () => undefined, disk.fs);
-    journal.append(line('a'));
+    journal.append(op('a'));
     const ok = journal.commit();
     await disk.releaseSync();
     await ok;
 
-    journal.append(line('b'));
+    journal.append(op('b'));
     const waiting = journal.commit();
     // Not an Error: it is wrapped, keeping its text.
     disk.failNextWrite('disk on fire');
     await expect(waiting).rejects.toThrow('disk on fire');
-    journal.append(line('c'));
+    journal.append(op('c'));
     await expect(journal.commit()).rejects.toThrow('disk on fire');
     await expect(journal.rotate()).rejects.toThrow('disk on fire');
     await expect(journal.close()).rejects.toThrow('disk on fire');

@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { encodeOp } from '../../src/store/codec.js';
+import { opJson } from '../../src/store/codec.js';
 import { Journal } from '../../src/store/journal.js';
 import { useTmpDirs } from './helpers.js';
 
@@ -25,9 +25,9 @@ describe('Journal', () => {
     const file = path.join(dir, 'sandbox.json');
     const journal = await Journal.open(file, 1, () => undefined);
     await fillTheDisk(dir);
-    journal.append(encodeOp('rows', 'a', { id: 'a' }));
+    journal.append(opJson('rows', 'a', { id: 'a' }));
     await expect(journal.commit()).rejects.toThrow(/ENOSPC/);
-    journal.append(encodeOp('rows', 'b', { id: 'b' }));
+    journal.append(opJson('rows', 'b', { id: 'b' }));
     await expect(journal.commit()).rejects.toThrow(/ENOSPC/);
     await expect(journal.close()).rejects.toThrow(/ENOSPC/);
     expect(journal.flushes).toBe(0);

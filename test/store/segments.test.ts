@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { encodeOp } from '../../src/store/codec.js';
 import { listSegments, scanSegment, segmentPath, truncateFile } from '../../src/store/segments.js';
 import { Store } from '../../src/store/store.js';
-import type { Op } from '../../src/store/types.js';
+import { RawRecord, type StoredOp } from '../../src/store/types.js';
 import { row, useTmpDirs, type Row } from './helpers.js';
 
 const tmpDir = useTmpDirs();
@@ -40,9 +40,15 @@ describe('journal segments', () => {
     }
     writeFileSync(file, lines.join(''));
     const ids: string[] = [];
-    const result = await scanSegment(file, (op: Op) => ids.push(op.id));
+    const values: string[] = [];
+    const result = await scanSegment(file, (op: StoredOp) => {
+      ids.push(op.id);
+      values.push(op.value instanceof RawRecord ? op.value.json : JSON.stringify(op.value));
+    });
     expect(ids).toHaveLength(lines.length);
     expect(ids[ids.length - 1]).toBe(`r${lines.length - 1}`);
+    // Every value whole, those of lines cut by a read included: `<crc>\t["rows","<id>",<value>]\n`.
+    expect(values).toEqual(lines.map((line) => line.slice(line.indexOf(',', line.indexOf(',') + 1) + 1, -2)));
     expect(result).toEqual({ validBytes: bytes, totalBytes: bytes });
   });
 
