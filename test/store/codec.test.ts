@@ -141,7 +141,7 @@ describe('journal batch encoding (encodeLines)', () => {
   it('writes the lines encodeOp writes, one after the other, into a buffer it grows or reuses', () => {
     const op = fc.tuple(fc.string({ unit: 'grapheme', maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 6 }), fc.option(fc.dictionary(fc.string({ unit: 'grapheme', maxLength: 4 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 })));
     fc.assert(
-      fc.property(fc.array(op, { maxLength: 12 }), fc.nat(64), (ops, size) => {
+      fc.property(fc.array(op, { maxLength: 12 }), fc.nat(4096), (ops, size) => {
         // A reused buffer still holds the previous batch's bytes: only what is returned counts.
         const into = Buffer.alloc(size, 0x41);
         const values = ops.map(([collection, id, rest]) => [collection, id, rest === null ? null : { ...rest, id }] as const);
@@ -152,5 +152,14 @@ describe('journal batch encoding (encodeLines)', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('reuses a buffer large enough, and writes a shorter batch over a longer one exactly', () => {
+    const long = ['a', 'b', 'c'].map((id) => opJson('rows', id, { id, pad: 'x'.repeat(100) } as { id: string }));
+    const first = encodeLines(long, Buffer.alloc(0));
+    const short = [opJson('rows', 'ç', { id: 'ç' })];
+    const second = encodeLines(short, first.buffer);
+    expect(second.buffer).toBe(first.buffer);
+    expect(second.bytes.toString('utf8')).toBe(encodeOp('rows', 'ç', { id: 'ç' }));
   });
 });
