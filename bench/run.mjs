@@ -53,7 +53,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { BUILT_BIN, RESULTS_DIR, ROOT, elapsedSec, environment, fmt, live, log, pinBuild, settings } from './lib/harness.mjs';
+import { BUILT_BIN, RESULTS_DIR, ROOT, THREAD_KINDS, elapsedSec, environment, fmt, live, log, pinBuild, settings } from './lib/harness.mjs';
 import { runProducts } from './suites/products.mjs';
 import { runTransactions } from './suites/transactions.mjs';
 import { runWebhooks } from './suites/webhooks.mjs';
@@ -90,8 +90,9 @@ if (major < 22 || (major === 22 && minor < 19)) {
  * @property {object} json
  * @property {string} [appendix] markdown after the suite's targets and notes (e.g. a profile summary)
  * @property {{ name: string, content: string }[]} [files] more files written into the results directory
- * @property {{ path: string, sandboxUs: number | null, httpUs: number | null, note?: string }[]} [cpuPerRequest] the sandbox's
- *   server CPU µs per request of a path beside node:http's fixed reply measured in the same run
+ * @property {{ path: string, sandboxUs: number | null, httpUs: number | null, note?: string, byThread?: { [kind: string]: number } | null }[]} [cpuPerRequest] the sandbox's
+ *   server CPU µs per request of a path beside node:http's fixed reply measured in the same run (byThread: split by kind of thread)
+ * @property {string[]} [cpuNotes] notes under the CPU per request table
  */
 
 /**
@@ -180,12 +181,14 @@ async function main() {
       ? [
           '### CPU per request',
           '',
-          'Server CPU time (all threads, from /proc) over the measured window ÷ 2xx answers, beside node:http answering the same requests with fixed JSON in the same run.',
+          'Server CPU time (all threads, from /proc) over the measured window ÷ 2xx answers, beside node:http answering the same requests with fixed JSON in the same run. The sandbox\'s, split by thread (/proc/<pid>/task): the answering (main) thread; worker threads (started after the server was ready, or ended in the window: the Pix QR drawing, compaction); V8\'s platform threads (garbage collection, the optimizing compiler); libuv\'s pool (file system calls).',
           '',
-          '| path | sandbox µs/req | node:http µs/req | ratio |',
-          '| --- | ---: | ---: | ---: |',
-          ...cpu.map((c) => `| ${c.path} | ${fmt(c.sandboxUs)} | ${fmt(c.httpUs)} | ${c.sandboxUs !== null && c.httpUs ? `${fmt(c.sandboxUs / c.httpUs, 1)} ×` : '–'} |`),
+          '| path | sandbox µs/req | answering thread | workers | V8 platform (GC, compiler) | libuv pool | node:http µs/req | ratio |',
+          '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+          ...cpu.map((c) => `| ${c.path} | ${fmt(c.sandboxUs)} | ${THREAD_KINDS.map((kind) => (c.byThread ? fmt(c.byThread[kind]) : '–')).join(' | ')} | ${fmt(c.httpUs)} | ${c.sandboxUs !== null && c.httpUs ? `${fmt(c.sandboxUs / c.httpUs, 1)} ×` : '–'} |`),
           '',
+          ...reports.flatMap((r) => r.cpuNotes ?? []).map((n) => `- ${n}`),
+          ...(reports.some((r) => r.cpuNotes?.length) ? [''] : []),
         ]
       : []),
     ...reports.flatMap((r) => [

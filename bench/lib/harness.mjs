@@ -201,6 +201,8 @@ export function freePort() {
  * @property {number} port
  * @property {() => string} stderr
  * @property {number} readyMs spawn to first 200 on the health URL
+ * @property {Set<string>} [startupThreads] ids of the threads it had when it became ready (V8's
+ *   platform threads, libuv's pool, its main thread): threads started later are its workers
  * @property {Server[]} [also] more instances of the same service (sharing its store): the load
  *   is spread over all of them, their CPU is added up and the peak RSS is the largest
  * @property {() => number | null} [databaseCpuSeconds] CPU seconds of the database the server
@@ -266,7 +268,9 @@ export async function startServer(nodeArgs, args, options = {}) {
     }
     await sleep(5);
   }
-  return { child, port, stderr: () => stderr, readyMs: performance.now() - started };
+  const readyMs = performance.now() - started;
+  const threads = threadCpuSeconds(child.pid);
+  return { child, port, stderr: () => stderr, readyMs, startupThreads: threads ? new Set(threads.keys()) : undefined };
 }
 
 /** @param {number} port @returns {Promise<boolean>} */
@@ -316,6 +320,65 @@ export function cpuSeconds(pid) {
     return null;
   }
 }
+
+/**
+ * CPU seconds of each live thread of a process, by thread id, with its name (comm).
+ * @param {number | undefined} pid
+ * @returns {Map<string, { name: string, seconds: number }> | null}
+ */
+export function threadCpuSeconds(pid) {
+  try {
+    /** @type {Map<string, { name: string, seconds: number }>} */
+    const threads = new Map();
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+        threads.set(tid, { name: text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')), seconds: (Number(fields[11]) + Number(fields[12])) / clockTicks });
+      } catch {
+        // the thread ended between the listing and the read: counted with the ended ones
+      }
+    }
+    return threads;
+  } catch {
+    return null;
+  }
+}
+
+/** Where a server's CPU went over a window, in seconds, by kind of thread. */
+export const THREAD_KINDS = /** @type {const} */ (['answering', 'workers', 'v8', 'libuv']);
+
+/**
+ * The CPU of a window split by kind of thread: the main thread (answering), worker threads
+ * (started after the server was ready, or ended within the window: the Pix QR drawing and
+ * compaction), V8's platform threads (garbage collection and the optimizing compiler, which
+ * Node starts with the process) and libuv's pool (file system calls).
+ * @param {Server} server
+ * @param {Map<string, { name: string, seconds: number }>} before
+ * @param {Map<string, { name: string, seconds: number }>} after
+ * @param {number} processSeconds the process's CPU over the window, ended threads included
+ * @returns {{ [kind in typeof THREAD_KINDS[number]]: number }}
+ */
+export function threadSplit(server, before, after, processSeconds) {
+  const split = { answering: 0, workers: 0, v8: 0, libuv: 0 };
+  let counted = 0;
+  for (const [tid, { name, seconds }] of after) {
+    const used = seconds - (before.get(tid)?.seconds ?? 0);
+    counted += used;
+    if (tid === String(server.child.pid)) split.answering += used;
+    else if (name.startsWith('libuv-worker')) split.libuv += used;
+    else if (server.startupThreads?.has(tid)) split.v8 += used;
+    else split.workers += used;
+  }
+  split.workers += Math.max(0, processSeconds - counted);
+  return split;
+}
+
+/**
+ * A measurement's CPU per 2xx answer by kind of thread (threadSplit), µs.
+ * @param {any} r @returns {{ [kind: string]: number } | null}
+ */
+export const threadUs = (r) => (r && r.serverThreadCpuPct && r.rps > 0 ? Object.fromEntries(Object.entries(r.serverThreadCpuPct).map(([kind, pct]) => [kind, (Number(pct) * 1e4) / r.rps])) : null);
 
 /**
  * CPU seconds of a process and its children: its own, its reaped children's (cutime, cstime),
@@ -476,8 +539,11 @@ export function runMeasuringChild(script, spec, server, what, onEvent) {
     let startedAt = 0;
     // CLOCK_MONOTONIC µs, V8's profile clock too: where the window lies in a server's .cpuprofile
     let startedMonoUs = 0;
-    /** @type {{ cpu: number | null, busy: number | null, db: number | null, at: number, monoUs: number } | undefined} */
+    /** @type {Map<string, { name: string, seconds: number }> | null} */
+    let threadsAtStart = null;
+    /** @type {{ cpu: number | null, threads: Map<string, { name: string, seconds: number }> | null, busy: number | null, db: number | null, at: number, monoUs: number } | undefined} */
     let end;
+    const windowEnd = () => ({ threads: threadsAtStart ? threadCpuSeconds(server.child.pid) : null, cpu: serverCpuSeconds(server), busy: machineBusySeconds(), db: dbCpu(), at: performance.now(), monoUs: monoUs() });
     /** @type {any} */
     let result;
     loader.stderr.setEncoding('utf8').on('data', (chunk) => (err = (err + chunk).slice(-8000)));
@@ -489,15 +555,16 @@ export function runMeasuringChild(script, spec, server, what, onEvent) {
         out = out.slice(newline + 1);
         const event = JSON.parse(line);
         if (event.event === 'measure-start') {
+          threadsAtStart = server.also ? null : threadCpuSeconds(server.child.pid);
           cpuAtStart = serverCpuSeconds(server);
           busyAtStart = machineBusySeconds();
           dbAtStart = dbCpu();
           startedAt = performance.now();
           startedMonoUs = monoUs();
         } else if (event.event === 'measure-end') {
-          end = { cpu: serverCpuSeconds(server), busy: machineBusySeconds(), db: dbCpu(), at: performance.now(), monoUs: monoUs() };
+          end = windowEnd();
         } else if (event.event === 'result') {
-          end ??= { cpu: serverCpuSeconds(server), busy: machineBusySeconds(), db: dbCpu(), at: performance.now(), monoUs: monoUs() };
+          end ??= windowEnd();
           const wall = (end.at - startedAt) / 1000;
           const serverCpuPct = cpuAtStart !== null && end.cpu !== null ? (100 * (end.cpu - cpuAtStart)) / wall : null;
           const machinePct = busyAtStart !== null && end.busy !== null ? (100 * (end.busy - busyAtStart)) / wall : null;
@@ -510,6 +577,11 @@ export function runMeasuringChild(script, spec, server, what, onEvent) {
             // CPU used by anything but this server, its database and the load generator: noise from other work on the machine
             otherCpuPct: machinePct !== null && serverCpuPct !== null ? Math.max(0, machinePct - serverCpuPct - (databaseCpuPct ?? 0) - event.loaderCpuPct) : null,
             serverPeakRssMiB: serverPeakRssMiB(server),
+            // % of one core by kind of thread (one instance only), adding up to serverCpuPct
+            serverThreadCpuPct:
+              threadsAtStart && end.threads && cpuAtStart !== null && end.cpu !== null
+                ? Object.fromEntries(Object.entries(threadSplit(server, threadsAtStart, end.threads, end.cpu - cpuAtStart)).map(([kind, seconds]) => [kind, (100 * seconds) / wall]))
+                : null,
             windowMonoUs: [startedMonoUs, end.monoUs],
           };
         } else {

@@ -25,6 +25,7 @@ import {
   startServer,
   stopServer,
   textTable,
+  threadUs,
   verdict,
   waitForQuiet,
 } from '../lib/harness.mjs';
@@ -250,7 +251,7 @@ export async function runProducts(env) {
   return {
     name: 'products',
     verdicts,
-    cpuPerRequest: [{ path: `POST /v2/products${smallest ? ` (${smallest.name})` : ''}`, sandboxUs: cpuUs(smallest), httpUs: cpuUs(http) }],
+    cpuPerRequest: [{ path: `POST /v2/products${smallest ? ` (${smallest.name})` : ''}`, sandboxUs: cpuUs(smallest), httpUs: cpuUs(http), byThread: threadUs(smallest) }],
     text: [`durable POST /v2/products`, textTable(HEADER, rows)].join('\n'),
     markdown: [`### Benchmark: durable \`POST /v2/products\``, '', markdownTable(HEADER, rows)].join('\n'),
     notes,

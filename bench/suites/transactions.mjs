@@ -8,8 +8,10 @@
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import {
   AUTH,
   BENCH_DIR,
@@ -28,6 +30,7 @@ import {
   startServer,
   stopServer,
   textTable,
+  threadUs,
   verdict,
 } from '../lib/harness.mjs';
 import { FIXED_TRANSACTION_REPLIES } from '../lib/fixed.mjs';
@@ -44,6 +47,8 @@ import {
   writeJsonServerDb,
 } from '../lib/peers.mjs';
 import { readProfile, summarizeProfile, summaryMarkdown } from '../profile-summary.mjs';
+
+const execFileAsync = promisify(execFile);
 
 const TARGETS = { purchaseThroughputRatio: 1.5, purchaseP99Ratio: 1 };
 /** issue 14: the durable purchase and the GET ahead of a warm WireMock */
@@ -513,9 +518,10 @@ async function runSandbox(bin = build.bin, name = 'sandbox', withPay = false) {
       const validation = await validationCheck(server.port);
       const startPeakRssMiB = peakRssMiB(server.child.pid);
       const firstPending = await newPurchaseId(server.port);
+      const pixCode = (await call(server.port, 'GET', `/transactions/${firstPending}`)).json?.pixCode;
       const measured = await measureBoth(name, server);
       const pay = withPay ? await measurePay(name, server, firstPending, measured.purchase.rps) : undefined;
-      result = { name, kind: 'sandbox', pid: server.child.pid, readyMs: server.readyMs, startPeakRssMiB, validation, ...measured, ...(pay && { pay }) };
+      result = { name, kind: 'sandbox', pid: server.child.pid, readyMs: server.readyMs, startPeakRssMiB, validation, pixCode, ...measured, ...(pay && { pay }) };
     } finally {
       await stopServer(server);
     }
@@ -660,6 +666,20 @@ const PURCHASE_RULE_TEXT = PURCHASE_RULES.map(([field, pattern]) => `${field} ${
 function peerNote(p) {
   const what = p.name === 'wiremock' ? `WireMock ${p.version} standalone (the wiremock npm package's jar) on Java ${p.java}` : `Mockoon CLI ${p.version} (@mockoon/cli)`;
   return `${what}, installed on demand in bench/.peers, its own process: \`${p.command}\`; ${settings.peerWarmupSec} s warm-up. Answers to the validation probe (valid ${p.validation.valid}, unknown field ${p.validation.unknownField}, BRL without cpf ${p.validation.brlWithoutCpf}).`;
+}
+
+/**
+ * @param {string} dist a build's dist directory @param {string} pixCode
+ * @returns {Promise<{ qrUs: number, count: number, pngBytes: number, rawBytes: number, deflateLevel1Us: number, storedUs: number } | { error: string }>}
+ */
+async function qrAloneUs(dist, pixCode) {
+  try {
+    const { stdout } = await execFileAsync(process.execPath, [path.join(BENCH_DIR, 'lib', 'qr-alone.mjs'), dist, pixCode], { cwd: ROOT, timeout: 120_000 });
+    const { usPerImage, count, pngBytes, rawBytes, deflateLevel1Us, storedUs } = JSON.parse(stdout);
+    return { qrUs: usPerImage, count, pngBytes, rawBytes, deflateLevel1Us, storedUs };
+  } catch (error) {
+    return { error: error instanceof Error ? error.message.split('\n')[0] ?? 'failed' : String(error) };
+  }
 }
 
 const HEADER = ['server', 'operation', 'req/s', 'p50 ms', 'p99 ms', 'server CPU %', 'server CPU µs/req', 'loader CPU %', 'other CPU %', 'peak RSS MiB', 'failed'];
@@ -862,6 +882,7 @@ export async function runTransactions(env) {
   /** @type {any[]} */
   const jsonServers = settings.peers.includes('json-server') ? await sequence(settings.jsonServerSizes, runJsonServer) : [];
   const sandbox = await runSandbox(build.bin, 'sandbox', true);
+  const qrAlone = sandbox.pixCode ? await qrAloneUs(path.dirname(build.bin), sandbox.pixCode) : { error: 'no pixCode in the purchase answer' };
   // Another build (e.g. the commit before a change), measured right after in the same run.
   const beforeBin = process.env.BENCH_BEFORE_BIN ? path.resolve(process.env.BENCH_BEFORE_BIN) : undefined;
   const before = beforeBin ? await runSandbox(beforeBin, 'sandbox (before)') : undefined;
@@ -937,9 +958,14 @@ export async function runTransactions(env) {
     text: ['transactions: durable POST /transactions/v2/purchase and GET /transactions/:id', textTable(HEADER, rows, 2)].join('\n'),
     markdown: ['### Benchmark: durable `POST /transactions/v2/purchase` and `GET /transactions/:id`', '', markdownTable(HEADER, rows, 2)].join('\n'),
     cpuPerRequest: [
-      { path: 'POST /transactions/v2/purchase', sandboxUs: cpuUs(sandbox.purchase), httpUs: cpuUs(baseline.purchase) },
-      { path: 'GET /transactions/:id', sandboxUs: cpuUs(sandbox.get), httpUs: cpuUs(baseline.get) },
-      { path: 'POST /_sandbox/transactions/:id/pay', sandboxUs: cpuUs(sandbox.pay), httpUs: cpuUs(baseline.pay) },
+      { path: 'POST /transactions/v2/purchase', sandboxUs: cpuUs(sandbox.purchase), httpUs: cpuUs(baseline.purchase), byThread: threadUs(sandbox.purchase) },
+      { path: 'GET /transactions/:id', sandboxUs: cpuUs(sandbox.get), httpUs: cpuUs(baseline.get), byThread: threadUs(sandbox.get) },
+      { path: 'POST /_sandbox/transactions/:id/pay', sandboxUs: cpuUs(sandbox.pay), httpUs: cpuUs(baseline.pay), byThread: threadUs(sandbox.pay) },
+    ],
+    cpuNotes: [
+      'qrUs' in qrAlone
+        ? `Pix QR drawn alone: ${fmt(qrAlone.qrUs)} µs of CPU per image (this build's dist/pages/pix-qr.js drawing the BR Code of a purchase of this run ${qrAlone.count} times in one thread, bench/lib/qr-alone.mjs; median of three rounds after one of warm-up): every Pix purchase draws one on the worker thread, and it is part of the workers column above. Of it, compressing the image's ${fmt(qrAlone.rawBytes / 1024, 1)} KB of scanlines (a ${qrAlone.pngBytes}-byte PNG) takes zlib ${fmt(qrAlone.deflateLevel1Us)} µs on its own at level 1, its fastest level that compresses, and ${fmt(qrAlone.storedUs)} µs stored (level 0, an uncompressed PNG of that size).`
+        : `Pix QR drawn alone: not measured (${qrAlone.error}).`,
     ],
     ...(profile && 'markdown' in profile ? { appendix: profile.markdown, files: [{ name: 'profile-summary.md', content: `${profile.file}\n` }] } : {}),
     notes,
@@ -955,6 +981,7 @@ export async function runTransactions(env) {
       peersNotMeasured: peers.filter((p) => p.skipped),
       stubs: { wiremock: wiremockMappings(captured.replies), mockoon: 'bench/lib/peers.mjs mockoonEnvironment()' },
       profile: profile && 'json' in profile ? profile.json : profile,
+      qrAlone,
       targets: verdicts,
     },
   };
