@@ -1,7 +1,8 @@
 // The account-derived merchant data: digits from SHA-256 (expected values computed outside this
 // project), the NIT's check digit, and the Pix merchant name for any account name.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FALLBACK_PIX_MERCHANT_NAME, hashDigits, merchantNit, pixMerchantName } from '../../src/rails/merchant.js';
+import { FALLBACK_PIX_MERCHANT_NAME, hashDigits, merchantNameOf, merchantNit, pixMerchantName } from '../../src/rails/merchant.js';
 
 describe('hashDigits', () => {
   it('is the SHA-256 of the seed read as a number, its last `count` digits, zero-padded', () => {
@@ -33,6 +34,16 @@ describe('pixMerchantName', () => {
     ['', FALLBACK_PIX_MERCHANT_NAME],
   ])('%j -> %j', (accountName, expected) => {
     expect(pixMerchantName(accountName)).toBe(expected);
+  });
+
+  it('answers what working the name out again gives, whatever names came before (over a thousand: the memo is bounded)', () => {
+    const names = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 12 }), fc.constantFrom('Loja Exemplo', '東京', 'Москва', ''));
+    fc.assert(
+      fc.property(names, (accountName) => {
+        expect(pixMerchantName(accountName)).toBe(merchantNameOf(accountName));
+      }),
+      { numRuns: 2500 },
+    );
   });
 
   it('falls back to a fixed name a Pix code can carry', () => {
