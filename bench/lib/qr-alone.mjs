@@ -1,5 +1,5 @@
 /**
- * The Pix QR of one BR Code drawn again and again by a build's own drawing code (its
+ * Pix QR images of BR Codes like the one given, drawn by a build's own drawing code (its
  * dist/pages/pix-qr.js: the symbol, the PNG, then base64 as the purchase answers it), in this
  * one thread: the floor under the worker-thread column of the purchase's CPU.
  *   node bench/lib/qr-alone.mjs <dist dir> <BR Code>  →  {"usPerImage":…,"count":…,…}

@@ -964,7 +964,7 @@ export async function runTransactions(env) {
     ],
     cpuNotes: [
       'qrUs' in qrAlone
-        ? `Pix QR drawn alone: ${fmt(qrAlone.qrUs)} µs of CPU per image (this build's dist/pages/pix-qr.js drawing the BR Code of a purchase of this run ${qrAlone.count} times in one thread, bench/lib/qr-alone.mjs; median of three rounds after one of warm-up): every Pix purchase draws one on the worker thread, and it is part of the workers column above. Of it, compressing the image's ${fmt(qrAlone.rawBytes / 1024, 1)} KB of scanlines (a ${qrAlone.pngBytes}-byte PNG) takes zlib ${fmt(qrAlone.deflateLevel1Us)} µs on its own at level 1, its fastest level that compresses, and ${fmt(qrAlone.storedUs)} µs stored (level 0, an uncompressed PNG of that size).`
+        ? `Pix QR drawn alone: ${fmt(qrAlone.qrUs)} µs of CPU per image (this build's dist/pages/pix-qr.js drawing ${qrAlone.count} BR Codes like a purchase's of this run, its txid counting up, in one thread, bench/lib/qr-alone.mjs; median of three rounds after one of warm-up): every Pix purchase draws one on the worker thread, and it is part of the workers column above. Of it, compressing the image's ${fmt(qrAlone.rawBytes / 1024, 1)} KB of scanlines (a ${qrAlone.pngBytes}-byte PNG) takes zlib ${fmt(qrAlone.deflateLevel1Us)} µs on its own at level 1, its fastest level that compresses, and ${fmt(qrAlone.storedUs)} µs stored (level 0, an uncompressed PNG of that size).`
         : `Pix QR drawn alone: not measured (${qrAlone.error}).`,
     ],
     ...(profile && 'markdown' in profile ? { appendix: profile.markdown, files: [{ name: 'profile-summary.md', content: `${profile.file}\n` }] } : {}),
