@@ -16,6 +16,7 @@ import { SpecRouter, createSpecValidator } from './openapi-adapter.js';
 import { AnswerWriter, sendReply } from './reply.js';
 import { validateRequest } from './validate.js';
 import { notEmulatedCheck } from './request-checks.js';
+import { notUsedFields } from './not-used.js';
 
 /**
  * The API's request pipeline, one stage per file, in request order:
@@ -70,6 +71,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   // openapi.yaml's x-not-emulated: a malformed entry fails here, at start.
   const notEmulated = notEmulatedCheck(options.document);
   const validator = createSpecValidator(router);
+  // openapi.yaml's x-not-used: likewise read once, a malformed entry failing the start.
+  const ignoreNotUsed = notUsedFields(router.getOperations());
   const authenticator = new Authenticator(options.accounts, options.adminToken);
   const handling = new HandleStage(options.handlers, options.units, options.fallback, options.selfCommitting);
 
@@ -80,7 +83,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     if (caller.account) res.locals.accountId = caller.account.id;
     const fault = faults && caller.account && operation.operationId ? await faults.apply(caller.account.id, operation.operationId, req, res) : undefined;
     if (fault?.answered) return;
-    const validated = validateRequest(validator, operation, caller.account, req);
+    const validated = validateRequest(validator, operation, caller.account, req, ignoreNotUsed);
     const reply = await handling.handle(operation, caller, validated, req);
     if (fault?.afterCommit) return fault.afterCommit();
     answers.write(

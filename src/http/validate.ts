@@ -4,6 +4,7 @@ import type { AccountRecord } from '../accounts/accounts.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import { HttpError } from './errors.js';
 import type { SandboxOperation } from './match.js';
+import type { IgnoreNotUsed } from './not-used.js';
 import { exactValidationMessage, nonFiniteNumberField, unknownPrototypeField } from './request-checks.js';
 import { describeValidationErrors } from './validator.js';
 
@@ -18,20 +19,22 @@ export interface Validated {
  * Stage 5, validate, in the order a real API gateway checks: permission (403), media type
  * (415), what the store could not keep (nesting depth, non-finite numbers: 400), then
  * openapi.yaml's schemas (400, an exact message where integrations match one, the
- * explanation in the hint).
+ * explanation in the hint) on the body without the fields its variant does not use
+ * (`x-not-used`), which the handler then never sees.
  */
 export function validateRequest(
   validator: OpenAPIValidator<OpenApiDocument>,
   operation: SandboxOperation,
   account: AccountRecord | undefined,
   req: ExpressRequest,
+  ignoreNotUsed: IgnoreNotUsed,
 ): Validated {
   refuse(operation, account, req);
   const routed: RoutedRequest = {
     method: req.method,
     path: req.path,
     // Multipart streams are read by their handler; the schema sees their (binary) fields as present.
-    body: (isMultipart(req) ? {} : req.body) as RoutedRequest['body'],
+    body: (isMultipart(req) ? {} : ignoreNotUsed(operation, req.body)) as RoutedRequest['body'],
     query: req.query as RoutedRequest['query'],
     headers: req.headers as RoutedRequest['headers'],
   };

@@ -1515,7 +1515,7 @@ export interface components {
         /**
          * @description One body, four variants chosen by `currency` (and, in BRL, `paymentMethod`); each
          *     variant's rules are the `if`/`then` branches below (R = required, O = optional,
-         *     N/U = accepted but not used):
+         *     N/U = accepted and ignored, whatever its value):
          *
          *     | field | COP | ARS | BRL | MXN |
          *     | --- | --- | --- | --- | --- |
@@ -1531,7 +1531,7 @@ export interface components {
          *     | paymentMethod | O: BANK_TRANSFER (default), PSE, NEQUI, BREB | O: BANK_TRANSFER | R: PIX, BOLETO, PIX_BOLETO, CREDIT_CARD | O: SPEI (default) |
          *     | boletoAddress | N/U | N/U | R for BOLETO and PIX_BOLETO | N/U |
          *     | dueDate (YYYY-MM-DD) | N/U | N/U | O for BOLETO and PIX_BOLETO; default today + 3 days | N/U |
-         *     | card, installments (1–12) | N/U | N/U | R / O (default 1) for CREDIT_CARD | N/U |
+         *     | card, installments (1–12) | N/U | N/U | R / O (default 1) for CREDIT_CARD, N/U for the other methods | N/U |
          *     | externalId, postbackUrl | O | O | O | O |
          *
          *     Minimums are per account (`PUT /_sandbox/limits`); the BRL minimum of 100 centavos
