@@ -24,7 +24,7 @@ import { createInspectorHandlers } from './http/inspector-handlers.js';
 import { JsonTexts } from './http/json-text.js';
 import { TransactionPresenter } from './http/present-transaction.js';
 import type { AnyReply } from './http/call.js';
-import { AnswerWriter } from './http/reply.js';
+import { AnswerWriter, headerText } from './http/reply.js';
 import { createPipeline } from './http/pipeline.js';
 import { createHttpApp } from './http/transport.js';
 import { QrRenderer } from './pages/qr-renderer.js';
@@ -360,7 +360,13 @@ export async function createSandbox(config: Config, logger: Logger, options: San
         publicUrl = config.publicUrl ?? url;
       },
       attachEventStream: (server) => {
-        stream = attachEventStream(server, accounts, events, { refusal: (req) => shared.upgradeRefusal(req) });
+        // The stream sends the explanation as its 403's x-sandbox-hint: a header, made safe as the API's are.
+        stream = attachEventStream(server, accounts, events, {
+          refusal: (req) => {
+            const refused = shared.upgradeRefusal(req);
+            return refused === undefined ? undefined : headerText(refused);
+          },
+        });
       },
       closeStreams: () => {
         stream?.close();

@@ -25,7 +25,10 @@ function refuse(socket: Duplex, status: string, message: string, hint?: string):
  * peers; shutdown closes every socket cleanly.
  */
 export interface EventStreamOptions {
-  /** Why a handshake is refused before authentication (another site's Origin, a Host not served: 403), or undefined. */
+  /**
+   * Why a handshake is refused before authentication (another site's Origin, a Host not
+   * served), as header-safe text, or undefined: the 403 says `Forbidden`, this is its hint.
+   */
   refusal?: (req: IncomingMessage) => string | undefined;
   heartbeatMs?: number;
 }
@@ -48,7 +51,7 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
     const url = URL.parse(req.url ?? '/', 'http://sandbox.local');
     if (!url) return refuse(socket, '400 Bad Request', 'the request target is not a valid URL');
     const refused = options.refusal?.(req);
-    if (refused) return refuse(socket, '403 Forbidden', refused);
+    if (refused) return refuse(socket, '403 Forbidden', 'Forbidden', refused);
     if (url.pathname !== EVENT_STREAM_PATH) return refuse(socket, '404 Not Found', `no WebSocket at ${url.pathname}`);
     const key = secretKeyFromHeader(req.headers.authorization) ?? url.searchParams.get('key') ?? undefined;
     void upgrade(key, url, req, socket, head).catch(() => socket.destroy());

@@ -1,5 +1,5 @@
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
-import { IncomingMessage, ServerResponse, createServer, type Server } from 'node:http';
+import { IncomingMessage, ServerResponse, createServer, type Server, type ServerOptions } from 'node:http';
 import type { ResponseValidationMode } from '../config.js';
 import type { Logger } from '../log.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
@@ -114,7 +114,22 @@ export function createApiServer(options: ApiLaneOptions): Server {
   class LaneResponse<R extends IncomingMessage = IncomingMessage> extends ServerResponse<R> {}
   Object.setPrototypeOf(LaneRequest.prototype, app.request);
   Object.setPrototypeOf(LaneResponse.prototype, app.response);
-  return createServer({ IncomingMessage: LaneRequest, ServerResponse: LaneResponse }, createApiLane(options));
+  const serverOptions: ServerOptions<typeof LaneRequest, typeof LaneResponse> & { shouldUpgradeCallback: (req: IncomingMessage) => boolean } = {
+    IncomingMessage: LaneRequest,
+    ServerResponse: LaneResponse,
+    // Only a WebSocket handshake is an upgrade here. Any other `Upgrade` (h2c, which Java's
+    // HttpClient offers on every http:// request) is answered as the plain HTTP/1.1 request it
+    // also is, as RFC 9110 lets a server do. Node reads this option since 24.9 (22.23 has it
+    // too); an older 22 still hands every Upgrade to the WebSocket listener, which refuses it.
+    shouldUpgradeCallback: (req) => isWebSocketUpgrade(req),
+  };
+  return createServer(serverOptions, createApiLane(options));
+}
+
+/** The request asks to switch to WebSocket (`Upgrade` lists `websocket`, in any case). */
+export function isWebSocketUpgrade(req: IncomingMessage): boolean {
+  const upgrade = req.headers.upgrade;
+  return upgrade !== undefined && upgrade.split(',').some((protocol) => protocol.trim().toLowerCase() === 'websocket');
 }
 
 function createApiLane(options: ApiLaneOptions): (req: IncomingMessage, res: ServerResponse) => void {

@@ -293,6 +293,23 @@ describe('events WebSocket', () => {
     expect((await upgrade(wsUrl(sb.url), { headers: auth })).status).toBe(101);
   });
 
+  it('refuses another site\'s handshake as the API refuses: 403 `Forbidden`, the explanation in x-sandbox-hint', async () => {
+    const { ws, answer } = await new Promise<{ ws: WebSocket; answer: { status: number; hint: unknown; body: string } }>((resolve, reject) => {
+      const ws = new WebSocket(wsUrl(sb.url), { headers: { authorization: basic('sk_test_sandbox') }, origin: EVIL });
+      ws.once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ ws, answer: { status: res.statusCode ?? 0, hint: res.headers['x-sandbox-hint'], body } }));
+      });
+      ws.once('open', () => reject(new Error('the upgrade was accepted')));
+      ws.once('error', () => undefined);
+    });
+    open.push(ws);
+    expect(answer.status).toBe(403);
+    expect(JSON.parse(answer.body)).toEqual({ statusCode: 403, message: 'Forbidden' });
+    expect(answer.hint).toMatch(new RegExp(new URL(EVIL).hostname.replace(/\./g, '\\.')));
+  });
+
   it('takes a few KiB per message at most: a larger one closes the socket (1009)', async () => {
     const { ws, status } = await upgrade(wsUrl(sb.url), { headers: { authorization: basic('sk_test_sandbox') } });
     expect(status).toBe(101);

@@ -234,3 +234,30 @@ describe('createApiServer in isolation', () => {
     expect((await send('GET', '/api', {}, undefined, false, base)).status).toBe(200);
   });
 });
+
+describe('an Upgrade other than WebSocket is ignored: the request is answered as plain HTTP/1.1', () => {
+  // What Java's HttpClient sends on every http:// request (it offers HTTP/2 in clear text).
+  const h2c = { connection: 'Upgrade, HTTP2-Settings', upgrade: 'h2c', 'http2-settings': 'AAMAAABkAARAAAAAAAIAAAAA' };
+
+  it('creates the product a POST with Upgrade: h2c asks for', async () => {
+    const res = await send('POST', '/v2/products', { ...h2c, authorization, 'content-type': 'application/json' }, '{"name":"Over h2c"}');
+    expect(res.status, res.body).toBe(201);
+    const id = (JSON.parse(res.body) as { id: string }).id;
+    const read = await send('GET', `/v2/products/${id}`, { ...h2c, authorization });
+    expect(read.status, read.body).toBe(200);
+    expect(JSON.parse(read.body)).toMatchObject({ id, name: 'Over h2c' });
+  });
+
+  it('answers any other protocol name, with or without a key, in the endpoint shape', async () => {
+    expect((await send('GET', '/_sandbox/health', { connection: 'Upgrade', upgrade: 'foo/1' })).status).toBe(200);
+    const refused = await send('GET', '/v2/products', h2c);
+    expect(refused.status).toBe(401);
+    expect(JSON.parse(refused.body)).toEqual({ status: 401, error: 'Unauthorized' });
+  });
+
+  it('a WebSocket handshake still goes to the event stream, which refuses paths it does not serve', async () => {
+    const res = await send('GET', '/v2/products', { connection: 'Upgrade', upgrade: 'WebSocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' });
+    expect(res.status).toBe(404);
+    expect(res.body).toMatch(/no WebSocket at \/v2\/products/);
+  });
+});
