@@ -1,3 +1,4 @@
+import { invalid } from '../errors.js';
 import type { UnitOfWork } from '../store/ports.js';
 import type { AccountClocks } from './account-clocks.js';
 import type { Jobs } from './jobs.js';
@@ -5,6 +6,14 @@ import type { Scheduler } from './scheduler.js';
 
 /** A guard against a job that is due but never leaves the queue. */
 const MAX_STEPS = 100_000;
+
+/**
+ * Where an account clock stops: what the API writes has four-digit years (ISO instants,
+ * Pix end-to-end ids), and a year's headroom keeps the dates derived from "now" (a Pix's
+ * expiry, a card's settlement, retries) inside them. Each advance is bounded (100 years);
+ * without this, repeated ones took an account past year 9999 and every answer of it to a 500.
+ */
+export const LATEST_ACCOUNT_TIME_MS = Date.UTC(9999, 0, 1);
 
 export interface ClockAdvancesOptions {
   clocks: AccountClocks;
@@ -45,6 +54,12 @@ export class ClockAdvances {
     // An attempt under way when the advance arrives schedules its retry from the moment it
     // ends: let it end before the clock moves, or that retry would land after the advance.
     await settle(accountId);
+    if ((await clocks.nowMs(accountId)) + ms > LATEST_ACCOUNT_TIME_MS) {
+      throw invalid(
+        `ms would take the account clock past ${new Date(LATEST_ACCOUNT_TIME_MS).toISOString()}, where it stops`,
+        'the sandbox writes four-digit years; reset the account (POST /_sandbox/reset) to start its clock over',
+      );
+    }
     const target = (await clocks.offsetOf(accountId)) + ms;
     for (let step = 0; ; step++) {
       const [next] = await jobs.pending(accountId);

@@ -584,7 +584,7 @@ export interface paths {
         put?: never;
         /**
          * Move the account's clock forward
-         * @description Runs every job that falls due (in order) before answering. Other accounts' clocks do not move.
+         * @description Runs every job that falls due (in order) before answering. Other accounts' clocks do not move. The clock stops at 9999-01-01T00:00:00.000Z; an advance past it is 400.
          */
         post: operations["advanceClock"];
         delete?: never;
