@@ -39,9 +39,21 @@ export interface EventStreamOptions {
  */
 export const MAX_INCOMING_MESSAGE_BYTES = 4 * 1024;
 
+/** Replay pages sent per turn of the event loop, across all clients; the others wait their turn. */
+export const REPLAY_PAGES_PER_TURN = 4;
+/** Missed events read and sent at a time on a resumed stream (`?startingAfter=`). */
+export const REPLAY_PAGE_EVENTS = 200;
+/** Live events kept for a client while its replay is sent; past it the client is asked to reconnect (1013). */
+export const MAX_HELD_EVENTS = 10_000;
+/** What the process buffers for one client that does not read; past it the client is asked to reconnect (1013). */
+export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+
 export function attachEventStream(server: Server, accounts: Accounts, events: Events, options: EventStreamOptions = {}): EventStream {
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INCOMING_MESSAGE_BYTES });
+  // Replays serialize every missed event: a few pages per turn of the event loop, so many
+  // clients resuming at once share it with requests instead of holding it for seconds.
+  const pages = new Limiter(REPLAY_PAGES_PER_TURN);
   const alive = new WeakMap<WebSocket, boolean>();
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -60,31 +72,79 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
   async function upgrade(key: string | undefined, url: URL, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const account = key ? await accounts.authenticate(key) : undefined;
     if (!account) return refuse(socket, '401 Unauthorized', 'Unauthorized', 'API key invalid or absent: send Authorization: Basic base64("secret:" + key) or ?key=');
-    // Live events that happen while the missed ones are read are held, then sent after them: no gap, no repeat.
+    // Live events that happen while the missed ones are sent are held, then sent after them: no gap, no repeat.
     const cursor = url.searchParams.get('startingAfter');
     const held: SandboxEvent[] = [];
     let live: ((event: SandboxEvent) => void) | undefined;
-    const unsubscribe = events.subscribe(account.id, (event) => (live ? live(event) : held.push(event)));
+    let overflow: (() => void) | undefined;
+    const unsubscribe = events.subscribe(account.id, (event) => {
+      if (live) return live(event);
+      held.push(event);
+      if (held.length > MAX_HELD_EVENTS) overflow?.();
+    });
     // A handshake that fails (or a peer that leaves) never reaches the callback below.
     socket.once('close', unsubscribe);
-    const missed = cursor ? await events.since(account.id, cursor) : [];
     if (socket.destroyed) return unsubscribe();
     wss.handleUpgrade(req, socket, head, (ws) => {
       alive.set(ws, true);
       ws.on('pong', () => alive.set(ws, true));
-      const send = (event: SandboxEvent): void => {
-        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(event));
-      };
-      const sent = new Set<string>();
-      for (const event of missed) {
-        send(event);
-        sent.add(event.id);
-      }
-      for (const event of held) if (!sent.has(event.id)) send(event);
-      live = send;
       ws.on('close', unsubscribe);
       ws.on('error', unsubscribe);
+      // A client that does not read would make the process buffer every event for it.
+      const send = (event: SandboxEvent): void => {
+        if (ws.readyState !== ws.OPEN) return;
+        if (ws.bufferedAmount > MAX_BUFFERED_BYTES) return void ws.close(1013, 'not reading: reconnect with startingAfter');
+        ws.send(JSON.stringify(event));
+      };
+      overflow = () => {
+        unsubscribe();
+        held.length = 0;
+        ws.close(1013, 'too far behind: reconnect with startingAfter');
+      };
+      void replay(account.id, cursor, ws)
+        .then((last) => {
+          if (ws.readyState !== ws.OPEN) return;
+          // Event ids are zero-padded sequence numbers: what the replay already sent sorts at or before its last.
+          for (const event of held.splice(0)) if (last === undefined || event.id > last) send(event);
+          live = send;
+        })
+        .catch(() => ws.terminate());
     });
+  }
+
+  /**
+   * Sends the events after `cursor` a page at a time, each page once the one before has been
+   * written out: memory stays one page per client however much it missed, and a client that
+   * stops reading stops its replay (the heartbeat then ends it). Resolves with the id of the
+   * last event sent.
+   */
+  async function replay(accountId: string, cursor: string | null, ws: WebSocket): Promise<string | undefined> {
+    if (cursor === null) return undefined;
+    let last: string | undefined;
+    let page: SandboxEvent[] = [];
+    const flush = async (): Promise<void> => {
+      const sending = page;
+      page = [];
+      let written: Promise<void> = Promise.resolve();
+      await pages.run(async () => {
+        written = new Promise<void>((resolve, reject) => {
+          sending.forEach((event, i) => ws.send(JSON.stringify(event), i === sending.length - 1 ? (error) => (error ? reject(error) : resolve()) : undefined));
+        });
+        // A loopback peer's socket takes megabytes before it pushes back: requests get their
+        // turn between pages, whatever the number of clients resuming at once.
+        await new Promise((resolve) => setImmediate(resolve));
+      });
+      // Waited for outside the turn: a client that does not read holds up only its own replay.
+      await written;
+      last = sending[sending.length - 1]!.id;
+    };
+    for await (const event of events.after(accountId, cursor)) {
+      if (ws.readyState !== ws.OPEN) return last;
+      page.push(event);
+      if (page.length === REPLAY_PAGE_EVENTS) await flush();
+    }
+    if (page.length > 0 && ws.readyState === ws.OPEN) await flush();
+    return last;
   }
 
   const heartbeat = setInterval(() => {
@@ -106,4 +166,24 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
       wss.close();
     },
   };
+}
+
+/** Runs at most `limit` tasks at once, the others in the order they came. */
+class Limiter {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.active++;
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
 }

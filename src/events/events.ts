@@ -87,15 +87,17 @@ export class Events {
     return { data: page.data.map(toEvent), hasMore: page.hasMore };
   }
 
-  /** Events after a cursor, for a stream that resumes without gaps (an unknown cursor: none). */
-  async since(accountId: string, startingAfter: string): Promise<SandboxEvent[]> {
-    const out: SandboxEvent[] = [];
+  /**
+   * The events after a cursor, oldest first, read as the caller goes (it may pause between
+   * them for as long as it likes): for a stream that resumes without gaps. An unknown cursor
+   * gives none.
+   */
+  async *after(accountId: string, startingAfter: string): AsyncIterable<SandboxEvent> {
     let started = false;
     for await (const e of this.records.table.scan(accountId)) {
-      if (started) out.push(toEvent(e));
+      if (started) yield toEvent(e);
       else started = e.id === startingAfter;
     }
-    return out;
   }
 
   subscribe(accountId: string, listener: EventListener): () => void {

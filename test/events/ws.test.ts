@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { REPLAY_PAGE_EVENTS } from '../../src/events/event-stream.js';
 import { createAccount, expectTransactionError } from '../helpers/catalog.js';
 import { control, created, hybridBody, type Tx } from '../helpers/purchases.js';
 import { basic, startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
@@ -185,6 +186,25 @@ describe('WebSocket /_sandbox/events/ws', () => {
     await stream.waitFor(3);
     expect(stream.messages[2]).toMatchObject({ type: 'transaction.created', transactionId: three.id });
     expect(stream.messages).toHaveLength(3);
+  });
+
+  it('replays what was missed a page at a time, whole and in order, with events that happen meanwhile after it', async () => {
+    const { account, client } = await createAccount(sb);
+    const first = await created(client, hybridBody());
+    const MISSED = REPLAY_PAGE_EVENTS * 2 + 37;
+    for (let i = 0; i < MISSED; i += 25) await Promise.all(Array.from({ length: Math.min(25, MISSED - i) }, () => created(client, hybridBody())));
+    const cursor = (await listEvents(client)).data[0]!;
+    expect(cursor.transactionId).toBe(first.id);
+    const stream = await connect(wsUrl(sb.url, `?startingAfter=${cursor.id}`), { authorization: basic(account.secretKey) });
+    // Created while the replay is under way: streamed after it, once.
+    const during = await Promise.all(Array.from({ length: 5 }, () => created(client, hybridBody())));
+    await stream.waitFor(MISSED + 5, 10_000);
+    await new Promise((r) => setTimeout(r, 100));
+    const ids = stream.messages.map((m) => m.id);
+    expect(ids).toHaveLength(MISSED + 5);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(stream.messages.slice(-5).map((m) => m.transactionId).sort()).toEqual(during.map((t) => t.id).sort());
   });
 
   it("a cursor from another account replays nothing of that account", async () => {
