@@ -10,6 +10,23 @@ export interface PageQuery {
 
 export const DEFAULT_PAGE_SIZE = 20;
 
+/**
+ * What a page's records may add up to, in characters of JSON: the ones after wait for the next page
+ * (`hasMore`), the first is always given. Records can be large (a product's metadata takes up
+ * to a request body), and a hundred of them made one answer of ~100 MB, serialized on the
+ * event loop and held in memory until the client read it.
+ */
+export const MAX_PAGE_BYTES = 4 * 1024 * 1024;
+
+function withinBytes<T>(page: Page<T>): Page<T> {
+  let bytes = 0;
+  for (let i = 0; i < page.data.length; i++) {
+    bytes += JSON.stringify(page.data[i]).length;
+    if (bytes > MAX_PAGE_BYTES && i > 0) return { data: page.data.slice(0, i), hasMore: true };
+  }
+  return page;
+}
+
 type Where = { [field: string]: FilterValue };
 
 /**
@@ -49,12 +66,12 @@ export class Records<T extends Owned> {
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     const where = { ...filters.scope, ...filters.keep };
     try {
-      return await this.table.list(accountId, { limit, where, ...(query.startingAfter !== undefined && { startingAfter: query.startingAfter }) });
+      return withinBytes(await this.table.list(accountId, { limit, where, ...(query.startingAfter !== undefined && { startingAfter: query.startingAfter }) }));
     } catch (error) {
       if (!(error instanceof CursorNotFound) || query.startingAfter === undefined) throw error;
       if (Object.keys(filters.keep ?? {}).length > 0) {
         const page = await this.pageAfterHiddenCursor(accountId, query.startingAfter, limit, filters.scope ?? {}, filters.keep ?? {});
-        if (page !== undefined) return page;
+        if (page !== undefined) return withinBytes(page);
       }
       throw invalid(`startingAfter ${query.startingAfter} is not an item of this list`);
     }

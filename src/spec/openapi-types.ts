@@ -1462,7 +1462,7 @@ export interface components {
         };
         ProductList: {
             data: components["schemas"]["Product"][];
-            /** @description true when another page follows; pass the last id as startingAfter. */
+            /** @description true when another page follows; pass the last id as startingAfter. A page holds up to limit items, fewer when they add up to over 4 MiB of JSON. */
             hasMore: boolean;
         };
         /** @enum {string} */
