@@ -130,6 +130,8 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
         written = new Promise<void>((resolve, reject) => {
           sending.forEach((event, i) => ws.send(JSON.stringify(event), i === sending.length - 1 ? (error) => (error ? reject(error) : resolve()) : undefined));
         });
+        // Awaited only after the turn: a socket that closes meanwhile must not leave it unhandled.
+        void written.catch(() => undefined);
         // A loopback peer's socket takes megabytes before it pushes back: requests get their
         // turn between pages, whatever the number of clients resuming at once.
         await new Promise((resolve) => setImmediate(resolve));
