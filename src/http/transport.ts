@@ -1,5 +1,6 @@
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
 import { IncomingMessage, ServerResponse, createServer, type Server, type ServerOptions } from 'node:http';
+import { guardStalledWrites } from './stalled-writes.js';
 import type { ResponseValidationMode } from '../config.js';
 import type { Logger } from '../log.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
@@ -123,7 +124,9 @@ export function createApiServer(options: ApiLaneOptions): Server {
     // too); an older 22 still hands every Upgrade to the WebSocket listener, which refuses it.
     shouldUpgradeCallback: (req) => isWebSocketUpgrade(req),
   };
-  return createServer(serverOptions, createApiLane(options));
+  const server = createServer(serverOptions, createApiLane(options));
+  guardStalledWrites(server);
+  return server;
 }
 
 /** The request asks to switch to WebSocket (`Upgrade` lists `websocket`, in any case). */
