@@ -43,6 +43,8 @@ export const MAX_INCOMING_MESSAGE_BYTES = 4 * 1024;
 export const REPLAY_PAGES_PER_TURN = 4;
 /** Missed events read and sent at a time on a resumed stream (`?startingAfter=`). */
 export const REPLAY_PAGE_EVENTS = 200;
+/** Ids of the replay's last events kept to recognise their live copies, published once committed. */
+export const RECENT_REPLAYED_IDS = 2_000;
 /** Live events kept for a client while its replay is sent; past it the client is asked to reconnect (1013). */
 export const MAX_HELD_EVENTS = 10_000;
 /** What the process buffers for one client that does not read; past it the client is asked to reconnect (1013). */
@@ -74,13 +76,13 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
     if (!account) return refuse(socket, '401 Unauthorized', 'Unauthorized', 'API key invalid or absent: send Authorization: Basic base64("secret:" + key) or ?key=');
     // Live events that happen while the missed ones are sent are held, then sent after them: no gap, no repeat.
     const cursor = url.searchParams.get('startingAfter');
-    const held: SandboxEvent[] = [];
+    const held = new Map<string, SandboxEvent>();
     let live: ((event: SandboxEvent) => void) | undefined;
     let overflow: (() => void) | undefined;
     const unsubscribe = events.subscribe(account.id, (event) => {
       if (live) return live(event);
-      held.push(event);
-      if (held.length > MAX_HELD_EVENTS) overflow?.();
+      held.set(event.id, event);
+      if (held.size > MAX_HELD_EVENTS) overflow?.();
     });
     // A handshake that fails (or a peer that leaves) never reaches the callback below.
     socket.once('close', unsubscribe);
@@ -98,14 +100,24 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
       };
       overflow = () => {
         unsubscribe();
-        held.length = 0;
+        held.clear();
         ws.close(1013, 'too far behind: reconnect with startingAfter');
       };
-      void replay(account.id, cursor, ws)
-        .then((last) => {
+      // A held event the replay also read (stored in time; its live copy may come before or
+      // after) is sent once, by the replay: ids, not order, tell them apart (on PostgreSQL the
+      // stored order is commit order). Only the replay's last ids can be such an event.
+      const replayed = new Set<string>();
+      const sent = (id: string): void => {
+        replayed.add(id);
+        const oldest = replayed.size > RECENT_REPLAYED_IDS ? replayed.values().next() : undefined;
+        if (oldest?.done === false) replayed.delete(oldest.value);
+      };
+      void replay(account.id, cursor, ws, sent)
+        .then(() => {
           if (ws.readyState !== ws.OPEN) return;
-          // Event ids are zero-padded sequence numbers: what the replay already sent sorts at or before its last.
-          for (const event of held.splice(0)) if (last === undefined || event.id > last) send(event);
+          for (const event of held.values()) if (!replayed.has(event.id)) send(event);
+          held.clear();
+          replayed.clear();
           live = send;
         })
         .catch(() => ws.terminate());
@@ -115,12 +127,10 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
   /**
    * Sends the events after `cursor` a page at a time, each page once the one before has been
    * written out: memory stays one page per client however much it missed, and a client that
-   * stops reading stops its replay (the heartbeat then ends it). Resolves with the id of the
-   * last event sent.
+   * stops reading stops its replay (the heartbeat then ends it). `sent` hears each id sent.
    */
-  async function replay(accountId: string, cursor: string | null, ws: WebSocket): Promise<string | undefined> {
-    if (cursor === null) return undefined;
-    let last: string | undefined;
+  async function replay(accountId: string, cursor: string | null, ws: WebSocket, sent: (id: string) => void): Promise<void> {
+    if (cursor === null) return;
     let page: SandboxEvent[] = [];
     const flush = async (): Promise<void> => {
       const sending = page;
@@ -136,17 +146,16 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
         // turn between pages, whatever the number of clients resuming at once.
         await new Promise((resolve) => setImmediate(resolve));
       });
+      for (const event of sending) sent(event.id);
       // Waited for outside the turn: a client that does not read holds up only its own replay.
       await written;
-      last = sending[sending.length - 1]!.id;
     };
     for await (const event of events.after(accountId, cursor)) {
-      if (ws.readyState !== ws.OPEN) return last;
+      if (ws.readyState !== ws.OPEN) return;
       page.push(event);
       if (page.length === REPLAY_PAGE_EVENTS) await flush();
     }
     if (page.length > 0 && ws.readyState === ws.OPEN) await flush();
-    return last;
   }
 
   const heartbeat = setInterval(() => {
