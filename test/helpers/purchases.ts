@@ -55,6 +55,20 @@ export const arsBody = (overrides: Body = {}): Body => ({
   ...overrides,
 });
 
+/** The body the Mexican integration sends: digits-only document, no cpf, phone only when it has 8 to 12 digits. */
+export const mxnBody = (overrides: Body = {}): Body => ({
+  name: 'Sofía Hernández',
+  email: 'sofia@example.com',
+  amount: 25_000,
+  currency: 'MXN',
+  paymentMethod: 'SPEI',
+  description: 'Pedido 55',
+  responsibleDocument: '58097105000190',
+  responsibleExternalId: '58097105000190',
+  externalId: 'mx-order-1',
+  ...overrides,
+});
+
 const brl = (): Body => ({ ...common(), amount: 15_000, phone: DOCS.brPhone, cpf: DOCS.cpf, responsibleDocument: DOCS.cnpj });
 
 export const pixBody = (overrides: Body = {}): Body => ({ ...brl(), paymentMethod: 'PIX', ...overrides });

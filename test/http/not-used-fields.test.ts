@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../helpers/catalog.js';
-import { arsBody, boletoBody, cardBody, control, copBody, created, expectBadRequest, lookup, pixBody, purchase, type Body } from '../helpers/purchases.js';
+import { arsBody, boletoBody, cardBody, control, copBody, created, expectBadRequest, lookup, mxnBody, pixBody, purchase, type Body } from '../helpers/purchases.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 
 let sb: TestSandbox;
@@ -10,18 +10,6 @@ beforeAll(async () => {
   client = (await createAccount(sb)).client;
 });
 afterAll(() => sb.stop());
-
-const mxnBody = (overrides: Body = {}): Body => ({
-  name: 'Sofía Hernández',
-  email: 'sofia@example.com',
-  amount: 25_000,
-  currency: 'MXN',
-  paymentMethod: 'SPEI',
-  description: 'Pedido 55',
-  responsibleDocument: '58097105000190',
-  responsibleExternalId: '58097105000190',
-  ...overrides,
-});
 
 /** What one payload type for every currency sends for a field it has no value for, or a value meant for another currency. */
 const SENT_AS = [null, '', 'n/a', {}, [], 0, { address: 'Rua A' }];

@@ -3,7 +3,7 @@
 import { clabe } from 'clabe-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, expectTransactionError } from '../helpers/catalog.js';
-import { control, created, lookup, purchase, type Body } from '../helpers/purchases.js';
+import { control, created, lookup, mxnBody, purchase } from '../helpers/purchases.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { localPath, payerPages, payerPost } from '../helpers/payer-pages.js';
 
@@ -14,20 +14,6 @@ beforeAll(async () => {
   ({ client } = await createAccount(sb, undefined, { name: 'Tienda Mx' }));
 });
 afterAll(() => sb.stop());
-
-/** The body the Mexican integration sends: digits-only document, no cpf, phone only when it has 8 to 12 digits. */
-const mxnBody = (overrides: Body = {}): Body => ({
-  name: 'Sofía Hernández',
-  email: 'sofia@example.com',
-  amount: 25_000,
-  currency: 'MXN',
-  paymentMethod: 'SPEI',
-  description: 'Pedido 55',
-  responsibleDocument: '58097105000190',
-  responsibleExternalId: '58097105000190',
-  externalId: 'mx-order-1',
-  ...overrides,
-});
 
 describe('POST /transactions/v2/purchase in MXN (SPEI)', () => {
   it('answers 201 with a valid CLABE, the fee and the rest of the transaction', async () => {
