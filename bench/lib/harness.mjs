@@ -235,8 +235,8 @@ function serverPeakRssMiB(server) {
  * from openapi.yaml, the WireMock and Mockoon stubs have a route for it).
  * @param {string[]} nodeArgs
  * @param {(port: number) => string[]} args
- * @param {{ command?: string, readyTimeoutSec?: number }} [options] command: another executable than node (e.g. java; nodeArgs
- *   are then its flags); readyTimeoutSec: how long to wait for the first 200 (default 120)
+ * @param {{ command?: string, readyTimeoutSec?: number, env?: Record<string, string> }} [options] command: another executable than node (e.g. java; nodeArgs
+ *   are then its flags); readyTimeoutSec: how long to wait for the first 200 (default 120); env: added to childEnv()
  * @returns {Promise<Server>}
  */
 export async function startServer(nodeArgs, args, options = {}) {
@@ -245,7 +245,7 @@ export async function startServer(nodeArgs, args, options = {}) {
   const started = performance.now();
   const child = spawn(options.command ?? process.execPath, [...nodeArgs, ...args(port)], {
     cwd: ROOT,
-    env: childEnv(),
+    env: { ...childEnv(), ...options.env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   live.children.add(child);

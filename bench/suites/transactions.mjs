@@ -82,8 +82,8 @@ const GET = { method: 'GET', path: `/transactions/${ids[0]}`, headers: { authori
  * created beforehand; a transaction is paid once (a second pay is a 409), so the paths rotate
  * over as many ids as the warm-up and the measurement are expected to take.
  */
-const PAY_HEADERS = { authorization: AUTH, 'content-length': '0' };
-const PAY_TEMPLATE = '/_sandbox/transactions/{n}/pay';
+export const PAY_HEADERS = { authorization: AUTH, 'content-length': '0' };
+export const PAY_TEMPLATE = '/_sandbox/transactions/{n}/pay';
 /** pays expected per second ≈ this × the purchase's req/s (a pay is a transition and one fdatasync, no body) */
 const PAY_RATE_FACTOR = 2;
 /** at most this many purchases to pay (and to create for it) */
