@@ -131,18 +131,17 @@ export class PgBus implements EventBus {
     this.db.afterCommit(() => this.deliver(accountId, JSON.parse(json)));
     const small = `{"from":${JSON.stringify(this.instanceId)},"a":${JSON.stringify(accountId)},"m":${json}}`;
     if (Buffer.byteLength(small) <= MAX_NOTIFY_BYTES) {
-      this.db.fireAndForget((s) => s.query('SELECT pg_notify($1, $2)', [BUS_CHANNEL, small]), 'publishing an event');
+      this.db.fireAndForget({ text: 'SELECT pg_notify($1, $2)', values: [BUS_CHANNEL, small] }, 'publishing an event');
       return;
     }
     this.db.fireAndForget(
-      (s) =>
-        s.query(
-          // Old payloads every instance has had time to read go as new ones come.
-          `WITH old AS (DELETE FROM bus_payloads WHERE created_at < now() - interval '5 minutes'),
-                saved AS (INSERT INTO bus_payloads (account_id, message) VALUES ($1, $2::jsonb) RETURNING id)
-           SELECT pg_notify($3, json_build_object('from', $4::text, 'a', $1::text, 'ref', saved.id::text)::text) FROM saved`,
-          [accountId, json, BUS_CHANNEL, this.instanceId],
-        ),
+      {
+        // Old payloads every instance has had time to read go as new ones come.
+        text: `WITH old AS (DELETE FROM bus_payloads WHERE created_at < now() - interval '5 minutes'),
+                    saved AS (INSERT INTO bus_payloads (account_id, message) VALUES ($1, $2::jsonb) RETURNING id)
+               SELECT pg_notify($3, json_build_object('from', $4::text, 'a', $1::text, 'ref', saved.id::text)::text) FROM saved`,
+        values: [accountId, json, BUS_CHANNEL, this.instanceId],
+      },
       'publishing an event',
     );
   }

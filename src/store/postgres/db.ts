@@ -1,11 +1,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { StoreUnavailable } from '../ports.js';
 import type { Logger } from '../types.js';
 
 /** What an operation runs its statements through: the current unit's connection, or a pooled one in autocommit. */
 export interface Session {
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: readonly unknown[]): Promise<pg.QueryResult<R>>;
+  /** `name`: a prepared statement of that name on the connection (prepared at its first use there). */
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: readonly unknown[], name?: string): Promise<pg.QueryResult<R>>;
 }
 
 /**
@@ -36,7 +38,7 @@ export function mapError(err: unknown): unknown {
  * A checked-out pooled client. `pg` emits a connection failure on the client, which must then have
  * a listener; a client that failed is destroyed on release instead of going back to the pool.
  */
-class Held implements Session {
+export class Held implements Session {
   lost: Error | undefined;
   private readonly onError = (err: Error) => (this.lost ??= err);
 
@@ -44,9 +46,21 @@ class Held implements Session {
     client.on('error', this.onError);
   }
 
-  async query<R extends pg.QueryResultRow>(text: string, values?: readonly unknown[]): Promise<pg.QueryResult<R>> {
+  async query<R extends pg.QueryResultRow>(text: string, values?: readonly unknown[], name?: string): Promise<pg.QueryResult<R>> {
     try {
+      if (name !== undefined) return await this.client.query<R>({ name, text, values: values === undefined ? [] : [...values] });
       return await this.client.query<R>(text, values === undefined ? undefined : [...values]);
+    } catch (err) {
+      const mapped = mapError(err);
+      if (mapped instanceof StoreUnavailable) this.lost ??= mapped;
+      throw mapped;
+    }
+  }
+
+  /** Statements in one message (simple protocol, no parameters): one round trip; one result per statement. */
+  async script(text: string): Promise<pg.QueryResult | pg.QueryResult[]> {
+    try {
+      return (await this.client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
     } catch (err) {
       const mapped = mapError(err);
       if (mapped instanceof StoreUnavailable) this.lost ??= mapped;
@@ -60,27 +74,101 @@ class Held implements Session {
   }
 }
 
-/** One unit of work: its connection, and its statements run one after another on it. */
-class Frame implements Session {
+/** A statement a unit sends at commit (or before a read that needs it in the transaction). */
+export interface Write {
+  text: string;
+  values?: readonly unknown[];
+  /** What a failure of this statement means to the caller (a UniqueViolation), or undefined when it is not this statement's. */
+  mapError?: (err: unknown) => unknown;
+  /** Its result, once the unit has committed (whether a job was really removed, …). */
+  committed?: (result: pg.QueryResult) => void;
+}
+
+/**
+ * A value as a literal in a statement sent with the simple protocol (several statements, one
+ * message): quoted, so that PostgreSQL types it from its context as it types a text parameter.
+ */
+export function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'string') return pg.escapeLiteral(value);
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return `'${String(value)}'`;
+  if (Buffer.isBuffer(value)) return `'\\x${value.toString('hex')}'`;
+  if (Array.isArray(value)) {
+    const items = value.map((item: unknown) => (item === null || item === undefined ? 'NULL' : `"${String(item).replace(/[\\"]/g, (c) => `\\${c}`)}"`));
+    return pg.escapeLiteral(`{${items.join(',')}}`);
+  }
+  if (value instanceof Date) return pg.escapeLiteral(value.toISOString());
+  return pg.escapeLiteral(JSON.stringify(value));
+}
+
+/** `text` with its $n parameters replaced by literals. */
+export function inline(text: string, values: readonly unknown[] | undefined): string {
+  if (values === undefined || values.length === 0) return text;
+  return text.replace(/\$(\d+)/g, (_, n: string) => {
+    const index = Number(n) - 1;
+    if (index < 0 || index >= values.length) throw new RangeError(`statement parameter $${n} has no value`);
+    return literal(values[index]);
+  });
+}
+
+/** A prepared statement's name: PostgreSQL cuts names at 63 bytes, so a longer one is shortened by a hash of it. */
+export function statementName(name: string): string {
+  return name.length <= 63 ? name : `${name.slice(0, 40)}_${createHash('sha1').update(name).digest('hex').slice(0, 16)}`;
+}
+
+const normalized = (results: pg.QueryResult | pg.QueryResult[]): pg.QueryResult[] => (Array.isArray(results) ? results : [results]);
+
+/**
+ * One unit of work. Its writes are buffered (`write`) and its reads see them through overlays
+ * the stores keep here (`overlay`): nothing reaches PostgreSQL until the commit, which sends them
+ * all in one message (one round trip), so a unit that throws leaves nothing. The transaction
+ * itself begins only when a statement must run inside it: a locking read (its BEGIN travels
+ * with it), or a read of a range the buffered writes touch (they are sent first, with it). A
+ * unit with neither holds no connection until its commit, and one that writes nothing has no
+ * transaction at all.
+ *
+ * The object is a handle: Table, JobStore, ClockStore and EventBus find it today through Db's
+ * AsyncLocalStorage (`Db.frame`), and take it as is when units become explicit.
+ */
+export class Frame {
   readonly effects: (() => void)[] = [];
-  /** A statement nobody awaits (a NOTIFY) failed: the unit must not commit. */
+  /** A statement nobody awaited failed, or a send of the buffered writes did: the unit must not commit. */
   failure: unknown;
   /** open: new calls join it; ending: it waits for the calls it has, then commits or rolls back; ended. */
   state: 'open' | 'ending' | 'ended' = 'open';
+  /** The transaction's connection, once it has begun. */
+  held: Held | undefined;
   private tail: Promise<unknown> = Promise.resolve();
+  private writes: Write[] = [];
+  private readonly overlays = new Map<string, Map<string, unknown>>();
 
-  constructor(readonly held: Held) {}
+  constructor(private readonly db: Db) {}
 
-  query<R extends pg.QueryResultRow>(text: string, values?: readonly unknown[]): Promise<pg.QueryResult<R>> {
-    return this.held.query<R>(text, values);
+  /** The unit's view of what it wrote to one kind of record (a table, the jobs, the clocks), by key: a value, or null for removed. */
+  overlay<V>(name: string): Map<string, V | null> {
+    let overlay = this.overlays.get(name);
+    if (overlay === undefined) {
+      overlay = new Map();
+      this.overlays.set(name, overlay);
+    }
+    return overlay as Map<string, V | null>;
+  }
+
+  /** Buffers a statement for the commit. */
+  write(statement: Write): void {
+    this.writes.push(statement);
+  }
+
+  get begun(): boolean {
+    return this.held !== undefined;
   }
 
   /**
    * A unit's operations may be started without awaiting each other (Promise.all); each runs
-   * whole before the next starts, so a savepoint or a two-statement read is never interleaved.
+   * whole before the next starts, so a two-statement read is never interleaved.
    */
-  exclusive<T>(op: (session: Session) => Promise<T>): Promise<T> {
-    const run = this.tail.then(() => op(this));
+  exclusive<T>(op: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(op);
     this.tail = run.catch(() => undefined);
     return run;
   }
@@ -88,6 +176,109 @@ class Frame implements Session {
   drain(): Promise<unknown> {
     return this.tail;
   }
+
+  /** A read: on the transaction's connection once it has begun (it sees what was sent), else on a pooled one in autocommit. */
+  read<T>(op: (session: Session) => Promise<T>): Promise<T> {
+    return this.exclusive(() => (this.held ? op(this.held) : this.db.pooled(op)));
+  }
+
+  /**
+   * `text` inside the transaction, after the buffered writes: BEGIN (when it has not begun),
+   * the writes and `text` go in one message. The overlays are then empty: PostgreSQL has it all.
+   */
+  inTransaction<R extends pg.QueryResultRow>(text: string, values?: readonly unknown[], guarded?: (err: unknown) => unknown): Promise<pg.QueryResult<R>> {
+    return this.exclusive(async () => {
+      const statements = this.takeWrites();
+      const begun = this.held !== undefined;
+      // guarded: a refusal `guarded` recognises (a UniqueViolation) is confined to this statement by a savepoint, as with the embedded store.
+      const own = guarded ? ['SAVEPOINT sandbox_guard', inline(text, values), 'RELEASE SAVEPOINT sandbox_guard'] : [inline(text, values)];
+      const parts = [...(begun ? [] : ['BEGIN']), ...statements.map((w) => inline(w.text, w.values)), ...own];
+      this.held ??= await this.db.hold();
+      try {
+        if (parts.length === 1) return await this.held.query<R>(text, values);
+        const results = normalized(await this.held.script(parts.join(';\n')));
+        const first = begun ? 0 : 1;
+        for (const [i, w] of statements.entries()) this.afterCommit(() => w.committed?.(results[first + i] as pg.QueryResult));
+        return results[first + statements.length + (guarded ? 1 : 0)] as pg.QueryResult<R>;
+      } catch (err) {
+        const refusal = guarded?.(err);
+        if (refusal !== undefined) {
+          // The statement's own refusal, if the savepoint was reached: the transaction goes on without it.
+          const recovered = await this.held.query('ROLLBACK TO SAVEPOINT sandbox_guard').then(
+            () => true,
+            () => false,
+          );
+          if (recovered) throw refusal;
+        }
+        const mapped = mapWriteError(statements, err);
+        this.failure ??= mapped;
+        throw mapped;
+      }
+    });
+  }
+
+  /** Sends what is buffered (a range read must see it): one round trip, in the transaction. */
+  flush(): Promise<void> {
+    return this.writes.length === 0 ? Promise.resolve() : this.inTransaction('SELECT 1').then(() => undefined);
+  }
+
+  get dirty(): boolean {
+    return this.writes.length > 0;
+  }
+
+  private takeWrites(): Write[] {
+    const statements = this.writes;
+    this.writes = [];
+    this.overlays.clear();
+    return statements;
+  }
+
+  afterCommit(effect: () => void): void {
+    this.effects.push(effect);
+  }
+
+  private readonly onceKeys = new Set<string>();
+
+  /** An after-commit effect registered at most once per unit under `key` (a scheduler woken once, whatever the unit scheduled). */
+  once(key: string, effect: () => void): void {
+    if (this.onceKeys.has(key)) return;
+    this.onceKeys.add(key);
+    this.effects.push(effect);
+  }
+
+  /**
+   * The commit, in one round trip: the buffered writes and COMMIT in one message when the
+   * transaction has begun; else the writes alone, which PostgreSQL runs as one implicit
+   * transaction (several statements in one simple query); nothing at all when there are none.
+   */
+  async commit(): Promise<void> {
+    if (this.failure !== undefined) throw this.failure;
+    const statements = this.takeWrites();
+    if (statements.length === 0 && !this.held) return;
+    const begun = this.held !== undefined;
+    this.held ??= await this.db.hold();
+    const parts = [...statements.map((w) => inline(w.text, w.values)), ...(begun ? ['COMMIT'] : [])];
+    let results: pg.QueryResult[];
+    try {
+      results = normalized(await this.held.script(parts.join(';\n')));
+    } catch (err) {
+      throw mapWriteError(statements, err);
+    }
+    // PostgreSQL answers COMMIT of a transaction in which a statement failed with ROLLBACK, not an error.
+    if (begun && results.at(-1)?.command !== 'COMMIT') throw new Error('unit of work rolled back: one of its statements failed');
+    for (const [i, w] of statements.entries()) w.committed?.(results[i] as pg.QueryResult);
+  }
+}
+
+/** A failure of a message of buffered writes, as the statement it belongs to says (a UniqueViolation), or mapped like any other. */
+function mapWriteError(statements: readonly Write[], err: unknown): unknown {
+  for (const w of statements) {
+    const mapped = w.mapError?.(err);
+    if (mapped !== undefined) return mapped;
+  }
+  const out = mapError(err);
+  if (out instanceof StoreUnavailable || !(err instanceof pg.DatabaseError)) return out;
+  return new Error(`unit of work rolled back: ${err.message}`, { cause: err });
 }
 
 export interface DbOptions {
@@ -120,7 +311,7 @@ export class Db {
   }
 
   /** The unit the caller runs in, if any (a callback that outlived its unit runs outside). */
-  private get frame(): Frame | undefined {
+  get frame(): Frame | undefined {
     const frame = this.frames.getStore();
     return frame?.state === 'open' ? frame : undefined;
   }
@@ -129,10 +320,8 @@ export class Db {
     return this.frame !== undefined;
   }
 
-  /** `op` on the current unit's connection, or on a pooled connection in autocommit. */
-  async session<T>(op: (session: Session) => Promise<T>): Promise<T> {
-    const frame = this.frame;
-    if (frame) return frame.exclusive(op);
+  /** `op` on a pooled connection in autocommit. */
+  async pooled<T>(op: (session: Session) => Promise<T>): Promise<T> {
     const held = await this.hold();
     try {
       return await op(held);
@@ -141,17 +330,37 @@ export class Db {
     }
   }
 
+  /** A read: in the current unit (`Frame.read`), or on a pooled connection in autocommit. */
+  session<T>(op: (session: Session) => Promise<T>): Promise<T> {
+    const frame = this.frame;
+    return frame ? frame.read(op) : this.pooled(op);
+  }
+
   /**
-   * A statement the caller does not wait for (publish is synchronous): inside a unit it runs in
-   * order with the unit's others and a failure stops the commit; outside, a failure is logged.
+   * A write: buffered in the current unit (sent at its commit, its result given to
+   * `statement.committed` then), or run at once in autocommit; resolves with the result then.
    */
-  fireAndForget(op: (session: Session) => Promise<unknown>, what: string): void {
+  async write(statement: Write): Promise<pg.QueryResult | undefined> {
     const frame = this.frame;
     if (frame) {
-      frame.exclusive(op).catch((err: unknown) => (frame.failure ??= err));
-      return;
+      frame.write(statement);
+      return undefined;
     }
-    this.session(op).catch((err: unknown) => this.options.logger.warn({ err: err instanceof Error ? err.message : String(err) }, `PostgreSQL: ${what} failed`));
+    try {
+      const result = await this.pooled((s) => s.query(statement.text, statement.values));
+      statement.committed?.(result);
+      return result;
+    } catch (err) {
+      throw statement.mapError?.(err) ?? err;
+    }
+  }
+
+  /**
+   * A write the caller does not wait for (publish is synchronous): inside a unit it is buffered
+   * like any other; outside, a failure is logged.
+   */
+  fireAndForget(statement: Write, what: string): void {
+    this.write(statement).catch((err: unknown) => this.options.logger.warn({ err: err instanceof Error ? err.message : String(err) }, `PostgreSQL: ${what} failed`));
   }
 
   /** Runs outside any unit the caller is in (health checks, notifications received). */
@@ -162,47 +371,42 @@ export class Db {
   afterCommit(effect: () => void): void {
     // An operation the unit waits for (started before it ended) still belongs to it.
     const frame = this.frames.getStore();
-    if (frame !== undefined && frame.state !== 'ended') frame.effects.push(effect);
+    if (frame !== undefined && frame.state !== 'ended') frame.afterCommit(effect);
     else effect();
   }
 
   /**
-   * BEGIN … COMMIT on one pooled connection. Every store call made while `work` runs joins it,
-   * even one that only starts once `work` has settled (an operation left un-awaited): the unit
-   * waits for them before it commits or rolls back. Calls made after it ended (a timer set up
-   * inside it) run on their own.
+   * One unit (see Frame): every store call made while `work` runs joins it, even one that only
+   * starts once `work` has settled (an operation left un-awaited): the unit waits for them
+   * before it commits or rolls back. Calls made after it ended (a timer set up inside it) run
+   * on their own.
    */
   async unit<T>(work: () => Promise<T>): Promise<T> {
     if (this.frame) return work();
-    const frame = new Frame(await this.hold());
+    const frame = new Frame(this);
     let result: T;
     try {
-      result = await this.frames.run(frame, async () => {
-        await frame.exclusive((s) => s.query('BEGIN'));
-        return work();
-      });
+      result = await this.frames.run(frame, work);
       frame.state = 'ending';
       await frame.drain();
-      if (frame.failure !== undefined) throw frame.failure;
-      const end = await frame.held.query('COMMIT');
-      // PostgreSQL answers COMMIT of a transaction in which a statement failed with ROLLBACK, not an error.
-      if (end.command !== 'COMMIT') throw new Error('unit of work rolled back: one of its statements failed');
+      await frame.commit();
     } catch (err) {
       frame.state = 'ending';
       await frame.drain();
+      const held = frame.held;
       // A connection that failed cannot roll back: releasing it destroys it, and the server rolls back.
-      if (frame.held.lost === undefined) {
-        await frame.held.query('ROLLBACK').catch((rollbackErr: unknown) => {
+      if (held !== undefined && held.lost === undefined) {
+        await held.query('ROLLBACK').catch((rollbackErr: unknown) => {
           // Whatever made ROLLBACK fail, this connection's state is unknown: it is not reused.
-          frame.held.lost ??= rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
+          held.lost ??= rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
         });
       }
       frame.state = 'ended';
-      frame.held.release();
+      held?.release();
       throw err;
     }
     frame.state = 'ended';
-    frame.held.release();
+    frame.held?.release();
     for (const effect of frame.effects) {
       try {
         effect();
@@ -214,7 +418,7 @@ export class Db {
     return result;
   }
 
-  private async hold(): Promise<Held> {
+  async hold(): Promise<Held> {
     try {
       return new Held(await this.pool.connect());
     } catch (err) {

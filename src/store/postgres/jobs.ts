@@ -1,5 +1,5 @@
 import type { ClockStore, JobRecord, JobStore } from '../ports.js';
-import type { Db } from './db.js';
+import type { Db, Frame } from './db.js';
 
 /** The channel on which instances tell each other that jobs or clocks changed. */
 export const JOBS_CHANNEL = 'sandbox_jobs';
@@ -29,8 +29,11 @@ export class JobSignals {
   /** SQL that notifies the other instances; its parameter is `payload`. */
   readonly payload = (): string => JSON.stringify({ from: this.instanceId });
 
+  /** Jobs or clocks changed in the current unit (once per unit), or just now outside one. */
   changed(): void {
-    this.db.afterCommit(() => this.fire());
+    const frame = this.db.frame;
+    if (frame) frame.once('jobs changed', () => this.fire());
+    else this.db.afterCommit(() => this.fire());
   }
 
   /** A notification from another instance, or the LISTEN connection coming back (what it missed is unknown). */
@@ -50,54 +53,114 @@ export class JobSignals {
   }
 }
 
+/** How many values of jobs_seq an instance takes at once. */
+const SEQ_BLOCK = 64;
+
+/**
+ * Job seqs (ids and the tie-breaker between jobs due at the same instant), taken from jobs_seq
+ * in blocks, so that scheduling a job costs no round trip of its own: increasing within an
+ * instance; between instances, jobs due at the same instant may run in either order.
+ */
+class SeqBlocks {
+  private values: number[] = [];
+  private refilling: Promise<void> | undefined;
+
+  constructor(private readonly db: Db) {}
+
+  async take(): Promise<number> {
+    for (;;) {
+      const value = this.values.shift();
+      if (value !== undefined) return value;
+      this.refilling ??= this.db
+        .pooled(async (s) => {
+          const { rows } = await s.query<{ v: string }>("SELECT nextval('jobs_seq') AS v FROM generate_series(1, $1)", [SEQ_BLOCK], 'jobs_seq_block');
+          this.values.push(...rows.map((row) => Number(row.v)).sort((a, b) => a - b));
+        })
+        .finally(() => (this.refilling = undefined));
+      await this.refilling;
+    }
+  }
+}
+
+/** What the unit did to a job: scheduled it (the record), removed it (null), or completed the one of this seq. */
+type OwnJob = JobRecord | null | { completed: number };
+
+const jobKey = (accountId: string, kind: string, ref: string): string => `${accountId}\0${kind}\0${ref}`;
+
 /**
  * The job queue: one row per (account, kind, ref). Due is on the account clock: `due_at <= now +
  * the account's offset` (clocks table, joined). A claim sets a lease; a row whose lease ran out is
- * claimable again, which is how the jobs of an instance that died are taken over.
+ * claimable again, which is how the jobs of an instance that died are taken over. Inside a unit,
+ * schedule, cancel and complete are buffered (sent at its commit) and its reads see them.
  */
 export class PgJobStore implements JobStore {
+  private readonly seqs: SeqBlocks;
+
   constructor(
     private readonly db: Db,
     private readonly now: () => number,
     private readonly signals: JobSignals,
-  ) {}
+  ) {
+    this.seqs = new SeqBlocks(db);
+  }
+
+  private overlay(frame: Frame): Map<string, OwnJob | null> {
+    return frame.overlay<OwnJob>('jobs');
+  }
 
   schedule(job: { accountId: string; kind: string; ref: string; dueAt: number }): Promise<JobRecord> {
-    return this.db.session(async (s) => {
-      // Scheduling again replaces the job: a new id and seq (so an earlier claim's complete leaves it), no lease.
-      const { rows } = await s.query<JobRow>(
-        `WITH next AS (SELECT nextval('jobs_seq') AS seq),
-              saved AS (
-                INSERT INTO jobs (account_id, id, kind, ref, due_at, seq)
-                SELECT $1, 'job_' || next.seq, $2, $3, $4, next.seq FROM next
-                ON CONFLICT (account_id, kind, ref) DO UPDATE
-                  SET id = EXCLUDED.id, due_at = EXCLUDED.due_at, seq = EXCLUDED.seq, lease_until = NULL, claimed_by = NULL
-                RETURNING ${COLUMNS})
-         SELECT saved.*, pg_notify('${JOBS_CHANNEL}', $5) FROM saved`,
-        [job.accountId, job.kind, job.ref, job.dueAt, this.signals.payload()],
-      );
+    const frame = this.db.frame;
+    if (!frame) return this.scheduleNow(job, undefined);
+    // Seen by the unit's reads at once; its seq is known once taken (the unit waits for that before it commits).
+    const record: JobRecord = { id: '', accountId: job.accountId, kind: job.kind, ref: job.ref, dueAt: job.dueAt, seq: Number.NaN };
+    this.overlay(frame).set(jobKey(job.accountId, job.kind, job.ref), record);
+    return frame.exclusive(() => this.scheduleNow(job, record, frame));
+  }
+
+  private async scheduleNow(job: { accountId: string; kind: string; ref: string; dueAt: number }, own: JobRecord | undefined, frame?: Frame): Promise<JobRecord> {
+    const seq = await this.seqs.take();
+    const record: JobRecord = Object.assign(own ?? { ...job, id: '', seq: 0 }, { id: `job_${seq}`, seq });
+    // Scheduling again replaces the job: a new id and seq (so an earlier claim's complete leaves it), no lease.
+    const statement = {
+      text: `WITH saved AS (
+               INSERT INTO jobs (account_id, id, kind, ref, due_at, seq) VALUES ($1, $2, $3, $4, $5, $6)
+               ON CONFLICT (account_id, kind, ref) DO UPDATE
+                 SET id = EXCLUDED.id, due_at = EXCLUDED.due_at, seq = EXCLUDED.seq, lease_until = NULL, claimed_by = NULL
+               RETURNING 1)
+             SELECT pg_notify('${JOBS_CHANNEL}', $7) FROM saved`,
+      values: [record.accountId, record.id, record.kind, record.ref, record.dueAt, seq, this.signals.payload()],
+    };
+    if (frame) {
+      frame.write(statement);
+      frame.once('jobs changed', () => this.signals.fire());
+    } else {
+      await this.db.write(statement);
       this.signals.changed();
-      const row = rows[0];
-      if (row === undefined) throw new Error('schedule returned no row');
-      return toJob(row);
+    }
+    return { ...record };
+  }
+
+  async cancel(accountId: string, kind: string, ref: string): Promise<void> {
+    const frame = this.db.frame;
+    if (frame) this.overlay(frame).set(jobKey(accountId, kind, ref), null);
+    await this.db.write({
+      text: `WITH gone AS (DELETE FROM jobs WHERE account_id = $1 AND kind = $2 AND ref = $3 RETURNING 1)
+             SELECT count(*) AS n, CASE WHEN count(*) > 0 THEN pg_notify('${JOBS_CHANNEL}', $4) END FROM gone`,
+      values: [accountId, kind, ref, this.signals.payload()],
+      // Only a job that was there wakes the schedulers.
+      committed: (result) => {
+        if (Number((result.rows[0] as { n?: string } | undefined)?.n ?? 0) > 0) this.signals.fire();
+      },
     });
   }
 
-  cancel(accountId: string, kind: string, ref: string): Promise<void> {
-    return this.removeWhere('account_id = $1 AND kind = $2 AND ref = $3', [accountId, kind, ref]).then(() => undefined);
-  }
-
   cancelAll(accountId: string): Promise<number> {
-    return this.removeWhere('account_id = $1', [accountId]);
-  }
-
-  private removeWhere(where: string, params: unknown[]): Promise<number> {
-    return this.db.session(async (s) => {
-      const { rows } = await s.query<{ n: string }>(
-        `WITH gone AS (DELETE FROM jobs WHERE ${where} RETURNING 1)
-         SELECT count(*) AS n, CASE WHEN count(*) > 0 THEN pg_notify('${JOBS_CHANNEL}', $${params.length + 1}) END FROM gone`,
-        [...params, this.signals.payload()],
-      );
+    const text = `WITH gone AS (DELETE FROM jobs WHERE account_id = $1 RETURNING 1)
+                  SELECT count(*) AS n, CASE WHEN count(*) > 0 THEN pg_notify('${JOBS_CHANNEL}', $2) END FROM gone`;
+    const values = [accountId, this.signals.payload()];
+    const frame = this.db.frame;
+    const removed = frame ? frame.inTransaction<{ n: string }>(text, values) : this.db.pooled((s) => s.query<{ n: string }>(text, values));
+    return removed.then(({ rows }) => {
       const n = Number(rows[0]?.n ?? 0);
       if (n > 0) this.signals.changed();
       return n;
@@ -105,10 +168,21 @@ export class PgJobStore implements JobStore {
   }
 
   isScheduled(accountId: string, kind: string, ref: string): Promise<boolean> {
-    return this.db.session(async (s) => (await s.query('SELECT 1 FROM jobs WHERE account_id = $1 AND kind = $2 AND ref = $3', [accountId, kind, ref])).rows.length > 0);
+    const frame = this.db.frame;
+    const own = frame && this.overlay(frame).get(jobKey(accountId, kind, ref));
+    if (own === null) return Promise.resolve(false);
+    if (own !== undefined && !('completed' in own)) return Promise.resolve(true);
+    return this.db.session(async (s) => {
+      const { rows } = await s.query<{ seq: string }>('SELECT seq FROM jobs WHERE account_id = $1 AND kind = $2 AND ref = $3', [accountId, kind, ref], 'job_scheduled');
+      const row = rows[0];
+      // The unit completed this very job: it is gone once the unit commits.
+      return row !== undefined && !(own !== undefined && Number(row.seq) === own.completed);
+    });
   }
 
-  pending(accountId: string): Promise<JobRecord[]> {
+  async pending(accountId: string): Promise<JobRecord[]> {
+    const frame = this.db.frame;
+    if (frame?.dirty && [...this.overlay(frame).keys()].some((k) => k.startsWith(`${accountId}\0`))) await frame.flush();
     return this.db.session(async (s) => (await s.query<JobRow>(`SELECT ${COLUMNS} FROM jobs WHERE account_id = $1 ORDER BY due_at, seq`, [accountId])).rows.map(toJob));
   }
 
@@ -138,11 +212,17 @@ export class PgJobStore implements JobStore {
     });
   }
 
-  complete(job: JobRecord): Promise<void> {
-    return this.db.session(async (s) => {
-      // Only this very job: if it was scheduled again meanwhile (another seq), the new one stays.
-      await s.query('DELETE FROM jobs WHERE account_id = $1 AND kind = $2 AND ref = $3 AND seq = $4', [job.accountId, job.kind, job.ref, job.seq]);
-    });
+  async complete(job: JobRecord): Promise<void> {
+    const frame = this.db.frame;
+    if (frame) {
+      const overlay = this.overlay(frame);
+      const k = jobKey(job.accountId, job.kind, job.ref);
+      const own = overlay.get(k);
+      if (own === undefined) overlay.set(k, { completed: job.seq });
+      else if (own !== null && 'seq' in own && own.seq === job.seq) overlay.set(k, null);
+    }
+    // Only this very job: if it was scheduled again meanwhile (another seq), the new one stays.
+    await this.db.write({ text: 'DELETE FROM jobs WHERE account_id = $1 AND kind = $2 AND ref = $3 AND seq = $4', values: [job.accountId, job.kind, job.ref, job.seq] });
   }
 
   nextRealDueAt(): Promise<number | undefined> {
@@ -161,38 +241,51 @@ export class PgJobStore implements JobStore {
   }
 }
 
-/** Account clocks: the offset from real time, stored only for accounts whose clock moved. */
+/** Account clocks: the offset from real time, stored only for accounts whose clock moved. Inside a unit, changes are buffered and its reads see them. */
 export class PgClockStore implements ClockStore {
   constructor(
     private readonly db: Db,
     private readonly signals: JobSignals,
   ) {}
 
+  private overlay(frame: Frame): Map<string, number | null> {
+    return frame.overlay<number>('clocks');
+  }
+
   offsetOf(accountId: string): Promise<number> {
-    return this.db.session(async (s) => (await s.query<{ offset_ms: number }>('SELECT offset_ms FROM clocks WHERE account_id = $1', [accountId])).rows[0]?.offset_ms ?? 0);
+    const frame = this.db.frame;
+    const own = frame && this.overlay(frame).get(accountId);
+    if (own !== undefined && own !== null) return Promise.resolve(own);
+    return this.db.session(async (s) => (await s.query<{ offset_ms: number }>('SELECT offset_ms FROM clocks WHERE account_id = $1', [accountId], 'clock_offset')).rows[0]?.offset_ms ?? 0);
   }
 
-  advance(accountId: string, ms: number): Promise<number> {
+  async advance(accountId: string, ms: number): Promise<number> {
     if (!(ms > 0)) return this.offsetOf(accountId);
-    return this.db.session(async (s) => {
-      // Jobs may have fallen due: every instance's scheduler looks again.
-      const { rows } = await s.query<{ offset_ms: number }>(
-        `WITH moved AS (
-           INSERT INTO clocks (account_id, offset_ms) VALUES ($1, $2)
-           ON CONFLICT (account_id) DO UPDATE SET offset_ms = clocks.offset_ms + EXCLUDED.offset_ms
-           RETURNING offset_ms)
-         SELECT offset_ms, pg_notify('${JOBS_CHANNEL}', $3) FROM moved`,
-        [accountId, ms, this.signals.payload()],
-      );
+    // Jobs may have fallen due: every instance's scheduler looks again.
+    const text = `WITH moved AS (
+                    INSERT INTO clocks (account_id, offset_ms) VALUES ($1, $2)
+                    ON CONFLICT (account_id) DO UPDATE SET offset_ms = clocks.offset_ms + EXCLUDED.offset_ms
+                    RETURNING offset_ms)
+                  SELECT offset_ms, pg_notify('${JOBS_CHANNEL}', $3) FROM moved`;
+    const values = [accountId, ms, this.signals.payload()];
+    const frame = this.db.frame;
+    if (!frame) {
+      const result = await this.db.write({ text, values });
       this.signals.changed();
-      return rows[0]?.offset_ms ?? ms;
-    });
+      return (result?.rows[0] as { offset_ms?: number } | undefined)?.offset_ms ?? ms;
+    }
+    // The offset after the move as this unit sees it; PostgreSQL adds `ms` to what it has at the commit.
+    const offset = (await this.offsetOf(accountId)) + ms;
+    this.overlay(frame).set(accountId, offset);
+    frame.write({ text, values });
+    this.signals.changed();
+    return offset;
   }
 
-  reset(accountId: string): Promise<void> {
-    return this.db.session(async (s) => {
-      await s.query(`WITH gone AS (DELETE FROM clocks WHERE account_id = $1 RETURNING 1) SELECT pg_notify('${JOBS_CHANNEL}', $2) FROM gone`, [accountId, this.signals.payload()]);
-      this.signals.changed();
-    });
+  async reset(accountId: string): Promise<void> {
+    const frame = this.db.frame;
+    if (frame) this.overlay(frame).set(accountId, 0);
+    await this.db.write({ text: `WITH gone AS (DELETE FROM clocks WHERE account_id = $1 RETURNING 1) SELECT pg_notify('${JOBS_CHANNEL}', $2) FROM gone`, values: [accountId, this.signals.payload()] });
+    this.signals.changed();
   }
 }

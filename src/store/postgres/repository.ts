@@ -4,7 +4,7 @@ import pg from 'pg';
 import { StoreUnavailable, type Owned, type Repository, type Sequences, type StoreHealth, type Table, type TableSpec, type UnitOfWork } from '../ports.js';
 import type { Logger } from '../types.js';
 import { BUS_CHANNEL, Listener, PgBus } from './bus.js';
-import { Db, mapError, type Session } from './db.js';
+import { Db, mapError, statementName, type Session } from './db.js';
 import { JOBS_CHANNEL, JobSignals, PgClockStore, PgJobStore } from './jobs.js';
 import { migrate, type Migration } from './migrate.js';
 import { ensureTable, quote, shapeOf, underSchemaLock } from './schema.js';
@@ -17,7 +17,7 @@ export interface PostgresOptions {
   connectionString: string;
   /** Real time in ms since the epoch: what account clocks and leases count from. Default: Date.now. */
   now?: () => number;
-  /** Pooled connections of this instance (default 10); units of work hold one each while they run. */
+  /** Pooled connections of this instance (default: SANDBOX_PG_POOL_SIZE, else 10); units of work hold one each while they run. */
   poolSize?: number;
   /** Names this instance in the jobs it claims (claimed_by). Default: host, pid and a random suffix. */
   instanceId?: string;
@@ -31,6 +31,17 @@ export interface PostgresOptions {
 const SEQUENCE_NAME = /^[a-z][a-z0-9_]*$/;
 /** lock_not_available: the schema lock or a table lock was not granted in time (another instance migrating). */
 const LOCK_NOT_AVAILABLE = '55P03';
+
+const DEFAULT_POOL_SIZE = 10;
+
+/** SANDBOX_PG_POOL_SIZE: the pool size when the caller gives none (a deployment tunes it without a new flag). */
+function poolSizeFromEnv(): number | undefined {
+  const text = process.env.SANDBOX_PG_POOL_SIZE;
+  if (text === undefined || text === '') return undefined;
+  const size = Number(text);
+  if (!Number.isInteger(size) || size < 1 || size > 1000) throw new Error(`SANDBOX_PG_POOL_SIZE must be an integer from 1 to 1000, not ${text}`);
+  return size;
+}
 
 const silent: Logger = { warn: () => undefined, info: () => undefined };
 
@@ -91,7 +102,7 @@ export class PostgresRepository implements Repository {
   /** Migrates the database (once, whichever instance comes first) and connects. Fails if the database cannot be reached now. */
   static async open(options: PostgresOptions): Promise<PostgresRepository> {
     const logger = options.logger ?? silent;
-    const db = new Db({ connectionString: options.connectionString, poolSize: options.poolSize ?? 10, logger });
+    const db = new Db({ connectionString: options.connectionString, poolSize: options.poolSize ?? poolSizeFromEnv() ?? DEFAULT_POOL_SIZE, logger });
     const repository = new PostgresRepository(db, options, logger);
     try {
       await db.dedicated((session) => migrate(session, logger, options.migrations));
@@ -120,7 +131,7 @@ export class PostgresRepository implements Repository {
     return this.db.session(async (s) => {
       await this.once(`sequence ${name}`, (ddl) => ddl.query(`CREATE SEQUENCE IF NOT EXISTS ${sequence}`).then(() => undefined));
       // nextval is outside transactions: a value is never handed out twice, even by a unit that rolls back.
-      const { rows } = await s.query<{ value: string }>(`SELECT nextval('${sequence}') AS value`);
+      const { rows } = await s.query<{ value: string }>(`SELECT nextval('${sequence}') AS value`, [], statementName(`nextval_${name}`));
       return Number(rows[0]?.value);
     });
   }

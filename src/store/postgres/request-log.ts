@@ -85,24 +85,24 @@ export class PgRequestLogStore<E = unknown> {
   private async write(rows: LogRow<E>[]): Promise<void> {
     const texts = rows.map((row) => jsonText(row.entry));
     const accounts = [...new Set(rows.map((row) => row.accountId))];
+    // One unit, so one message: the insert and the pruning travel together at its commit.
     await this.db.outside(() =>
-      this.db.unit(() =>
-        this.db.session(async (s) => {
-          await s.query(
-            `INSERT INTO request_log (account_id, trace_id, path, status, at, bytes, entry)
+      this.db.unit(async () => {
+        await this.db.write({
+          text: `INSERT INTO request_log (account_id, trace_id, path, status, at, bytes, entry)
              SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[], $7::jsonb[])`,
-            [
-              rows.map((r) => r.accountId),
-              rows.map((r) => r.traceId),
-              rows.map((r) => r.path),
-              rows.map((r) => r.status),
-              rows.map((r) => r.at),
-              texts.map((t) => Buffer.byteLength(t)),
-              texts,
-            ],
-          );
-          await s.query(
-            `DELETE FROM request_log r USING (
+          values: [
+            rows.map((r) => r.accountId),
+            rows.map((r) => r.traceId),
+            rows.map((r) => r.path),
+            rows.map((r) => r.status),
+            rows.map((r) => r.at),
+            texts.map((t) => Buffer.byteLength(t)),
+            texts,
+          ],
+        });
+        await this.db.write({
+          text: `DELETE FROM request_log r USING (
                SELECT account_id, seq FROM (
                  SELECT account_id, seq,
                         row_number() OVER w AS n,
@@ -111,10 +111,9 @@ export class PgRequestLogStore<E = unknown> {
                  WINDOW w AS (PARTITION BY account_id ORDER BY seq DESC)
                ) ranked WHERE n > $2 OR total > (CASE WHEN account_id = $4::text THEN $5::bigint ELSE $3::bigint END)
              ) gone WHERE r.account_id = gone.account_id AND r.seq = gone.seq`,
-            [accounts, this.limits.entries, this.limits.bytes, this.limits.tighter?.accountId ?? null, this.limits.tighter?.bytes ?? this.limits.bytes],
-          );
-        }),
-      ),
+          values: [accounts, this.limits.entries, this.limits.bytes, this.limits.tighter?.accountId ?? null, this.limits.tighter?.bytes ?? this.limits.bytes],
+        });
+      }),
     );
   }
 

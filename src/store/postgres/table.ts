@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { CursorNotFound, UniqueViolation, type ListQuery, type Owned, type Page, type Table, type TableSpec } from '../ports.js';
-import type { Db, Session } from './db.js';
+import { statementName, type Db, type Frame, type Session } from './db.js';
 import { GLOBAL_ID, filterJson, quote, type TableShape } from './schema.js';
 
 const DEFAULT_LIMIT = 20;
@@ -8,6 +8,11 @@ const DEFAULT_BATCH = 100;
 const UNIQUE_VIOLATION = '23505';
 
 type ValueRow<T> = { value: T };
+
+const key = (accountId: string, id: string): string => `${accountId}\0${id}`;
+
+/** A record of the overlay as PostgreSQL would give it back (a copy: the caller may change it). */
+const parsed = <T>(json: string | null): T | undefined => (json === null ? undefined : (JSON.parse(json) as T));
 
 /**
  * A TableSpec's records in their own table: `value` holds the record, `seq` its insertion order,
@@ -18,6 +23,9 @@ type ValueRow<T> = { value: T };
 export class PgTable<T extends Owned> implements Table<T> {
   private readonly t: string;
   private readonly upsert: string;
+  private readonly sql: { get: string; lock: string; global: string };
+  /** Prepared statement names (per connection, prepared on first use): the hot reads. */
+  private readonly names: { get: string; global: string };
 
   constructor(
     private readonly db: Db,
@@ -30,6 +38,12 @@ export class PgTable<T extends Owned> implements Table<T> {
     const params = names.map((_, i) => `$${i + 1}${i === 2 || shape.columns[i - 3]?.type === 'jsonb' ? '::jsonb' : ''}`);
     const updates = names.slice(2).map((name) => `${name} = EXCLUDED.${name}`);
     // A replace keeps the row, so its seq: a record updated stays where it was in the insertion order.
+    this.sql = {
+      get: `SELECT value FROM ${this.t} WHERE account_id = $1 AND id = $2`,
+      lock: `SELECT value FROM ${this.t} WHERE account_id = $1 AND id = $2 FOR UPDATE`,
+      global: `SELECT value FROM ${this.t} WHERE id = $1`,
+    };
+    this.names = { get: statementName(`get_${shape.table}`), global: statementName(`global_${shape.table}`) };
     this.upsert = `INSERT INTO ${this.t} (${names.join(', ')}) VALUES (${params.join(', ')}) ON CONFLICT (account_id, id) DO UPDATE SET ${updates.join(', ')}`;
   }
 
@@ -40,24 +54,72 @@ export class PgTable<T extends Owned> implements Table<T> {
     });
   }
 
+  /** The unit's own writes to this table: `account\0id` → the record's JSON as put, or null when deleted. */
+  private overlay(frame: Frame): Map<string, string | null> {
+    return frame.overlay<string>(`table:${this.spec.name}`);
+  }
+
+  /** Whether the unit wrote records of this account that PostgreSQL has not seen yet (a range read must send them first). */
+  private touched(frame: Frame, accountId: string | undefined): boolean {
+    if (!frame.dirty) return false;
+    const prefix = `${accountId ?? ''}\0`;
+    for (const key of this.overlay(frame).keys()) if (accountId === undefined || key.startsWith(prefix)) return true;
+    return false;
+  }
+
+  /** A range read (list, scan, count) in a unit that wrote to its account: in the transaction, once the writes are sent. */
+  private async ranged<R>(accountId: string | undefined, op: (session: Session) => Promise<R>): Promise<R> {
+    const frame = this.db.frame;
+    if (frame && this.touched(frame, accountId)) await frame.flush();
+    return this.run(op);
+  }
+
   get(accountId: string, id: string): Promise<T | undefined> {
-    return this.run(async (s) => (await s.query<ValueRow<T>>(`SELECT value FROM ${this.t} WHERE account_id = $1 AND id = $2`, [accountId, id])).rows[0]?.value);
+    const frame = this.db.frame;
+    const own = frame && this.overlay(frame).get(key(accountId, id));
+    if (own !== undefined) return Promise.resolve(parsed<T>(own));
+    return this.run(async (s) => (await s.query<ValueRow<T>>(this.sql.get, [accountId, id], this.names.get)).rows[0]?.value);
   }
 
   getForUpdate(accountId: string, id: string): Promise<T | undefined> {
-    if (!this.db.inUnit) return Promise.reject(new Error(`${this.spec.name}: getForUpdate is only for use inside units.run`));
-    return this.run(async (s) => (await s.query<ValueRow<T>>(`SELECT value FROM ${this.t} WHERE account_id = $1 AND id = $2 FOR UPDATE`, [accountId, id])).rows[0]?.value);
+    const frame = this.db.frame;
+    if (!frame) return Promise.reject(new Error(`${this.spec.name}: getForUpdate is only for use inside units.run`));
+    return (async () => {
+      await this.ready();
+      // The lock is taken even on a record the unit wrote (it may exist already); the unit's own version is what it reads.
+      const row = (await frame.inTransaction<ValueRow<T>>(this.sql.lock, [accountId, id])).rows[0]?.value;
+      const own = this.overlay(frame).get(key(accountId, id));
+      return own === undefined ? row : parsed<T>(own);
+    })();
   }
 
   getGlobal(id: string): Promise<T | undefined> {
     if (!this.spec.globalIds) return Promise.reject(new Error(`${this.spec.name}: getGlobal needs a table declared with globalIds`));
-    return this.run(async (s) => (await s.query<ValueRow<T>>(`SELECT value FROM ${this.t} WHERE id = $1`, [id])).rows[0]?.value);
+    const frame = this.db.frame;
+    if (frame) {
+      for (const [k, own] of this.overlay(frame)) if (k.slice(k.indexOf('\0') + 1) === id) return Promise.resolve(parsed<T>(own));
+    }
+    return this.run(async (s) => (await s.query<ValueRow<T>>(this.sql.global, [id], this.names.global)).rows[0]?.value);
   }
 
-  findUnique(accountId: string, index: string, key: string): Promise<T | undefined> {
+  findUnique(accountId: string, index: string, uniqueKey: string): Promise<T | undefined> {
     const column = this.shape.columns.find((c) => c.kind === 'unique' && c.key === index);
     if (column === undefined) return Promise.reject(new Error(`${this.spec.name}: no unique index ${index}`));
-    return this.run(async (s) => (await s.query<ValueRow<T>>(`SELECT value FROM ${this.t} WHERE account_id = $1 AND ${quote(column.name)} = $2`, [accountId, key])).rows[0]?.value);
+    const frame = this.db.frame;
+    const overlay = frame && this.overlay(frame);
+    if (overlay && overlay.size > 0) {
+      const prefix = key(accountId, '');
+      for (const [k, own] of overlay) {
+        const record = k.startsWith(prefix) ? parsed<T>(own) : undefined;
+        if (record !== undefined && column.encode(record) === uniqueKey) return Promise.resolve(record);
+      }
+    }
+    return this.run(async (s) => {
+      const found = (await s.query<ValueRow<T>>(`SELECT value FROM ${this.t} WHERE account_id = $1 AND ${quote(column.name)} = $2`, [accountId, uniqueKey], statementName(`unique_${this.shape.table}_${column.name}`))).rows[0]?.value;
+      // A record the unit changed or deleted since is no longer the key's holder.
+      if (found !== undefined && overlay?.has(key(found.accountId, found.id))) return undefined;
+      return found;
+    });
   }
 
   put(value: T): Promise<void> {
@@ -65,18 +127,28 @@ export class PgTable<T extends Owned> implements Table<T> {
       return Promise.reject(new TypeError(`${this.spec.name}: a record needs a string id and accountId`));
     }
     const params = [value.accountId, value.id, JSON.stringify(value), ...this.shape.columns.map((c) => c.encode(value))];
-    // Inside a unit, a refused statement would abort the whole transaction; a savepoint confines
-    // the refusal to this put, so a caller may catch UniqueViolation and go on, as with the embedded store.
-    const guarded = this.db.inUnit && this.shape.uniqueIndexes.size > 0;
+    const frame = this.db.frame;
+    if (frame && this.shape.columns.some((c) => c.kind === 'unique' && params[3 + this.shape.columns.indexOf(c)] !== null)) {
+      // A record with a unique key of the spec (a product's externalId): sent at once, so that a clash is this put's
+      // UniqueViolation and the unit goes on, as domain code expects (one round trip, with what is buffered before it).
+      return (async () => {
+        await this.ready();
+        await frame.inTransaction(this.upsert, params, (err) => this.uniqueViolation(err, value));
+      })();
+    }
+    if (frame) {
+      // Buffered. Its id's uniqueness across accounts (globalIds) is checked at the commit: a clash (ids come from
+      // sequences: none is expected) makes the commit throw the UniqueViolation, and the unit leaves nothing.
+      this.overlay(frame).set(key(value.accountId, value.id), params[2] as string);
+      frame.write({ text: this.upsert, values: params, mapError: (err) => this.uniqueViolation(err, value) });
+      return frame.exclusive(this.ready);
+    }
     return this.run(async (s) => {
-      if (guarded) await s.query('SAVEPOINT sandbox_put');
       try {
         await s.query(this.upsert, params);
       } catch (err) {
-        if (guarded && err instanceof pg.DatabaseError) await s.query('ROLLBACK TO SAVEPOINT sandbox_put');
         throw this.uniqueViolation(err, value) ?? err;
       }
-      if (guarded) await s.query('RELEASE SAVEPOINT sandbox_put');
     });
   }
 
@@ -84,11 +156,19 @@ export class PgTable<T extends Owned> implements Table<T> {
     if (!(err instanceof pg.DatabaseError) || err.code !== UNIQUE_VIOLATION || err.constraint === undefined) return undefined;
     const index = this.shape.uniqueIndexes.get(err.constraint);
     if (index === undefined) return undefined;
-    const key = index === GLOBAL_ID ? value.id : (this.shape.columns.find((c) => c.kind === 'unique' && c.key === index)?.encode(value) ?? '');
-    return new UniqueViolation(this.spec.name, index, key);
+    const uniqueKey = index === GLOBAL_ID ? value.id : (this.shape.columns.find((c) => c.kind === 'unique' && c.key === index)?.encode(value) ?? '');
+    // Several buffered puts of one table: the one whose key the server names.
+    if (err.detail !== undefined && !err.detail.includes(`=(${index === GLOBAL_ID ? '' : `${value.accountId}, `}${uniqueKey})`)) return undefined;
+    return new UniqueViolation(this.spec.name, index, uniqueKey);
   }
 
   delete(accountId: string, id: string): Promise<void> {
+    const frame = this.db.frame;
+    if (frame) {
+      this.overlay(frame).set(key(accountId, id), null);
+      frame.write({ text: `DELETE FROM ${this.t} WHERE account_id = $1 AND id = $2`, values: [accountId, id] });
+      return frame.exclusive(this.ready);
+    }
     return this.run(async (s) => {
       await s.query(`DELETE FROM ${this.t} WHERE account_id = $1 AND id = $2`, [accountId, id]);
     });
@@ -105,7 +185,7 @@ export class PgTable<T extends Owned> implements Table<T> {
       params.push(filterJson(wanted));
       where += ` AND ${quote(column.name)} = $${params.length}::jsonb`;
     }
-    return this.run(async (s) => {
+    return this.ranged(accountId, async (s) => {
       let range = '';
       const values = [...params];
       if (query.startingAfter !== undefined) {
@@ -126,7 +206,8 @@ export class PgTable<T extends Owned> implements Table<T> {
     let after = '0';
     for (;;) {
       // One statement per batch: between batches the caller may change the table (a reset deleting what it read).
-      const rows = await this.run(
+      const rows = await this.ranged(
+        accountId,
         async (s) => (await s.query<{ seq: string; value: T }>(`SELECT seq, value FROM ${this.t} WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, [accountId, after, batch])).rows,
       );
       for (const row of rows) yield row.value;
@@ -137,10 +218,17 @@ export class PgTable<T extends Owned> implements Table<T> {
   }
 
   count(accountId: string): Promise<number> {
-    return this.run(async (s) => Number((await s.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.t} WHERE account_id = $1`, [accountId])).rows[0]?.n ?? 0));
+    return this.ranged(accountId, async (s) => Number((await s.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.t} WHERE account_id = $1`, [accountId])).rows[0]?.n ?? 0));
   }
 
   deleteAll(accountId: string): Promise<number> {
-    return this.run(async (s) => (await s.query(`DELETE FROM ${this.t} WHERE account_id = $1`, [accountId])).rowCount ?? 0);
+    const frame = this.db.frame;
+    if (!frame) return this.run(async (s) => (await s.query(`DELETE FROM ${this.t} WHERE account_id = $1`, [accountId])).rowCount ?? 0);
+    // How many it removed is the answer: it runs in the transaction, after the unit's writes.
+    return (async () => {
+      await this.ready();
+      const result = await frame.inTransaction(`DELETE FROM ${this.t} WHERE account_id = $1`, [accountId]);
+      return result.rowCount ?? 0;
+    })();
   }
 }

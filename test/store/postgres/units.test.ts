@@ -1,0 +1,222 @@
+// What the PostgreSQL store adds to the ports' conformance about units of work (issue 35): a
+// unit's writes are buffered and sent at its commit, so a unit that throws leaves nothing (no
+// record, job, clock move or event), its reads see its own writes, and a clash PostgreSQL can
+// only find at the commit rolls the whole unit back.
+import pg from 'pg';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { UniqueViolation, type Owned, type TableSpec } from '../../../src/store/ports.js';
+import { PostgresRepository } from '../../../src/store/postgres/index.js';
+import { PG_INSTALL_TIMEOUT_MS } from '../../helpers/postgres.js';
+import { createTestDatabase } from '../../helpers/shared-postgres.js';
+
+interface Charge extends Owned {
+  status: 'PENDING' | 'PAID';
+  externalId?: string;
+}
+
+const charges: TableSpec<Charge> = { name: 'unit_charges', unique: { externalId: (c) => c.externalId }, filters: { status: (c) => c.status }, globalIds: true };
+
+let url = '';
+const now = Date.UTC(2030, 0, 1);
+const opened: PostgresRepository[] = [];
+const instance = async (instanceId: string) => {
+  const repo = await PostgresRepository.open({ connectionString: url, now: () => now, instanceId, poolSize: 4 });
+  opened.push(repo);
+  return repo;
+};
+let accounts = 0;
+const account = () => `acct_units_${++accounts}`;
+
+beforeAll(async () => {
+  url = await createTestDatabase('units');
+}, PG_INSTALL_TIMEOUT_MS);
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((repo) => repo.close()));
+});
+
+/** Everything the store keeps, read straight from PostgreSQL: what a unit that throws must leave as it was. */
+async function everything(): Promise<unknown> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const rows = async (sql: string) => (await client.query(sql)).rows;
+    return {
+      charges: await rows('SELECT account_id, id, value FROM unit_charges ORDER BY account_id, id'),
+      jobs: await rows('SELECT account_id, kind, ref, due_at, seq FROM jobs ORDER BY account_id, kind, ref'),
+      clocks: await rows('SELECT account_id, offset_ms FROM clocks ORDER BY account_id'),
+      payloads: await rows('SELECT count(*)::int AS n FROM bus_payloads'),
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('PostgreSQL units of work', () => {
+  it('a unit that throws after writes leaves the store unchanged: records, jobs, clocks, and nothing published', async () => {
+    const repo = await instance('units-a');
+    const other = await instance('units-b');
+    const a = account();
+    const table = repo.table(charges);
+    await table.put({ id: 'ch_kept', accountId: a, status: 'PENDING', externalId: 'order-kept' });
+    await table.put({ id: 'ch_gone', accountId: a, status: 'PENDING' });
+    await repo.jobs.schedule({ accountId: a, kind: 'expire', ref: 'ch_kept', dueAt: now + 60_000 });
+    await repo.clocks.advance(a, 1_000);
+    const before = await everything();
+    const heard: unknown[] = [];
+    repo.bus.subscribe(a, (m) => heard.push(m));
+    other.bus.subscribe(a, (m) => heard.push(m));
+    let changes = 0;
+    other.jobs.onChange(() => changes++);
+    const claimed = (await repo.jobs.pending(a))[0];
+    expect(claimed).toBeDefined();
+
+    const failing = repo.units.run(async () => {
+      const locked = await table.getForUpdate(a, 'ch_kept');
+      await table.put({ ...locked!, status: 'PAID' });
+      await table.put({ id: 'ch_new', accountId: a, status: 'PENDING' });
+      await table.delete(a, 'ch_gone');
+      await repo.jobs.schedule({ accountId: a, kind: 'fill', ref: 'ch_new', dueAt: now });
+      await repo.jobs.cancel(a, 'expire', 'ch_kept');
+      await repo.jobs.complete(claimed!);
+      await repo.clocks.advance(a, 5_000);
+      await repo.clocks.reset(a);
+      repo.bus.publish(a, { event: 'paid' });
+      repo.bus.publish(a, { big: 'x'.repeat(10_000) });
+      throw new Error('the domain changed its mind');
+    });
+    await expect(failing).rejects.toThrow('the domain changed its mind');
+
+    expect(await everything()).toEqual(before);
+    expect(await table.get(a, 'ch_kept')).toMatchObject({ status: 'PENDING' });
+    expect(await repo.jobs.isScheduled(a, 'expire', 'ch_kept')).toBe(true);
+    expect(await repo.clocks.offsetOf(a)).toBe(1_000);
+    // The other instance would hear of a commit within milliseconds; give it ample time to hear nothing.
+    await pause(300);
+    expect(heard).toEqual([]);
+    expect(changes).toBe(0);
+    // The record it locked is free again: another unit takes it at once.
+    await repo.units.run(async () => {
+      expect(await table.getForUpdate(a, 'ch_kept')).toMatchObject({ status: 'PENDING' });
+    });
+  });
+
+  it('reads inside a unit see its own writes: get, findUnique, getGlobal, list, count, scan, jobs and clocks', async () => {
+    const repo = await instance('units-reads');
+    const a = account();
+    const table = repo.table(charges);
+    await table.put({ id: 'ch_1', accountId: a, status: 'PENDING', externalId: 'order-1' });
+    await table.put({ id: 'ch_2', accountId: a, status: 'PENDING' });
+    await repo.jobs.schedule({ accountId: a, kind: 'expire', ref: 'ch_2', dueAt: now + 1_000 });
+
+    await repo.units.run(async () => {
+      await table.put({ id: 'ch_3', accountId: a, status: 'PAID' });
+      await table.put({ id: 'ch_1', accountId: a, status: 'PAID', externalId: 'order-1b' });
+      await table.delete(a, 'ch_2');
+      expect(await table.get(a, 'ch_3')).toMatchObject({ status: 'PAID' });
+      expect(await table.get(a, 'ch_2')).toBeUndefined();
+      expect(await table.getGlobal('ch_3')).toMatchObject({ accountId: a });
+      expect(await table.findUnique(a, 'externalId', 'order-1')).toBeUndefined();
+      expect(await table.findUnique(a, 'externalId', 'order-1b')).toMatchObject({ id: 'ch_1' });
+      expect(await table.getForUpdate(a, 'ch_1')).toMatchObject({ status: 'PAID' });
+
+      await repo.jobs.schedule({ accountId: a, kind: 'fill', ref: 'ch_3', dueAt: now });
+      await repo.jobs.cancel(a, 'expire', 'ch_2');
+      expect(await repo.jobs.isScheduled(a, 'fill', 'ch_3')).toBe(true);
+      expect(await repo.jobs.isScheduled(a, 'expire', 'ch_2')).toBe(false);
+      await repo.clocks.advance(a, 2_500);
+      expect(await repo.clocks.offsetOf(a)).toBe(2_500);
+
+      // Range reads: the unit's writes are sent first, in its transaction, and read back there.
+      expect((await table.list(a)).data.map((c) => c.id)).toEqual(['ch_1', 'ch_3']);
+      expect((await table.list(a, { where: { status: 'PAID' } })).data.map((c) => c.id)).toEqual(['ch_1', 'ch_3']);
+      expect(await table.count(a)).toBe(2);
+      const scanned: string[] = [];
+      for await (const c of table.scan(a)) scanned.push(c.id);
+      expect(scanned).toEqual(['ch_1', 'ch_3']);
+      expect((await repo.jobs.pending(a)).map((j) => `${j.kind}:${j.ref}`)).toEqual(['fill:ch_3']);
+
+      // Writes after a range read join the same transaction and are seen too.
+      await table.put({ id: 'ch_4', accountId: a, status: 'PENDING' });
+      expect(await table.count(a)).toBe(3);
+      expect(await table.get(a, 'ch_4')).toMatchObject({ status: 'PENDING' });
+    });
+    expect((await table.list(a)).data.map((c) => c.id)).toEqual(['ch_1', 'ch_3', 'ch_4']);
+    expect(await repo.clocks.offsetOf(a)).toBe(2_500);
+    expect(await repo.jobs.isScheduled(a, 'expire', 'ch_2')).toBe(false);
+  });
+
+  it('a clash found only at the commit (an id another account holds) throws UniqueViolation and rolls the whole unit back', async () => {
+    const repo = await instance('units-clash');
+    const other = await instance('units-clash-listener');
+    const [a, b] = [account(), account()];
+    const table = repo.table(charges);
+    await table.put({ id: 'ch_taken', accountId: a, status: 'PENDING' });
+    const before = await everything();
+    const heard: unknown[] = [];
+    other.bus.subscribe(b, (m) => heard.push(m));
+    const effects: string[] = [];
+
+    const clash = repo.units.run(async () => {
+      await table.put({ id: 'ch_b1', accountId: b, status: 'PENDING' });
+      await repo.jobs.schedule({ accountId: b, kind: 'fill', ref: 'ch_b1', dueAt: now });
+      await repo.clocks.advance(b, 3_000);
+      repo.bus.publish(b, { event: 'created' });
+      repo.units.afterCommit(() => effects.push('committed'));
+      // Global ids are unique across accounts: only PostgreSQL knows another account holds this one.
+      await table.put({ id: 'ch_taken', accountId: b, status: 'PENDING' });
+      await table.put({ id: 'ch_b2', accountId: b, status: 'PENDING' });
+    });
+    await expect(clash).rejects.toBeInstanceOf(UniqueViolation);
+    await expect(clash).rejects.toMatchObject({ table: 'unit_charges', index: 'id', key: 'ch_taken' });
+
+    expect(await everything()).toEqual(before);
+    await pause(300);
+    expect(heard).toEqual([]);
+    expect(effects).toEqual([]);
+    // The repository goes on: the next unit commits.
+    await repo.units.run(() => table.put({ id: 'ch_b3', accountId: b, status: 'PENDING' }));
+    expect(await table.get(b, 'ch_b3')).toBeDefined();
+  });
+
+  it('a clash on a unique key of the spec is the put\'s own: the unit catches it and the rest commits', async () => {
+    const repo = await instance('units-own-clash');
+    const a = account();
+    const table = repo.table(charges);
+    await table.put({ id: `${a}_1`, accountId: a, status: 'PENDING', externalId: 'order-1' });
+    const outcome = await repo.units.run(async () => {
+      await table.put({ id: `${a}_2`, accountId: a, status: 'PENDING' });
+      const refused = await table.put({ id: `${a}_3`, accountId: a, status: 'PENDING', externalId: 'order-1' }).then(
+        () => 'stored',
+        (err: unknown) => (err instanceof UniqueViolation ? `refused ${err.index} ${err.key}` : err),
+      );
+      await table.put({ id: `${a}_4`, accountId: a, status: 'PENDING' });
+      return refused;
+    });
+    expect(outcome).toBe('refused externalId order-1');
+    expect((await table.list(a)).data.map((c) => c.id)).toEqual([`${a}_1`, `${a}_2`, `${a}_4`]);
+  });
+
+  it('a unit commits the jobs and clock changes it buffered, and other instances hear of them', async () => {
+    const repo = await instance('units-commit');
+    const other = await instance('units-commit-listener');
+    const a = account();
+    let changes = 0;
+    other.jobs.onChange(() => changes++);
+    const heard: unknown[] = [];
+    other.bus.subscribe(a, (m) => heard.push(m));
+    await repo.units.run(async () => {
+      await repo.jobs.schedule({ accountId: a, kind: 'fill', ref: 'r1', dueAt: now });
+      await repo.clocks.advance(a, 700);
+      repo.bus.publish(a, { event: 'one' });
+    });
+    expect(await other.jobs.isScheduled(a, 'fill', 'r1')).toBe(true);
+    expect(await other.clocks.offsetOf(a)).toBe(700);
+    await vi.waitFor(() => {
+      expect(heard).toEqual([{ event: 'one' }]);
+      expect(changes).toBeGreaterThan(0);
+    });
+  });
+});
