@@ -90,15 +90,21 @@ export interface Write {
  */
 export function literal(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'string') return pg.escapeLiteral(value);
+  if (typeof value === 'string') return quoted(value);
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return `'${String(value)}'`;
   if (Buffer.isBuffer(value)) return `'\\x${value.toString('hex')}'`;
   if (Array.isArray(value)) {
     const items = value.map((item: unknown) => (item === null || item === undefined ? 'NULL' : `"${String(item).replace(/[\\"]/g, (c) => `\\${c}`)}"`));
-    return pg.escapeLiteral(`{${items.join(',')}}`);
+    return quoted(`{${items.join(',')}}`);
   }
-  if (value instanceof Date) return pg.escapeLiteral(value.toISOString());
-  return pg.escapeLiteral(JSON.stringify(value));
+  if (value instanceof Date) return quoted(value.toISOString());
+  return quoted(JSON.stringify(value));
+}
+
+/** A string literal (pg's escapeLiteral, with native replaces instead of a loop per character: request log entries are kilobytes). */
+function quoted(text: string): string {
+  const body = text.replaceAll("'", "''");
+  return text.includes('\\') ? ` E'${body.replaceAll('\\', '\\\\')}'` : `'${body}'`;
 }
 
 /** `text` with its $n parameters replaced by literals. */
