@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { EventBus } from '../ports.js';
 import type { Logger } from '../types.js';
-import type { Db } from './db.js';
+import type { Db, Frame, Scope } from './db.js';
 
 export const BUS_CHANNEL = 'sandbox_bus';
 
@@ -126,15 +126,24 @@ export class PgBus implements EventBus {
     private readonly logger: Logger,
   ) {}
 
+  /** The bus bound to a unit given explicitly (a handle): what it publishes waits for that unit's commit. */
+  in(frame: Frame): EventBus {
+    return { publish: (accountId, message) => this.publishIn(frame.scope, accountId, message), subscribe: (accountId, listener) => this.subscribe(accountId, listener) };
+  }
+
   publish(accountId: string, message: unknown): void {
+    this.publishIn(this.db, accountId, message);
+  }
+
+  private publishIn(scope: Scope, accountId: string, message: unknown): void {
     const json = JSON.stringify(message ?? null);
-    this.db.afterCommit(() => this.deliver(accountId, JSON.parse(json)));
+    scope.afterCommit(() => this.deliver(accountId, JSON.parse(json)));
     const small = `{"from":${JSON.stringify(this.instanceId)},"a":${JSON.stringify(accountId)},"m":${json}}`;
     if (Buffer.byteLength(small) <= MAX_NOTIFY_BYTES) {
-      this.db.fireAndForget({ text: 'SELECT pg_notify($1, $2)', values: [BUS_CHANNEL, small] }, 'publishing an event');
+      scope.fireAndForget({ text: 'SELECT pg_notify($1, $2)', values: [BUS_CHANNEL, small] }, 'publishing an event');
       return;
     }
-    this.db.fireAndForget(
+    scope.fireAndForget(
       {
         // Old payloads every instance has had time to read go as new ones come.
         text: `WITH old AS (DELETE FROM bus_payloads WHERE created_at < now() - interval '5 minutes'),

@@ -74,6 +74,23 @@ export class Held implements Session {
   }
 }
 
+/**
+ * Where a store's calls go: the unit found through AsyncLocalStorage (`Db` itself), or a unit
+ * given explicitly (`Frame.scope`, what `PgTable.in(frame)` and the others are bound to).
+ */
+export interface Scope {
+  /** The unit calls join, if any (open: an ended unit's handle is used as no unit). */
+  readonly frame: Frame | undefined;
+  /** A read: in the unit (`Frame.read`), or on a pooled connection in autocommit. */
+  session<T>(op: (session: Session) => Promise<T>): Promise<T>;
+  /** A write: buffered in the unit, or run at once in autocommit (resolving with its result then). */
+  write(statement: Write): Promise<pg.QueryResult | undefined>;
+  /** A write nobody waits for (publish is synchronous): outside a unit a failure is logged. */
+  fireAndForget(statement: Write, what: string): void;
+  /** Runs after the unit's commit; at once without one. */
+  afterCommit(effect: () => void): void;
+}
+
 /** A statement a unit sends at commit (or before a read that needs it in the transaction). */
 export interface Write {
   text: string;
@@ -148,7 +165,22 @@ export class Frame {
   private writes: Write[] = [];
   private readonly overlays = new Map<string, Map<string, unknown>>();
 
-  constructor(private readonly db: Db) {}
+  /** This unit as an explicit handle's scope: store views bound to it (`in(frame)`) join it without AsyncLocalStorage. */
+  readonly scope: Scope;
+
+  constructor(private readonly db: Db) {
+    const open = (): Frame | undefined => (this.state === 'open' ? this : undefined);
+    this.scope = {
+      get frame() {
+        return open();
+      },
+      session: (op) => db.sessionIn(open(), op),
+      write: (statement) => db.writeIn(open(), statement),
+      fireAndForget: (statement, what) => db.fireAndForgetIn(open(), statement, what),
+      // An operation the unit waits for (started before it ended) still belongs to it.
+      afterCommit: (effect) => (this.state === 'ended' ? effect() : this.afterCommit(effect)),
+    };
+  }
 
   /** The unit's view of what it wrote to one kind of record (a table, the jobs, the clocks), by key: a value, or null for removed. */
   overlay<V>(name: string): Map<string, V | null> {
@@ -298,7 +330,7 @@ export interface DbOptions {
  * lost database); every client, pooled or checked out, has an 'error' listener, so a server that
  * goes away never becomes an unhandled 'error' event.
  */
-export class Db {
+export class Db implements Scope {
   readonly pool: pg.Pool;
   readonly config: pg.ClientConfig;
   private readonly frames = new AsyncLocalStorage<Frame>();
@@ -338,7 +370,10 @@ export class Db {
 
   /** A read: in the current unit (`Frame.read`), or on a pooled connection in autocommit. */
   session<T>(op: (session: Session) => Promise<T>): Promise<T> {
-    const frame = this.frame;
+    return this.sessionIn(this.frame, op);
+  }
+
+  sessionIn<T>(frame: Frame | undefined, op: (session: Session) => Promise<T>): Promise<T> {
     return frame ? frame.read(op) : this.pooled(op);
   }
 
@@ -346,8 +381,11 @@ export class Db {
    * A write: buffered in the current unit (sent at its commit, its result given to
    * `statement.committed` then), or run at once in autocommit; resolves with the result then.
    */
-  async write(statement: Write): Promise<pg.QueryResult | undefined> {
-    const frame = this.frame;
+  write(statement: Write): Promise<pg.QueryResult | undefined> {
+    return this.writeIn(this.frame, statement);
+  }
+
+  async writeIn(frame: Frame | undefined, statement: Write): Promise<pg.QueryResult | undefined> {
     if (frame) {
       frame.write(statement);
       return undefined;
@@ -366,7 +404,11 @@ export class Db {
    * like any other; outside, a failure is logged.
    */
   fireAndForget(statement: Write, what: string): void {
-    this.write(statement).catch((err: unknown) => this.options.logger.warn({ err: err instanceof Error ? err.message : String(err) }, `PostgreSQL: ${what} failed`));
+    this.fireAndForgetIn(this.frame, statement, what);
+  }
+
+  fireAndForgetIn(frame: Frame | undefined, statement: Write, what: string): void {
+    this.writeIn(frame, statement).catch((err: unknown) => this.options.logger.warn({ err: err instanceof Error ? err.message : String(err) }, `PostgreSQL: ${what} failed`));
   }
 
   /** Runs outside any unit the caller is in (health checks, notifications received). */
@@ -387,12 +429,13 @@ export class Db {
    * before it commits or rolls back. Calls made after it ended (a timer set up inside it) run
    * on their own.
    */
-  async unit<T>(work: () => Promise<T>): Promise<T> {
-    if (this.frame) return work();
+  async unit<T>(work: (frame: Frame) => Promise<T>): Promise<T> {
+    const current = this.frame;
+    if (current) return work(current);
     const frame = new Frame(this);
     let result: T;
     try {
-      result = await this.frames.run(frame, work);
+      result = await this.frames.run(frame, () => work(frame));
       frame.state = 'ending';
       await frame.drain();
       await frame.commit();

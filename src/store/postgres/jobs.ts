@@ -1,5 +1,5 @@
 import type { ClockStore, JobRecord, JobStore } from '../ports.js';
-import type { Db, Frame } from './db.js';
+import type { Db, Frame, Scope, Session } from './db.js';
 
 /** The channel on which instances tell each other that jobs or clocks changed. */
 export const JOBS_CHANNEL = 'sandbox_jobs';
@@ -21,19 +21,16 @@ const toJob = (row: JobRow): JobRecord => ({ id: row.id, accountId: row.account_
 export class JobSignals {
   private readonly listeners = new Set<() => void>();
 
-  constructor(
-    private readonly db: Db,
-    readonly instanceId: string,
-  ) {}
+  constructor(readonly instanceId: string) {}
 
   /** SQL that notifies the other instances; its parameter is `payload`. */
   readonly payload = (): string => JSON.stringify({ from: this.instanceId });
 
-  /** Jobs or clocks changed in the current unit (once per unit), or just now outside one. */
-  changed(): void {
-    const frame = this.db.frame;
+  /** Jobs or clocks changed in the scope's unit (once per unit), or just now outside one. */
+  changed(scope: Scope): void {
+    const frame = scope.frame;
     if (frame) frame.once('jobs changed', () => this.fire());
-    else this.db.afterCommit(() => this.fire());
+    else scope.afterCommit(() => this.fire());
   }
 
   /** A notification from another instance, or the LISTEN connection coming back (what it missed is unknown). */
@@ -67,17 +64,22 @@ class SeqBlocks {
 
   constructor(private readonly db: Db) {}
 
-  async take(): Promise<number> {
+  /** `frame`: the caller's unit; once it holds a connection, the block is taken on it (nextval ignores transactions), never on a second one it would wait for. */
+  async take(frame: Frame | undefined): Promise<number> {
     for (;;) {
       const value = this.values.shift();
       if (value !== undefined) return value;
-      this.refilling ??= this.db
-        .pooled(async (s) => {
-          const { rows } = await s.query<{ v: string }>("SELECT nextval('jobs_seq') AS v FROM generate_series(1, $1)", [SEQ_BLOCK], 'jobs_seq_block');
-          this.values.push(...rows.map((row) => Number(row.v)).sort((a, b) => a - b));
-        })
-        .finally(() => (this.refilling = undefined));
-      await this.refilling;
+      const refill = async (s: Session) => {
+        const { rows } = await s.query<{ v: string }>("SELECT nextval('jobs_seq') AS v FROM generate_series(1, $1)", [SEQ_BLOCK], 'jobs_seq_block');
+        this.values.push(...rows.map((row) => Number(row.v)).sort((a, b) => a - b));
+      };
+      const held = frame?.held;
+      // A unit holding a connection must not wait for another from the pool (all of them may be held by such units).
+      if (held) await refill(held);
+      else {
+        this.refilling ??= this.db.pooled(refill).finally(() => (this.refilling = undefined));
+        await this.refilling;
+      }
     }
   }
 }
@@ -95,6 +97,8 @@ const jobKey = (accountId: string, kind: string, ref: string): string => `${acco
  */
 export class PgJobStore implements JobStore {
   private readonly seqs: SeqBlocks;
+  /** Where calls go: the unit found through AsyncLocalStorage, or the one this view is bound to (`in`). */
+  private scope: Scope;
 
   constructor(
     private readonly db: Db,
@@ -102,6 +106,14 @@ export class PgJobStore implements JobStore {
     private readonly signals: JobSignals,
   ) {
     this.seqs = new SeqBlocks(db);
+    this.scope = db;
+  }
+
+  /** The job store bound to a unit given explicitly (a handle): its calls join `frame`. */
+  in(frame: Frame): PgJobStore {
+    const view = Object.create(this) as PgJobStore;
+    view.scope = frame.scope;
+    return view;
   }
 
   private overlay(frame: Frame): Map<string, OwnJob | null> {
@@ -109,7 +121,7 @@ export class PgJobStore implements JobStore {
   }
 
   schedule(job: { accountId: string; kind: string; ref: string; dueAt: number }): Promise<JobRecord> {
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     if (!frame) return this.scheduleNow(job, undefined);
     // Seen by the unit's reads at once; its seq is known once taken (the unit waits for that before it commits).
     const record: JobRecord = { id: '', accountId: job.accountId, kind: job.kind, ref: job.ref, dueAt: job.dueAt, seq: Number.NaN };
@@ -118,7 +130,7 @@ export class PgJobStore implements JobStore {
   }
 
   private async scheduleNow(job: { accountId: string; kind: string; ref: string; dueAt: number }, own: JobRecord | undefined, frame?: Frame): Promise<JobRecord> {
-    const seq = await this.seqs.take();
+    const seq = await this.seqs.take(frame);
     const record: JobRecord = Object.assign(own ?? { ...job, id: '', seq: 0 }, { id: `job_${seq}`, seq });
     // Scheduling again replaces the job: a new id and seq (so an earlier claim's complete leaves it), no lease.
     const statement = {
@@ -134,16 +146,16 @@ export class PgJobStore implements JobStore {
       frame.write(statement);
       frame.once('jobs changed', () => this.signals.fire());
     } else {
-      await this.db.write(statement);
-      this.signals.changed();
+      await this.scope.write(statement);
+      this.signals.changed(this.scope);
     }
     return { ...record };
   }
 
   async cancel(accountId: string, kind: string, ref: string): Promise<void> {
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     if (frame) this.overlay(frame).set(jobKey(accountId, kind, ref), null);
-    await this.db.write({
+    await this.scope.write({
       text: `WITH gone AS (DELETE FROM jobs WHERE account_id = $1 AND kind = $2 AND ref = $3 RETURNING 1)
              SELECT count(*) AS n, CASE WHEN count(*) > 0 THEN pg_notify('${JOBS_CHANNEL}', $4) END FROM gone`,
       values: [accountId, kind, ref, this.signals.payload()],
@@ -158,21 +170,21 @@ export class PgJobStore implements JobStore {
     const text = `WITH gone AS (DELETE FROM jobs WHERE account_id = $1 RETURNING 1)
                   SELECT count(*) AS n, CASE WHEN count(*) > 0 THEN pg_notify('${JOBS_CHANNEL}', $2) END FROM gone`;
     const values = [accountId, this.signals.payload()];
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     const removed = frame ? frame.inTransaction<{ n: string }>(text, values) : this.db.pooled((s) => s.query<{ n: string }>(text, values));
     return removed.then(({ rows }) => {
       const n = Number(rows[0]?.n ?? 0);
-      if (n > 0) this.signals.changed();
+      if (n > 0) this.signals.changed(this.scope);
       return n;
     });
   }
 
   isScheduled(accountId: string, kind: string, ref: string): Promise<boolean> {
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     const own = frame && this.overlay(frame).get(jobKey(accountId, kind, ref));
     if (own === null) return Promise.resolve(false);
     if (own !== undefined && !('completed' in own)) return Promise.resolve(true);
-    return this.db.session(async (s) => {
+    return this.scope.session(async (s) => {
       const { rows } = await s.query<{ seq: string }>('SELECT seq FROM jobs WHERE account_id = $1 AND kind = $2 AND ref = $3', [accountId, kind, ref], 'job_scheduled');
       const row = rows[0];
       // The unit completed this very job: it is gone once the unit commits.
@@ -181,16 +193,16 @@ export class PgJobStore implements JobStore {
   }
 
   async pending(accountId: string): Promise<JobRecord[]> {
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     if (frame?.dirty && [...this.overlay(frame).keys()].some((k) => k.startsWith(`${accountId}\0`))) await frame.flush();
-    return this.db.session(async (s) => (await s.query<JobRow>(`SELECT ${COLUMNS} FROM jobs WHERE account_id = $1 ORDER BY due_at, seq`, [accountId])).rows.map(toJob));
+    return this.scope.session(async (s) => (await s.query<JobRow>(`SELECT ${COLUMNS} FROM jobs WHERE account_id = $1 ORDER BY due_at, seq`, [accountId])).rows.map(toJob));
   }
 
   claimDue(limit: number, leaseMs: number, accountId?: string): Promise<JobRecord[]> {
     const now = this.now();
     const params: unknown[] = [now, limit, now + leaseMs, this.signals.instanceId];
     if (accountId !== undefined) params.push(accountId);
-    return this.db.session(async (s) => {
+    return this.scope.session(async (s) => {
       // SKIP LOCKED: instances claiming at once each take different jobs instead of queueing on the same rows.
       const { rows } = await s.query<JobRow & { real_due: number }>(
         `WITH due AS (
@@ -213,7 +225,7 @@ export class PgJobStore implements JobStore {
   }
 
   async complete(job: JobRecord): Promise<void> {
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     if (frame) {
       const overlay = this.overlay(frame);
       const k = jobKey(job.accountId, job.kind, job.ref);
@@ -222,11 +234,11 @@ export class PgJobStore implements JobStore {
       else if (own !== null && 'seq' in own && own.seq === job.seq) overlay.set(k, null);
     }
     // Only this very job: if it was scheduled again meanwhile (another seq), the new one stays.
-    await this.db.write({ text: 'DELETE FROM jobs WHERE account_id = $1 AND kind = $2 AND ref = $3 AND seq = $4', values: [job.accountId, job.kind, job.ref, job.seq] });
+    await this.scope.write({ text: 'DELETE FROM jobs WHERE account_id = $1 AND kind = $2 AND ref = $3 AND seq = $4', values: [job.accountId, job.kind, job.ref, job.seq] });
   }
 
   nextRealDueAt(): Promise<number | undefined> {
-    return this.db.session(async (s) => {
+    return this.scope.session(async (s) => {
       // A claimed job comes back when its lease runs out (its instance may have died).
       const { rows } = await s.query<{ at: number | null }>(
         `SELECT min(GREATEST(j.due_at - COALESCE(c.offset_ms, 0), COALESCE(j.lease_until, '-Infinity'))) AS at
@@ -243,20 +255,32 @@ export class PgJobStore implements JobStore {
 
 /** Account clocks: the offset from real time, stored only for accounts whose clock moved. Inside a unit, changes are buffered and its reads see them. */
 export class PgClockStore implements ClockStore {
+  /** Where calls go: the unit found through AsyncLocalStorage, or the one this view is bound to (`in`). */
+  private scope: Scope;
+
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly signals: JobSignals,
-  ) {}
+  ) {
+    this.scope = db;
+  }
+
+  /** The clocks bound to a unit given explicitly (a handle): their calls join `frame`. */
+  in(frame: Frame): PgClockStore {
+    const view = Object.create(this) as PgClockStore;
+    view.scope = frame.scope;
+    return view;
+  }
 
   private overlay(frame: Frame): Map<string, number | null> {
     return frame.overlay<number>('clocks');
   }
 
   offsetOf(accountId: string): Promise<number> {
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     const own = frame && this.overlay(frame).get(accountId);
     if (own !== undefined && own !== null) return Promise.resolve(own);
-    return this.db.session(async (s) => (await s.query<{ offset_ms: number }>('SELECT offset_ms FROM clocks WHERE account_id = $1', [accountId], 'clock_offset')).rows[0]?.offset_ms ?? 0);
+    return this.scope.session(async (s) => (await s.query<{ offset_ms: number }>('SELECT offset_ms FROM clocks WHERE account_id = $1', [accountId], 'clock_offset')).rows[0]?.offset_ms ?? 0);
   }
 
   async advance(accountId: string, ms: number): Promise<number> {
@@ -268,24 +292,24 @@ export class PgClockStore implements ClockStore {
                     RETURNING offset_ms)
                   SELECT offset_ms, pg_notify('${JOBS_CHANNEL}', $3) FROM moved`;
     const values = [accountId, ms, this.signals.payload()];
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     if (!frame) {
-      const result = await this.db.write({ text, values });
-      this.signals.changed();
+      const result = await this.scope.write({ text, values });
+      this.signals.changed(this.scope);
       return (result?.rows[0] as { offset_ms?: number } | undefined)?.offset_ms ?? ms;
     }
     // The offset after the move as this unit sees it; PostgreSQL adds `ms` to what it has at the commit.
     const offset = (await this.offsetOf(accountId)) + ms;
     this.overlay(frame).set(accountId, offset);
     frame.write({ text, values });
-    this.signals.changed();
+    this.signals.changed(this.scope);
     return offset;
   }
 
   async reset(accountId: string): Promise<void> {
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     if (frame) this.overlay(frame).set(accountId, 0);
-    await this.db.write({ text: `WITH gone AS (DELETE FROM clocks WHERE account_id = $1 RETURNING 1) SELECT pg_notify('${JOBS_CHANNEL}', $2) FROM gone`, values: [accountId, this.signals.payload()] });
-    this.signals.changed();
+    await this.scope.write({ text: `WITH gone AS (DELETE FROM clocks WHERE account_id = $1 RETURNING 1) SELECT pg_notify('${JOBS_CHANNEL}', $2) FROM gone`, values: [accountId, this.signals.payload()] });
+    this.signals.changed(this.scope);
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
-import { StoreUnavailable, type Owned, type Repository, type Sequences, type StoreHealth, type Table, type TableSpec, type UnitOfWork } from '../ports.js';
+import { StoreUnavailable, type ClockStore, type EventBus, type JobStore, type Owned, type Repository, type Sequences, type StoreHealth, type Table, type TableSpec, type UnitOfWork } from '../ports.js';
 import type { Logger } from '../types.js';
 import { BUS_CHANNEL, Listener, PgBus } from './bus.js';
 import { Db, mapError, statementName, type Session } from './db.js';
@@ -46,6 +46,20 @@ function poolSizeFromEnv(): number | undefined {
 const silent: Logger = { warn: () => undefined, info: () => undefined };
 
 /**
+ * A unit of work as an explicit handle: what `PostgresRepository.withUnit` gives its work. Every
+ * call made through it joins that unit whatever the async context (no AsyncLocalStorage needed),
+ * with the same buffering as `units.run`. The shape units take once the domain receives them.
+ */
+export interface PgUnit {
+  table<T extends Owned>(spec: TableSpec<T>): Table<T>;
+  readonly jobs: JobStore;
+  readonly clocks: ClockStore;
+  readonly bus: EventBus;
+  readonly sequences: Sequences;
+  afterCommit(effect: () => void): void;
+}
+
+/**
  * The store on PostgreSQL, shared by any number of sandbox instances (see docs/store.md).
  * `open` applies the migrations and starts the instance's LISTEN connection; everything after
  * that survives the database going away: calls fail with StoreUnavailable meanwhile, and work
@@ -72,7 +86,7 @@ export class PostgresRepository implements Repository {
     logger: Logger,
   ) {
     this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-    const signals = new JobSignals(db, this.instanceId);
+    const signals = new JobSignals(this.instanceId);
     this.jobs = new PgJobStore(db, options.now ?? Date.now, signals);
     this.clocks = new PgClockStore(db, signals);
     this.bus = new PgBus(db, this.instanceId, logger);
@@ -116,9 +130,27 @@ export class PostgresRepository implements Repository {
     return repository;
   }
 
+  /** `work` as one unit, given to it as a handle (see PgUnit); nested inside a unit, it joins that one. */
+  withUnit<T>(work: (unit: PgUnit) => Promise<T>): Promise<T> {
+    return this.db.unit((frame) =>
+      work({
+        table: (spec) => this.pgTable(spec).in(frame),
+        jobs: this.jobs.in(frame),
+        clocks: this.clocks.in(frame),
+        bus: this.bus.in(frame),
+        sequences: this.sequences,
+        afterCommit: (effect) => frame.scope.afterCommit(effect),
+      }),
+    );
+  }
+
   table<T extends Owned>(spec: TableSpec<T>): Table<T> {
+    return this.pgTable(spec);
+  }
+
+  private pgTable<T extends Owned>(spec: TableSpec<T>): PgTable<T> {
     const existing = this.tables.get(spec.name);
-    if (existing) return existing as unknown as Table<T>;
+    if (existing) return existing as unknown as PgTable<T>;
     const shape = shapeOf(spec);
     const table = new PgTable<T>(this.db, spec, shape, () => this.once(`table ${spec.name}`, (s) => ensureTable(s, shape)));
     this.tables.set(spec.name, table as unknown as PgTable<Owned>);

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { CursorNotFound, UniqueViolation, type ListQuery, type Owned, type Page, type Table, type TableSpec } from '../ports.js';
-import { statementName, type Db, type Frame, type Session } from './db.js';
+import { statementName, type Db, type Frame, type Scope, type Session } from './db.js';
 import { GLOBAL_ID, filterJson, quote, type TableShape } from './schema.js';
 
 const DEFAULT_LIMIT = 20;
@@ -21,6 +21,8 @@ const parsed = <T>(json: string | null): T | undefined => (json === null ? undef
  * table exists (`ready`, once per instance).
  */
 export class PgTable<T extends Owned> implements Table<T> {
+  /** Where calls go: the unit found through AsyncLocalStorage, or the one this view is bound to (`in`). */
+  private scope: Scope;
   private readonly t: string;
   private readonly upsert: string;
   private readonly sql: { get: string; lock: string; global: string };
@@ -28,11 +30,12 @@ export class PgTable<T extends Owned> implements Table<T> {
   private readonly names: { get: string; global: string };
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly spec: TableSpec<T>,
     private readonly shape: TableShape,
     private readonly ready: () => Promise<void>,
   ) {
+    this.scope = db;
     this.t = quote(shape.table);
     const names = ['account_id', 'id', 'value', ...shape.columns.map((c) => c.name)].map(quote);
     const params = names.map((_, i) => `$${i + 1}${i === 2 || shape.columns[i - 3]?.type === 'jsonb' ? '::jsonb' : ''}`);
@@ -47,8 +50,15 @@ export class PgTable<T extends Owned> implements Table<T> {
     this.upsert = `INSERT INTO ${this.t} (${names.join(', ')}) VALUES (${params.join(', ')}) ON CONFLICT (account_id, id) DO UPDATE SET ${updates.join(', ')}`;
   }
 
+  /** This table bound to a unit given explicitly (a handle), not found through AsyncLocalStorage: its calls join `frame`. */
+  in(frame: Frame): PgTable<T> {
+    const view = Object.create(this) as PgTable<T>;
+    view.scope = frame.scope;
+    return view;
+  }
+
   private run<R>(op: (session: Session) => Promise<R>): Promise<R> {
-    return this.db.session(async (session) => {
+    return this.scope.session(async (session) => {
       await this.ready();
       return op(session);
     });
@@ -69,20 +79,20 @@ export class PgTable<T extends Owned> implements Table<T> {
 
   /** A range read (list, scan, count) in a unit that wrote to its account: in the transaction, once the writes are sent. */
   private async ranged<R>(accountId: string | undefined, op: (session: Session) => Promise<R>): Promise<R> {
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     if (frame && this.touched(frame, accountId)) await frame.flush();
     return this.run(op);
   }
 
   get(accountId: string, id: string): Promise<T | undefined> {
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     const own = frame && this.overlay(frame).get(key(accountId, id));
     if (own !== undefined) return Promise.resolve(parsed<T>(own));
     return this.run(async (s) => (await s.query<ValueRow<T>>(this.sql.get, [accountId, id], this.names.get)).rows[0]?.value);
   }
 
   getForUpdate(accountId: string, id: string): Promise<T | undefined> {
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     if (!frame) return Promise.reject(new Error(`${this.spec.name}: getForUpdate is only for use inside units.run`));
     return (async () => {
       await this.ready();
@@ -95,7 +105,7 @@ export class PgTable<T extends Owned> implements Table<T> {
 
   getGlobal(id: string): Promise<T | undefined> {
     if (!this.spec.globalIds) return Promise.reject(new Error(`${this.spec.name}: getGlobal needs a table declared with globalIds`));
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     if (frame) {
       for (const [k, own] of this.overlay(frame)) if (k.slice(k.indexOf('\0') + 1) === id) return Promise.resolve(parsed<T>(own));
     }
@@ -105,7 +115,7 @@ export class PgTable<T extends Owned> implements Table<T> {
   findUnique(accountId: string, index: string, uniqueKey: string): Promise<T | undefined> {
     const column = this.shape.columns.find((c) => c.kind === 'unique' && c.key === index);
     if (column === undefined) return Promise.reject(new Error(`${this.spec.name}: no unique index ${index}`));
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     const overlay = frame && this.overlay(frame);
     if (overlay && overlay.size > 0) {
       const prefix = key(accountId, '');
@@ -127,7 +137,7 @@ export class PgTable<T extends Owned> implements Table<T> {
       return Promise.reject(new TypeError(`${this.spec.name}: a record needs a string id and accountId`));
     }
     const params = [value.accountId, value.id, JSON.stringify(value), ...this.shape.columns.map((c) => c.encode(value))];
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     if (frame && this.shape.columns.some((c) => c.kind === 'unique' && params[3 + this.shape.columns.indexOf(c)] !== null)) {
       // A record with a unique key of the spec (a product's externalId): sent at once, so that a clash is this put's
       // UniqueViolation and the unit goes on, as domain code expects (one round trip, with what is buffered before it).
@@ -163,7 +173,7 @@ export class PgTable<T extends Owned> implements Table<T> {
   }
 
   delete(accountId: string, id: string): Promise<void> {
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     if (frame) {
       this.overlay(frame).set(key(accountId, id), null);
       frame.write({ text: `DELETE FROM ${this.t} WHERE account_id = $1 AND id = $2`, values: [accountId, id] });
@@ -222,7 +232,7 @@ export class PgTable<T extends Owned> implements Table<T> {
   }
 
   deleteAll(accountId: string): Promise<number> {
-    const frame = this.db.frame;
+    const frame = this.scope.frame;
     if (!frame) return this.run(async (s) => (await s.query(`DELETE FROM ${this.t} WHERE account_id = $1`, [accountId])).rowCount ?? 0);
     // How many it removed is the answer: it runs in the transaction, after the unit's writes.
     return (async () => {

@@ -199,6 +199,42 @@ describe('PostgreSQL units of work', () => {
     expect((await table.list(a)).data.map((c) => c.id)).toEqual([`${a}_1`, `${a}_2`, `${a}_4`]);
   });
 
+  it('an explicit unit (withUnit: a handle, not AsyncLocalStorage) buffers what is called through it, even from another async context', async () => {
+    const repo = await instance('units-explicit');
+    const a = account();
+    const table = repo.table(charges);
+    // Calls run by a timer set up before any unit: their async context is not the unit's.
+    const queue: (() => Promise<void>)[] = [];
+    const runner = setInterval(() => void queue.shift()?.(), 5);
+    const elsewhere = (call: () => Promise<unknown>) =>
+      new Promise<void>((resolve, reject) => queue.push(() => call().then(() => resolve(), reject)));
+    try {
+      const failing = repo.withUnit(async (unit) => {
+        await elsewhere(() => unit.table(charges).put({ id: `${a}_x`, accountId: a, status: 'PENDING' }));
+        await elsewhere(() => unit.jobs.schedule({ accountId: a, kind: 'fill', ref: `${a}_x`, dueAt: now }));
+        await elsewhere(() => unit.clocks.advance(a, 900));
+        expect(await unit.table(charges).get(a, `${a}_x`)).toMatchObject({ status: 'PENDING' });
+        expect(await unit.jobs.isScheduled(a, 'fill', `${a}_x`)).toBe(true);
+        throw new Error('changed its mind');
+      });
+      await expect(failing).rejects.toThrow('changed its mind');
+      expect(await table.get(a, `${a}_x`)).toBeUndefined();
+      expect(await repo.jobs.isScheduled(a, 'fill', `${a}_x`)).toBe(false);
+      expect(await repo.clocks.offsetOf(a)).toBe(0);
+
+      const effects: string[] = [];
+      await repo.withUnit(async (unit) => {
+        await elsewhere(() => unit.table(charges).put({ id: `${a}_y`, accountId: a, status: 'PAID' }));
+        unit.afterCommit(() => effects.push('committed'));
+        expect(effects).toEqual([]);
+      });
+      expect(effects).toEqual(['committed']);
+      expect(await table.get(a, `${a}_y`)).toMatchObject({ status: 'PAID' });
+    } finally {
+      clearInterval(runner);
+    }
+  });
+
   it('a unit commits the jobs and clock changes it buffered, and other instances hear of them', async () => {
     const repo = await instance('units-commit');
     const other = await instance('units-commit-listener');
