@@ -13,8 +13,10 @@
  *                 (POST /_sandbox/transactions/:id/pay); a CPU profile summary of the three
  *   webhooks      payments at a steady rate: pay→webhook latency, webhooks lost
  *   store         start→ready and RSS with 100k, 1M and 3M stored records, GET p99 at 3M vs 1k
- *   postgres      durable purchase and GET on the embedded store, on PostgreSQL with one
- *                 instance and with two instances sharing it (the load spread over both)
+ *   postgres      pgbench tpcb-like on a throwaway cluster (PostgreSQL's own floor), then on the
+ *                 same cluster durable purchase, pay and GET on the embedded store, on PostgreSQL
+ *                 with one instance and with two sharing it, and round trips per request
+ *                 counted on the wire (issue 35; BENCH_PG_* in suites/postgres.mjs)
  *
  *   npm run build && node bench/run.mjs
  *
