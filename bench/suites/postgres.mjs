@@ -40,7 +40,7 @@ import {
   textTable,
   verdict,
 } from '../lib/harness.mjs';
-import { PAY_HEADERS, PAY_TEMPLATE, PIX_BODY, call } from './transactions.mjs';
+import { PIX_BODY, call, measurePay, newPurchaseId } from './transactions.mjs';
 import { startTurnCounter } from '../lib/pg-turns.mjs';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -85,9 +85,6 @@ const PGBENCH_SCALE = Math.max(1, Math.round(Number(process.env.BENCH_PGBENCH_SC
 const TURN_REQUESTS = Math.max(0, Math.round(Number(process.env.BENCH_PG_TURNS ?? 40)));
 /** Another build's dist/bin.js: its PostgreSQL configurations are measured right after this build's, on the same cluster. */
 const BEFORE_BIN = process.env.BENCH_BEFORE_BIN ? path.resolve(process.env.BENCH_BEFORE_BIN) : undefined;
-/** pays expected per second ≈ this × the purchase's req/s; at most PAY_MAX_IDS purchases to pay */
-const PAY_RATE_FACTOR = 2;
-const PAY_MAX_IDS = 60_000;
 
 /**
  * What the GETs read: BENCH_TX_IDS purchases created and filled beforehand over the instances (not timed).
@@ -112,47 +109,6 @@ async function fillForGets(ports) {
   await Promise.all(Array.from({ length: 16 }, worker));
   agent.destroy();
   return ids;
-}
-
-/** @param {number} port @returns {Promise<number>} the id of a new PENDING Pix purchase */
-async function newPurchaseId(port) {
-  const res = await call(port, 'POST', PURCHASE.path, PIX_BODY);
-  if (res.status !== 201) throw new Error(`purchase: HTTP ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
-  return Number(res.json.id);
-}
-
-/** @param {number} port @param {number} id @returns {Promise<number>} ms until the purchase's instruction was filled (at most 120 s) */
-async function waitFilled(port, id) {
-  const started = performance.now();
-  for (;;) {
-    const res = await call(port, 'GET', `/transactions/${id}`);
-    if (res.status === 200 && res.json.pixCode) return performance.now() - started;
-    if (performance.now() - started > 120_000) throw new Error(`transaction ${id} still not filled after 120 s`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-/**
- * Pays, each on its own PENDING Pix purchase (ids are consecutive in a fresh database: those the
- * purchase measurement made from `firstPending` on, topped up beforehand, not timed), once all
- * their fill jobs have run, over every instance.
- * @param {string} name @param {import('../lib/harness.mjs').Server} service @param {number} firstPending @param {number} purchaseRps
- */
-async function measurePay(name, service, firstPending, purchaseRps) {
-  const wanted = Math.min(PAY_MAX_IDS, Math.ceil(PAY_RATE_FACTOR * Math.max(purchaseRps, 100) * (settings.warmupSec + settings.durationSec)));
-  let last = await newPurchaseId(service.port);
-  if (last - firstPending + 1 < wanted) {
-    const topUpSec = Math.min(60, Math.ceil((wanted - (last - firstPending + 1)) / Math.max(purchaseRps, 100)) + 1);
-    log(`${name}: ${last - firstPending + 1} pending purchases, creating more for the pays (${topUpSec} s, not timed)`);
-    await measure(service, PURCHASE, { warmupSec: 0, durationSec: topUpSec });
-    last = await newPurchaseId(service.port);
-  }
-  const count = Math.min(PAY_MAX_IDS, last - firstPending + 1);
-  const filledIn = await waitFilled(service.port, last);
-  /** @type {import('../lib/harness.mjs').Request} */
-  const request = { method: 'POST', path: PAY_TEMPLATE.replace('{n}', String(firstPending)), headers: PAY_HEADERS, pathRange: { template: PAY_TEMPLATE, from: firstPending, count } };
-  log(`${name} POST /_sandbox/transactions/:id/pay: measuring over ${count} pending purchases (filled ${(filledIn / 1000).toFixed(1)} s after the last)`);
-  return { ...(await measure(service, request)), pendingIds: count };
 }
 
 /**
@@ -192,6 +148,14 @@ async function runConfiguration(name, store, instances, bin = build.bin) {
     live.dirs.delete(dir);
   }
 }
+
+/**
+ * Round trips counted per kind of request, as info verdicts.
+ * @param {any} counted countTurns' answer (null: not counted) @param {string[]} kinds @param {string} suffix
+ * @returns {[string, string, number | null | undefined, number][]}
+ */
+const turnsInfo = (counted, kinds, suffix) =>
+  kinds.map((kind) => [`turns${kind[0]?.toUpperCase()}${kind.slice(1)}${suffix ? 'Before' : ''}`, `round trips per ${kind === 'get' ? 'GET' : kind}${suffix} (counted)`, counted?.[kind]?.during, 2]);
 
 /** @param {number[]} values @param {number} q */
 const quantile = (values, q) => {
@@ -368,20 +332,17 @@ export async function runPostgres(env) {
     ['getTwoVsOne', 'GET: PostgreSQL ×2 req/s ÷ ×1 req/s', ratio(two?.get.rps, one?.get.rps), 2],
     ['payTwoVsOne', 'pay: PostgreSQL ×2 req/s ÷ ×1 req/s', ratio(two?.pay.rps, one?.pay.rps), 2],
     ['purchaseOneVsEmbedded', 'purchase: PostgreSQL ×1 req/s ÷ embedded req/s', ratio(one?.purchase.rps, embedded?.purchase.rps), 2],
-    ['turnsPay', 'round trips per pay (counted)', turns?.pay.during, 2],
-    ['turnsFill', 'round trips per fill (counted)', turns?.fill.during, 2],
-    ['turnsGet', 'round trips per GET (counted)', turns?.get.during, 2],
+    ...turnsInfo(turns, ['pay', 'fill', 'get'], ''),
     ...(BEFORE_BIN
       ? /** @type {[string, string, number | null | undefined, number][]} */ ([
-          ['purchaseVsBefore', 'purchase ×1: this build req/s ÷ the build before', ratio(one?.purchase.rps, oneBefore?.purchase.rps), 2],
-          ['payVsBefore', 'pay ×1: this build req/s ÷ the build before', ratio(one?.pay.rps, oneBefore?.pay.rps), 2],
-          ['getVsBefore', 'GET ×1: this build req/s ÷ the build before', ratio(one?.get.rps, oneBefore?.get.rps), 2],
-          ['purchaseTwoVsBefore', 'purchase ×2: this build req/s ÷ the build before', ratio(two?.purchase.rps, twoBefore?.purchase.rps), 2],
-          ['getTwoVsBefore', 'GET ×2: this build req/s ÷ the build before', ratio(two?.get.rps, twoBefore?.get.rps), 2],
-          ['turnsPurchaseBefore', 'round trips per purchase, the build before (counted)', turnsBefore?.purchase.during, 2],
-          ['turnsPayBefore', 'round trips per pay, the build before (counted)', turnsBefore?.pay.during, 2],
-          ['turnsFillBefore', 'round trips per fill, the build before (counted)', turnsBefore?.fill.during, 2],
-          ['turnsGetBefore', 'round trips per GET, the build before (counted)', turnsBefore?.get.during, 2],
+          ...[
+            ['purchase', 'purchase ×1', one, oneBefore],
+            ['pay', 'pay ×1', one, oneBefore],
+            ['get', 'GET ×1', one, oneBefore],
+            ['purchase', 'purchase ×2', two, twoBefore],
+            ['get', 'GET ×2', two, twoBefore],
+          ].map(([op, label, now, before]) => [`${String(label).replace(/\W/g, '')}VsBefore`, `${label}: this build req/s ÷ the build before`, ratio(now?.[op]?.rps, before?.[op]?.rps), 2]),
+          ...turnsInfo(turnsBefore, ['purchase', 'pay', 'fill', 'get'], ', the build before'),
         ])
       : []),
   ];

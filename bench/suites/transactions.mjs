@@ -449,7 +449,7 @@ async function fillForGets(port) {
  * @param {number} port @param {number} id
  * @returns {Promise<number>} ms until the transaction's instruction was filled (at most 120 s)
  */
-async function waitFilled(port, id) {
+export async function waitFilled(port, id) {
   const started = performance.now();
   for (;;) {
     const res = await call(port, 'GET', `/transactions/${id}`);
@@ -460,7 +460,7 @@ async function waitFilled(port, id) {
 }
 
 /** @param {number} port @returns {Promise<number>} the id of a new PENDING Pix purchase */
-async function newPurchaseId(port) {
+export async function newPurchaseId(port) {
   const res = await call(port, 'POST', PURCHASE.path, PIX_BODY);
   if (res.status !== 201) throw new Error(`purchase: HTTP ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
   return Number(res.json.id);
@@ -477,7 +477,7 @@ async function newPurchaseId(port) {
  * @param {number} purchaseRps
  * @param {number} [durationSec] instead of BENCH_DURATION (the profiled sandbox)
  */
-async function measurePay(name, server, firstPending, purchaseRps, durationSec = settings.durationSec) {
+export async function measurePay(name, server, firstPending, purchaseRps, durationSec = settings.durationSec) {
   const seconds = settings.warmupSec + durationSec;
   const wanted = Math.min(PAY_MAX_IDS, Math.ceil(PAY_RATE_FACTOR * Math.max(purchaseRps, 100) * seconds));
   let last = await newPurchaseId(server.port);

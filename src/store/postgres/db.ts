@@ -91,6 +91,13 @@ export interface Scope {
   afterCommit(effect: () => void): void;
 }
 
+/** A view of `store` whose calls join `frame` (its scope replaced); everything else stays the store's own, shared. */
+export function boundTo<S extends { scope: Scope }>(store: S, frame: Frame): S {
+  const view = Object.create(store) as S;
+  view.scope = frame.scope;
+  return view;
+}
+
 /** A statement a unit sends at commit (or before a read that needs it in the transaction). */
 export interface Write {
   text: string;

@@ -1,5 +1,5 @@
 import type { ClockStore, JobRecord, JobStore } from '../ports.js';
-import type { Db, Frame, Scope, Session } from './db.js';
+import { boundTo, type Db, type Frame, type Scope, type Session } from './db.js';
 
 /** The channel on which instances tell each other that jobs or clocks changed. */
 export const JOBS_CHANNEL = 'sandbox_jobs';
@@ -98,7 +98,7 @@ const jobKey = (accountId: string, kind: string, ref: string): string => `${acco
 export class PgJobStore implements JobStore {
   private readonly seqs: SeqBlocks;
   /** Where calls go: the unit found through AsyncLocalStorage, or the one this view is bound to (`in`). */
-  private scope: Scope;
+  scope: Scope;
 
   constructor(
     private readonly db: Db,
@@ -111,9 +111,7 @@ export class PgJobStore implements JobStore {
 
   /** The job store bound to a unit given explicitly (a handle): its calls join `frame`. */
   in(frame: Frame): PgJobStore {
-    const view = Object.create(this) as PgJobStore;
-    view.scope = frame.scope;
-    return view;
+    return boundTo(this, frame);
   }
 
   private overlay(frame: Frame): Map<string, OwnJob | null> {
@@ -256,7 +254,7 @@ export class PgJobStore implements JobStore {
 /** Account clocks: the offset from real time, stored only for accounts whose clock moved. Inside a unit, changes are buffered and its reads see them. */
 export class PgClockStore implements ClockStore {
   /** Where calls go: the unit found through AsyncLocalStorage, or the one this view is bound to (`in`). */
-  private scope: Scope;
+  scope: Scope;
 
   constructor(
     db: Db,
@@ -267,9 +265,7 @@ export class PgClockStore implements ClockStore {
 
   /** The clocks bound to a unit given explicitly (a handle): their calls join `frame`. */
   in(frame: Frame): PgClockStore {
-    const view = Object.create(this) as PgClockStore;
-    view.scope = frame.scope;
-    return view;
+    return boundTo(this, frame);
   }
 
   private overlay(frame: Frame): Map<string, number | null> {

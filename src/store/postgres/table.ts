@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { CursorNotFound, UniqueViolation, type ListQuery, type Owned, type Page, type Table, type TableSpec } from '../ports.js';
-import { statementName, type Db, type Frame, type Scope, type Session } from './db.js';
+import { boundTo, statementName, type Db, type Frame, type Scope, type Session } from './db.js';
 import { GLOBAL_ID, filterJson, quote, type TableShape } from './schema.js';
 
 const DEFAULT_LIMIT = 20;
@@ -22,7 +22,7 @@ const parsed = <T>(json: string | null): T | undefined => (json === null ? undef
  */
 export class PgTable<T extends Owned> implements Table<T> {
   /** Where calls go: the unit found through AsyncLocalStorage, or the one this view is bound to (`in`). */
-  private scope: Scope;
+  scope: Scope;
   private readonly t: string;
   private readonly upsert: string;
   private readonly sql: { get: string; lock: string; global: string };
@@ -52,9 +52,7 @@ export class PgTable<T extends Owned> implements Table<T> {
 
   /** This table bound to a unit given explicitly (a handle), not found through AsyncLocalStorage: its calls join `frame`. */
   in(frame: Frame): PgTable<T> {
-    const view = Object.create(this) as PgTable<T>;
-    view.scope = frame.scope;
-    return view;
+    return boundTo(this, frame);
   }
 
   private run<R>(op: (session: Session) => Promise<R>): Promise<R> {
