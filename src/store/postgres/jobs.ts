@@ -276,7 +276,16 @@ export class PgClockStore implements ClockStore {
     const frame = this.scope.frame;
     const own = frame && this.overlay(frame).get(accountId);
     if (own !== undefined && own !== null) return Promise.resolve(own);
-    return this.scope.session(async (s) => (await s.query<{ offset_ms: number }>('SELECT offset_ms FROM clocks WHERE account_id = $1', [accountId], 'clock_offset')).rows[0]?.offset_ms ?? 0);
+    // Read once per unit (a pay asks four times): the unit works on one reading of its account's clock.
+    const seen = frame?.overlay<Promise<number>>('clocks read');
+    const known = seen?.get(accountId);
+    if (known) return known;
+    const read = this.scope.session(async (s) => (await s.query<{ offset_ms: number }>('SELECT offset_ms FROM clocks WHERE account_id = $1', [accountId], 'clock_offset')).rows[0]?.offset_ms ?? 0);
+    if (seen) {
+      seen.set(accountId, read);
+      read.catch(() => seen.delete(accountId));
+    }
+    return read;
   }
 
   async advance(accountId: string, ms: number): Promise<number> {
