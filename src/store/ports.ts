@@ -62,15 +62,30 @@ export interface Table<T extends Owned> {
   deleteAll(accountId: string): Promise<number>;
 }
 
+/**
+ * One unit of work, handed to the work `units.run` runs: the tables, jobs and clocks as this
+ * unit sees them. Its reads see its own writes; its writes are buffered and applied at commit,
+ * all together or (when the work throws) not at all. Locks taken by `getForUpdate` are held
+ * until it ends. Effects and published messages wait until it is durable.
+ */
+export interface Unit {
+  table<T extends Owned>(spec: TableSpec<T>): Table<T>;
+  readonly jobs: UnitJobs;
+  readonly clocks: ClockStore;
+  readonly sequences: Sequences;
+  /** Runs once this unit has committed (a webhook post, a live event); never if it fails. */
+  afterCommit(effect: () => void): void;
+  /** Reaches the bus's subscribers on every instance once this unit has committed. */
+  publish(accountId: string, message: unknown): void;
+}
+
 export interface UnitOfWork {
   /**
-   * Runs `work` as one unit: every Table, Sequences and JobStore call inside it (found through
-   * AsyncLocalStorage: domain code passes nothing) joins it; locks taken by `getForUpdate` are
-   * held until it ends; when the promise resolves the unit is committed and durable. A throw
-   * rolls back (PostgreSQL); the embedded store applies changes as they are made, so domain
-   * code refuses before its first change. A nested call joins the outer unit.
+   * Runs `work` as one unit, handing it the unit (src/store/ports.ts `Unit`); when the promise
+   * resolves the unit is committed and durable. A throw leaves nothing behind. A nested call
+   * joins the outer unit.
    */
-  run<T>(work: () => Promise<T>): Promise<T>;
+  run<T>(work: (unit: Unit) => Promise<T>): Promise<T>;
   /** Runs after the current unit has committed (a webhook post, a live event); at once outside a unit. */
   afterCommit(effect: () => void): void;
   /** Whether the caller runs inside a unit. */
@@ -92,7 +107,8 @@ export interface JobRecord extends Owned {
   seq: number;
 }
 
-export interface JobStore {
+/** What a unit does with jobs: scheduled, cancelled or completed when it commits; its reads see its own changes. */
+export interface UnitJobs {
   /** At most one job per (account, kind, ref): scheduling again replaces the earlier one. */
   schedule(job: { accountId: string; kind: string; ref: string; dueAt: number }): Promise<JobRecord>;
   cancel(accountId: string, kind: string, ref: string): Promise<void>;
@@ -100,14 +116,17 @@ export interface JobStore {
   /** The account's jobs by dueAt, then seq. */
   pending(accountId: string): Promise<JobRecord[]>;
   cancelAll(accountId: string): Promise<number>;
+  /** The job ran: removed, unless it was scheduled again meanwhile (another seq). */
+  complete(job: JobRecord): Promise<void>;
+}
+
+export interface JobStore extends UnitJobs {
   /**
    * Jobs due now on their account's clock, earliest first, claimed by this instance for
    * `leaseMs` (PostgreSQL: FOR UPDATE SKIP LOCKED and a lease; an expired lease is claimable
    * again, so a dead instance's jobs are taken over). `accountId` narrows to one account.
    */
   claimDue(limit: number, leaseMs: number, accountId?: string): Promise<JobRecord[]>;
-  /** The job ran: removed, unless it was scheduled again meanwhile (another seq). */
-  complete(job: JobRecord): Promise<void>;
   /** The real instant (ms since the epoch) the earliest job falls due, to arm a timer. */
   nextRealDueAt(): Promise<number | undefined>;
   /** Called when jobs or clocks change, here or on another instance. */

@@ -12,15 +12,18 @@ export class EmbeddedBus implements EventBus {
   ) {}
 
   publish(accountId: string, message: unknown): void {
-    this.units.afterCommit(() => {
-      for (const listener of [...(this.subscribers.get(accountId) ?? [])]) {
-        try {
-          listener(message);
-        } catch (error) {
-          this.logger?.warn({ err: error, accountId }, 'an event subscriber failed');
-        }
+    this.units.afterCommit(() => this.deliver(accountId, message));
+  }
+
+  /** Hands `message` to this process's subscribers of the account now (a unit calls it once durable). */
+  deliver(accountId: string, message: unknown): void {
+    for (const listener of [...(this.subscribers.get(accountId) ?? [])]) {
+      try {
+        listener(message);
+      } catch (error) {
+        this.logger?.warn({ err: error, accountId }, 'an event subscriber failed');
       }
-    });
+    }
   }
 
   subscribe(accountId: string, listener: (message: unknown) => void): () => void {

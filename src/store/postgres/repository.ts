@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
-import { StoreUnavailable, type Owned, type Repository, type Sequences, type StoreHealth, type Table, type TableSpec, type UnitOfWork } from '../ports.js';
+import { StoreUnavailable, type Owned, type Repository, type Sequences, type StoreHealth, type Table, type TableSpec, type Unit, type UnitOfWork } from '../ports.js';
 import type { Logger } from '../types.js';
 import { BUS_CHANNEL, Listener, PgBus } from './bus.js';
 import { Db, mapError, type Session } from './db.js';
@@ -67,8 +67,18 @@ export class PostgresRepository implements Repository {
     this.bus = new PgBus(db, this.instanceId, logger);
     this.objects = new PgObjectStore(db);
     this.logger = logger;
+    // Inside db.unit every call of this repository's tables, jobs and clocks joins the unit's
+    // transaction (src/store/postgres/db.ts): the unit handed to the work is the repository itself.
+    const unit: Unit = {
+      table: (spec) => this.table(spec),
+      jobs: this.jobs,
+      clocks: this.clocks,
+      sequences: { next: (name) => this.nextValue(name) },
+      afterCommit: (effect) => db.afterCommit(effect),
+      publish: (accountId, message) => this.bus.publish(accountId, message),
+    };
     this.units = {
-      run: (work) => db.unit(work),
+      run: (work) => db.unit(() => work(unit)),
       afterCommit: (effect) => db.afterCommit(effect),
       get active() {
         return db.inUnit;

@@ -106,20 +106,29 @@ describe('embedded units of work', () => {
     await repo.store.close({ snapshot: false }).catch(() => undefined);
   });
 
-  it('a unit that throws: what it changed before the throw is on disk when the throw reaches the caller; its effects never run', async () => {
+  it('a unit that throws leaves nothing, in memory or on disk, and its effects never run', async () => {
     const repo = await EmbeddedRepository.open({ file, now });
     const table = repo.table(notes);
+    await repo.units.run((unit) => unit.table(notes).put({ id: 'n_0', accountId: 'a', text: 'kept' }));
     const effects: string[] = [];
-    const failing = repo.units.run(async () => {
-      await table.put({ id: 'n_1', accountId: 'a', text: 'before the throw' });
-      repo.units.afterCommit(() => effects.push('announced'));
+    const failing = repo.units.run(async (unit) => {
+      await unit.table(notes).put({ id: 'n_1', accountId: 'a', text: 'before the throw' });
+      await unit.table(notes).put({ id: 'n_0', accountId: 'a', text: 'changed before the throw' });
+      await unit.jobs.schedule({ accountId: 'a', kind: 'k', ref: 'n_1', dueAt: 0 });
+      await unit.clocks.advance('a', 60_000);
+      unit.afterCommit(() => effects.push('announced'));
       throw new Error('refused');
     });
     await expect(failing).rejects.toThrow('refused');
-    expect(disk.steps.some((s) => s.kind === 'synced')).toBe(true);
     expect(effects).toEqual([]);
+    expect(await table.get('a', 'n_1')).toBeUndefined();
+    expect(await table.get('a', 'n_0')).toMatchObject({ text: 'kept' });
+    expect(await repo.jobs.pending('a')).toEqual([]);
+    expect(await repo.clocks.offsetOf('a')).toBe(0);
+    expect(disk.steps.filter((s) => s.kind === 'append' && s.line.includes('before the throw'))).toEqual([]);
     const reopened = await crashAndReopen(repo);
-    expect(await reopened.table(notes).get('a', 'n_1')).toBeDefined();
+    expect(await reopened.table(notes).get('a', 'n_1')).toBeUndefined();
+    expect(await reopened.table(notes).get('a', 'n_0')).toMatchObject({ text: 'kept' });
     await reopened.close();
   });
 
