@@ -42,23 +42,28 @@ export interface ListQuery {
   where?: { [field: string]: FilterValue };
 }
 
-export interface Table<T extends Owned> {
+/** A table's committed records: what anyone may read outside a unit of work. */
+export interface ReadTable<T extends Owned> {
   get(accountId: string, id: string): Promise<T | undefined>;
-  /**
-   * The record, locked against every other unit of work until this one ends (PostgreSQL:
-   * SELECT … FOR UPDATE; embedded: a per-record mutex). Only inside `units.run`.
-   */
-  getForUpdate(accountId: string, id: string): Promise<T | undefined>;
   /** Only for tables declared with `globalIds`. */
   getGlobal(id: string): Promise<T | undefined>;
   findUnique(accountId: string, index: string, key: string): Promise<T | undefined>;
-  /** Insert or replace; a unique-key clash with another record throws `UniqueViolation`. */
-  put(value: T): Promise<void>;
-  delete(accountId: string, id: string): Promise<void>;
   list(accountId: string, query?: ListQuery): Promise<Page<T>>;
   /** Every record of the account in insertion order, read in batches (reset, retention, resume). */
   scan(accountId: string, batch?: number): AsyncIterable<T>;
   count(accountId: string): Promise<number>;
+}
+
+/** A table as one unit of work sees it (`unit.table(spec)`): its reads see its own writes. */
+export interface Table<T extends Owned> extends ReadTable<T> {
+  /**
+   * The record, locked against every other unit of work until this one ends (PostgreSQL:
+   * SELECT … FOR UPDATE; embedded: a per-record mutex).
+   */
+  getForUpdate(accountId: string, id: string): Promise<T | undefined>;
+  /** Insert or replace; a unique-key clash with another record throws `UniqueViolation`. */
+  put(value: T): Promise<void>;
+  delete(accountId: string, id: string): Promise<void>;
   deleteAll(accountId: string): Promise<number>;
 }
 
@@ -81,15 +86,12 @@ export interface Unit {
 
 export interface UnitOfWork {
   /**
-   * Runs `work` as one unit, handing it the unit (src/store/ports.ts `Unit`); when the promise
-   * resolves the unit is committed and durable. A throw leaves nothing behind. A nested call
-   * joins the outer unit.
+   * Runs `work` as one unit, handing it the unit (`Unit`): everything the work changes goes
+   * through that handle. When the promise resolves the unit is committed and durable; a throw
+   * leaves nothing behind. Units never nest: code inside a unit is handed the unit, and starts
+   * no other.
    */
   run<T>(work: (unit: Unit) => Promise<T>): Promise<T>;
-  /** Runs after the current unit has committed (a webhook post, a live event); at once outside a unit. */
-  afterCommit(effect: () => void): void;
-  /** Whether the caller runs inside a unit. */
-  readonly active: boolean;
 }
 
 export interface Sequences {
@@ -120,7 +122,11 @@ export interface UnitJobs {
   complete(job: JobRecord): Promise<void>;
 }
 
-export interface JobStore extends UnitJobs {
+/** The jobs outside any unit: what is scheduled, and what the scheduler claims. Changes go through a unit's `jobs`. */
+export interface JobStore {
+  isScheduled(accountId: string, kind: string, ref: string): Promise<boolean>;
+  /** The account's jobs by dueAt, then seq. */
+  pending(accountId: string): Promise<JobRecord[]>;
   /**
    * Jobs due now on their account's clock, earliest first, claimed by this instance for
    * `leaseMs` (PostgreSQL: FOR UPDATE SKIP LOCKED and a lease; an expired lease is claimable
@@ -133,17 +139,20 @@ export interface JobStore extends UnitJobs {
   onChange(listener: () => void): () => void;
 }
 
-export interface ClockStore {
+/** The account clocks outside any unit: read only. */
+export interface ClockReader {
   /** The account clock's offset from real time (ms, only ever moves forward). */
   offsetOf(accountId: string): Promise<number>;
+}
+
+export interface ClockStore extends ClockReader {
   /** Moves it forward by `ms` (ignored unless positive); the new offset. */
   advance(accountId: string, ms: number): Promise<number>;
   reset(accountId: string): Promise<void>;
 }
 
+/** Messages published by units (`unit.publish`), heard on every instance. */
 export interface EventBus {
-  /** Reaches the subscribers of every instance once the current unit has committed. */
-  publish(accountId: string, message: unknown): void;
   subscribe(accountId: string, listener: (message: unknown) => void): () => void;
 }
 
@@ -154,11 +163,12 @@ export interface StoreHealth {
 }
 
 export interface Repository {
-  table<T extends Owned>(spec: TableSpec<T>): Table<T>;
+  /** Committed records; a unit reads and writes through `unit.table(spec)`. */
+  table<T extends Owned>(spec: TableSpec<T>): ReadTable<T>;
   readonly sequences: Sequences;
   readonly units: UnitOfWork;
   readonly jobs: JobStore;
-  readonly clocks: ClockStore;
+  readonly clocks: ClockReader;
   readonly bus: EventBus;
   health(): Promise<StoreHealth>;
   close(): Promise<void>;

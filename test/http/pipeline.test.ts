@@ -189,15 +189,13 @@ const units: UnitOfWork = {
     if (failure) throw failure.error;
     return result as T;
   },
-  afterCommit: (effect) => effect(),
-  active: false,
 };
 
 beforeAll(async () => {
   repository = await EmbeddedRepository.open({ now: () => systemClock.nowMs() });
   const accounts = new Accounts({ repository, clock: systemClock });
-  full = await accounts.create({ name: 'full' });
-  reader = await accounts.create({ name: 'reader', permissions: ['createTransaction'] });
+  full = await repository.units.run((unit) => accounts.create(unit, { name: 'full' }));
+  reader = await repository.units.run((unit) => accounts.create(unit, { name: 'reader', permissions: ['createTransaction'] }));
   const router = createPipeline({
     document: DOCUMENT,
     handlers: handlers as unknown as Handlers,

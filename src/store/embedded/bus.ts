@@ -1,19 +1,11 @@
 import type { EventBus } from '../ports.js';
 import type { Logger } from '../types.js';
-import type { EmbeddedUnits } from './units.js';
 
-/** One process, one bus: a message reaches this process's subscribers once the unit that published it is durable. */
+/** One process, one bus: a message reaches this process's subscribers once the unit that published it is durable (Unit.publish). */
 export class EmbeddedBus implements EventBus {
   private readonly subscribers = new Map<string, Set<(message: unknown) => void>>();
 
-  constructor(
-    private readonly units: EmbeddedUnits,
-    private readonly logger?: Logger,
-  ) {}
-
-  publish(accountId: string, message: unknown): void {
-    this.units.afterCommit(() => this.deliver(accountId, message));
-  }
+  constructor(private readonly logger?: Logger) {}
 
   /** Hands `message` to this process's subscribers of the account now (a unit calls it once durable). */
   deliver(accountId: string, message: unknown): void {

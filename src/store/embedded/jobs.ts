@@ -1,8 +1,8 @@
 import type { Collection } from '../collection.js';
 import { JobHeap, type Entry } from '../job-heap.js';
-import type { ClockStore, JobRecord, JobStore, UnitJobs } from '../ports.js';
+import type { ClockReader, ClockStore, JobRecord, JobStore, UnitJobs } from '../ports.js';
 import type { Store } from '../store.js';
-import type { EmbeddedUnit, EmbeddedUnits, PendingJob, UnitClocksHost, UnitJobsHost } from './units.js';
+import type { EmbeddedUnit, PendingJob, UnitClocksHost, UnitJobsHost } from './units.js';
 
 interface ClockRecord {
   /** The account id. */
@@ -37,16 +37,12 @@ class Signals {
  * Account clocks: the offset from real time, stored (collection `clocks`, one record per account
  * whose clock moved). A unit's changes are buffered in it (ClockView) and applied at commit.
  */
-export class EmbeddedClockStore implements ClockStore, UnitClocksHost {
+export class EmbeddedClockStore implements ClockReader, UnitClocksHost {
   private readonly offsets: Collection<ClockRecord>;
   /** The job queue re-keys an account's jobs when its clock moves. */
   moved: (accountId: string) => void = () => undefined;
-  private readonly committed = new ClockView(this, undefined);
 
-  constructor(
-    store: Store,
-    private readonly units: EmbeddedUnits,
-  ) {
+  constructor(store: Store) {
     this.offsets = store.collection<ClockRecord>('clocks');
   }
 
@@ -74,19 +70,7 @@ export class EmbeddedClockStore implements ClockStore, UnitClocksHost {
   }
 
   offsetOf(accountId: string): Promise<number> {
-    return this.view().offsetOf(accountId);
-  }
-
-  advance(accountId: string, ms: number): Promise<number> {
-    return this.units.alone((unit) => unit.clocks.advance(accountId, ms));
-  }
-
-  reset(accountId: string): Promise<void> {
-    return this.units.alone((unit) => unit.clocks.reset(accountId));
-  }
-
-  private view(): ClockStore {
-    return this.units.current()?.clocks ?? this.committed;
+    return Promise.resolve(this.offsetNow(accountId));
   }
 }
 
@@ -148,7 +132,6 @@ export class EmbeddedJobStore implements JobStore, UnitJobsHost {
     store: Store,
     private readonly clocks: EmbeddedClockStore,
     private readonly now: () => number,
-    private readonly units: EmbeddedUnits,
     private readonly signals: Signals,
   ) {
     this.jobs = store.collection<JobRecord>('jobs', { groupBy: (j) => j.accountId, unique: { target } });
@@ -195,32 +178,12 @@ export class EmbeddedJobStore implements JobStore, UnitJobsHost {
     return changed;
   }
 
-  schedule(request: { accountId: string; kind: string; ref: string; dueAt: number }): Promise<JobRecord> {
-    return this.units.alone((unit) => unit.jobs.schedule(request));
-  }
-
-  cancel(accountId: string, kind: string, ref: string): Promise<void> {
-    return this.units.alone((unit) => unit.jobs.cancel(accountId, kind, ref));
-  }
-
   isScheduled(accountId: string, kind: string, ref: string): Promise<boolean> {
-    return this.view().isScheduled(accountId, kind, ref);
+    return this.committed.isScheduled(accountId, kind, ref);
   }
 
   pending(accountId: string): Promise<JobRecord[]> {
-    return this.view().pending(accountId);
-  }
-
-  cancelAll(accountId: string): Promise<number> {
-    return this.units.alone((unit) => unit.jobs.cancelAll(accountId));
-  }
-
-  complete(job: JobRecord): Promise<void> {
-    return this.units.alone((unit) => unit.jobs.complete(job));
-  }
-
-  private view(): UnitJobs {
-    return this.units.current()?.jobs ?? this.committed;
+    return this.committed.pending(accountId);
   }
 
   claimDue(limit: number, leaseMs: number, accountId?: string): Promise<JobRecord[]> {

@@ -1,5 +1,5 @@
 import type { Collection } from '../collection.js';
-import type { Owned, Repository, Sequences, StoreHealth, Table, TableSpec } from '../ports.js';
+import type { Owned, ReadTable, Repository, Sequences, StoreHealth, TableSpec } from '../ports.js';
 import { Store } from '../store.js';
 import type { Logger } from '../types.js';
 import { EmbeddedBus } from './bus.js';
@@ -43,9 +43,9 @@ export class EmbeddedRepository implements Repository {
   ) {
     this.units = new EmbeddedUnits(() => store.commit(), options.logger);
     const signals = new JobSignals();
-    this.clocks = new EmbeddedClockStore(store, this.units);
-    this.jobs = new EmbeddedJobStore(store, this.clocks, options.now, this.units, signals);
-    this.bus = new EmbeddedBus(this.units, options.logger);
+    this.clocks = new EmbeddedClockStore(store);
+    this.jobs = new EmbeddedJobStore(store, this.clocks, options.now, signals);
+    this.bus = new EmbeddedBus(options.logger);
     this.counters = store.collection<Counter>('counters');
     this.sequences = { next: (name) => Promise.resolve(this.next(name)) };
     this.units.hosts = {
@@ -64,7 +64,7 @@ export class EmbeddedRepository implements Repository {
     return new EmbeddedRepository(store, options);
   }
 
-  table<T extends Owned>(spec: TableSpec<T>): Table<T> {
+  table<T extends Owned>(spec: TableSpec<T>): ReadTable<T> {
     return this.host(spec);
   }
 

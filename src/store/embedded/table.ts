@@ -1,5 +1,5 @@
 import { UniqueKeyError, type Collection } from '../collection.js';
-import { CursorNotFound, UniqueViolation, type FilterValue, type ListQuery, type Owned, type Page, type Table, type TableSpec } from '../ports.js';
+import { CursorNotFound, UniqueViolation, type FilterValue, type ListQuery, type Owned, type Page, type ReadTable, type Table, type TableSpec } from '../ports.js';
 import type { Store } from '../store.js';
 import type { EmbeddedUnit, EmbeddedUnits, PendingWrite, UnitTableHost } from './units.js';
 
@@ -17,12 +17,11 @@ const scoped = (accountId: string, key: string): string => `${accountId}\n${key}
  * account of a table without `globalIds` stores an id another account holds, that account's
  * records move to a collection of their own (`<table>/<accountId>`), keeping their order.
  *
- * As a Table it is the repository's view: reads of committed records, or of the caller's unit
- * (found through the async context) when there is one. `bound(unit)` is the table as a unit
- * sees it (UnitTable below): its writes are buffered in the unit and applied by `apply` at
- * commit. Reads return the stored objects themselves (records are replaced, never mutated).
+ * As a ReadTable it is the repository's view: committed records. `bound(unit)` is the table as
+ * a unit sees it (UnitTable below): its writes are buffered in the unit and applied by `apply`
+ * at commit. Reads return the stored objects themselves (records are replaced, never mutated).
  */
-export class EmbeddedTable<T extends Owned> implements Table<T>, UnitTableHost {
+export class EmbeddedTable<T extends Owned> implements ReadTable<T>, UnitTableHost {
   readonly name: string;
   private readonly main: Collection<T>;
   private readonly own = new Map<string, Collection<T>>();
@@ -60,62 +59,30 @@ export class EmbeddedTable<T extends Owned> implements Table<T>, UnitTableHost {
     return new UnitTable(this, unit);
   }
 
-  // The repository's view: the caller's unit when it runs in one, else committed records (a write
-  // outside any unit is a unit of its own).
+  // The repository's view: committed records only (a unit reads and writes through bound()).
 
   get(accountId: string, id: string): Promise<T | undefined> {
-    return this.view().get(accountId, id);
-  }
-
-  getForUpdate(accountId: string, id: string): Promise<T | undefined> {
-    const unit = this.units.current();
-    if (unit === undefined) return Promise.reject(new Error(`${this.spec.name}: getForUpdate is only for use inside units.run`));
-    return unit.table(this.spec).getForUpdate(accountId, id);
+    return this.committed.get(accountId, id);
   }
 
   getGlobal(id: string): Promise<T | undefined> {
-    return this.view().getGlobal(id);
+    return this.committed.getGlobal(id);
   }
 
   findUnique(accountId: string, index: string, key: string): Promise<T | undefined> {
-    return this.view().findUnique(accountId, index, key);
-  }
-
-  put(value: T): Promise<void> {
-    return this.write((table) => table.put(value));
-  }
-
-  delete(accountId: string, id: string): Promise<void> {
-    return this.write((table) => table.delete(accountId, id));
+    return this.committed.findUnique(accountId, index, key);
   }
 
   list(accountId: string, query: ListQuery = {}): Promise<Page<T>> {
-    return this.view().list(accountId, query);
+    return this.committed.list(accountId, query);
   }
 
   scan(accountId: string): AsyncIterable<T> {
-    return this.view().scan(accountId);
+    return this.committed.scan(accountId);
   }
 
   count(accountId: string): Promise<number> {
-    return this.view().count(accountId);
-  }
-
-  deleteAll(accountId: string): Promise<number> {
-    return this.write((table) => table.deleteAll(accountId));
-  }
-
-  private view(): Table<T> {
-    const unit = this.units.current();
-    return unit === undefined ? this.committed : unit.table(this.spec);
-  }
-
-  private write<R>(change: (table: Table<T>) => Promise<R>): Promise<R> {
-    try {
-      return this.units.alone((unit) => change(unit.table(this.spec)));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.committed.count(accountId);
   }
 
   // Committed records, for UnitTable.

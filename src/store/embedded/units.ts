@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ClockStore, JobRecord, Owned, Sequences, Table, TableSpec, Unit, UnitJobs, UnitOfWork } from '../ports.js';
 import type { Store } from '../store.js';
 import type { Logger } from '../types.js';
@@ -154,7 +153,6 @@ class RecordLocks {
  * unit whose work throws applies nothing and announces nothing.
  */
 export class EmbeddedUnits implements UnitOfWork {
-  private readonly storage = new AsyncLocalStorage<EmbeddedUnit>();
   private readonly locks = new RecordLocks();
   private hostsValue: UnitHosts | undefined;
 
@@ -168,48 +166,9 @@ export class EmbeddedUnits implements UnitOfWork {
     this.hostsValue = hosts;
   }
 
-  get active(): boolean {
-    return this.current() !== undefined;
-  }
-
-  /** The unit the caller runs in, if it is still running. */
-  current(): EmbeddedUnit | undefined {
-    const unit = this.storage.getStore();
-    return unit === undefined || unit.ended ? undefined : unit;
-  }
-
   run<T>(work: (unit: Unit) => Promise<T>): Promise<T> {
-    const current = this.current();
-    if (current !== undefined) return work(current);
     if (this.hostsValue === undefined) return Promise.reject(new Error('units of work: the repository is not wired yet'));
-    const unit = new EmbeddedUnit(this.hostsValue);
-    return this.storage.run(unit, () => this.complete(unit, work));
-  }
-
-  /**
-   * A change made outside any unit (a sequence, a put with no unit around it) is a unit of its
-   * own, applied at once; its durability comes with the next commit.
-   */
-  alone<T>(change: (unit: EmbeddedUnit) => T): T {
-    const current = this.current();
-    if (current !== undefined) return change(current);
-    if (this.hostsValue === undefined) throw new Error('units of work: the repository is not wired yet');
-    const unit = new EmbeddedUnit(this.hostsValue);
-    let result: T;
-    try {
-      result = change(unit);
-      unit.apply();
-    } finally {
-      this.end(unit);
-    }
-    this.runEffects(unit);
-    return result;
-  }
-
-  afterCommit(effect: () => void): void {
-    const unit = this.current();
-    if (unit) unit.afterCommit(effect);
-    else effect();
+    return this.complete(new EmbeddedUnit(this.hostsValue), work);
   }
 
   /** Locks a record for `unit` (until it ends); a lock the unit holds already is not taken twice. */
@@ -230,8 +189,7 @@ export class EmbeddedUnits implements UnitOfWork {
     }
     this.end(unit);
     await this.commit();
-    // Outside the unit: an effect that starts a unit of its own (a webhook attempt recorded later) starts a new one.
-    this.storage.exit(() => this.runEffects(unit));
+    this.runEffects(unit);
     return result;
   }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
-import { StoreUnavailable, type Owned, type Repository, type Sequences, type StoreHealth, type Table, type TableSpec, type Unit, type UnitOfWork } from '../ports.js';
+import { StoreUnavailable, type Owned, type Repository, type Sequences, type StoreHealth, type ReadTable, type TableSpec, type Unit, type UnitOfWork } from '../ports.js';
 import type { Logger } from '../types.js';
 import { BUS_CHANNEL, Listener, PgBus } from './bus.js';
 import { Db, mapError, type Session } from './db.js';
@@ -70,20 +70,14 @@ export class PostgresRepository implements Repository {
     // Inside db.unit every call of this repository's tables, jobs and clocks joins the unit's
     // transaction (src/store/postgres/db.ts): the unit handed to the work is the repository itself.
     const unit: Unit = {
-      table: (spec) => this.table(spec),
+      table: (spec) => this.writable(spec),
       jobs: this.jobs,
       clocks: this.clocks,
       sequences: { next: (name) => this.nextValue(name) },
       afterCommit: (effect) => db.afterCommit(effect),
       publish: (accountId, message) => this.bus.publish(accountId, message),
     };
-    this.units = {
-      run: (work) => db.unit(() => work(unit)),
-      afterCommit: (effect) => db.afterCommit(effect),
-      get active() {
-        return db.inUnit;
-      },
-    };
+    this.units = { run: (work) => db.unit(() => work(unit)) };
     this.sequences = { next: (name) => this.nextValue(name) };
     this.listener = new Listener(
       db.config,
@@ -115,9 +109,13 @@ export class PostgresRepository implements Repository {
     return repository;
   }
 
-  table<T extends Owned>(spec: TableSpec<T>): Table<T> {
+  table<T extends Owned>(spec: TableSpec<T>): ReadTable<T> {
+    return this.writable(spec);
+  }
+
+  private writable<T extends Owned>(spec: TableSpec<T>): PgTable<T> {
     const existing = this.tables.get(spec.name);
-    if (existing) return existing as unknown as Table<T>;
+    if (existing) return existing as unknown as PgTable<T>;
     const shape = shapeOf(spec);
     const table = new PgTable<T>(this.db, spec, shape, () => this.once(`table ${spec.name}`, (s) => ensureTable(s, shape)));
     this.tables.set(spec.name, table as unknown as PgTable<Owned>);
