@@ -9,7 +9,7 @@ import { spawnSandbox, type SandboxProcess } from '../helpers/process.js';
 import { basic } from '../helpers/sandbox.js';
 import { createTestDatabase } from '../helpers/shared-postgres.js';
 import { dropTestDatabase } from '../helpers/test-store.js';
-import { BOLETO_ADDRESS, DOCS } from '../helpers/purchases.js';
+import { boletoBody, pixBody } from '../helpers/purchases.js';
 
 const KEY = 'sk_test_sandbox';
 const headers = { authorization: basic(KEY), 'content-type': 'application/json' };
@@ -37,18 +37,8 @@ interface Tx {
   paymentInstruction?: object;
 }
 
-const body = (i: number) => ({
-  amount: 1_000 + i,
-  currency: 'BRL',
-  paymentMethod: i % 2 === 0 ? 'PIX' : 'BOLETO',
-  name: 'Maria Silva',
-  email: 'maria@example.com',
-  cpf: DOCS.cpf,
-  description: `kill ${i}`,
-  ...(i % 2 === 1 && { boletoAddress: BOLETO_ADDRESS }),
-  // Nothing listens there: the delivery is recorded, its attempts fail and retry.
-  postbackUrl: 'http://127.0.0.1:9/hook',
-});
+// Nothing listens at the postbackUrl: the delivery is recorded, its attempts fail and retry.
+const body = (i: number) => (i % 2 === 0 ? pixBody : boletoBody)({ amount: 1_000 + i, description: `kill ${i}`, postbackUrl: 'http://127.0.0.1:9/hook' });
 
 const filled = (tx: Tx): boolean => (tx.method === 'PIX' ? tx.pixCode !== '' : Object.keys(tx.paymentInstruction ?? {}).length > 0);
 
@@ -122,6 +112,7 @@ async function killUnderLoad(args: string[]): Promise<void> {
     if (!page.body.hasMore) break;
     after = page.body.data.at(-1)?.id;
   }
+  expect(new Set(entries.map((e) => (e as unknown as { id: string }).id)).size, 'ledger pages without repeats').toBe(entries.length);
   expect(entries.reduce((sum, e) => sum + e.changes.balance, 0)).toBe(balance.body.balance);
   expect(entries.reduce((sum, e) => sum + e.changes.pendingBalance, 0)).toBe(balance.body.pendingBalance);
 }

@@ -521,6 +521,23 @@ export function describeRepositoryConformance(name: string, makeRepository: (con
         expect(await repo.table(charges).get(a, 'ch_1')).toMatchObject({ status: 'PAID', payer: winner });
       });
 
+      it('getForUpdate serialises units on a record that does not exist yet: two first writers both count', async () => {
+        const a = account();
+        let asking = 0;
+        // Read-modify-write of a record both units find missing (an account's first balance).
+        const bump = () =>
+          run(async (unit) => {
+            const table = unit.table(charges);
+            asking++;
+            const current = await table.getForUpdate(a, 'ch_counter');
+            await until(() => asking === 2, 'the other unit to ask for the record');
+            await pause(20);
+            await table.put({ ...(current ?? charge(a, 'ch_counter')), amount: (current?.amount ?? 0) + 1 });
+          });
+        await Promise.all([bump(), bump()]);
+        expect((await repo.table(charges).get(a, 'ch_counter'))?.amount).toBe(2);
+      });
+
       it('getForUpdate of different records does not serialise the units', async () => {
         const a = account();
         await put(charges, charge(a, 'ch_1'), charge(a, 'ch_2'));

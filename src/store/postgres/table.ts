@@ -46,7 +46,17 @@ export class PgTable<T extends Owned> implements Table<T> {
 
   getForUpdate(accountId: string, id: string): Promise<T | undefined> {
     if (!this.db.inUnit) return Promise.reject(new Error(`${this.spec.name}: getForUpdate is only for use inside units.run`));
-    return this.run(async (s) => (await s.query<ValueRow<T>>(`SELECT value FROM ${this.t} WHERE account_id = $1 AND id = $2 FOR UPDATE`, [accountId, id])).rows[0]?.value);
+    return this.run(async (s) => {
+      const select = `SELECT value FROM ${this.t} WHERE account_id = $1 AND id = $2 FOR UPDATE`;
+      const found = (await s.query<ValueRow<T>>(select, [accountId, id])).rows[0];
+      if (found !== undefined) return found.value;
+      // FOR UPDATE locks no row that is not there: two units creating the record (an account's
+      // first balance) would both read "none" and the second write would drop the first's. The
+      // absent record's key is locked instead, until the unit ends, and read again once held:
+      // a statement that starts after the other unit's commit sees its row.
+      await s.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${this.spec.name}\n${accountId}\n${id}`]);
+      return (await s.query<ValueRow<T>>(select, [accountId, id])).rows[0]?.value;
+    });
   }
 
   getGlobal(id: string): Promise<T | undefined> {
