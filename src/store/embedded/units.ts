@@ -64,15 +64,22 @@ export class EmbeddedUnit implements Unit {
   readonly releases: (() => void)[] = [];
   /** Set when the unit ends: work it started in the background (a promise chain) must not join it afterwards. */
   ended = false;
-  readonly jobs: UnitJobs;
-  readonly clocks: ClockStore;
   readonly sequences: Sequences;
+  // Made on first use: most units (every GET) touch neither.
+  private jobsView: UnitJobs | undefined;
+  private clocksView: ClockStore | undefined;
   private readonly tables = new Map<string, Table<Owned>>();
 
   constructor(private readonly hosts: UnitHosts) {
-    this.jobs = hosts.jobs.bound(this);
-    this.clocks = hosts.clocks.bound(this);
     this.sequences = hosts.sequences;
+  }
+
+  get jobs(): UnitJobs {
+    return (this.jobsView ??= this.hosts.jobs.bound(this));
+  }
+
+  get clocks(): ClockStore {
+    return (this.clocksView ??= this.hosts.clocks.bound(this));
   }
 
   table<T extends Owned>(spec: TableSpec<T>): Table<T> {
