@@ -143,7 +143,7 @@ export function composeDomain(options: DomainOptions): Domain {
   const accounts = new Accounts({ repository, clock });
   const products = new Products({ repository, clock });
   const offers = new Offers({ repository, clock, products });
-  const images = new ProductImages({ products, storage: options.objects, publicUrl: options.publicUrl });
+  const images = new ProductImages({ products, storage: options.objects, units, publicUrl: options.publicUrl });
   const clocks = new AccountClocks({ offsets: repository.clocks, clock });
   const jobs = new Jobs(repository.jobs);
   const limits = new Limits({ repository });
@@ -182,7 +182,7 @@ export function composeDomain(options: DomainOptions): Domain {
     pixInstruction: settings.pixInstruction,
     pixExpiryMs: settings.pixExpiryMs,
   });
-  const transitions = new Transitions({ units, transactions, accounts, clocks, jobs: transactionJobs, listeners: transactionListeners, publicUrl: options.publicUrl });
+  const transitions = new Transitions({ transactions, accounts, clocks, jobs: transactionJobs, listeners: transactionListeners, publicUrl: options.publicUrl });
   const withdrawals = new Withdrawals({
     repository,
     clocks,
@@ -268,12 +268,12 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     });
     const { accounts, products, offers, images, clocks, limits, events, faults, deliveries, ledger, autopilot, transactions, transitions, withdrawals, advances, reset } = domain;
     scheduler = domain.scheduler;
-    const defaultAccount = await units.run(() => accounts.ensureDefault(config.secretKey, DEFAULTS.secretKey));
+    const defaultAccount = await units.run((unit) => accounts.ensureDefault(unit, config.secretKey, DEFAULTS.secretKey));
     const exposed = exposureWarning(config, defaultAccount.secretKey, DEFAULTS.secretKey);
     if (exposed) logger.warn({ host: config.host }, exposed);
     if (config.faultsFile) {
       const rules = loadFaultsFile(config.faultsFile, document);
-      await units.run(() => faults.set(defaultAccount.id, rules));
+      await units.run((unit) => faults.set(unit, defaultAccount.id, rules));
     }
     const httpFaults = new HttpFaults(faults);
     // Shared by every instance on PostgreSQL; in memory only on the embedded store (a request is not a journal write).
@@ -288,7 +288,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       const seed = loadSeedFile(config.seedFile, document);
       const refused = seedTargetRefusal(seed, (url) => targets.refusal(url));
       if (refused) throw new Error(`seed file ${config.seedFile}: ${refused}`);
-      const seeded = await units.run(() => applySeed(seed, { accounts, products, offers, transactions, transitions }));
+      const seeded = await units.run((unit) => applySeed(unit, seed, { accounts, products, offers, transactions, transitions }));
       logger.info({ seedFile: config.seedFile, ...seeded }, 'seed file applied');
     }
     await deliveries.resume();
@@ -296,11 +296,11 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       config.retentionDays === undefined
         ? undefined
         : new Retention({ days: config.retentionDays, accountIds: () => accounts.ids(), nowMs: (id) => clocks.nowMs(id), units, logger, intervalMs: config.retentionIntervalMs });
-    retention?.add('transactions', (id, cutoff, limit) => transactions.deleteOlderThan(id, cutoff, limit));
-    retention?.add('withdrawals', (id, cutoff, limit) => withdrawals.deleteOlderThan(id, cutoff, limit));
-    retention?.add('ledger', (id, cutoff, limit) => ledger.deleteOlderThan(id, cutoff, limit));
-    retention?.add('deliveries', (id, cutoff, limit) => deliveries.deleteOlderThan(id, cutoff, limit));
-    retention?.add('events', (id, cutoff, limit) => events.deleteOlderThan(id, cutoff, limit));
+    retention?.add('transactions', (unit, id, cutoff, limit) => transactions.deleteOlderThan(unit, id, cutoff, limit));
+    retention?.add('withdrawals', (unit, id, cutoff, limit) => withdrawals.deleteOlderThan(unit, id, cutoff, limit));
+    retention?.add('ledger', (unit, id, cutoff, limit) => ledger.deleteOlderThan(unit, id, cutoff, limit));
+    retention?.add('deliveries', (unit, id, cutoff, limit) => deliveries.deleteOlderThan(unit, id, cutoff, limit));
+    retention?.add('events', (unit, id, cutoff, limit) => events.deleteOlderThan(unit, id, cutoff, limit));
     if (config.retentionDays !== undefined) retention?.add('requests', requestLogPruner(requestLog, config.retentionDays, () => clock.nowMs()));
 
     const mock = new MockResponder({ seed: config.mockSeed });

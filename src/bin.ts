@@ -1,8 +1,6 @@
 #!/usr/bin/env node
 // First: refuses a Node older than 22.19 before the rest of the CLI loads (src/node-check.ts).
 import './node-check.js';
-// Second: on Node 22, restarts itself with AsyncContextFrame (src/async-context.ts).
-import './async-context.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseList, parseResponseValidationMode, parseStore, redactUrl, resolveConfig, DEFAULTS, type Config, type ConfigInput, type ResponseValidationMode, type StoreSetting } from './config.js';
 import { createLogger, defaultLogFormat, parseLogFormat, type LogFormat } from './log.js';

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Account, AccountCreate, Permission } from '../spec/types.js';
-import type { Repository, Table, TableSpec } from '../store/ports.js';
+import type { ReadTable, Repository, TableSpec, Unit } from '../store/ports.js';
 
 export const ALL_PERMISSIONS: readonly Permission[] = ['isInvoiceAvailable', 'createTransaction'];
 export const DEFAULT_ACCOUNT_ID = 'acc_default';
@@ -47,7 +47,7 @@ export interface AccountsOptions {
 }
 
 export class Accounts {
-  private readonly accounts: Table<AccountRecord>;
+  private readonly accounts: ReadTable<AccountRecord>;
   private readonly clock: Clock;
   private readonly digests = new Map<string, Buffer>();
 
@@ -62,11 +62,11 @@ export class Accounts {
    * key (an admin token set, none given) it keeps a random key of its own, never the
    * well-known default: `wellKnown` is that key, replaced if a run without a token stored it.
    */
-  async ensureDefault(configured: string | undefined, wellKnown?: string): Promise<AccountRecord> {
-    const existing = await this.get(DEFAULT_ACCOUNT_ID);
+  async ensureDefault(unit: Unit, configured: string | undefined, wellKnown?: string): Promise<AccountRecord> {
+    const existing = await this.get(DEFAULT_ACCOUNT_ID, unit);
     const kept = existing && existing.secretKey !== wellKnown ? existing.secretKey : undefined;
     const secretKey = configured ?? kept ?? newSecretKey();
-    const holder = await this.accounts.findUnique(SANDBOX_OWNER, 'keyHash', sha256(secretKey).toString('hex'));
+    const holder = await unit.table(ACCOUNTS).findUnique(SANDBOX_OWNER, 'keyHash', sha256(secretKey).toString('hex'));
     if (holder && holder.id !== DEFAULT_ACCOUNT_ID) {
       throw new Error(`the default secret key is already the key of account ${holder.id}`);
     }
@@ -74,13 +74,13 @@ export class Accounts {
     const record: AccountRecord = existing
       ? { ...existing, secretKey, keyHash: sha256(secretKey).toString('hex') }
       : this.newRecord(DEFAULT_ACCOUNT_ID, { name: 'Default account' }, secretKey);
-    await this.accounts.put(record);
+    await unit.table(ACCOUNTS).put(record);
     return record;
   }
 
-  async create(input: AccountCreate): Promise<AccountRecord> {
+  async create(unit: Unit, input: AccountCreate): Promise<AccountRecord> {
     const record = this.newRecord(`acc_${randomUUID()}`, input, newSecretKey());
-    await this.accounts.put(record);
+    await unit.table(ACCOUNTS).put(record);
     return record;
   }
 
@@ -88,11 +88,11 @@ export class Accounts {
    * An account with a fixed id and key (seed files). Fields the fixture leaves out keep
    * their stored value, so applying the same fixture again changes nothing.
    */
-  async upsertFixed(fixed: FixedAccount): Promise<AccountRecord> {
+  async upsertFixed(unit: Unit, fixed: FixedAccount): Promise<AccountRecord> {
     const keyHash = sha256(fixed.secretKey).toString('hex');
-    const holder = await this.accounts.findUnique(SANDBOX_OWNER, 'keyHash', keyHash);
+    const holder = await unit.table(ACCOUNTS).findUnique(SANDBOX_OWNER, 'keyHash', keyHash);
     if (holder && holder.id !== fixed.id) throw new Error(`secret key of account ${fixed.id} is already the key of account ${holder.id}`);
-    const existing = await this.get(fixed.id);
+    const existing = await this.get(fixed.id, unit);
     const base = existing ?? this.newRecord(fixed.id, { name: fixed.name }, fixed.secretKey);
     const next: AccountRecord = {
       ...base,
@@ -104,7 +104,7 @@ export class Accounts {
       webhookSecret: fixed.webhookSecret ?? base.webhookSecret,
     };
     if (existing && JSON.stringify(existing) === JSON.stringify(next)) return existing;
-    await this.accounts.put(next);
+    await unit.table(ACCOUNTS).put(next);
     return next;
   }
 
@@ -114,14 +114,16 @@ export class Accounts {
     return ids;
   }
 
-  get(id: string): Promise<AccountRecord | undefined> {
-    return this.accounts.get(SANDBOX_OWNER, id);
+  /** As committed, or as `unit` sees it when given. */
+  get(id: string, unit?: Unit): Promise<AccountRecord | undefined> {
+    return (unit?.table(ACCOUNTS) ?? this.accounts).get(SANDBOX_OWNER, id);
   }
 
-  async setWebhookUrl(account: AccountRecord, url: string | null): Promise<AccountRecord> {
-    const current = (await this.accounts.getForUpdate(SANDBOX_OWNER, account.id)) ?? account;
+  async setWebhookUrl(unit: Unit, account: AccountRecord, url: string | null): Promise<AccountRecord> {
+    const accounts = unit.table(ACCOUNTS);
+    const current = (await accounts.getForUpdate(SANDBOX_OWNER, account.id)) ?? account;
     const record = { ...current, webhookUrl: url };
-    await this.accounts.put(record);
+    await accounts.put(record);
     return record;
   }
 

@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import type { Job, JobKind, JobRunner } from '../scheduler/job-kinds.js';
 import type { Jobs } from '../scheduler/jobs.js';
 import type { AutopilotRule, AutopilotRules, AutopilotState } from '../spec/types.js';
-import type { Repository, Table, TableSpec } from '../store/ports.js';
+import type { ReadTable, Repository, TableSpec, Unit } from '../store/ports.js';
 import type { TransactionListener } from '../transactions/listeners.js';
 import type { Transitions } from '../transactions/transitions.js';
 import type { WithdrawalListener, WithdrawalRecord, Withdrawals } from '../withdrawals/withdrawals.js';
@@ -50,23 +50,23 @@ export interface AutopilotOptions {
  * account's clock: it survives restarts and fires at once when the clock is advanced.
  */
 export class Autopilot {
-  private readonly rules: Table<AccountRules>;
+  private readonly rules: ReadTable<AccountRules>;
   private readonly jobs: Jobs;
   private readonly sandboxRules: AutopilotRule[];
 
   /** Plans the actions of a new transaction. */
   readonly transactions: TransactionListener = {
-    created: async (record) => {
-      const rule = (await this.state(record.accountId)).rules.find((r) => (r.on ?? 'transaction') === 'transaction' && ruleMatches(r, record));
-      if (rule) await this.scheduleActions(record.accountId, 'autopilot', record.id, rule, Date.parse(record.view.createdAt));
+    created: async (unit, record) => {
+      const rule = (await this.state(record.accountId, unit)).rules.find((r) => (r.on ?? 'transaction') === 'transaction' && ruleMatches(r, record));
+      if (rule) await this.scheduleActions(unit, record.accountId, 'autopilot', record.id, rule, Date.parse(record.view.createdAt));
     },
   };
 
   /** Plans the actions of a new withdrawal. */
   readonly withdrawals: WithdrawalListener = {
-    created: async (record: WithdrawalRecord) => {
-      const rule = (await this.state(record.accountId)).rules.find((r) => r.on === 'withdrawal' && withdrawalRuleMatches(r, record));
-      if (rule) await this.scheduleActions(record.accountId, 'autopilotWithdrawal', record.id, rule, Date.parse(record.view.createdAt));
+    created: async (unit: Unit, record: WithdrawalRecord) => {
+      const rule = (await this.state(record.accountId, unit)).rules.find((r) => r.on === 'withdrawal' && withdrawalRuleMatches(r, record));
+      if (rule) await this.scheduleActions(unit, record.accountId, 'autopilotWithdrawal', record.id, rule, Date.parse(record.view.createdAt));
     },
   };
 
@@ -76,55 +76,56 @@ export class Autopilot {
     this.sandboxRules = options.sandboxRules;
   }
 
-  async state(accountId: string): Promise<AutopilotState> {
-    const own = await this.rules.get(accountId, accountId);
+  /** As committed, or as `unit` sees it when given. */
+  async state(accountId: string, unit?: Unit): Promise<AutopilotState> {
+    const own = await (unit?.table(AUTOPILOT_RULES) ?? this.rules).get(accountId, accountId);
     if (own) return { source: 'account', rules: own.rules };
     return { source: this.sandboxRules.length ? 'sandbox' : 'none', rules: this.sandboxRules };
   }
 
-  async set(accountId: string, rules: AutopilotRules): Promise<AutopilotState> {
-    await this.rules.put({ id: accountId, accountId, rules: rules.rules });
-    return this.state(accountId);
+  async set(unit: Unit, accountId: string, rules: AutopilotRules): Promise<AutopilotState> {
+    await unit.table(AUTOPILOT_RULES).put({ id: accountId, accountId, rules: rules.rules });
+    return this.state(accountId, unit);
   }
 
-  async clear(accountId: string): Promise<AutopilotState> {
-    await this.rules.delete(accountId, accountId);
-    return this.state(accountId);
+  async clear(unit: Unit, accountId: string): Promise<AutopilotState> {
+    await unit.table(AUTOPILOT_RULES).delete(accountId, accountId);
+    return this.state(accountId, unit);
   }
 
-  private async scheduleActions(accountId: string, kind: JobKind, id: string, rule: AutopilotRule, created: number): Promise<void> {
+  private async scheduleActions(unit: Unit, accountId: string, kind: JobKind, id: string, rule: AutopilotRule, created: number): Promise<void> {
     for (const [index, action] of rule.actions.entries()) {
       const stored: StoredAction = { id, index, do: action.do, rule: rule.name, ...(action.rail && { rail: action.rail }), ...(action.message && { message: action.message }) };
-      await this.jobs.schedule(accountId, kind, JSON.stringify(stored), created + (action.afterMs ?? 0));
+      await this.jobs.schedule(unit, accountId, kind, JSON.stringify(stored), created + (action.afterMs ?? 0));
     }
   }
 }
 
 /** Runs an autopilot action on a transaction (job kind `autopilot`). */
 export function transactionActionRunner(transitions: Transitions, logger: Logger): JobRunner {
-  return (job: Job) => {
+  return (unit: Unit, job: Job) => {
     const action = parseRef(job.ref);
     const { id } = action;
     const { accountId } = job;
     return stepAside(logger, action, async () => {
-      if (action.do === 'fill') await transitions.fill(accountId, id);
-      else if (action.do === 'pay') await transitions.pay(accountId, id, action.rail);
-      else if (action.do === 'expire') await transitions.expire(accountId, id);
-      else if (action.do === 'decline') await transitions.decline(accountId, id, { message: action.message });
-      else if (action.do === 'refund') await transitions.refund(accountId, id);
-      else if (action.do === 'chargeback') await transitions.chargeback(accountId, id, action.message);
+      if (action.do === 'fill') await transitions.fill(unit, accountId, id);
+      else if (action.do === 'pay') await transitions.pay(unit, accountId, id, action.rail);
+      else if (action.do === 'expire') await transitions.expire(unit, accountId, id);
+      else if (action.do === 'decline') await transitions.decline(unit, accountId, id, { message: action.message });
+      else if (action.do === 'refund') await transitions.refund(unit, accountId, id);
+      else if (action.do === 'chargeback') await transitions.chargeback(unit, accountId, id, action.message);
     });
   };
 }
 
 /** Runs an autopilot action on a withdrawal (job kind `autopilotWithdrawal`). */
 export function withdrawalActionRunner(withdrawals: Withdrawals, logger: Logger): JobRunner {
-  return async (job: Job) => {
+  return async (unit: Unit, job: Job) => {
     const action = parseRef(job.ref);
     if (action.do !== 'approve' && action.do !== 'reject' && action.do !== 'fail' && action.do !== 'return') return;
     const verb = action.do;
     await stepAside(logger, action, async () => {
-      await withdrawals.act(job.accountId, action.id, verb, { message: action.message });
+      await withdrawals.act(unit, job.accountId, action.id, verb, { message: action.message });
     });
   };
 }

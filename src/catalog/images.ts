@@ -2,6 +2,7 @@ import { fileTypeFromBuffer } from 'file-type';
 import { randomUUID } from 'node:crypto';
 import { invalid } from '../errors.js';
 import type { ObjectStorage } from '../objects/object-storage.js';
+import type { UnitOfWork } from '../store/ports.js';
 import type { Owner, ProductRecord, Products } from './products.js';
 
 /** Accepted image kinds, keyed by the MIME type sniffed from the bytes. */
@@ -17,6 +18,8 @@ export const OBJECTS_PATH = '/_sandbox/objects/';
 export interface ProductImagesOptions {
   products: Products;
   storage: ObjectStorage;
+  /** The image change is a unit of its own: durable before the old file goes (the HTTP layer runs these outside one). */
+  units: UnitOfWork;
   /** Read at upload time: with port 0 the URL is known only once the server listens. */
   publicUrl: () => string;
 }
@@ -31,7 +34,7 @@ export class ProductImages {
   constructor(private readonly options: ProductImagesOptions) {}
 
   async set(owner: Owner, productId: string, bytes: Buffer): Promise<ProductRecord> {
-    const { products, storage, publicUrl } = this.options;
+    const { products, storage, publicUrl, units } = this.options;
     await products.getEditable(owner, productId);
     const type = await fileTypeFromBuffer(bytes);
     const ext = type ? ACCEPTED[type.mime] : undefined;
@@ -41,13 +44,14 @@ export class ProductImages {
     const key = `img_${randomUUID()}.${ext}`;
     await storage.put(owner.id, key, { bytes, contentType: type.mime });
     // Read again under lock: the product may have been archived while the file was being written.
-    const { before, updated } = await products.setImageUrl(owner, productId, `${publicUrl()}${OBJECTS_PATH}${key}`);
+    const { before, updated } = await units.run((unit) => products.setImageUrl(unit, owner, productId, `${publicUrl()}${OBJECTS_PATH}${key}`));
     await this.removeObjectOf(owner.id, before.imageUrl);
     return updated;
   }
 
   async remove(owner: Owner, productId: string): Promise<ProductRecord> {
-    const { before, updated } = await this.options.products.setImageUrl(owner, productId, null);
+    const { products, units } = this.options;
+    const { before, updated } = await units.run((unit) => products.setImageUrl(unit, owner, productId, null));
     await this.removeObjectOf(owner.id, before.imageUrl);
     return updated;
   }

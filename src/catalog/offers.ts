@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { Records, type PageQuery } from '../records/records.js';
 import type { Offer, OfferCreate, OfferList } from '../spec/types.js';
-import type { Repository, TableSpec } from '../store/ports.js';
+import type { Repository, TableSpec, Unit } from '../store/ports.js';
 import type { Owner, Products } from './products.js';
 
 export interface OfferRecord extends Offer {
@@ -34,8 +34,8 @@ export class Offers {
   }
 
   /** An inactive product still takes offers: only archiving closes it. */
-  async create(owner: Owner, input: OfferCreate): Promise<OfferRecord> {
-    const product = await this.products.getEditable(owner, input.productId);
+  async create(unit: Unit, owner: Owner, input: OfferCreate): Promise<OfferRecord> {
+    const product = await this.products.getEditable(owner, input.productId, unit);
     const now = new Date(this.clock.nowMs()).toISOString();
     const record: OfferRecord = {
       id: `ofr_${randomUUID()}`,
@@ -47,7 +47,7 @@ export class Offers {
       updatedAt: now,
       accountId: owner.id,
     };
-    await this.records.table.put(record);
+    await this.records.in(unit).put(record);
     return record;
   }
 
@@ -58,13 +58,13 @@ export class Offers {
   }
 
   /** The names of a product's offers (seed files add an offer by name once). */
-  async namesOf(owner: Owner, productId: string): Promise<Set<string>> {
+  async namesOf(unit: Unit, owner: Owner, productId: string): Promise<Set<string>> {
     const names = new Set<string>();
-    for await (const offer of this.records.table.scan(owner.id)) if (offer.productId === productId) names.add(offer.name);
+    for await (const offer of this.records.in(unit).scan(owner.id)) if (offer.productId === productId) names.add(offer.name);
     return names;
   }
 
-  deleteAll(accountId: string): Promise<number> {
-    return this.records.table.deleteAll(accountId);
+  deleteAll(unit: Unit, accountId: string): Promise<number> {
+    return this.records.in(unit).deleteAll(accountId);
   }
 }

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import { invalid, notFound } from '../errors.js';
 import { Records, type PageQuery } from '../records/records.js';
 import type { Product, ProductCreate, ProductList, ProductPatch } from '../spec/types.js';
-import { UniqueViolation, type Repository, type TableSpec, type UnitOfWork } from '../store/ports.js';
+import { UniqueViolation, type Repository, type TableSpec, type Unit } from '../store/ports.js';
 
 /** Stored form: the resource plus its owner. */
 export interface ProductRecord extends Product {
@@ -39,18 +39,16 @@ export interface ProductsOptions {
 
 export class Products {
   private readonly records: Records<ProductRecord>;
-  private readonly units: UnitOfWork;
   private readonly clock: Clock;
 
   constructor(options: ProductsOptions) {
     this.records = new Records(options.repository, PRODUCTS);
-    this.units = options.repository.units;
     this.clock = options.clock;
   }
 
-  async create(owner: Owner, input: ProductCreate): Promise<ProductRecord> {
+  async create(unit: Unit, owner: Owner, input: ProductCreate): Promise<ProductRecord> {
     const externalId = input.externalId ?? null;
-    if (externalId !== null) await this.assertExternalIdFree(owner.id, externalId, undefined);
+    if (externalId !== null) await this.assertExternalIdFree(unit, owner.id, externalId, undefined);
     const now = this.nowIso();
     const record: ProductRecord = {
       id: `prd_${randomUUID()}`,
@@ -66,62 +64,56 @@ export class Products {
       updatedAt: now,
       accountId: owner.id,
     };
-    await this.putChecked(record);
+    await this.putChecked(unit, record);
     return record;
   }
 
-  /** Another account's product answers exactly like a missing one. */
-  get(owner: Owner, id: string): Promise<ProductRecord> {
-    return this.records.owned(owner.id, id, () => notFound(`product ${id} not found`));
+  /** Another account's product answers exactly like a missing one. As `unit` sees it when given. */
+  get(owner: Owner, id: string, unit?: Unit): Promise<ProductRecord> {
+    return this.records.owned(owner.id, id, () => notFound(`product ${id} not found`), unit);
   }
 
   /** A product that may still change: live, not archived. */
-  async getEditable(owner: Owner, id: string): Promise<ProductRecord> {
-    return editable(await this.get(owner, id));
+  async getEditable(owner: Owner, id: string, unit?: Unit): Promise<ProductRecord> {
+    return editable(await this.get(owner, id, unit));
   }
 
   /** The live product with this externalId, if any. */
-  findByExternalId(owner: Owner, externalId: string): Promise<ProductRecord | undefined> {
-    return this.records.table.findUnique(owner.id, 'externalId', externalId);
+  findByExternalId(owner: Owner, externalId: string, unit?: Unit): Promise<ProductRecord | undefined> {
+    return (unit === undefined ? this.records.table : this.records.in(unit)).findUnique(owner.id, 'externalId', externalId);
   }
 
-  update(owner: Owner, id: string, patch: ProductPatch): Promise<ProductRecord> {
-    return this.units.run(async () => {
-      const current = editable(await this.forUpdate(owner, id));
-      if (patch.externalId !== undefined && patch.externalId !== null) await this.assertExternalIdFree(owner.id, patch.externalId, id);
-      const next: ProductRecord = {
-        ...current,
-        ...(patch.name !== undefined && { name: patch.name.trim() }),
-        ...(patch.description !== undefined && { description: patch.description }),
-        ...(patch.externalId !== undefined && { externalId: patch.externalId }),
-        ...(patch.active !== undefined && { active: patch.active }),
-        ...(patch.metadata !== undefined && { metadata: patch.metadata }),
-        updatedAt: this.nowIso(),
-      };
-      await this.putChecked(next);
-      return next;
-    });
+  async update(unit: Unit, owner: Owner, id: string, patch: ProductPatch): Promise<ProductRecord> {
+    const current = editable(await this.forUpdate(unit, owner, id));
+    if (patch.externalId !== undefined && patch.externalId !== null) await this.assertExternalIdFree(unit, owner.id, patch.externalId, id);
+    const next: ProductRecord = {
+      ...current,
+      ...(patch.name !== undefined && { name: patch.name.trim() }),
+      ...(patch.description !== undefined && { description: patch.description }),
+      ...(patch.externalId !== undefined && { externalId: patch.externalId }),
+      ...(patch.active !== undefined && { active: patch.active }),
+      ...(patch.metadata !== undefined && { metadata: patch.metadata }),
+      updatedAt: this.nowIso(),
+    };
+    await this.putChecked(unit, next);
+    return next;
   }
 
-  archive(owner: Owner, id: string): Promise<ProductRecord> {
-    return this.units.run(async () => {
-      const current = await this.forUpdate(owner, id);
-      if (current.deletedAt !== null) return current;
-      const now = this.nowIso();
-      const next: ProductRecord = { ...current, active: false, deletedAt: now, updatedAt: now };
-      await this.records.table.put(next);
-      return next;
-    });
+  async archive(unit: Unit, owner: Owner, id: string): Promise<ProductRecord> {
+    const current = await this.forUpdate(unit, owner, id);
+    if (current.deletedAt !== null) return current;
+    const now = this.nowIso();
+    const next: ProductRecord = { ...current, active: false, deletedAt: now, updatedAt: now };
+    await this.records.in(unit).put(next);
+    return next;
   }
 
   /** Sets the image URL; what the product pointed at before is the caller's to remove once this is durable. */
-  setImageUrl(owner: Owner, id: string, imageUrl: string | null): Promise<{ before: ProductRecord; updated: ProductRecord }> {
-    return this.units.run(async () => {
-      const before = editable(await this.forUpdate(owner, id));
-      const updated: ProductRecord = { ...before, imageUrl, updatedAt: this.nowIso() };
-      await this.records.table.put(updated);
-      return { before, updated };
-    });
+  async setImageUrl(unit: Unit, owner: Owner, id: string, imageUrl: string | null): Promise<{ before: ProductRecord; updated: ProductRecord }> {
+    const before = editable(await this.forUpdate(unit, owner, id));
+    const updated: ProductRecord = { ...before, imageUrl, updatedAt: this.nowIso() };
+    await this.records.in(unit).put(updated);
+    return { before, updated };
   }
 
   async list(owner: Owner, query: ProductQuery): Promise<ProductList> {
@@ -136,15 +128,16 @@ export class Products {
   }
 
   /** Reset: every product of the account, archived ones included; the deleted records (their images are the caller's). */
-  async deleteAll(accountId: string): Promise<ProductRecord[]> {
+  async deleteAll(unit: Unit, accountId: string): Promise<ProductRecord[]> {
+    const products = this.records.in(unit);
     const deleted: ProductRecord[] = [];
-    for await (const product of this.records.table.scan(accountId)) deleted.push(product);
-    await this.records.table.deleteAll(accountId);
+    for await (const product of products.scan(accountId)) deleted.push(product);
+    await products.deleteAll(accountId);
     return deleted;
   }
 
-  private forUpdate(owner: Owner, id: string): Promise<ProductRecord> {
-    return this.records.ownedForUpdate(owner.id, id, () => notFound(`product ${id} not found`));
+  private forUpdate(unit: Unit, owner: Owner, id: string): Promise<ProductRecord> {
+    return this.records.ownedForUpdate(unit, owner.id, id, () => notFound(`product ${id} not found`));
   }
 
   private nowIso(): string {
@@ -155,17 +148,17 @@ export class Products {
    * Stores the product; a writer that took the externalId after our check (two creates at once,
    * or another instance on a shared store) gets the same refusal as one the check caught.
    */
-  private async putChecked(record: ProductRecord): Promise<void> {
+  private async putChecked(unit: Unit, record: ProductRecord): Promise<void> {
     try {
-      await this.records.table.put(record);
+      await this.records.in(unit).put(record);
     } catch (error) {
       if (error instanceof UniqueViolation && record.externalId !== null) throw invalid(`externalId ${record.externalId} already exists in this account`);
       throw error;
     }
   }
 
-  private async assertExternalIdFree(accountId: string, externalId: string, selfId: string | undefined): Promise<void> {
-    const holder = await this.records.table.findUnique(accountId, 'externalId', externalId);
+  private async assertExternalIdFree(unit: Unit, accountId: string, externalId: string, selfId: string | undefined): Promise<void> {
+    const holder = await this.records.in(unit).findUnique(accountId, 'externalId', externalId);
     if (holder && holder.id !== selfId) throw invalid(`externalId ${externalId} already exists in this account`);
   }
 }

@@ -1,5 +1,5 @@
 import { Records, type Page } from '../records/records.js';
-import type { EventBus, Repository, Sequences, TableSpec } from '../store/ports.js';
+import type { EventBus, Repository, Sequences, TableSpec, Unit } from '../store/ports.js';
 
 export type EventType =
   | 'transaction.created'
@@ -68,12 +68,12 @@ export class Events {
     this.bus = options.repository.bus;
   }
 
-  async append(accountId: string, type: EventType, createdAt: string, transactionId: string | null, data: unknown, withdrawalId: string | null = null): Promise<SandboxEvent> {
+  async append(unit: Unit, accountId: string, type: EventType, createdAt: string, transactionId: string | null, data: unknown, withdrawalId: string | null = null): Promise<SandboxEvent> {
     const seq = await this.sequences.next('event');
     const record: EventRecord = { id: `evt_${String(seq).padStart(10, '0')}`, type, createdAt, transactionId, withdrawalId, data, accountId };
-    await this.records.table.put(record);
+    await this.records.in(unit).put(record);
     const event = toEvent(record);
-    this.bus.publish(accountId, event);
+    unit.publish(accountId, event);
     return event;
   }
 
@@ -107,11 +107,11 @@ export class Events {
   }
 
   /** Retention: deletes up to `limit` of the account's events created before `cutoff` (ISO, account clock). */
-  deleteOlderThan(accountId: string, cutoff: string, limit: number): Promise<number> {
-    return this.records.deleteOlderThan(accountId, cutoff, limit, (e) => e.createdAt);
+  deleteOlderThan(unit: Unit, accountId: string, cutoff: string, limit: number): Promise<number> {
+    return this.records.deleteOlderThan(unit, accountId, cutoff, limit, (e) => e.createdAt);
   }
 
-  deleteAll(accountId: string): Promise<number> {
-    return this.records.table.deleteAll(accountId);
+  deleteAll(unit: Unit, accountId: string): Promise<number> {
+    return this.records.in(unit).deleteAll(accountId);
   }
 }

@@ -1,3 +1,4 @@
+import type { Unit } from '../store/ports.js';
 import type { TransactionChange, TransactionListener } from '../transactions/listeners.js';
 import type { StatusReason, TransactionRecord } from '../transactions/transaction-record.js';
 import type { WebhookEvent } from '../webhooks/payload.js';
@@ -33,25 +34,25 @@ const declineMessageOf = (record: TransactionRecord): string | null =>
 export class TransactionEvents implements TransactionListener {
   constructor(private readonly options: { events: Events; deliveries: Deliveries }) {}
 
-  async created(record: TransactionRecord): Promise<void> {
+  async created(unit: Unit, record: TransactionRecord): Promise<void> {
     const { events, deliveries } = this.options;
-    await events.append(record.accountId, 'transaction.created', record.view.createdAt, record.id, record.view);
-    if (record.filledAt !== null) await events.append(record.accountId, 'transaction.instruction_filled', record.view.createdAt, record.id, record.view);
+    await events.append(unit, record.accountId, 'transaction.created', record.view.createdAt, record.id, record.view);
+    if (record.filledAt !== null) await events.append(unit, record.accountId, 'transaction.instruction_filled', record.view.createdAt, record.id, record.view);
     const immediate = outcomeOf(record);
     if (!immediate) return;
-    await events.append(record.accountId, immediate.event, record.view.createdAt, record.id, record.view);
-    await deliveries.transactionEvent(record, immediate.webhook, immediate === PAID ? null : declineMessageOf(record));
+    await events.append(unit, record.accountId, immediate.event, record.view.createdAt, record.id, record.view);
+    await deliveries.transactionEvent(unit, record, immediate.webhook, immediate === PAID ? null : declineMessageOf(record));
   }
 
-  async changed({ next, previous, at, detail }: TransactionChange): Promise<void> {
+  async changed(unit: Unit, { next, previous, at, detail }: TransactionChange): Promise<void> {
     const { events, deliveries } = this.options;
     if (previous.filledAt === null && next.filledAt !== null) {
-      await events.append(next.accountId, 'transaction.instruction_filled', at, next.id, next.view);
+      await events.append(unit, next.accountId, 'transaction.instruction_filled', at, next.id, next.view);
     }
     if (next.view.status === previous.view.status) return;
     const outcome = outcomeOf(next);
     if (!outcome) return;
-    await events.append(next.accountId, outcome.event, at, next.id, next.view);
-    await deliveries.transactionEvent(next, outcome.webhook, detail.message ?? null);
+    await events.append(unit, next.accountId, outcome.event, at, next.id, next.view);
+    await deliveries.transactionEvent(unit, next, outcome.webhook, detail.message ?? null);
   }
 }

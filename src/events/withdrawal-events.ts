@@ -1,3 +1,4 @@
+import type { Unit } from '../store/ports.js';
 import type { LedgerEntry, LedgerListener } from '../ledger/ledger.js';
 import type { WithdrawalStatus } from '../spec/types.js';
 import type { Deliveries } from '../webhooks/deliveries.js';
@@ -19,21 +20,21 @@ const ON: Record<WithdrawalStatus, { event: EventType; webhook?: WebhookEvent }>
 export class WithdrawalEvents implements WithdrawalListener {
   constructor(private readonly options: { events: Events; deliveries: Deliveries }) {}
 
-  async created(record: WithdrawalRecord): Promise<void> {
-    await this.options.events.append(record.accountId, 'withdrawal.created', record.view.createdAt, null, record.view, record.id);
+  async created(unit: Unit, record: WithdrawalRecord): Promise<void> {
+    await this.options.events.append(unit, record.accountId, 'withdrawal.created', record.view.createdAt, null, record.view, record.id);
   }
 
-  async changed({ next, previous, at }: WithdrawalChange): Promise<void> {
+  async changed(unit: Unit, { next, previous, at }: WithdrawalChange): Promise<void> {
     if (next.view.status === previous.view.status) return;
     const on = ON[next.view.status];
-    await this.options.events.append(next.accountId, on.event, at, null, next.view, next.id);
-    if (on.webhook) await this.options.deliveries.withdrawalEvent(next, on.webhook);
+    await this.options.events.append(unit, next.accountId, on.event, at, null, next.view, next.id);
+    if (on.webhook) await this.options.deliveries.withdrawalEvent(unit, next, on.webhook);
   }
 }
 
 /** A control-API credit of the balance is an event too. */
 export function balanceEvents(events: Events): LedgerListener {
-  return async (accountId: string, entry: LedgerEntry) => {
-    if (entry.kind === 'credit') await events.append(accountId, 'balance.credited', entry.at, null, entry);
+  return async (unit: Unit, accountId: string, entry: LedgerEntry) => {
+    if (entry.kind === 'credit') await events.append(unit, accountId, 'balance.credited', entry.at, null, entry);
   };
 }

@@ -3,7 +3,7 @@ import { invalid } from '../errors.js';
 import { compileGlob, globMatches, globProblem } from './glob.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import type { components } from '../spec/openapi-types.js';
-import type { Repository, Table, TableSpec, UnitOfWork } from '../store/ports.js';
+import type { ReadTable, Repository, TableSpec, Unit, UnitOfWork } from '../store/ports.js';
 
 export type FaultRule = components['schemas']['FaultRule'];
 export type FaultRules = components['schemas']['FaultRules'];
@@ -82,7 +82,7 @@ export const OUT_OF_ORDER_HOLD_MS = 60_000;
  * deliveries, before any change unless it is an afterCommit.
  */
 export class Faults {
-  private readonly records: Table<AccountFaults>;
+  private readonly records: ReadTable<AccountFaults>;
   private readonly units: UnitOfWork;
   private readonly seed: number;
   private readonly operationIds: ReadonlySet<string>;
@@ -98,19 +98,19 @@ export class Faults {
     return stateOf(await this.records.get(accountId, accountId));
   }
 
-  async set(accountId: string, input: FaultRules): Promise<FaultRulesState> {
+  async set(unit: Unit, accountId: string, input: FaultRules): Promise<FaultRulesState> {
     const rules = input.rules.map((rule, index) => this.checked(rule, index));
     const ids = new Set<string>();
     for (const rule of rules) {
       if (ids.has(rule.id)) throw invalid(`rules: the id ${rule.id} is used twice`);
       ids.add(rule.id);
     }
-    return this.change(accountId, (current) => ({ id: accountId, accountId, rules, held: current?.held ?? {} }));
+    return this.change(unit, accountId, (current) => ({ id: accountId, accountId, rules, held: current?.held ?? {} }));
   }
 
-  clear(accountId: string): Promise<FaultRulesState> {
+  clear(unit: Unit, accountId: string): Promise<FaultRulesState> {
     // Held deliveries keep their marker, so their postponed attempt is still sent as is.
-    return this.change(accountId, (current) => (current && Object.keys(current.held).length > 0 ? { ...current, rules: [] } : null));
+    return this.change(unit, accountId, (current) => (current && Object.keys(current.held).length > 0 ? { ...current, rules: [] } : null));
   }
 
   /** The HTTP rule that fires for this request, if any; counts it as fired unless it is an afterCommit (see `confirm`). */
@@ -118,8 +118,8 @@ export class Faults {
     if (EXEMPT_OPERATIONS.has(operationId)) return undefined;
     // Most accounts have no rules: no unit, no lock.
     if (!hasRules(await this.records.get(accountId, accountId))) return undefined;
-    return this.units.run(async () => {
-      const fired = await this.draw(accountId, (rule) => {
+    return this.units.run(async (unit) => {
+      const fired = await this.draw(unit, accountId, (rule) => {
         const m = rule.match;
         return (
           m.operation !== WEBHOOK_OPERATION &&
@@ -128,47 +128,46 @@ export class Faults {
           (m.path === undefined || pathMatches(m.path, path))
         );
       });
-      if (fired && !('afterCommit' in fired.action)) await this.confirm(accountId, fired.ruleId);
+      if (fired && !('afterCommit' in fired.action)) await this.fired(unit, accountId, fired.ruleId);
       return fired;
     });
   }
 
-  /** Counts a rule as fired (an afterCommit once the change was made). */
-  async confirm(accountId: string, ruleId: string): Promise<void> {
-    await this.change(accountId, (record) => record && { ...record, rules: record.rules.map((r) => (r.id === ruleId ? { ...r, fired: r.fired + 1 } : r)) });
+  /** Counts a rule as fired once the change it followed was made (an afterCommit), in a unit of its own. */
+  confirm(accountId: string, ruleId: string): Promise<void> {
+    return this.units.run((unit) => this.fired(unit, accountId, ruleId));
   }
 
-  /** The fault of an automatic webhook attempt, if any. */
-  async forWebhookAttempt(accountId: string, deliveryId: string, event: string): Promise<WebhookFault | undefined> {
+  /** The fault of an automatic webhook attempt, if any; what it uses up is changed in `unit`. */
+  async forWebhookAttempt(unit: Unit, accountId: string, deliveryId: string, event: string): Promise<WebhookFault | undefined> {
     if (!hasRules(await this.records.get(accountId, accountId))) return undefined;
-    return this.units.run(async () => {
-      const record = await this.records.getForUpdate(accountId, accountId);
-      const held = record?.held[deliveryId];
-      if (record && held) {
-        const { [deliveryId]: _released, ...rest } = record.held;
-        await this.records.put({ ...record, held: rest });
-        return { ruleId: held.ruleId };
-      }
-      const fired = await this.draw(accountId, (rule) => rule.match.operation === WEBHOOK_OPERATION && (rule.match.event === undefined || rule.match.event === event));
-      if (!fired) return undefined;
-      await this.confirm(accountId, fired.ruleId);
-      const action = fired.action;
-      if ('delayMs' in action || 'outOfOrder' in action) {
-        const kind = 'delayMs' in action ? 'delay' : 'outOfOrder';
-        await this.change(accountId, (current) => current && { ...current, held: { ...current.held, [deliveryId]: { ruleId: fired.ruleId, kind } } });
-        return { ruleId: fired.ruleId, postponeMs: 'delayMs' in action ? action.delayMs : OUT_OF_ORDER_HOLD_MS };
-      }
-      if ('duplicate' in action) return { ruleId: fired.ruleId, duplicate: action.duplicate };
-      if ('badSignature' in action) return { ruleId: fired.ruleId, badSignature: true };
-      return undefined;
-    });
+    const faults = unit.table(FAULTS);
+    const record = await faults.getForUpdate(accountId, accountId);
+    const held = record?.held[deliveryId];
+    if (record && held) {
+      const { [deliveryId]: _released, ...rest } = record.held;
+      await faults.put({ ...record, held: rest });
+      return { ruleId: held.ruleId };
+    }
+    const fired = await this.draw(unit, accountId, (rule) => rule.match.operation === WEBHOOK_OPERATION && (rule.match.event === undefined || rule.match.event === event));
+    if (!fired) return undefined;
+    await this.fired(unit, accountId, fired.ruleId);
+    const action = fired.action;
+    if ('delayMs' in action || 'outOfOrder' in action) {
+      const kind = 'delayMs' in action ? 'delay' : 'outOfOrder';
+      await this.change(unit, accountId, (current) => current && { ...current, held: { ...current.held, [deliveryId]: { ruleId: fired.ruleId, kind } } });
+      return { ruleId: fired.ruleId, postponeMs: 'delayMs' in action ? action.delayMs : OUT_OF_ORDER_HOLD_MS };
+    }
+    if ('duplicate' in action) return { ruleId: fired.ruleId, duplicate: action.duplicate };
+    if ('badSignature' in action) return { ruleId: fired.ruleId, badSignature: true };
+    return undefined;
   }
 
   /** Forgets a held delivery that will not be attempted any more. */
-  async drop(accountId: string, deliveryId: string): Promise<void> {
-    const found = await this.records.get(accountId, accountId);
+  async drop(unit: Unit, accountId: string, deliveryId: string): Promise<void> {
+    const found = await unit.table(FAULTS).get(accountId, accountId);
     if (!found?.held[deliveryId]) return;
-    await this.change(accountId, (record) => {
+    await this.change(unit, accountId, (record) => {
       if (!record?.held[deliveryId]) return record;
       const { [deliveryId]: _dropped, ...rest } = record.held;
       return { ...record, held: rest };
@@ -176,25 +175,28 @@ export class Faults {
   }
 
   /** Deliveries held by an outOfOrder rule, other than `except`: another attempt overtook them, they may go now. */
-  async overtaken(accountId: string, except: string): Promise<string[]> {
-    const held = (await this.records.get(accountId, accountId))?.held ?? {};
+  async overtaken(unit: Unit, accountId: string, except: string): Promise<string[]> {
+    const held = (await unit.table(FAULTS).get(accountId, accountId))?.held ?? {};
     return Object.entries(held)
       .filter(([id, h]) => id !== except && h.kind === 'outOfOrder')
       .map(([id]) => id);
   }
 
+  private async fired(unit: Unit, accountId: string, ruleId: string): Promise<void> {
+    await this.change(unit, accountId, (record) => record && { ...record, rules: record.rules.map((r) => (r.id === ruleId ? { ...r, fired: r.fired + 1 } : r)) });
+  }
+
   /** Reads the account's record under lock and stores what `next` makes of it (null: removed; unchanged: nothing written). */
-  private change(accountId: string, next: (current: AccountFaults | undefined) => AccountFaults | null | undefined): Promise<FaultRulesState> {
-    return this.units.run(async () => {
-      const current = await this.records.getForUpdate(accountId, accountId);
-      const updated = next(current);
-      if (updated === null) {
-        await this.records.delete(accountId, accountId);
-        return stateOf(undefined);
-      }
-      if (updated !== undefined && updated !== current) await this.records.put(updated);
-      return stateOf(updated);
-    });
+  private async change(unit: Unit, accountId: string, next: (current: AccountFaults | undefined) => AccountFaults | null | undefined): Promise<FaultRulesState> {
+    const faults = unit.table(FAULTS);
+    const current = await faults.getForUpdate(accountId, accountId);
+    const updated = next(current);
+    if (updated === null) {
+      await faults.delete(accountId, accountId);
+      return stateOf(undefined);
+    }
+    if (updated !== undefined && updated !== current) await faults.put(updated);
+    return stateOf(updated);
   }
 
   /** Rules that passed the schema still need what it cannot say: known operations, and actions that fit them. */
@@ -235,8 +237,8 @@ export class Faults {
    * is a hash of (seed, rule id, how many matching requests it saw): the same rules and
    * requests fire the same faults in every run, on any account, after a restart too.
    */
-  private async draw(accountId: string, matches: (rule: StoredRule) => boolean): Promise<Fired | undefined> {
-    const record = await this.records.getForUpdate(accountId, accountId);
+  private async draw(unit: Unit, accountId: string, matches: (rule: StoredRule) => boolean): Promise<Fired | undefined> {
+    const record = await unit.table(FAULTS).getForUpdate(accountId, accountId);
     if (!record || record.rules.length === 0) return undefined;
     let rules = record.rules;
     let fired: Fired | undefined;
@@ -250,7 +252,7 @@ export class Faults {
       fired = { ruleId: rule.id, action: rule.action };
       break;
     }
-    if (rules !== record.rules) await this.records.put({ ...record, rules });
+    if (rules !== record.rules) await unit.table(FAULTS).put({ ...record, rules });
     return fired;
   }
 }

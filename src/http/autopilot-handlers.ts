@@ -7,7 +7,7 @@ const accountId = (call: { account: AccountRecord | undefined }): string => owne
 export function createAutopilotHandlers(autopilot: Autopilot): Handlers {
   return {
     getAutopilot: async (call) => ({ status: 200, json: await autopilot.state(accountId(call)) }),
-    setAutopilot: async (call) => ({ status: 200, json: await autopilot.set(accountId(call), call.body) }),
-    clearAutopilot: async (call) => ({ status: 200, json: await autopilot.clear(accountId(call)) }),
+    setAutopilot: async (call) => ({ status: 200, json: await autopilot.set(call.unit, accountId(call), call.body) }),
+    clearAutopilot: async (call) => ({ status: 200, json: await autopilot.clear(call.unit, accountId(call)) }),
   };
 }

@@ -2,6 +2,7 @@ import type { Request as ExpressRequest } from 'express';
 import type { AccountRecord } from '../accounts/accounts.js';
 import type { operations } from '../spec/openapi-types.js';
 import type { OperationId } from '../spec/types.js';
+import type { Unit } from '../store/ports.js';
 import { HttpError } from './errors.js';
 
 /**
@@ -42,12 +43,18 @@ type Responses<K extends OperationId> = Op<K>['responses'];
 /** What a handler may answer: any status the operation documents, with that status's content. */
 export type Reply<K extends OperationId> = { [S in keyof Responses<K>]: S extends number ? ReplyAt<S, Responses<K>[S]> : never }[keyof Responses<K>];
 
-/** What a handler sees: the authenticated caller and the validated, coerced request. */
+/** What a handler sees: the authenticated caller, the validated, coerced request, and its unit of work. */
 export interface Call<K extends OperationId> {
   req: ExpressRequest;
   account: AccountRecord | undefined;
   /** The request carried the sandbox's admin token. */
   admin: boolean;
+  /**
+   * The request's unit of work: what the handler changes goes through it, and is durable before
+   * the answer leaves. Operations that commit in steps (SELF_COMMITTING) run units of their own
+   * and get one that refuses use.
+   */
+  unit: Unit;
   params: PathParams<K>;
   query: QueryParams<K>;
   body: RequestBody<K>;
@@ -64,6 +71,7 @@ export interface AnyCall {
   req: ExpressRequest;
   account: AccountRecord | undefined;
   admin: boolean;
+  unit: Unit;
   params: Record<string, string>;
   query: Record<string, unknown>;
   body: unknown;

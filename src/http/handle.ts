@@ -1,5 +1,5 @@
 import type { Request as ExpressRequest } from 'express';
-import type { UnitOfWork } from '../store/ports.js';
+import type { Unit, UnitOfWork } from '../store/ports.js';
 import type { OperationId } from '../spec/types.js';
 import type { AnyCall, AnyReply, Handlers } from './call.js';
 import type { Caller } from './authenticate.js';
@@ -12,11 +12,31 @@ export type Fallback = (operation: SandboxOperation, req: ExpressRequest) => Any
 
 type ErasedHandler = (call: AnyCall) => AnyReply | Promise<AnyReply>;
 
+const ownUnits = (): never => {
+  throw new Error('this operation commits in steps: its services run units of their own (SELF_COMMITTING)');
+};
+
+/** The unit a self-committing operation's call carries: any use of it is a mistake of the handler's. */
+const OWN_UNITS: Unit = {
+  table: ownUnits,
+  get jobs() {
+    return ownUnits();
+  },
+  get clocks() {
+    return ownUnits();
+  },
+  get sequences() {
+    return ownUnits();
+  },
+  afterCommit: ownUnits,
+  publish: ownUnits,
+};
+
 /**
  * Stage 6, handle: runs the operation's handler as one unit of work (src/store/ports.ts):
  * what it changes is committed, durable, when `units.run` resolves, and only then may the
- * answer leave ("durable before the 2xx"). A handler that throws has its unit ended too
- * (the embedded store keeps what was changed before the throw; PostgreSQL rolls it back).
+ * answer leave ("durable before the 2xx"). The handler gets the unit in its call; a handler
+ * that throws leaves nothing of its unit behind.
  */
 export class HandleStage {
   private readonly handlers: Map<string, ErasedHandler>;
@@ -40,8 +60,8 @@ export class HandleStage {
       if (this.fallback) return this.fallback(operation, req);
       throw new HttpError(501, `${operation.method.toUpperCase()} ${operation.path} is not emulated by this version of the sandbox yet`);
     }
-    const call: AnyCall = { req, account: caller.account, admin: caller.admin, params: validated.params, query: validated.query, body: validated.body };
-    if (operation.operationId !== undefined && this.selfCommitting.has(operation.operationId as OperationId)) return handler(call);
-    return this.units.run(async () => handler(call));
+    const base = { req, account: caller.account, admin: caller.admin, params: validated.params, query: validated.query, body: validated.body };
+    if (operation.operationId !== undefined && this.selfCommitting.has(operation.operationId as OperationId)) return handler({ ...base, unit: OWN_UNITS });
+    return this.units.run(async (unit) => handler({ ...base, unit }));
   }
 }

@@ -50,7 +50,7 @@ export const SELF_COMMITTING: ReadonlySet<OperationId> = new Set<OperationId>(['
 /** Calls are typed from openapi.yaml (src/http/call.ts): they reach handlers only after its schemas accepted them. */
 export function createHandlers(s: Services): Handlers {
   return {
-    createProduct: async (call) => json(201, toProduct(await s.products.create(owner(call), call.body))),
+    createProduct: async (call) => json(201, toProduct(await s.products.create(call.unit, owner(call), call.body))),
     listProducts: async (call) =>
       json(200, await s.products.list(owner(call), {
         active: call.query.active,
@@ -60,8 +60,8 @@ export function createHandlers(s: Services): Handlers {
       })),
     getProduct: async (call) => json(200, toProduct(await s.products.get(owner(call), call.params.id))),
     updateProduct: async (call) =>
-      json(200, toProduct(await s.products.update(owner(call), call.params.id, call.body))),
-    archiveProduct: async (call) => json(200, toProduct(await s.products.archive(owner(call), call.params.id))),
+      json(200, toProduct(await s.products.update(call.unit, owner(call), call.params.id, call.body))),
+    archiveProduct: async (call) => json(200, toProduct(await s.products.archive(call.unit, owner(call), call.params.id))),
     uploadProductImage: async (call) => {
       const account = owner(call);
       const id = call.params.id;
@@ -76,7 +76,7 @@ export function createHandlers(s: Services): Handlers {
         limit: call.query.limit,
         startingAfter: call.query.startingAfter,
       })),
-    createOffer: async (call) => json(201, toOffer(await s.offers.create(owner(call), call.body))),
+    createOffer: async (call) => json(201, toOffer(await s.offers.create(call.unit, owner(call), call.body))),
 
     getHealth: async () => {
       const report = await s.health.report();
@@ -90,13 +90,13 @@ export function createHandlers(s: Services): Handlers {
       }
       const input = call.body ?? {};
       checkWebhookTarget(s.targets, 'webhookUrl', input.webhookUrl);
-      return json(201, toAccount(await s.accounts.create(input)));
+      return json(201, toAccount(await s.accounts.create(call.unit, input)));
     },
     setWebhookUrl: async (call) => {
       const { url } = call.body;
       checkWebhookTarget(s.targets, 'url', url);
       // Secrets are answered by account creation and who-am-I only (contract v3, Shared use).
-      const { secretKey: _key, webhookSecret: _secret, ...account } = toAccount(await s.accounts.setWebhookUrl(owner(call), url));
+      const { secretKey: _key, webhookSecret: _secret, ...account } = toAccount(await s.accounts.setWebhookUrl(call.unit, owner(call), url));
       return json(200, account);
     },
     resetAccount: async (call) => {

@@ -166,7 +166,7 @@ const DAY_MS = 86_400_000;
  * other records use would drop every request made after the clock was advanced past N days.
  */
 export function requestLogPruner(log: RequestLogStore, days: number, nowMs: () => number): Pruner {
-  return (accountId, _accountClockCutoff, limit) => log.deleteOlderThan(accountId, new Date(nowMs() - days * DAY_MS).toISOString(), limit);
+  return (_unit, accountId, _accountClockCutoff, limit) => log.deleteOlderThan(accountId, new Date(nowMs() - days * DAY_MS).toISOString(), limit);
 }
 
 /** `startingAfter` names an entry the log does not hold. */

@@ -34,7 +34,7 @@ export function createTransactionHandlers(s: TransactionServices): Handlers {
     createPurchase: (call) => {
       const input = call.body;
       checkWebhookTarget(s.targets, 'postbackUrl', input.postbackUrl);
-      return present(201, s.transactions.create(owner(call), input));
+      return present(201, s.transactions.create(call.unit, owner(call), input));
     },
     getTransaction: (call) => {
       const id = call.params.id;
@@ -43,25 +43,25 @@ export function createTransactionHandlers(s: TransactionServices): Handlers {
       return present(200, record);
     },
 
-    fillTransaction: (call) => present(200, s.transitions.fill(owner(call).id, call.params.id)),
+    fillTransaction: (call) => present(200, s.transitions.fill(call.unit, owner(call).id, call.params.id)),
     payTransaction: (call) => {
       const { rail } = call.body ?? {};
-      return present(200, s.transitions.pay(owner(call).id, call.params.id, rail));
+      return present(200, s.transitions.pay(call.unit, owner(call).id, call.params.id, rail));
     },
-    expireTransaction: (call) => present(200, s.transitions.expire(owner(call).id, call.params.id)),
+    expireTransaction: (call) => present(200, s.transitions.expire(call.unit, owner(call).id, call.params.id)),
     declineTransaction: (call) => {
       const { message } = call.body ?? {};
-      return present(200, s.transitions.decline(owner(call).id, call.params.id, { message }));
+      return present(200, s.transitions.decline(call.unit, owner(call).id, call.params.id, { message }));
     },
-    refundTransaction: (call) => present(200, s.transitions.refund(owner(call).id, call.params.id)),
+    refundTransaction: (call) => present(200, s.transitions.refund(call.unit, owner(call).id, call.params.id)),
     // What integrations call; the control API's refund is the same transition.
     refundPurchase: (call) => {
       const { amount } = call.body ?? {};
-      return present(200, s.transitions.refund(owner(call).id, call.params.id, { amount }));
+      return present(200, s.transitions.refund(call.unit, owner(call).id, call.params.id, { amount }));
     },
     chargebackTransaction: (call) => {
       const { reason } = call.body ?? {};
-      return present(200, s.transitions.chargeback(owner(call).id, call.params.id, reason));
+      return present(200, s.transitions.chargeback(call.unit, owner(call).id, call.params.id, reason));
     },
     getClock: async (call) => json(200, await clockOf(owner(call).id)),
     advanceClock: async (call) => {

@@ -1,3 +1,4 @@
+import type { Unit } from '../store/ports.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Limits } from '../transactions/limits.js';
 import { toLookup, type WithdrawalAction, type Withdrawals } from '../withdrawals/withdrawals.js';
@@ -18,13 +19,13 @@ const json = <S extends number, J>(status: S, body: J) => ({ status, json: body 
 
 /** Cash-out, its lookup, the balance and the account's limits; bodies reach here only after openapi.yaml accepted them. */
 export function createWithdrawalHandlers(s: WithdrawalServices): Handlers {
-  const act = async (call: { account: AccountRecord | undefined; params: { id: string } }, action: WithdrawalAction, message?: string) =>
-    json(200, (await s.withdrawals.act(owner(call).id, call.params.id, action, { message })).view);
+  const act = async (call: { account: AccountRecord | undefined; unit: Unit; params: { id: string } }, action: WithdrawalAction, message?: string) =>
+    json(200, (await s.withdrawals.act(call.unit, owner(call).id, call.params.id, action, { message })).view);
   return {
     createCashOut: async (call) => {
       const input = call.body;
       checkWebhookTarget(s.targets, 'postbackUrl', input.postbackUrl);
-      return json(201, (await s.withdrawals.create(owner(call), input)).view);
+      return json(201, (await s.withdrawals.create(call.unit, owner(call), input)).view);
     },
     getWithdrawal: async (call) => {
       const account = owner(call);
@@ -34,7 +35,7 @@ export function createWithdrawalHandlers(s: WithdrawalServices): Handlers {
       return json(200, toLookup(record));
     },
     getBalance: async (call) => json(200, await s.ledger.balance(owner(call).id)),
-    creditBalance: async (call) => json(200, await s.ledger.credit(owner(call).id, call.body.amount)),
+    creditBalance: async (call) => json(200, await s.ledger.credit(call.unit, owner(call).id, call.body.amount)),
     listLedgerEntries: async (call) =>
       json(200, await s.ledger.list(owner(call).id, {
         transactionId: call.query.transactionId,
@@ -55,7 +56,7 @@ export function createWithdrawalHandlers(s: WithdrawalServices): Handlers {
     failWithdrawal: (call) => act(call, 'fail', call.body?.message),
     returnWithdrawal: (call) => act(call, 'return', call.body?.message),
     getLimits: async (call) => json(200, await s.limits.state(owner(call).id)),
-    setLimits: async (call) => json(200, await s.limits.set(owner(call).id, call.body.minimums)),
-    clearLimits: async (call) => json(200, await s.limits.clear(owner(call).id)),
+    setLimits: async (call) => json(200, await s.limits.set(call.unit, owner(call).id, call.body.minimums)),
+    clearLimits: async (call) => json(200, await s.limits.clear(call.unit, owner(call).id)),
   };
 }

@@ -6,6 +6,7 @@ import type { TransactionListener } from '../transactions/listeners.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
 import type { Ledger } from './ledger.js';
+import type { Unit } from '../store/ports.js';
 
 const DAY_MS = 86_400_000;
 
@@ -52,25 +53,25 @@ export class CashInLedger implements TransactionListener {
     this.delays = options.delays ?? DEFAULT_SETTLEMENT;
   }
 
-  async created(record: TransactionRecord): Promise<void> {
+  async created(unit: Unit, record: TransactionRecord): Promise<void> {
     // A test card approved at purchase is paid from the start.
-    if (record.view.status === 'APPROVED') await this.credit(record);
+    if (record.view.status === 'APPROVED') await this.credit(unit, record);
   }
 
-  async changed({ next, previous }: { next: TransactionRecord; previous: TransactionRecord }): Promise<void> {
+  async changed(unit: Unit, { next, previous }: { next: TransactionRecord; previous: TransactionRecord }): Promise<void> {
     if (next.view.currency !== 'BRL' || next.view.status === previous.view.status) return;
-    if (next.view.status === 'APPROVED') await this.credit(next);
-    else if (previous.view.status === 'APPROVED' && next.view.status === 'REFUNDED') await this.refund(next);
-    else if (previous.view.status === 'APPROVED' && next.view.status === 'CHARGEBACK') await this.chargeback(next);
+    if (next.view.status === 'APPROVED') await this.credit(unit, next);
+    else if (previous.view.status === 'APPROVED' && next.view.status === 'REFUNDED') await this.refund(unit, next);
+    else if (previous.view.status === 'APPROVED' && next.view.status === 'CHARGEBACK') await this.chargeback(unit, next);
   }
 
   /** The runner of `settleCashIn`: the pending credit becomes available. */
   settlementRunner(transactions: Transactions): JobRunner {
-    return async (job) => {
-      const record = await transactions.find(job.accountId, job.ref);
+    return async (unit, job) => {
+      const record = await transactions.find(job.accountId, job.ref, unit);
       // Wiped by a reset: nothing to settle.
       if (!record || record.view.status !== 'APPROVED') return;
-      await this.ledger.post(job.accountId, {
+      await this.ledger.post(unit, job.accountId, {
         kind: 'settlement',
         changes: { pendingBalance: -net(record), balance: net(record) },
         transactionId: record.id,
@@ -79,44 +80,44 @@ export class CashInLedger implements TransactionListener {
     };
   }
 
-  private async credit(record: TransactionRecord): Promise<void> {
+  private async credit(unit: Unit, record: TransactionRecord): Promise<void> {
     if (record.view.currency !== 'BRL') return;
     const rail = railOf(record);
     const { id, accountId } = record;
     const { amount, costFee } = record.view;
     if (rail === 'BOLETO' || rail === 'CARD') {
-      await this.ledger.post(accountId, {
+      await this.ledger.post(unit, accountId, {
         kind: 'cashin',
         changes: { pendingBalance: net(record) },
         inflow: amount,
         transactionId: id,
         description: `${rail === 'CARD' ? 'card' : 'boleto'} cash-in ${id} paid: ${amount} − fee ${costFee}, pending until settlement`,
       });
-      await this.jobs.schedule(accountId, 'settleCashIn', id, (await this.clocks.nowMs(accountId)) + this.delays[rail]);
+      await this.jobs.schedule(unit, accountId, 'settleCashIn', id, (await this.clocks.nowMs(accountId)) + this.delays[rail]);
       return;
     }
-    await this.ledger.post(accountId, { kind: 'cashin', changes: { balance: net(record) }, inflow: amount, transactionId: id, description: `Pix cash-in ${id} paid: ${amount} − fee ${costFee}` });
+    await this.ledger.post(unit, accountId, { kind: 'cashin', changes: { balance: net(record) }, inflow: amount, transactionId: id, description: `Pix cash-in ${id} paid: ${amount} − fee ${costFee}` });
   }
 
   /** Takes back a credit still pending: its settlement will not happen. */
-  private async unsettled(record: TransactionRecord): Promise<boolean> {
-    if (!(await this.jobs.isScheduled(record.accountId, 'settleCashIn', record.id))) return false;
-    await this.jobs.cancel(record.accountId, 'settleCashIn', record.id);
+  private async unsettled(unit: Unit, record: TransactionRecord): Promise<boolean> {
+    if (!(await this.jobs.isScheduled(record.accountId, 'settleCashIn', record.id, unit))) return false;
+    await this.jobs.cancel(unit, record.accountId, 'settleCashIn', record.id);
     return true;
   }
 
-  private async refund(record: TransactionRecord): Promise<void> {
+  private async refund(unit: Unit, record: TransactionRecord): Promise<void> {
     const { id, accountId } = record;
     const { amount, costFee } = record.view;
-    const changes = (await this.unsettled(record)) ? { pendingBalance: -net(record), balance: -costFee } : { balance: -amount };
-    await this.ledger.post(accountId, { kind: 'refund', changes, transactionId: id, description: `cash-in ${id} refunded: ${amount} back to the payer` });
+    const changes = (await this.unsettled(unit, record)) ? { pendingBalance: -net(record), balance: -costFee } : { balance: -amount };
+    await this.ledger.post(unit, accountId, { kind: 'refund', changes, transactionId: id, description: `cash-in ${id} refunded: ${amount} back to the payer` });
   }
 
-  private async chargeback(record: TransactionRecord): Promise<void> {
+  private async chargeback(unit: Unit, record: TransactionRecord): Promise<void> {
     const { id, accountId } = record;
     const { amount, costFee } = record.view;
-    const taken = (await this.unsettled(record)) ? { pendingBalance: -net(record), balance: -costFee } : { balance: -amount };
-    await this.ledger.post(accountId, {
+    const taken = (await this.unsettled(unit, record)) ? { pendingBalance: -net(record), balance: -costFee } : { balance: -amount };
+    await this.ledger.post(unit, accountId, {
       kind: 'chargeback',
       changes: { ...taken, precautionaryBlock: amount },
       transactionId: id,
@@ -125,13 +126,13 @@ export class CashInLedger implements TransactionListener {
   }
 
   // A payment that would take the account past the ledger's cap is refused before it changes anything.
-  async admitPaidAtCreation(accountId: string, paid: { currency: Currency; amount: number }): Promise<void> {
-    if (paid.currency === 'BRL') await this.ledger.admit(accountId, paid.amount, `a card payment of ${paid.amount} centavos`);
+  async admitPaidAtCreation(unit: Unit, accountId: string, paid: { currency: Currency; amount: number }): Promise<void> {
+    if (paid.currency === 'BRL') await this.ledger.admit(unit, accountId, paid.amount, `a card payment of ${paid.amount} centavos`);
   }
 
-  async admitChange(next: TransactionRecord, previous: TransactionRecord): Promise<void> {
+  async admitChange(unit: Unit, next: TransactionRecord, previous: TransactionRecord): Promise<void> {
     if (next.view.currency === 'BRL' && next.view.status === 'APPROVED' && previous.view.status !== 'APPROVED') {
-      await this.ledger.admit(next.accountId, next.view.amount, `paying transaction ${next.id} (${next.view.amount} centavos)`);
+      await this.ledger.admit(unit, next.accountId, next.view.amount, `paying transaction ${next.id} (${next.view.amount} centavos)`);
     }
   }
 }

@@ -1,7 +1,7 @@
 import { invalid } from '../errors.js';
 import { Records, type Page, type PageQuery } from '../records/records.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
-import type { Repository, Sequences, Table, TableSpec, UnitOfWork } from '../store/ports.js';
+import type { ReadTable, Repository, TableSpec, Unit } from '../store/ports.js';
 
 /** The four figures of `GET /users/balance`, in centavos, spelled as integrators read them. */
 export interface BalanceFigures {
@@ -49,7 +49,7 @@ export const LEDGER_ENTRIES: TableSpec<EntryRecord> = {
 export const BALANCES: TableSpec<BalanceRecord> = { name: 'balances' };
 
 /** Hears of every entry (a control-API credit becomes an event). */
-export type LedgerListener = (accountId: string, entry: LedgerEntry) => Promise<void>;
+export type LedgerListener = (unit: Unit, accountId: string, entry: LedgerEntry) => Promise<void>;
 
 export interface LedgerOptions {
   repository: Repository;
@@ -102,40 +102,37 @@ const toEntry = ({ accountId: _accountId, ...entry }: EntryRecord): LedgerEntry 
  * that request leaves only once both are durable.
  */
 export class Ledger {
-  private readonly balances: Table<BalanceRecord>;
+  private readonly balances: ReadTable<BalanceRecord>;
   private readonly entries: Records<EntryRecord>;
-  private readonly sequences: Sequences;
-  private readonly units: UnitOfWork;
   private readonly clocks: AccountClocks;
   private readonly listeners: readonly LedgerListener[];
 
   constructor(options: LedgerOptions) {
     this.balances = options.repository.table(BALANCES);
     this.entries = new Records(options.repository, LEDGER_ENTRIES);
-    this.sequences = options.repository.sequences;
-    this.units = options.repository.units;
     this.clocks = options.clocks;
     this.listeners = options.listeners ?? [];
   }
 
-  async balance(accountId: string): Promise<BalanceFigures> {
-    return figuresOf(await this.balances.get(accountId, accountId));
+  /** As committed, or as `unit` sees it when given. */
+  async balance(accountId: string, unit?: Unit): Promise<BalanceFigures> {
+    return figuresOf(await (unit?.table(BALANCES) ?? this.balances).get(accountId, accountId));
   }
 
   /**
    * Takes the account's balance for the caller's unit of work: a withdrawal checks and holds the
    * money with nobody moving it in between.
    */
-  async lock(accountId: string): Promise<BalanceFigures> {
-    return figuresOf(await this.balances.getForUpdate(accountId, accountId));
+  async lock(unit: Unit, accountId: string): Promise<BalanceFigures> {
+    return figuresOf(await unit.table(BALANCES).getForUpdate(accountId, accountId));
   }
 
   /**
    * Refuses, before anything changes, `amount` more coming into the account when its inflow
    * would pass BALANCE_CAP: 400 `Invalid amount`, the cap in the hint. `what` names it.
    */
-  async admit(accountId: string, amount: number, what: string): Promise<void> {
-    const inflow = inflowOf(await this.balances.get(accountId, accountId));
+  async admit(unit: Unit, accountId: string, amount: number, what: string): Promise<void> {
+    const inflow = inflowOf(await unit.table(BALANCES).get(accountId, accountId));
     if (inflow + amount <= BALANCE_CAP) return;
     throw invalid(
       INVALID_AMOUNT,
@@ -146,62 +143,57 @@ export class Ledger {
   }
 
   /** Applies one movement and records it; a movement that changes nothing is not recorded. */
-  post(accountId: string, movement: Movement): Promise<LedgerEntry | undefined> {
+  async post(unit: Unit, accountId: string, movement: Movement): Promise<LedgerEntry | undefined> {
     const changes: BalanceFigures = { ...ZERO, ...movement.changes };
-    if (FIGURES.every((f) => changes[f] === 0) && !movement.inflow) return Promise.resolve(undefined);
-    return this.units.run(async () => {
-      const stored = await this.balances.getForUpdate(accountId, accountId);
-      const before = figuresOf(stored);
-      const inflow = inflowOf(stored) + (movement.inflow ?? 0);
-      if (FIGURES.every((f) => changes[f] === 0)) {
-        // A cash-in whose fee took it all still came in: its refund can take the amount back.
-        await this.balances.put({ id: accountId, accountId, ...before, inflow });
-        return undefined;
-      }
-      const after: BalanceFigures = { ...before };
-      for (const f of FIGURES) after[f] = before[f] + changes[f];
-      const seq = await this.sequences.next('ledger');
-      const record: EntryRecord = {
-        id: `led_${String(seq).padStart(10, '0')}`,
-        accountId,
-        at: await this.clocks.nowIso(accountId),
-        kind: movement.kind,
-        transactionId: movement.transactionId ?? null,
-        withdrawalId: movement.withdrawalId ?? null,
-        changes,
-        after,
-        description: movement.description,
-      };
-      await this.entries.table.put(record);
-      await this.balances.put({ id: accountId, accountId, ...after, inflow });
-      const entry = toEntry(record);
-      for (const listener of this.listeners) await listener(accountId, entry);
-      return entry;
-    });
+    if (FIGURES.every((f) => changes[f] === 0) && !movement.inflow) return undefined;
+    const balances = unit.table(BALANCES);
+    const stored = await balances.getForUpdate(accountId, accountId);
+    const before = figuresOf(stored);
+    const inflow = inflowOf(stored) + (movement.inflow ?? 0);
+    if (FIGURES.every((f) => changes[f] === 0)) {
+      // A cash-in whose fee took it all still came in: its refund can take the amount back.
+      await balances.put({ id: accountId, accountId, ...before, inflow });
+      return undefined;
+    }
+    const after: BalanceFigures = { ...before };
+    for (const f of FIGURES) after[f] = before[f] + changes[f];
+    const seq = await unit.sequences.next('ledger');
+    const record: EntryRecord = {
+      id: `led_${String(seq).padStart(10, '0')}`,
+      accountId,
+      at: await this.clocks.nowIso(accountId),
+      kind: movement.kind,
+      transactionId: movement.transactionId ?? null,
+      withdrawalId: movement.withdrawalId ?? null,
+      changes,
+      after,
+      description: movement.description,
+    };
+    await this.entries.in(unit).put(record);
+    await balances.put({ id: accountId, accountId, ...after, inflow });
+    const entry = toEntry(record);
+    for (const listener of this.listeners) await listener(unit, accountId, entry);
+    return entry;
   }
 
   /** `POST /_sandbox/balance/credit`: money for tests to pay out. */
-  async credit(accountId: string, amount: number): Promise<BalanceFigures> {
+  async credit(unit: Unit, accountId: string, amount: number): Promise<BalanceFigures> {
     if (!Number.isSafeInteger(amount) || amount <= 0) throw invalid('amount must be a positive integer number of centavos');
-    return this.units.run(async () => {
-      await this.admit(accountId, amount, `a credit of ${amount} centavos`);
-      await this.post(accountId, { kind: 'credit', changes: { balance: amount }, inflow: amount, description: `credited ${amount} centavos (control API)` });
-      return this.balance(accountId);
-    });
+    await this.admit(unit, accountId, amount, `a credit of ${amount} centavos`);
+    await this.post(unit, accountId, { kind: 'credit', changes: { balance: amount }, inflow: amount, description: `credited ${amount} centavos (control API)` });
+    return this.balance(accountId, unit);
   }
 
   /** Takes `amount` from the available balance, or refuses with the exact message when it is not there. */
-  hold(accountId: string, withdrawalId: string, amount: number, description: string): Promise<void> {
-    return this.units.run(async () => {
-      const available = (await this.lock(accountId)).balance;
-      if (available < amount) {
-        throw invalid(
-          INSUFFICIENT_BALANCE,
-          `the withdrawal needs ${amount} centavos (amount + fee) and the available balance is ${available}; POST /_sandbox/balance/credit {"amount": <centavos>} funds it`,
-        );
-      }
-      await this.post(accountId, { kind: 'cashout_hold', changes: { balance: -amount }, withdrawalId, description });
-    });
+  async hold(unit: Unit, accountId: string, withdrawalId: string, amount: number, description: string): Promise<void> {
+    const available = (await this.lock(unit, accountId)).balance;
+    if (available < amount) {
+      throw invalid(
+        INSUFFICIENT_BALANCE,
+        `the withdrawal needs ${amount} centavos (amount + fee) and the available balance is ${available}; POST /_sandbox/balance/credit {"amount": <centavos>} funds it`,
+      );
+    }
+    await this.post(unit, accountId, { kind: 'cashout_hold', changes: { balance: -amount }, withdrawalId, description });
   }
 
   async list(accountId: string, query: LedgerQuery): Promise<Page<LedgerEntry>> {
@@ -217,14 +209,14 @@ export class Ledger {
    * Retention: deletes up to `limit` entries older than `cutoff`. The totals stay as they
    * are: they are the sum of every entry, deleted ones included.
    */
-  deleteOlderThan(accountId: string, cutoff: string, limit: number): Promise<number> {
-    return this.entries.deleteOlderThan(accountId, cutoff, limit, (e) => e.at);
+  deleteOlderThan(unit: Unit, accountId: string, cutoff: string, limit: number): Promise<number> {
+    return this.entries.deleteOlderThan(unit, accountId, cutoff, limit, (e) => e.at);
   }
 
   /** Reset: the account starts again from zero. */
-  async deleteAll(accountId: string): Promise<number> {
-    const deleted = await this.entries.table.deleteAll(accountId);
-    await this.balances.delete(accountId, accountId);
+  async deleteAll(unit: Unit, accountId: string): Promise<number> {
+    const deleted = await this.entries.in(unit).deleteAll(accountId);
+    await unit.table(BALANCES).delete(accountId, accountId);
     return deleted;
   }
 }

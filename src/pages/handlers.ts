@@ -1,3 +1,4 @@
+import type { Unit } from '../store/ports.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Accounts } from '../accounts/accounts.js';
 import type { Request as ExpressRequest } from 'express';
@@ -60,6 +61,7 @@ function tokenMatches(record: TransactionRecord, token: unknown): boolean {
 /** What a payer page's call carries: the transaction id, and the link's token. */
 interface PageCall {
   req: ExpressRequest;
+  unit: Unit;
   params: { id: string };
   query: { token?: string; result?: string };
 }
@@ -128,8 +130,8 @@ export function createPageHandlers(s: PageServices): Handlers {
         const from = call.req.headers.origin ?? `a ${String(call.req.headers['sec-fetch-site'])} page`;
         throw new HttpError(403, `the payer page's buttons take POSTs from the page itself, not from ${from}`);
       }
-      if (outcome === 'approved') await s.transitions.pay(record.accountId, record.id, rail);
-      else await s.transitions.decline(record.accountId, record.id, { reason: 'REJECTED' });
+      if (outcome === 'approved') await s.transitions.pay(call.unit, record.accountId, record.id, rail);
+      else await s.transitions.decline(call.unit, record.accountId, record.id, { reason: 'REJECTED' });
       return redirect(`${withToken(path(record.id), record.payerToken)}&result=${outcome}`);
     });
   return {
@@ -164,7 +166,7 @@ export function createPageHandlers(s: PageServices): Handlers {
       return { status: 200, contentType: 'image/png', bytes: await pixQrPng(code), headers: payerPageHeaders() };
     },
     getPayerPages: async (call) => {
-      const record = await s.transactions.withPayerToken(await s.transactions.get(owner(call), call.params.id));
+      const record = await s.transactions.withPayerToken(call.unit, await s.transactions.get(owner(call), call.params.id));
       return { status: 200, json: pagesOf(record, s.publicUrl()) };
     },
   };

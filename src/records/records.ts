@@ -1,5 +1,5 @@
 import { invalid, type DomainError } from '../errors.js';
-import { CursorNotFound, type FilterValue, type Owned, type Page, type Table, type TableSpec } from '../store/ports.js';
+import { CursorNotFound, type FilterValue, type Owned, type Page, type ReadTable, type Table, type TableSpec, type Unit } from '../store/ports.js';
 
 export type { Page };
 
@@ -34,25 +34,31 @@ type Where = { [field: string]: FilterValue };
  * account's record answers exactly like a missing one), cursor pages, and retention's deletes.
  */
 export class Records<T extends Owned> {
-  readonly table: Table<T>;
+  /** The committed records; a unit writes through `in(unit)`. */
+  readonly table: ReadTable<T>;
 
   constructor(
-    repository: { table<R extends Owned>(spec: TableSpec<R>): Table<R> },
+    repository: { table<R extends Owned>(spec: TableSpec<R>): ReadTable<R> },
     readonly spec: TableSpec<T>,
   ) {
     this.table = repository.table(spec);
   }
 
-  /** The account's record, or `missing()` thrown: records of other accounts are not found. */
-  async owned(accountId: string, id: string, missing: () => DomainError): Promise<T> {
-    const record = await this.table.get(accountId, id);
+  /** The table as `unit` sees it: its reads see its own writes. */
+  in(unit: Unit): Table<T> {
+    return unit.table(this.spec);
+  }
+
+  /** The account's record, or `missing()` thrown: records of other accounts are not found. Read in `unit` when given. */
+  async owned(accountId: string, id: string, missing: () => DomainError, unit?: Unit): Promise<T> {
+    const record = await (unit === undefined ? this.table : this.in(unit)).get(accountId, id);
     if (record === undefined) throw missing();
     return record;
   }
 
-  /** The same, locked against other units of work until the caller's ends: a transition reads what it changes so. */
-  async ownedForUpdate(accountId: string, id: string, missing: () => DomainError): Promise<T> {
-    const record = await this.table.getForUpdate(accountId, id);
+  /** The same, locked against other units of work until `unit` ends: a transition reads what it changes so. */
+  async ownedForUpdate(unit: Unit, accountId: string, id: string, missing: () => DomainError): Promise<T> {
+    const record = await this.in(unit).getForUpdate(accountId, id);
     if (record === undefined) throw missing();
     return record;
   }
@@ -77,17 +83,18 @@ export class Records<T extends Owned> {
     }
   }
 
-  /** Retention: deletes up to `limit` of the account's oldest records created before `cutoff` that `removable` allows; how many. */
+  /** Retention, in `unit`: deletes up to `limit` of the account's oldest records created before `cutoff` that `removable` allows; how many. */
   async deleteOlderThan(
+    unit: Unit,
     accountId: string,
     cutoff: string,
     limit: number,
     createdAt: (record: T) => string,
     removable: (record: T) => boolean | Promise<boolean> = () => true,
-    remove: (record: T) => Promise<void> = (record) => this.table.delete(accountId, record.id),
+    remove: (record: T) => Promise<void> = (record) => this.in(unit).delete(accountId, record.id),
   ): Promise<number> {
     const old: T[] = [];
-    for await (const record of this.table.scan(accountId)) {
+    for await (const record of this.in(unit).scan(accountId)) {
       if (old.length >= limit || createdAt(record) >= cutoff) break;
       if (await removable(record)) old.push(record);
     }

@@ -39,17 +39,17 @@ export class AccountReset {
   async run(account: AccountRecord): Promise<ResetResult> {
     const s = this.scope;
     const id = account.id;
-    const { products, deleted } = await s.units.run(async () => {
-      const offers = await s.offers.deleteAll(id);
-      const products = await s.products.deleteAll(id);
-      const jobs = await s.jobs.cancelAll(id);
-      const transactions = await s.transactions.deleteAll(id);
-      const events = await s.events.deleteAll(id);
-      const webhooks = await s.deliveries.deleteAll(id);
-      const withdrawals = await s.withdrawals.deleteAll(id);
-      const ledger = await s.ledger.deleteAll(id);
-      const limits = await s.limits.deleteAll(id);
-      await s.clocks.reset(id);
+    const { products, deleted } = await s.units.run(async (unit) => {
+      const offers = await s.offers.deleteAll(unit, id);
+      const products = await s.products.deleteAll(unit, id);
+      const jobs = await s.jobs.cancelAll(unit, id);
+      const transactions = await s.transactions.deleteAll(unit, id);
+      const events = await s.events.deleteAll(unit, id);
+      const webhooks = await s.deliveries.deleteAll(unit, id);
+      const withdrawals = await s.withdrawals.deleteAll(unit, id);
+      const ledger = await s.ledger.deleteAll(unit, id);
+      const limits = await s.limits.deleteAll(unit, id);
+      await s.clocks.reset(unit, id);
       return { products, deleted: { products: products.length, offers, transactions, jobs, events, webhooks, withdrawals, ledger, limits } };
     });
     // Files go only after the records that point at them are durably gone.

@@ -1,8 +1,8 @@
 import type { Logger } from '../log.js';
-import type { UnitOfWork } from '../store/ports.js';
+import type { Unit, UnitOfWork } from '../store/ports.js';
 
-/** Deletes up to `limit` of an account's records created before `cutoff` (ISO, account clock); returns how many. */
-export type Pruner = (accountId: string, cutoff: string, limit: number) => number | Promise<number>;
+/** Deletes up to `limit` of the account's records older than `cutoff`, in `unit` (a store of its own may ignore it); how many. */
+export type Pruner = (unit: Unit, accountId: string, cutoff: string, limit: number) => number | Promise<number>;
 
 export interface RetentionOptions {
   days: number;
@@ -58,7 +58,7 @@ export class Retention {
       for (const [kind, prune] of this.pruners) {
         for (;;) {
           if (this.stopped) return;
-          const n = await units.run(async () => prune(accountId, cutoff, batchSize));
+          const n = await units.run(async (unit) => prune(unit, accountId, cutoff, batchSize));
           if (n === 0) break;
           this.deleted[kind] = (this.deleted[kind] ?? 0) + n;
           if (n < batchSize) break;

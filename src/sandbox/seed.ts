@@ -1,3 +1,4 @@
+import type { Unit } from '../store/ports.js';
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -164,15 +165,15 @@ export function seedTargetRefusal(seed: SeedFile, refusal: (url: string) => stri
  * externalId. What exists is updated to the fixture (accounts, products) or left
  * alone (offers, transactions: their history is theirs); nothing else is touched.
  */
-export async function applySeed(seed: SeedFile, scope: SeedScope): Promise<SeedResult> {
+export async function applySeed(unit: Unit, seed: SeedFile, scope: SeedScope): Promise<SeedResult> {
   const created = { products: 0, offers: 0, transactions: 0 };
   for (const fixture of seed.accounts) {
     const { products = [], transactions = [], ...fixed } = fixture;
-    const account = await scope.accounts.upsertFixed(fixed);
+    const account = await scope.accounts.upsertFixed(unit, fixed);
     for (const { offers = [], active, ...input } of products) {
-      let product = await scope.products.findByExternalId(account, input.externalId);
+      let product = await scope.products.findByExternalId(account, input.externalId, unit);
       if (product === undefined) {
-        product = await scope.products.create(account, input);
+        product = await scope.products.create(unit, account, input);
         created.products++;
       }
       const patch = {
@@ -181,23 +182,23 @@ export async function applySeed(seed: SeedFile, scope: SeedScope): Promise<SeedR
         ...(input.metadata !== undefined && JSON.stringify(product.metadata) !== JSON.stringify(input.metadata) && { metadata: input.metadata }),
         ...(active !== undefined && product.active !== active && { active }),
       };
-      if (Object.keys(patch).length > 0) product = await scope.products.update(account, product.id, patch);
-      const names = await scope.offers.namesOf(account, product.id);
+      if (Object.keys(patch).length > 0) product = await scope.products.update(unit, account, product.id, patch);
+      const names = await scope.offers.namesOf(unit, account, product.id);
       for (const offer of offers) {
         if (names.has(offer.name.trim())) continue;
-        await scope.offers.create(account, { ...offer, productId: product.id });
+        await scope.offers.create(unit, account, { ...offer, productId: product.id });
         names.add(offer.name.trim());
         created.offers++;
       }
     }
     for (const { paid, ...purchase } of transactions) {
-      const seeded = await scope.transactions.getByExternalId(account, purchase.externalId).then(
+      const seeded = await scope.transactions.getByExternalId(account, purchase.externalId, unit).then(
         () => true,
         () => false,
       );
       if (seeded) continue;
-      const record = await scope.transactions.create(account, purchase);
-      if (paid && record.view.status === 'PENDING') await scope.transitions.pay(account.id, record.id);
+      const record = await scope.transactions.create(unit, account, purchase);
+      if (paid && record.view.status === 'PENDING') await scope.transitions.pay(unit, account.id, record.id);
       created.transactions++;
     }
   }

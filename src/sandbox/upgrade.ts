@@ -55,8 +55,10 @@ export async function upgradeDataFile(repository: EmbeddedRepository, logger?: L
     if (at > 0 && transactionId !== undefined) refs.push({ accountId: r.id.slice(0, at), externalId: r.id.slice(at + 1), transactionId });
     return undefined;
   });
-  const externalIds = repository.table(TRANSACTION_EXTERNAL_IDS);
-  for (const ref of refs) await externalIds.put({ id: ref.externalId, accountId: ref.accountId, transactionId: ref.transactionId });
+  await repository.units.run(async (unit) => {
+    const externalIds = unit.table(TRANSACTION_EXTERNAL_IDS);
+    for (const ref of refs) await externalIds.put({ id: ref.externalId, accountId: ref.accountId, transactionId: ref.transactionId });
+  });
   count('transactionRefs', store.rewrite('transactionRefs', () => null));
   count('withdrawalRefs', store.rewrite('withdrawalRefs', () => null));
 

@@ -66,7 +66,7 @@ export class ClockAdvances {
       const offset = await clocks.offsetOf(accountId);
       const now = await clocks.nowMs(accountId);
       const reach = next === undefined || step >= MAX_STEPS ? target : Math.min(target, offset + Math.max(0, next.dueAt - now));
-      await units.run(() => clocks.advance(accountId, reach - offset));
+      await units.run((unit) => clocks.advance(unit, accountId, reach - offset));
       await scheduler.drain();
       await settle(accountId);
       if (reach >= target) return;

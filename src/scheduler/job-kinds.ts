@@ -1,4 +1,4 @@
-import type { JobRecord } from '../store/ports.js';
+import type { JobRecord, Unit } from '../store/ports.js';
 
 /**
  * Every kind of deferred work, in one union: what the scheduler can run, what services may
@@ -32,7 +32,8 @@ const KINDS: ReadonlySet<string> = new Set<JobKind>(['fillInstruction', 'expireP
 
 export const isJob = (record: JobRecord): record is Job => KINDS.has(record.kind);
 
-export type JobRunner = (job: Job) => Promise<void>;
+/** Runs `job` in `unit`, the unit that also removes the job: its effect and its removal are one. */
+export type JobRunner = (unit: Unit, job: Job) => Promise<void>;
 
 /** One runner per kind: the type refuses a registry that forgets one. */
 export type JobRunners = { readonly [K in JobKind]: JobRunner };

@@ -1,33 +1,38 @@
-import type { JobStore } from '../store/ports.js';
+import type { JobStore, Unit, UnitJobs } from '../store/ports.js';
 import { isJob, type Job, type JobKind } from './job-kinds.js';
 
 /**
  * What services schedule and cancel, by kind (src/scheduler/job-kinds.ts), on the account's clock.
- * At most one job per (account, kind, ref): scheduling again replaces it. Calls join the caller's
- * unit of work, so a job is stored in the same commit as the change that called for it.
+ * At most one job per (account, kind, ref): scheduling again replaces it. Changes go through the
+ * caller's unit of work, so a job is stored in the same commit as the change that called for it.
  */
 export class Jobs {
   constructor(private readonly store: JobStore) {}
 
-  async schedule(accountId: string, kind: JobKind, ref: string, dueAt: number): Promise<void> {
-    await this.store.schedule({ accountId, kind, ref, dueAt });
+  async schedule(unit: Unit, accountId: string, kind: JobKind, ref: string, dueAt: number): Promise<void> {
+    await unit.jobs.schedule({ accountId, kind, ref, dueAt });
   }
 
-  cancel(accountId: string, kind: JobKind, ref: string): Promise<void> {
-    return this.store.cancel(accountId, kind, ref);
+  cancel(unit: Unit, accountId: string, kind: JobKind, ref: string): Promise<void> {
+    return unit.jobs.cancel(accountId, kind, ref);
   }
 
-  isScheduled(accountId: string, kind: JobKind, ref: string): Promise<boolean> {
-    return this.store.isScheduled(accountId, kind, ref);
+  /** As `unit` sees it when given, else as committed. */
+  isScheduled(accountId: string, kind: JobKind, ref: string, unit?: Unit): Promise<boolean> {
+    return this.reader(unit).isScheduled(accountId, kind, ref);
   }
 
-  /** The account's jobs, earliest first. */
-  async pending(accountId: string): Promise<Job[]> {
-    return (await this.store.pending(accountId)).filter(isJob);
+  /** The account's jobs, earliest first (as `unit` sees them when given). */
+  async pending(accountId: string, unit?: Unit): Promise<Job[]> {
+    return (await this.reader(unit).pending(accountId)).filter(isJob);
   }
 
   /** Drops every job of an account (reset); how many there were. */
-  cancelAll(accountId: string): Promise<number> {
-    return this.store.cancelAll(accountId);
+  cancelAll(unit: Unit, accountId: string): Promise<number> {
+    return unit.jobs.cancelAll(accountId);
+  }
+
+  private reader(unit: Unit | undefined): Pick<UnitJobs, 'isScheduled' | 'pending'> {
+    return unit?.jobs ?? this.store;
   }
 }

@@ -100,11 +100,11 @@ export class Scheduler {
     let done = (): void => undefined;
     const worked = new Promise<void>((resolve) => (done = resolve));
     const unit = this.units
-      .run(async () => {
+      .run(async (unit) => {
         try {
           if (!isJob(job)) throw new Error(`no runner for job kind ${job.kind}`);
-          await this.runners[job.kind](job);
-          await this.jobs.complete(job);
+          await this.runners[job.kind](unit, job);
+          await unit.jobs.complete(job);
         } finally {
           done();
         }
@@ -113,7 +113,7 @@ export class Scheduler {
         done();
         this.logger.error({ err: error, job }, 'scheduled job failed');
         // A job that fails for a reason of the sandbox's own would fail again: it is not retried.
-        await this.units.run(() => this.jobs.complete(job)).catch((err: unknown) => this.logger.error({ err, job }, 'a failed job could not be removed'));
+        await this.units.run((unit) => unit.jobs.complete(job)).catch((err: unknown) => this.logger.error({ err, job }, 'a failed job could not be removed'));
       });
     return { unit, worked };
   }

@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import { isRecord } from './state.js';
-import { RawRecord, type Op, type Record, type StoredOp } from './types.js';
+import { RawRecord, type Op, type Record, type StoredOp, type UnitHeader } from './types.js';
 
 const TAB = 0x09;
 const NEWLINE = 0x0a;
@@ -10,6 +10,15 @@ const CRC_HEX_LENGTH = 8;
 export function encodeOp(collection: string, id: string, value: Record | null): string {
   const json = opJson(collection, id, value);
   return `${crc32(json).toString(16).padStart(CRC_HEX_LENGTH, '0')}\t${json}\n`;
+}
+
+/**
+ * The line that opens a unit of work of `ops` changes: the next `ops` lines belong to it, and
+ * replay applies them only once all are there and intact (src/store/segments.ts). A unit of one
+ * change needs no header: a line is checked whole by its CRC already.
+ */
+export function unitHeaderJson(ops: number): string {
+  return `{"unit":${ops}}`;
 }
 
 /** What a journal line says: [collection, id, value-or-null]. */
@@ -58,10 +67,23 @@ export function decodeLine(line: Buffer): Op | undefined {
  * snapshot as it is, and used to parse and re-serialize every record of the journal, most of
  * a compaction's CPU. The CRC has vouched for the bytes: they are the JSON encodeOp wrote.
  */
-export function decodeStoredLine(line: Buffer): StoredOp | undefined {
+export function decodeStoredLine(line: Buffer): StoredOp | UnitHeader | undefined {
   const json = signedJson(line);
   if (json === undefined) return undefined;
+  if (json[0] === OPEN_BRACE) return unitHeader(json);
   return rawPut(json) ?? parseOp(json);
+}
+
+const UNIT_PREFIX = Buffer.from('{"unit":');
+
+/** `{"unit":N}` with N a whole number ≥ 2, or undefined (then the line is corrupt). */
+function unitHeader(json: Buffer): UnitHeader | undefined {
+  if (json.length <= UNIT_PREFIX.length + 1 || json[json.length - 1] !== CLOSE_BRACE) return undefined;
+  for (let i = 0; i < UNIT_PREFIX.length; i++) if (json[i] !== UNIT_PREFIX[i]) return undefined;
+  const digits = json.toString('latin1', UNIT_PREFIX.length, json.length - 1);
+  if (!/^[1-9]\d{0,8}$/.test(digits)) return undefined;
+  const ops = Number(digits);
+  return ops >= 2 ? { unit: ops } : undefined;
 }
 
 /** The line's JSON when its CRC is eight lowercase hex digits that match it. */
@@ -90,6 +112,7 @@ const COMMA = 0x2c;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const CLOSE_BRACE = 0x7d;
+const OPEN_BRACE = 0x7b;
 const ID_KEY = Buffer.from('{"id":');
 
 /** `["<collection>","<id>",{"id":"<id>"…}]` with no escapes in either string, or undefined (then it is parsed). */

@@ -14,8 +14,18 @@ export class UniqueKeyError extends Error {
   }
 }
 
-/** Receives each change after validation and before it is applied, so a refusal leaves memory untouched. */
-export type ChangeSink = (collection: string, id: string, value: Record | null) => void;
+/** How to take one applied change back: what the record was before it (undefined: it did not exist). */
+export interface Undo {
+  collection: Collection<Record>;
+  id: string;
+  previous: Record | undefined;
+}
+
+/**
+ * Receives each change after validation and before it is applied, so a refusal leaves memory
+ * untouched; `undo` takes it back, should the unit of work it belongs to fail to apply whole.
+ */
+export type ChangeSink = (collection: string, id: string, value: Record | null, undo?: Undo) => void;
 
 const EMPTY: ReadonlyMap<string, never> = new Map<string, never>();
 
@@ -63,7 +73,7 @@ export class Collection<T extends Record> {
         throw new UniqueKeyError(this.name, index, key, holder);
       }
     }
-    this.sink(this.name, value.id, value);
+    this.sink(this.name, value.id, value, { collection: this.erased(), id: value.id, previous });
     if (previous !== undefined) {
       this.unindex(previous);
       if (this.groupKey(previous) !== this.groupKey(value)) this.removeFromGroup(previous);
@@ -80,7 +90,7 @@ export class Collection<T extends Record> {
     this.build();
     const previous = this.get(id);
     if (previous === undefined) return;
-    this.sink(this.name, id, null);
+    this.sink(this.name, id, null, { collection: this.erased(), id, previous });
     this.records.delete(id);
     this.unindex(previous);
     this.removeFromGroup(previous);
@@ -109,6 +119,32 @@ export class Collection<T extends Record> {
     this.build();
     const id = keys.get(key);
     return id === undefined ? undefined : this.get(id);
+  }
+
+  /**
+   * Puts back what `id` was before a change of a unit that could not be applied whole, without
+   * telling the sink (nothing of that unit reaches the journal). A record that was deleted
+   * comes back at the end of the insertion order.
+   */
+  restore(id: string, previous: T | undefined): void {
+    const current = this.get(id);
+    if (current !== undefined) {
+      this.unindex(current);
+      if (previous === undefined || this.groupKey(previous) !== this.groupKey(current)) this.removeFromGroup(current);
+      if (previous === undefined) this.records.delete(id);
+    }
+    if (previous === undefined) return;
+    this.records.set(id, previous);
+    for (const { keyOf, keys } of this.uniques) {
+      const key = keyOf(previous);
+      if (key !== undefined) keys.set(key, previous.id);
+    }
+    this.addToGroup(previous);
+  }
+
+  /** This collection as the store's undo log holds every collection: restore() takes what put() took. */
+  private erased(): Collection<Record> {
+    return this as unknown as Collection<Record>;
   }
 
   /** Map.set on an existing key keeps its position, so parsing never reorders. */

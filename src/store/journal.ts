@@ -1,6 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { encodeLines } from './codec.js';
+import { encodeLines, unitHeaderJson } from './codec.js';
 import { DATA_FILE_MODE, fsyncDir, segmentPath } from './segments.js';
 
 /** What the journal does with a segment file: the seam through which tests observe or fail it. */
@@ -73,11 +73,20 @@ export class Journal {
 
   /** Queues one op (its opJson text), written as one line by the next flush. */
   append(op: string): void {
+    this.appendUnit([op]);
+  }
+
+  /**
+   * Queues the changes of one unit of work: one flush writes them all (they are queued in one
+   * go), behind a header line when there are several, so that replay applies all or none.
+   */
+  appendUnit(ops: readonly string[]): void {
     if (this.closed) throw new Error('store is closed');
     // After a failed write the segment may end in a torn line, and anything appended
     // behind it would be dropped on replay, so nothing more is accepted as durable.
-    if (this.failure) return;
-    this.pending.push(op);
+    if (this.failure || ops.length === 0) return;
+    if (ops.length > 1) this.pending.push(unitHeaderJson(ops.length));
+    for (const op of ops) this.pending.push(op);
     this.appended++;
     if (!this.flushScheduled) {
       this.flushScheduled = true;

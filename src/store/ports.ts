@@ -42,39 +42,56 @@ export interface ListQuery {
   where?: { [field: string]: FilterValue };
 }
 
-export interface Table<T extends Owned> {
+/** A table's committed records: what anyone may read outside a unit of work. */
+export interface ReadTable<T extends Owned> {
   get(accountId: string, id: string): Promise<T | undefined>;
-  /**
-   * The record, locked against every other unit of work until this one ends (PostgreSQL:
-   * SELECT … FOR UPDATE; embedded: a per-record mutex). Only inside `units.run`.
-   */
-  getForUpdate(accountId: string, id: string): Promise<T | undefined>;
   /** Only for tables declared with `globalIds`. */
   getGlobal(id: string): Promise<T | undefined>;
   findUnique(accountId: string, index: string, key: string): Promise<T | undefined>;
-  /** Insert or replace; a unique-key clash with another record throws `UniqueViolation`. */
-  put(value: T): Promise<void>;
-  delete(accountId: string, id: string): Promise<void>;
   list(accountId: string, query?: ListQuery): Promise<Page<T>>;
   /** Every record of the account in insertion order, read in batches (reset, retention, resume). */
   scan(accountId: string, batch?: number): AsyncIterable<T>;
   count(accountId: string): Promise<number>;
+}
+
+/** A table as one unit of work sees it (`unit.table(spec)`): its reads see its own writes. */
+export interface Table<T extends Owned> extends ReadTable<T> {
+  /**
+   * The record, locked against every other unit of work until this one ends (PostgreSQL:
+   * SELECT … FOR UPDATE; embedded: a per-record mutex).
+   */
+  getForUpdate(accountId: string, id: string): Promise<T | undefined>;
+  /** Insert or replace; a unique-key clash with another record throws `UniqueViolation`. */
+  put(value: T): Promise<void>;
+  delete(accountId: string, id: string): Promise<void>;
   deleteAll(accountId: string): Promise<number>;
+}
+
+/**
+ * One unit of work, handed to the work `units.run` runs: the tables, jobs and clocks as this
+ * unit sees them. Its reads see its own writes; its writes are buffered and applied at commit,
+ * all together or (when the work throws) not at all. Locks taken by `getForUpdate` are held
+ * until it ends. Effects and published messages wait until it is durable.
+ */
+export interface Unit {
+  table<T extends Owned>(spec: TableSpec<T>): Table<T>;
+  readonly jobs: UnitJobs;
+  readonly clocks: ClockStore;
+  readonly sequences: Sequences;
+  /** Runs once this unit has committed (a webhook post, a live event); never if it fails. */
+  afterCommit(effect: () => void): void;
+  /** Reaches the bus's subscribers on every instance once this unit has committed. */
+  publish(accountId: string, message: unknown): void;
 }
 
 export interface UnitOfWork {
   /**
-   * Runs `work` as one unit: every Table, Sequences and JobStore call inside it (found through
-   * AsyncLocalStorage: domain code passes nothing) joins it; locks taken by `getForUpdate` are
-   * held until it ends; when the promise resolves the unit is committed and durable. A throw
-   * rolls back (PostgreSQL); the embedded store applies changes as they are made, so domain
-   * code refuses before its first change. A nested call joins the outer unit.
+   * Runs `work` as one unit, handing it the unit (`Unit`): everything the work changes goes
+   * through that handle. When the promise resolves the unit is committed and durable; a throw
+   * leaves nothing behind. Units never nest: code inside a unit is handed the unit, and starts
+   * no other.
    */
-  run<T>(work: () => Promise<T>): Promise<T>;
-  /** Runs after the current unit has committed (a webhook post, a live event); at once outside a unit. */
-  afterCommit(effect: () => void): void;
-  /** Whether the caller runs inside a unit. */
-  readonly active: boolean;
+  run<T>(work: (unit: Unit) => Promise<T>): Promise<T>;
 }
 
 export interface Sequences {
@@ -92,7 +109,8 @@ export interface JobRecord extends Owned {
   seq: number;
 }
 
-export interface JobStore {
+/** What a unit does with jobs: scheduled, cancelled or completed when it commits; its reads see its own changes. */
+export interface UnitJobs {
   /** At most one job per (account, kind, ref): scheduling again replaces the earlier one. */
   schedule(job: { accountId: string; kind: string; ref: string; dueAt: number }): Promise<JobRecord>;
   cancel(accountId: string, kind: string, ref: string): Promise<void>;
@@ -100,31 +118,41 @@ export interface JobStore {
   /** The account's jobs by dueAt, then seq. */
   pending(accountId: string): Promise<JobRecord[]>;
   cancelAll(accountId: string): Promise<number>;
+  /** The job ran: removed, unless it was scheduled again meanwhile (another seq). */
+  complete(job: JobRecord): Promise<void>;
+}
+
+/** The jobs outside any unit: what is scheduled, and what the scheduler claims. Changes go through a unit's `jobs`. */
+export interface JobStore {
+  isScheduled(accountId: string, kind: string, ref: string): Promise<boolean>;
+  /** The account's jobs by dueAt, then seq. */
+  pending(accountId: string): Promise<JobRecord[]>;
   /**
    * Jobs due now on their account's clock, earliest first, claimed by this instance for
    * `leaseMs` (PostgreSQL: FOR UPDATE SKIP LOCKED and a lease; an expired lease is claimable
    * again, so a dead instance's jobs are taken over). `accountId` narrows to one account.
    */
   claimDue(limit: number, leaseMs: number, accountId?: string): Promise<JobRecord[]>;
-  /** The job ran: removed, unless it was scheduled again meanwhile (another seq). */
-  complete(job: JobRecord): Promise<void>;
   /** The real instant (ms since the epoch) the earliest job falls due, to arm a timer. */
   nextRealDueAt(): Promise<number | undefined>;
   /** Called when jobs or clocks change, here or on another instance. */
   onChange(listener: () => void): () => void;
 }
 
-export interface ClockStore {
+/** The account clocks outside any unit: read only. */
+export interface ClockReader {
   /** The account clock's offset from real time (ms, only ever moves forward). */
   offsetOf(accountId: string): Promise<number>;
+}
+
+export interface ClockStore extends ClockReader {
   /** Moves it forward by `ms` (ignored unless positive); the new offset. */
   advance(accountId: string, ms: number): Promise<number>;
   reset(accountId: string): Promise<void>;
 }
 
+/** Messages published by units (`unit.publish`), heard on every instance. */
 export interface EventBus {
-  /** Reaches the subscribers of every instance once the current unit has committed. */
-  publish(accountId: string, message: unknown): void;
   subscribe(accountId: string, listener: (message: unknown) => void): () => void;
 }
 
@@ -135,11 +163,12 @@ export interface StoreHealth {
 }
 
 export interface Repository {
-  table<T extends Owned>(spec: TableSpec<T>): Table<T>;
+  /** Committed records; a unit reads and writes through `unit.table(spec)`. */
+  table<T extends Owned>(spec: TableSpec<T>): ReadTable<T>;
   readonly sequences: Sequences;
   readonly units: UnitOfWork;
   readonly jobs: JobStore;
-  readonly clocks: ClockStore;
+  readonly clocks: ClockReader;
   readonly bus: EventBus;
   health(): Promise<StoreHealth>;
   close(): Promise<void>;

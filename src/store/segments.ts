@@ -30,16 +30,22 @@ export interface ScanResult {
 }
 
 /**
- * Feeds every intact line to `onOp` and stops at the first torn or corrupt
- * one: lines after it cannot be trusted to be ordered after what was lost.
- * Reads in chunks so a segment as big as a large snapshot never becomes
- * one string.
+ * Feeds every intact change to `onOp` and stops at the first torn or corrupt line: lines after
+ * it cannot be trusted to be ordered after what was lost. The changes of a unit of work (a
+ * header line, then its lines) are fed only once the last of them is read intact, and
+ * `validBytes` never ends inside a unit: a unit cut short by a crash is dropped whole, and the
+ * truncation at open removes it. Reads in chunks so a segment as big as a large snapshot never
+ * becomes one string.
  */
 export async function scanSegment(file: string, onOp: (op: StoredOp) => void): Promise<ScanResult> {
   const fh = await open(file, 'r');
   try {
     const totalBytes = (await fh.stat()).size;
     let validBytes = 0;
+    /** Bytes read past validBytes: the lines of a unit whose last line has not come yet. */
+    let unitBytes = 0;
+    let unit: StoredOp[] = [];
+    let unitLeft = 0;
     let carry = Buffer.alloc(0);
     for (;;) {
       // The unfinished last line of the previous chunk goes first, so no chunk is copied again.
@@ -50,11 +56,30 @@ export async function scanSegment(file: string, onOp: (op: StoredOp) => void): P
       const data = chunk.subarray(0, carry.length + bytesRead);
       let start = 0;
       for (let nl = data.indexOf(NEWLINE, start); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
-        const op = decodeStoredLine(data.subarray(start, nl));
-        if (op === undefined) return { validBytes, totalBytes };
-        onOp(op);
-        validBytes += nl + 1 - start;
+        const decoded = decodeStoredLine(data.subarray(start, nl));
+        if (decoded === undefined) return { validBytes, totalBytes };
+        const lineBytes = nl + 1 - start;
         start = nl + 1;
+        if ('unit' in decoded) {
+          // A header inside a unit: the writer never nests them, so the bytes are not ours.
+          if (unitLeft > 0) return { validBytes, totalBytes };
+          unitLeft = decoded.unit;
+          unitBytes = lineBytes;
+          continue;
+        }
+        if (unitLeft === 0) {
+          onOp(decoded);
+          validBytes += lineBytes;
+          continue;
+        }
+        unit.push(decoded);
+        unitBytes += lineBytes;
+        if (--unitLeft === 0) {
+          for (const op of unit) onOp(op);
+          unit = [];
+          validBytes += unitBytes;
+          unitBytes = 0;
+        }
       }
       carry = data.subarray(start);
     }

@@ -1,7 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { opJson } from './codec.js';
-import { Collection, type ChangeSink } from './collection.js';
+import { Collection, type ChangeSink, type Undo } from './collection.js';
 import { Compactor } from './compaction.js';
 import { Journal } from './journal.js';
 import { loadFromDisk } from './load.js';
@@ -33,6 +33,8 @@ export class Store {
   readonly inMemory: boolean;
   private readonly collections = new Map<string, Collection<Record>>();
   private closing: Promise<void> | undefined;
+  /** The changes of the unit being applied by `atomically`: its journal lines, and how to take each back. */
+  private capture: { ops: string[]; undo: (Undo | (() => void))[] } | undefined;
 
   private constructor(
     private readonly state: State,
@@ -105,6 +107,39 @@ export class Store {
     return changed;
   }
 
+  /**
+   * Applies `apply`'s changes as one unit: all of them, written to the journal together (one
+   * frame, which replay applies whole or not at all), or, when `apply` throws, none (memory is
+   * put back as it was, nothing is journaled). `apply` is synchronous, so no other change can
+   * come between. Changes made outside it are units of one change each.
+   */
+  atomically<R>(apply: () => R): R {
+    if (this.capture !== undefined) return apply();
+    if (this.closing) throw new Error('store is closed');
+    const capture: { ops: string[]; undo: (Undo | (() => void))[] } = { ops: [], undo: [] };
+    this.capture = capture;
+    let result: R;
+    try {
+      result = apply();
+    } catch (error) {
+      this.capture = undefined;
+      for (let i = capture.undo.length - 1; i >= 0; i--) {
+        const undo = capture.undo[i]!;
+        if (typeof undo === 'function') undo();
+        else undo.collection.restore(undo.id, undo.previous);
+      }
+      throw error;
+    }
+    this.capture = undefined;
+    this.disk?.journal.appendUnit(capture.ops);
+    return result;
+  }
+
+  /** Inside `atomically`: what else to put back should the unit be undone (state kept beside the collections). */
+  onUndo(undo: () => void): void {
+    this.capture?.undo.push(undo);
+  }
+
   /** Names of the collections that exist (loaded or declared). */
   collectionNames(): string[] {
     return [...this.state.keys()];
@@ -145,11 +180,17 @@ export class Store {
   }
 
   private sink(): ChangeSink {
-    return (collection, id, value) => {
+    return (collection, id, value, undo) => {
       if (this.closing) throw new Error('store is closed');
       // Encoded in memory too, so that values the journal could not store fail the same way in tests.
       const op = opJson(collection, id, value);
-      this.disk?.journal.append(op);
+      const capture = this.capture;
+      if (capture === undefined) {
+        this.disk?.journal.append(op);
+        return;
+      }
+      capture.ops.push(op);
+      if (undo !== undefined) capture.undo.push(undo);
     };
   }
 

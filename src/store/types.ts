@@ -59,3 +59,8 @@ export interface StoredOp {
   id: string;
   value: Record | RawRecord | null;
 }
+
+/** A journal line that opens a unit: the `unit` lines after it are applied together or not at all. */
+export interface UnitHeader {
+  unit: number;
+}

@@ -1,5 +1,6 @@
 import { isDomainError } from '../errors.js';
 import type { JobRunner } from '../scheduler/job-kinds.js';
+import type { Unit } from '../store/ports.js';
 import type { Transactions } from './transactions.js';
 import type { Transitions } from './transitions.js';
 
@@ -17,12 +18,12 @@ async function unlessGone(run: () => Promise<unknown>): Promise<void> {
  * scheduling, since they call the transitions that themselves schedule and cancel jobs.
  */
 export function transactionJobRunners(transactions: Transactions, transitions: Transitions): { fillInstruction: JobRunner; expirePix: JobRunner; expireBoleto: JobRunner } {
-  const expireIfPending = async (accountId: string, id: string): Promise<void> => {
-    if ((await transactions.find(accountId, id))?.view.status === 'PENDING') await unlessGone(() => transitions.expire(accountId, id));
+  const expireIfPending = async (unit: Unit, accountId: string, id: string): Promise<void> => {
+    if ((await transactions.find(accountId, id, unit))?.view.status === 'PENDING') await unlessGone(() => transitions.expire(unit, accountId, id));
   };
   return {
-    fillInstruction: (job) => unlessGone(() => transitions.fill(job.accountId, job.ref)),
-    expirePix: (job) => expireIfPending(job.accountId, job.ref),
-    expireBoleto: (job) => expireIfPending(job.accountId, job.ref),
+    fillInstruction: (unit, job) => unlessGone(() => transitions.fill(unit, job.accountId, job.ref)),
+    expirePix: (unit, job) => expireIfPending(unit, job.accountId, job.ref),
+    expireBoleto: (unit, job) => expireIfPending(unit, job.accountId, job.ref),
   };
 }

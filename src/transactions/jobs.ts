@@ -1,4 +1,5 @@
 import type { Jobs } from '../scheduler/jobs.js';
+import type { Unit } from '../store/ports.js';
 import { endOfDueDate } from './boleto-expiry.js';
 import type { TransactionRecord } from './transaction-record.js';
 
@@ -19,27 +20,27 @@ export interface TransactionJobsOptions {
 export class TransactionJobs {
   constructor(private readonly options: TransactionJobsOptions) {}
 
-  async created(record: TransactionRecord, now: number): Promise<void> {
+  async created(unit: Unit, record: TransactionRecord, now: number): Promise<void> {
     const { jobs, instructionDelayMs, pixExpiryMs } = this.options;
     const { accountId, id, view } = record;
-    if (view.method !== 'CREDIT_CARD' && record.filledAt === null) await jobs.schedule(accountId, 'fillInstruction', id, now + instructionDelayMs);
-    if (view.currency === 'BRL' && view.method === 'PIX') await jobs.schedule(accountId, 'expirePix', id, now + pixExpiryMs);
-    if (view.method === 'BOLETO' && record.details.dueDate) await jobs.schedule(accountId, 'expireBoleto', id, endOfDueDate(record.details.dueDate));
+    if (view.method !== 'CREDIT_CARD' && record.filledAt === null) await jobs.schedule(unit, accountId, 'fillInstruction', id, now + instructionDelayMs);
+    if (view.currency === 'BRL' && view.method === 'PIX') await jobs.schedule(unit, accountId, 'expirePix', id, now + pixExpiryMs);
+    if (view.method === 'BOLETO' && record.details.dueDate) await jobs.schedule(unit, accountId, 'expireBoleto', id, endOfDueDate(record.details.dueDate));
   }
 
   /** Filled now (by hand, or paid first): the scheduled fill is moot. */
-  filled(record: TransactionRecord): Promise<void> {
-    return this.options.jobs.cancel(record.accountId, 'fillInstruction', record.id);
+  filled(unit: Unit, record: TransactionRecord): Promise<void> {
+    return this.options.jobs.cancel(unit, record.accountId, 'fillInstruction', record.id);
   }
 
   /** Paid: it cannot expire any more. */
-  paid(record: TransactionRecord): Promise<void> {
-    return this.options.jobs.cancel(record.accountId, 'expirePix', record.id);
+  paid(unit: Unit, record: TransactionRecord): Promise<void> {
+    return this.options.jobs.cancel(unit, record.accountId, 'expirePix', record.id);
   }
 
   /** Ended without payment: it gets no instruction any more, and cannot expire again. */
-  async ended(record: TransactionRecord): Promise<void> {
-    await this.options.jobs.cancel(record.accountId, 'fillInstruction', record.id);
-    await this.options.jobs.cancel(record.accountId, 'expirePix', record.id);
+  async ended(unit: Unit, record: TransactionRecord): Promise<void> {
+    await this.options.jobs.cancel(unit, record.accountId, 'fillInstruction', record.id);
+    await this.options.jobs.cancel(unit, record.accountId, 'expirePix', record.id);
   }
 }

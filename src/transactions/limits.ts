@@ -1,5 +1,5 @@
 import { invalid } from '../errors.js';
-import type { Repository, Table, TableSpec } from '../store/ports.js';
+import type { ReadTable, Repository, TableSpec, Unit } from '../store/ports.js';
 import type { Currency, Method } from './transaction-record.js';
 
 export interface MinimumRule {
@@ -61,7 +61,7 @@ export const LIMITS: TableSpec<AccountLimits> = { name: 'limits' };
 
 /** Each account's purchase minimums, by currency and optionally by method (`PUT /_sandbox/limits`). */
 export class Limits {
-  private readonly records: Table<AccountLimits>;
+  private readonly records: ReadTable<AccountLimits>;
 
   constructor(options: { repository: Repository }) {
     this.records = options.repository.table(LIMITS);
@@ -72,7 +72,7 @@ export class Limits {
   }
 
   /** Replaces the account's minimums; every rule is checked before anything changes. */
-  async set(accountId: string, minimums: MinimumRule[]): Promise<LimitsState> {
+  async set(unit: Unit, accountId: string, minimums: MinimumRule[]): Promise<LimitsState> {
     const seen = new Set<string>();
     for (const [i, rule] of minimums.entries()) {
       const range = DEFAULT_LIMITS[rule.currency];
@@ -93,12 +93,12 @@ export class Limits {
       if (rule.amount > range.maximum) throw invalid(`${at}.amount cannot be above the ${rule.currency} maximum of ${range.maximum} centavos`);
     }
     const kept = minimums.map((r) => ({ currency: r.currency, ...(r.method !== undefined && { method: r.method }), amount: r.amount }));
-    await this.records.put({ id: accountId, accountId, minimums: kept });
+    await unit.table(LIMITS).put({ id: accountId, accountId, minimums: kept });
     return stateOf(kept);
   }
 
-  async clear(accountId: string): Promise<LimitsState> {
-    await this.records.delete(accountId, accountId);
+  async clear(unit: Unit, accountId: string): Promise<LimitsState> {
+    await unit.table(LIMITS).delete(accountId, accountId);
     return stateOf([]);
   }
 
@@ -119,8 +119,8 @@ export class Limits {
     );
   }
 
-  deleteAll(accountId: string): Promise<number> {
-    return this.records.deleteAll(accountId);
+  deleteAll(unit: Unit, accountId: string): Promise<number> {
+    return unit.table(LIMITS).deleteAll(accountId);
   }
 
   private async minimumsOf(accountId: string): Promise<MinimumRule[]> {

@@ -1,4 +1,5 @@
 import type { AccountRecord } from '../accounts/accounts.js';
+import type { Unit } from '../store/ports.js';
 import type { Currency } from './transaction-record.js';
 import type { TransactionRecord } from './transaction-record.js';
 
@@ -16,15 +17,15 @@ export interface TransactionChange {
 }
 
 /**
- * Who hears of a transaction's life (events and webhooks, the ledger, the autopilot). Each runs in
- * the unit of work of the change, so what it stores is committed with it; none depends on what
+ * Who hears of a transaction's life (events and webhooks, the ledger, the autopilot). Each is
+ * handed the unit of work of the change, so what it stores is committed with it; none depends on what
  * another does, so their order does not matter.
  */
 export interface TransactionListener {
   /** Before a transaction paid at its creation (an approved test card) is made: refuses it by throwing, nothing stored yet. */
-  admitPaidAtCreation?(accountId: string, paid: { currency: Currency; amount: number }): Promise<void>;
+  admitPaidAtCreation?(unit: Unit, accountId: string, paid: { currency: Currency; amount: number }): Promise<void>;
   /** Before a change is stored: refuses it by throwing (the ledger's cap on what an account takes in). */
-  admitChange?(next: TransactionRecord, previous: TransactionRecord): Promise<void>;
-  created?(record: TransactionRecord, account: AccountRecord): Promise<void>;
-  changed?(change: TransactionChange): Promise<void>;
+  admitChange?(unit: Unit, next: TransactionRecord, previous: TransactionRecord): Promise<void>;
+  created?(unit: Unit, record: TransactionRecord, account: AccountRecord): Promise<void>;
+  changed?(unit: Unit, change: TransactionChange): Promise<void>;
 }

@@ -3,7 +3,7 @@ import { invalid, notFound } from '../errors.js';
 import { Records } from '../records/records.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { PurchaseRequest, Transaction } from '../spec/types.js';
-import type { Repository, Sequences, Table, TableSpec, UnitOfWork } from '../store/ports.js';
+import type { ReadTable, Repository, TableSpec, Unit } from '../store/ports.js';
 import { chargeClabe } from '../rails/clabe.js';
 import { feeFor, type FeeTable } from './fees.js';
 import type { Limits } from './limits.js';
@@ -58,79 +58,73 @@ const missing = (why: string) => () => notFound(TRANSACTION_NOT_FOUND, why);
 
 export class Transactions {
   private readonly records: Records<TransactionRecord>;
-  private readonly refs: Table<ExternalIdRef>;
-  private readonly sequences: Sequences;
-  private readonly units: UnitOfWork;
+  private readonly refs: ReadTable<ExternalIdRef>;
 
   constructor(private readonly options: TransactionsOptions) {
     this.records = new Records(options.repository, TRANSACTIONS);
     this.refs = options.repository.table(TRANSACTION_EXTERNAL_IDS);
-    this.sequences = options.repository.sequences;
-    this.units = options.repository.units;
   }
 
-  create(account: AccountRecord, input: PurchaseRequest): Promise<TransactionRecord> {
-    return this.units.run(async () => {
-      const currency: Currency = input.currency ?? 'BRL';
-      const method = input.paymentMethod ?? (currency === 'MXN' ? 'SPEI' : 'BANK_TRANSFER');
-      const now = await this.options.clocks.nowMs(account.id);
-      await this.options.limits.check(account.id, currency, method, input.amount);
-      if (this.options.strictDocuments) checkDocuments(currency, input);
-      const boletoKind = currency === 'BRL' && (method === 'BOLETO' || method === 'PIX_BOLETO');
-      const dueDate = boletoKind ? (input.dueDate ?? defaultDueDate(now)) : null;
-      if (boletoKind && input.dueDate !== undefined) checkDueDate(input.dueDate, now);
-      // Every refusal comes before the first change: a 400 leaves nothing behind, not even a used id.
-      if (method === 'CREDIT_CARD' && cardOutcome(checkCard(input, now).number).status === 'APPROVED') {
-        for (const listener of this.options.listeners) await listener.admitPaidAtCreation?.(account.id, { currency, amount: input.amount });
-      }
+  async create(unit: Unit, account: AccountRecord, input: PurchaseRequest): Promise<TransactionRecord> {
+    const currency: Currency = input.currency ?? 'BRL';
+    const method = input.paymentMethod ?? (currency === 'MXN' ? 'SPEI' : 'BANK_TRANSFER');
+    const now = await this.options.clocks.nowMs(account.id);
+    await this.options.limits.check(account.id, currency, method, input.amount);
+    if (this.options.strictDocuments) checkDocuments(currency, input);
+    const boletoKind = currency === 'BRL' && (method === 'BOLETO' || method === 'PIX_BOLETO');
+    const dueDate = boletoKind ? (input.dueDate ?? defaultDueDate(now)) : null;
+    if (boletoKind && input.dueDate !== undefined) checkDueDate(input.dueDate, now);
+    // Every refusal comes before the first change: a 400 leaves nothing behind, not even a used id.
+    if (method === 'CREDIT_CARD' && cardOutcome(checkCard(input, now).number).status === 'APPROVED') {
+      for (const listener of this.options.listeners) await listener.admitPaidAtCreation?.(unit, account.id, { currency, amount: input.amount });
+    }
 
-      const id = String(FIRST_ID - 1 + (await this.sequences.next('transaction_id')));
-      const plainPix = currency === 'BRL' && method === 'PIX';
-      const base = {
-        id,
-        transactionId: id,
-        currency,
-        method,
-        installments: null,
-        externalId: input.externalId ?? null,
-        status: 'PENDING' as const,
-        statusReason: null,
-        amount: input.amount,
-        // The request's own URL only ("" is how integrations send "none"); the account's is read when an event happens.
-        postbackUrl: input.postbackUrl || null,
-        referrerUrl: null,
-        expiresAt: plainPix ? new Date(now + this.options.pixExpiryMs).toISOString() : null,
-        createdAt: new Date(now).toISOString(),
-        costFee: feeFor(this.options.fees, currency, method, input.amount),
-        approvedAt: null,
-        endToEndId: null,
-        payer: null,
-      };
-      let view: Transaction;
-      // An SPEI provider assigns the charge's CLABE when it creates it: nothing to fill later.
-      const speiAtOnce = currency === 'MXN';
-      if (currency === 'COP') view = { ...base, currency, redirectUrl: null } as Transaction;
-      else if (currency === 'MXN') view = { ...base, currency, clabe: chargeClabe(id) } as Transaction;
-      else if (currency === 'ARS') view = { ...base, currency, cvu: null, paymentInstruction: {} } as Transaction;
-      else if (method === 'CREDIT_CARD') view = this.cardView(base, input, now);
-      else {
-        view = {
-          ...base,
-          ...(method !== 'BOLETO' && { pixCode: '' }),
-          ...(method !== 'PIX' && { paymentInstruction: {} }),
-          paidRail: null,
-        } as Transaction;
-      }
+    const id = String(FIRST_ID - 1 + (await unit.sequences.next('transaction_id')));
+    const plainPix = currency === 'BRL' && method === 'PIX';
+    const base = {
+      id,
+      transactionId: id,
+      currency,
+      method,
+      installments: null,
+      externalId: input.externalId ?? null,
+      status: 'PENDING' as const,
+      statusReason: null,
+      amount: input.amount,
+      // The request's own URL only ("" is how integrations send "none"); the account's is read when an event happens.
+      postbackUrl: input.postbackUrl || null,
+      referrerUrl: null,
+      expiresAt: plainPix ? new Date(now + this.options.pixExpiryMs).toISOString() : null,
+      createdAt: new Date(now).toISOString(),
+      costFee: feeFor(this.options.fees, currency, method, input.amount),
+      approvedAt: null,
+      endToEndId: null,
+      payer: null,
+    };
+    let view: Transaction;
+    // An SPEI provider assigns the charge's CLABE when it creates it: nothing to fill later.
+    const speiAtOnce = currency === 'MXN';
+    if (currency === 'COP') view = { ...base, currency, redirectUrl: null } as Transaction;
+    else if (currency === 'MXN') view = { ...base, currency, clabe: chargeClabe(id) } as Transaction;
+    else if (currency === 'ARS') view = { ...base, currency, cvu: null, paymentInstruction: {} } as Transaction;
+    else if (method === 'CREDIT_CARD') view = this.cardView(base, input, now);
+    else {
+      view = {
+        ...base,
+        ...(method !== 'BOLETO' && { pixCode: '' }),
+        ...(method !== 'PIX' && { paymentInstruction: {} }),
+        paidRail: null,
+      } as Transaction;
+    }
 
-      let record: TransactionRecord = { id, accountId: account.id, view, details: detailsOf(input, dueDate), filledAt: speiAtOnce ? now : null, payerToken: newPayerToken() };
-      // A plain Pix answered with its code: filled as it is created, no transition of its own.
-      if (plainPix && this.options.pixInstruction === 'immediate') record = fillInstruction(record, { account, publicUrl: this.options.publicUrl(), filledAt: now });
-      await this.records.table.put(record);
-      if (record.view.externalId !== null) await this.refs.put({ id: record.view.externalId, accountId: account.id, transactionId: id });
-      await this.options.jobs.created(record, now);
-      for (const listener of this.options.listeners) await listener.created?.(record, account);
-      return record;
-    });
+    let record: TransactionRecord = { id, accountId: account.id, view, details: detailsOf(input, dueDate), filledAt: speiAtOnce ? now : null, payerToken: newPayerToken() };
+    // A plain Pix answered with its code: filled as it is created, no transition of its own.
+    if (plainPix && this.options.pixInstruction === 'immediate') record = fillInstruction(record, { account, publicUrl: this.options.publicUrl(), filledAt: now });
+    await this.records.in(unit).put(record);
+    if (record.view.externalId !== null) await unit.table(TRANSACTION_EXTERNAL_IDS).put({ id: record.view.externalId, accountId: account.id, transactionId: id });
+    await this.options.jobs.created(unit, record, now);
+    for (const listener of this.options.listeners) await listener.created?.(unit, record, account);
+    return record;
   }
 
   /** Another account's transaction answers exactly like a missing one. */
@@ -139,13 +133,13 @@ export class Transactions {
   }
 
   /** The account's transaction, locked for the caller's unit of work (a transition). */
-  forUpdate(accountId: string, id: string): Promise<TransactionRecord> {
-    return this.records.ownedForUpdate(accountId, id, missing(`no transaction with id ${id} in this account`));
+  forUpdate(unit: Unit, accountId: string, id: string): Promise<TransactionRecord> {
+    return this.records.ownedForUpdate(unit, accountId, id, missing(`no transaction with id ${id} in this account`));
   }
 
-  /** The account's transaction, or undefined (a job whose transaction a reset wiped). */
-  find(accountId: string, id: string): Promise<TransactionRecord | undefined> {
-    return this.records.table.get(accountId, id);
+  /** The account's transaction, or undefined (a job whose transaction a reset wiped); as `unit` sees it when given. */
+  find(accountId: string, id: string, unit?: Unit): Promise<TransactionRecord | undefined> {
+    return (unit === undefined ? this.records.table : this.records.in(unit)).get(accountId, id);
   }
 
   /** A transaction by id alone, whatever its account: a payer page, which checks the link's token. */
@@ -154,50 +148,50 @@ export class Transactions {
   }
 
   /** The most recent transaction with this externalId (the spec does not make them unique). */
-  async getByExternalId(account: { id: string }, externalId: string): Promise<TransactionRecord> {
-    const ref = await this.refs.get(account.id, externalId);
-    const record = ref && (await this.find(account.id, ref.transactionId));
+  async getByExternalId(account: { id: string }, externalId: string, unit?: Unit): Promise<TransactionRecord> {
+    const ref = await (unit === undefined ? this.refs : unit.table(TRANSACTION_EXTERNAL_IDS)).get(account.id, externalId);
+    const record = ref && (await this.find(account.id, ref.transactionId, unit));
     if (!record) throw missing(`no transaction with externalId ${externalId} in this account`)();
     return record;
   }
 
-  async replace(record: TransactionRecord): Promise<void> {
-    await this.records.table.put(record);
+  async replace(unit: Unit, record: TransactionRecord): Promise<void> {
+    await this.records.in(unit).put(record);
   }
 
   /** The record with its payer-page token, given one now (and stored) if it was stored before tokens existed. */
-  withPayerToken(record: TransactionRecord): Promise<TransactionRecord & { payerToken: string }> {
-    if (record.payerToken !== undefined) return Promise.resolve({ ...record, payerToken: record.payerToken });
-    return this.units.run(async () => {
-      const current = await this.forUpdate(record.accountId, record.id);
-      if (current.payerToken !== undefined) return { ...current, payerToken: current.payerToken };
-      const next = { ...current, payerToken: newPayerToken() };
-      await this.records.table.put(next);
-      return next;
-    });
+  async withPayerToken(unit: Unit, record: TransactionRecord): Promise<TransactionRecord & { payerToken: string }> {
+    if (record.payerToken !== undefined) return { ...record, payerToken: record.payerToken };
+    const current = await this.forUpdate(unit, record.accountId, record.id);
+    if (current.payerToken !== undefined) return { ...current, payerToken: current.payerToken };
+    const next = { ...current, payerToken: newPayerToken() };
+    await this.records.in(unit).put(next);
+    return next;
   }
 
   /** Wipes an account's transactions (control API reset). */
-  async deleteAll(accountId: string): Promise<number> {
-    await this.refs.deleteAll(accountId);
-    return this.records.table.deleteAll(accountId);
+  async deleteAll(unit: Unit, accountId: string): Promise<number> {
+    await unit.table(TRANSACTION_EXTERNAL_IDS).deleteAll(accountId);
+    return this.records.in(unit).deleteAll(accountId);
   }
 
   /**
    * Retention: deletes up to `limit` of the account's settled transactions created before
    * `cutoff` (ISO, account clock). PENDING ones stay: they can still be paid or expire.
    */
-  deleteOlderThan(accountId: string, cutoff: string, limit: number): Promise<number> {
+  deleteOlderThan(unit: Unit, accountId: string, cutoff: string, limit: number): Promise<number> {
+    const refs = unit.table(TRANSACTION_EXTERNAL_IDS);
     return this.records.deleteOlderThan(
+      unit,
       accountId,
       cutoff,
       limit,
       (record) => record.view.createdAt,
       (record) => record.view.status !== 'PENDING',
       async (record) => {
-        await this.records.table.delete(accountId, record.id);
+        await this.records.in(unit).delete(accountId, record.id);
         const externalId = record.view.externalId;
-        if (externalId !== null && (await this.refs.get(accountId, externalId))?.transactionId === record.id) await this.refs.delete(accountId, externalId);
+        if (externalId !== null && (await refs.get(accountId, externalId))?.transactionId === record.id) await refs.delete(accountId, externalId);
       },
     );
   }

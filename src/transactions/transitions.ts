@@ -2,7 +2,7 @@ import type { Accounts } from '../accounts/accounts.js';
 import { conflict, invalid, notFound } from '../errors.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { Transaction } from '../spec/types.js';
-import type { UnitOfWork } from '../store/ports.js';
+import type { Unit } from '../store/ports.js';
 import { fillInstruction } from './instructions.js';
 import type { TransactionJobs } from './jobs.js';
 import type { TransactionListener, TransitionDetail } from './listeners.js';
@@ -48,7 +48,6 @@ export const REJECTED_MESSAGE = 'Payment rejected by the payer';
 export const DEFAULT_CHARGEBACK_REASON = 'Chargeback requested by the payer';
 
 export interface TransitionsOptions {
-  units: UnitOfWork;
   transactions: Transactions;
   accounts: Accounts;
   clocks: AccountClocks;
@@ -71,106 +70,96 @@ export class Transitions {
   constructor(private readonly options: TransitionsOptions) {}
 
   /** Fills the instruction now (idempotent); the scheduled fill is then moot. */
-  fill(accountId: string, id: string): Promise<TransactionRecord> {
-    return this.options.units.run(async () => this.fillLocked(await this.options.transactions.forUpdate(accountId, id)));
+  async fill(unit: Unit, accountId: string, id: string): Promise<TransactionRecord> {
+    return this.fillLocked(unit, await this.options.transactions.forUpdate(unit, accountId, id));
   }
 
-  pay(accountId: string, id: string, rail?: Rail): Promise<TransactionRecord> {
-    return this.options.units.run(async () => {
-      const record = await this.options.transactions.forUpdate(accountId, id);
-      const view = record.view;
-      const rails = RAILS[view.method];
-      if (rail !== undefined && !rails) throw invalid(`rail applies to BRL Pix and boleto transactions, not to ${view.currency} ${view.method}`);
-      if (rail !== undefined && rails && !rails.includes(rail)) {
-        throw invalid(`rail ${rail} is not a rail of a ${view.method} transaction (use ${rails.join(' or ')})`);
-      }
-      if (view.status !== 'PENDING') throw notPending(record, 'paid');
-      // A payer cannot pay before the instruction exists: paying implies it was issued.
-      const filled = await this.fillLocked(record);
-      await this.options.jobs.paid(filled);
-      const details = filled.details;
-      const document = details.cpf ?? (view.currency === 'COP' ? details.responsibleDocument : null);
-      const settlement = settlementOf(details.name, document, new Date(await this.options.clocks.nowMs(accountId)), view);
-      const paidRail = view.method === 'CREDIT_CARD' ? 'CARD' : rails ? (rail ?? rails[0]) : undefined;
-      const next = { ...filled.view, status: 'APPROVED', statusReason: null, ...settlement, ...(paidRail && { paidRail }) } as Transaction;
-      return this.commit(filled, { ...filled, view: next });
-    });
+  async pay(unit: Unit, accountId: string, id: string, rail?: Rail): Promise<TransactionRecord> {
+    const record = await this.options.transactions.forUpdate(unit, accountId, id);
+    const view = record.view;
+    const rails = RAILS[view.method];
+    if (rail !== undefined && !rails) throw invalid(`rail applies to BRL Pix and boleto transactions, not to ${view.currency} ${view.method}`);
+    if (rail !== undefined && rails && !rails.includes(rail)) {
+      throw invalid(`rail ${rail} is not a rail of a ${view.method} transaction (use ${rails.join(' or ')})`);
+    }
+    if (view.status !== 'PENDING') throw notPending(record, 'paid');
+    // A payer cannot pay before the instruction exists: paying implies it was issued.
+    const filled = await this.fillLocked(unit, record);
+    await this.options.jobs.paid(unit, filled);
+    const details = filled.details;
+    const document = details.cpf ?? (view.currency === 'COP' ? details.responsibleDocument : null);
+    const settlement = settlementOf(details.name, document, new Date(await this.options.clocks.nowMs(accountId)), view);
+    const paidRail = view.method === 'CREDIT_CARD' ? 'CARD' : rails ? (rail ?? rails[0]) : undefined;
+    const next = { ...filled.view, status: 'APPROVED', statusReason: null, ...settlement, ...(paidRail && { paidRail }) } as Transaction;
+    return this.commit(unit, filled, { ...filled, view: next });
   }
 
   /** The charge's time ran out (control API, a boleto's due date, a Pix's expiresAt). */
-  expire(accountId: string, id: string): Promise<TransactionRecord> {
-    return this.options.units.run(async () => {
-      const record = await this.options.transactions.forUpdate(accountId, id);
-      if (record.view.status !== 'PENDING') throw notPending(record, 'expired');
-      return this.block(record, 'EXPIRED', {});
-    });
+  async expire(unit: Unit, accountId: string, id: string): Promise<TransactionRecord> {
+    const record = await this.options.transactions.forUpdate(unit, accountId, id);
+    if (record.view.status !== 'PENDING') throw notPending(record, 'expired');
+    return this.block(unit, record, 'EXPIRED', {});
   }
 
   /**
    * The issuer refused (`DECLINED`, control API) or the payer did (`REJECTED`, the hosted
    * checkout's Reject button).
    */
-  decline(accountId: string, id: string, options: { message?: string; reason?: 'DECLINED' | 'REJECTED' } = {}): Promise<TransactionRecord> {
-    return this.options.units.run(async () => {
-      const record = await this.options.transactions.forUpdate(accountId, id);
-      if (record.view.status !== 'PENDING') throw notPending(record, 'declined');
-      const reason = options.reason ?? 'DECLINED';
-      const message = options.message ?? (reason === 'REJECTED' ? REJECTED_MESSAGE : DEFAULT_DECLINE_MESSAGE);
-      return this.block(record, reason, { message });
-    });
+  async decline(unit: Unit, accountId: string, id: string, options: { message?: string; reason?: 'DECLINED' | 'REJECTED' } = {}): Promise<TransactionRecord> {
+    const record = await this.options.transactions.forUpdate(unit, accountId, id);
+    if (record.view.status !== 'PENDING') throw notPending(record, 'declined');
+    const reason = options.reason ?? 'DECLINED';
+    const message = options.message ?? (reason === 'REJECTED' ? REJECTED_MESSAGE : DEFAULT_DECLINE_MESSAGE);
+    return this.block(unit, record, reason, { message });
   }
 
   /**
    * A full refund, the only kind (integrators' code says the service refunds in full):
    * `amount`, when given (`POST /transactions/refund/:id`), must be the transaction's.
    */
-  refund(accountId: string, id: string, options: { amount?: number } = {}): Promise<TransactionRecord> {
-    return this.options.units.run(async () => {
-      const record = await this.options.transactions.forUpdate(accountId, id);
-      if (options.amount !== undefined && options.amount !== record.view.amount) {
-        throw invalid('Invalid amount', `refunds are in full: amount must be the transaction's ${record.view.amount} centavos (or be left out), not ${options.amount}`);
-      }
-      if (record.view.status !== 'APPROVED') throw notApproved(record, 'refunded');
-      return this.settle(record, 'REFUNDED', {});
-    });
+  async refund(unit: Unit, accountId: string, id: string, options: { amount?: number } = {}): Promise<TransactionRecord> {
+    const record = await this.options.transactions.forUpdate(unit, accountId, id);
+    if (options.amount !== undefined && options.amount !== record.view.amount) {
+      throw invalid('Invalid amount', `refunds are in full: amount must be the transaction's ${record.view.amount} centavos (or be left out), not ${options.amount}`);
+    }
+    if (record.view.status !== 'APPROVED') throw notApproved(record, 'refunded');
+    return this.settle(unit, record, 'REFUNDED', {});
   }
 
   /** A chargeback (card) or a Pix MED infraction that returns the money. */
-  chargeback(accountId: string, id: string, reason?: string): Promise<TransactionRecord> {
-    return this.options.units.run(async () => {
-      const record = await this.options.transactions.forUpdate(accountId, id);
-      if (record.view.status !== 'APPROVED') throw notApproved(record, 'charged back');
-      return this.settle(record, 'CHARGEBACK', { message: reason ?? DEFAULT_CHARGEBACK_REASON });
-    });
+  async chargeback(unit: Unit, accountId: string, id: string, reason?: string): Promise<TransactionRecord> {
+    const record = await this.options.transactions.forUpdate(unit, accountId, id);
+    if (record.view.status !== 'APPROVED') throw notApproved(record, 'charged back');
+    return this.settle(unit, record, 'CHARGEBACK', { message: reason ?? DEFAULT_CHARGEBACK_REASON });
   }
 
   /** The record, filled now if it was not (the caller holds its lock). */
-  private async fillLocked(record: TransactionRecord): Promise<TransactionRecord> {
+  private async fillLocked(unit: Unit, record: TransactionRecord): Promise<TransactionRecord> {
     if (record.filledAt !== null || record.view.method === 'CREDIT_CARD') return record;
-    const account = await this.options.accounts.get(record.accountId);
+    const account = await this.options.accounts.get(record.accountId, unit);
     if (!account) throw notFound(`account ${record.accountId} not found`);
-    await this.options.jobs.filled(record);
+    await this.options.jobs.filled(unit, record);
     const filledAt = await this.options.clocks.nowMs(record.accountId);
-    return this.commit(record, fillInstruction(record, { account, publicUrl: this.options.publicUrl(), filledAt }));
+    return this.commit(unit, record, fillInstruction(record, { account, publicUrl: this.options.publicUrl(), filledAt }));
   }
 
-  private async block(record: TransactionRecord, reason: StatusReason, detail: TransitionDetail): Promise<TransactionRecord> {
-    await this.options.jobs.ended(record);
+  private async block(unit: Unit, record: TransactionRecord, reason: StatusReason, detail: TransitionDetail): Promise<TransactionRecord> {
+    await this.options.jobs.ended(unit, record);
     const view = { ...record.view, status: 'BLOCKED', statusReason: reason } as Transaction;
-    return this.commit(record, { ...record, view }, detail);
+    return this.commit(unit, record, { ...record, view }, detail);
   }
 
-  private settle(record: TransactionRecord, status: 'REFUNDED' | 'CHARGEBACK', detail: TransitionDetail): Promise<TransactionRecord> {
+  private settle(unit: Unit, record: TransactionRecord, status: 'REFUNDED' | 'CHARGEBACK', detail: TransitionDetail): Promise<TransactionRecord> {
     const view = { ...record.view, status, statusReason: status } as Transaction;
-    return this.commit(record, { ...record, view }, detail);
+    return this.commit(unit, record, { ...record, view }, detail);
   }
 
-  private async commit(previous: TransactionRecord, next: TransactionRecord, detail: TransitionDetail = {}): Promise<TransactionRecord> {
+  private async commit(unit: Unit, previous: TransactionRecord, next: TransactionRecord, detail: TransitionDetail = {}): Promise<TransactionRecord> {
     // A change a listener refuses (the ledger's cap) is refused before anything is stored.
-    for (const listener of this.options.listeners) await listener.admitChange?.(next, previous);
-    await this.options.transactions.replace(next);
+    for (const listener of this.options.listeners) await listener.admitChange?.(unit, next, previous);
+    await this.options.transactions.replace(unit, next);
     const at = await this.options.clocks.nowIso(next.accountId);
-    for (const listener of this.options.listeners) await listener.changed?.({ next, previous, at, detail });
+    for (const listener of this.options.listeners) await listener.changed?.(unit, { next, previous, at, detail });
     return next;
   }
 }

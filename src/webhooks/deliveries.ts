@@ -9,7 +9,7 @@ import { Records, type Page } from '../records/records.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { JobRunner } from '../scheduler/job-kinds.js';
 import type { Jobs } from '../scheduler/jobs.js';
-import type { Repository, TableSpec, UnitOfWork } from '../store/ports.js';
+import type { Repository, TableSpec, Unit, UnitOfWork } from '../store/ports.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { WithdrawalRecord } from '../withdrawals/withdrawals.js';
 import type { AttemptOutcome, WebhookSender } from './dispatcher.js';
@@ -154,11 +154,11 @@ export class Deliveries {
 
   /** Deliveries left pending by a stop or a crash get their job back (normally they still have it). */
   resume(): Promise<void> {
-    return this.units.run(async () => {
+    return this.units.run(async (unit) => {
       for (const accountId of await this.options.accounts.ids()) {
         for await (const d of this.records.table.scan(accountId)) {
-          if (d.status !== 'pending' || (await this.options.jobs.isScheduled(d.accountId, 'deliverWebhook', d.id))) continue;
-          await this.options.jobs.schedule(d.accountId, 'deliverWebhook', d.id, await this.options.clocks.nowMs(d.accountId));
+          if (d.status !== 'pending' || (await this.options.jobs.isScheduled(d.accountId, 'deliverWebhook', d.id, unit))) continue;
+          await this.options.jobs.schedule(unit, d.accountId, 'deliverWebhook', d.id, await this.options.clocks.nowMs(d.accountId));
         }
       }
     });
@@ -169,20 +169,21 @@ export class Deliveries {
    * others). The URL is the transaction's postbackUrl, else the account's webhook URL as
    * it is now, when the event happens.
    */
-  async transactionEvent(record: TransactionRecord, event: WebhookEvent, errorMessage: string | null = null): Promise<void> {
-    const account = await this.options.accounts.get(record.accountId);
+  async transactionEvent(unit: Unit, record: TransactionRecord, event: WebhookEvent, errorMessage: string | null = null): Promise<void> {
+    const account = await this.options.accounts.get(record.accountId, unit);
     if (!account) return;
-    await this.enqueue(account, { transactionId: record.id, withdrawalId: null }, record.view.postbackUrl, event, webhookBody(event, record, account, errorMessage));
+    await this.enqueue(unit, account, { transactionId: record.id, withdrawalId: null }, record.view.postbackUrl, event, webhookBody(event, record, account, errorMessage));
   }
 
   /** The webhook of a withdrawal's end (cashout.success, cashout.failed, cashout.returned), same envelope, signing and retries. */
-  async withdrawalEvent(record: WithdrawalRecord, event: WebhookEvent): Promise<void> {
-    const account = await this.options.accounts.get(record.accountId);
+  async withdrawalEvent(unit: Unit, record: WithdrawalRecord, event: WebhookEvent): Promise<void> {
+    const account = await this.options.accounts.get(record.accountId, unit);
     if (!account) return;
-    await this.enqueue(account, { transactionId: null, withdrawalId: record.id }, record.view.postbackUrl, event, withdrawalWebhookBody(event, record, account));
+    await this.enqueue(unit, account, { transactionId: null, withdrawalId: record.id }, record.view.postbackUrl, event, withdrawalWebhookBody(event, record, account));
   }
 
   private async enqueue(
+    unit: Unit,
     account: { id: string; webhookUrl: string | null },
     about: { transactionId: string | null; withdrawalId: string | null },
     ownUrl: string | null,
@@ -207,8 +208,8 @@ export class Deliveries {
     };
     // The first attempt is decided now, so its retry job is committed with the change it
     // reports: one fdatasync before the webhook leaves, not two.
-    if (url) await this.attempt(delivery);
-    else await this.records.table.put(delivery);
+    if (url) await this.attempt(unit, delivery);
+    else await this.records.in(unit).put(delivery);
   }
 
   async list(accountId: string, query: DeliveryQuery): Promise<Page<DeliveryView>> {
@@ -233,12 +234,12 @@ export class Deliveries {
    * change is durable, and is recorded before the answer.
    */
   async replay(accountId: string, id: string): Promise<DeliveryView> {
-    const updated = await this.units.run(async () => {
-      const record = await this.records.ownedForUpdate(accountId, id, () => notFound(`webhook delivery ${id} not found`));
+    const updated = await this.units.run(async (unit) => {
+      const record = await this.records.ownedForUpdate(unit, accountId, id, () => notFound(`webhook delivery ${id} not found`));
       const url = record.url ?? (await this.currentUrl(record));
       if (!url) throw conflict('no webhook URL: the transaction has no postbackUrl and the account none (PUT /_sandbox/webhook-url)');
       const next = { ...record, url, status: record.status === 'undeliverable' ? ('failed' as const) : record.status };
-      await this.records.table.put(next);
+      await this.records.in(unit).put(next);
       return next;
     });
     await this.send(updated, true);
@@ -255,24 +256,24 @@ export class Deliveries {
   }
 
   /** Retention: deletes up to `limit` finished deliveries created before `cutoff` (ISO, account clock); pending ones keep their retries. */
-  deleteOlderThan(accountId: string, cutoff: string, limit: number): Promise<number> {
-    return this.records.deleteOlderThan(accountId, cutoff, limit, (d) => d.createdAt, (d) => d.status !== 'pending');
+  deleteOlderThan(unit: Unit, accountId: string, cutoff: string, limit: number): Promise<number> {
+    return this.records.deleteOlderThan(unit, accountId, cutoff, limit, (d) => d.createdAt, (d) => d.status !== 'pending');
   }
 
-  deleteAll(accountId: string): Promise<number> {
-    return this.records.table.deleteAll(accountId);
+  deleteAll(unit: Unit, accountId: string): Promise<number> {
+    return this.records.in(unit).deleteAll(accountId);
   }
 
   /** The runner of `deliverWebhook`: the delivery's next automatic attempt. */
   runner(): JobRunner {
-    return async (job) => {
-      const record = await this.records.table.getForUpdate(job.accountId, job.ref);
+    return async (unit, job) => {
+      const record = await this.records.in(unit).getForUpdate(job.accountId, job.ref);
       if (!record || record.status !== 'pending' || !record.url) {
         // Delivered by a replay, or wiped by a reset, while a fault rule held it.
-        await this.options.faults.drop(job.accountId, job.ref);
+        await this.options.faults.drop(unit, job.accountId, job.ref);
         return;
       }
-      await this.attempt(record);
+      await this.attempt(unit, record);
     };
   }
 
@@ -291,21 +292,21 @@ export class Deliveries {
   }
 
   /** Stores the delivery with its next attempt (held, retried or last), and sends this one once that is durable, unless held. */
-  private async attempt(record: DeliveryRecord): Promise<void> {
+  private async attempt(unit: Unit, record: DeliveryRecord): Promise<void> {
     const { jobs, clocks, faults, dispatcher } = this.options;
     const now = await clocks.nowMs(record.accountId);
     if (this.sending.has(record.id)) {
       const due = now + this.retry.baseDelayMs;
-      await jobs.schedule(record.accountId, 'deliverWebhook', record.id, due);
-      await this.records.table.put({ ...record, nextAttemptAt: new Date(due).toISOString() });
+      await jobs.schedule(unit, record.accountId, 'deliverWebhook', record.id, due);
+      await this.records.in(unit).put({ ...record, nextAttemptAt: new Date(due).toISOString() });
       return;
     }
-    const fault = await faults.forWebhookAttempt(record.accountId, record.id, record.event);
+    const fault = await faults.forWebhookAttempt(unit, record.accountId, record.id, record.event);
     if (fault && 'postponeMs' in fault) {
       // Held (delayMs, outOfOrder): the attempt is not made now and uses up nothing.
       const due = now + fault.postponeMs;
-      await jobs.schedule(record.accountId, 'deliverWebhook', record.id, due);
-      await this.records.table.put({ ...record, nextAttemptAt: new Date(due).toISOString() });
+      await jobs.schedule(unit, record.accountId, 'deliverWebhook', record.id, due);
+      await this.records.in(unit).put({ ...record, nextAttemptAt: new Date(due).toISOString() });
       return;
     }
     // Replays are extra: they do not use up the automatic attempts.
@@ -315,14 +316,14 @@ export class Deliveries {
       // Stored before the attempt starts, so a crash during it still leads to a retry;
       // the attempt's outcome moves it to its real backoff.
       const due = now + dispatcher.timeoutMs + this.backoff(number);
-      await jobs.schedule(record.accountId, 'deliverWebhook', record.id, due);
+      await jobs.schedule(unit, record.accountId, 'deliverWebhook', record.id, due);
       nextAttemptAt = new Date(due).toISOString();
     }
     const updated = { ...record, nextAttemptAt };
-    await this.records.table.put(updated);
+    await this.records.in(unit).put(updated);
     // Nothing leaves before the change it reports, and the retry stored for it, are durable:
     // a crash can then only repeat a webhook, never announce an unsaved one.
-    this.units.afterCommit(() => void this.send(updated, false, fault));
+    unit.afterCommit(() => void this.send(updated, false, fault));
   }
 
   /** One attempt: after the answers of the turn, posted, then recorded in a unit of its own. */
@@ -346,7 +347,7 @@ export class Deliveries {
       // A duplicate fault sends the same request again; the first answer is the attempt's.
       const copies = fault && 'duplicate' in fault ? (fault.duplicate ?? 0) : 0;
       for (let i = 0; i < copies; i++) await dispatcher.post(url, body, headers);
-      await this.units.run(() => this.recordAttempt(record, { at, outcome, replay, requestHeaders: headers, fault: fault?.ruleId }));
+      await this.units.run((unit) => this.recordAttempt(unit, record, { at, outcome, replay, requestHeaders: headers, fault: fault?.ruleId }));
     })().catch((error: unknown) => logger.error({ err: error, delivery: record.id }, 'recording a webhook attempt failed'));
     let set = this.inFlight.get(record.accountId);
     if (!set) this.inFlight.set(record.accountId, (set = new Set()));
@@ -363,41 +364,42 @@ export class Deliveries {
   }
 
   private async recordAttempt(
+    unit: Unit,
     sent: DeliveryRecord,
     { at, outcome, replay, requestHeaders, fault }: { at: string; outcome: AttemptOutcome; replay: boolean; requestHeaders: Record<string, string>; fault: string | undefined },
   ): Promise<void> {
     const { jobs, clocks, faults, events } = this.options;
     const { accountId, id } = sent;
-    const current = await this.records.table.getForUpdate(accountId, id);
+    const current = await this.records.in(unit).getForUpdate(accountId, id);
     if (!current) return; // wiped by a reset while the attempt was under way
     const attempt: Attempt = { at, httpStatus: outcome.httpStatus, error: outcome.error, durationMs: outcome.durationMs, responseBody: outcome.responseBody, replay, requestHeaders };
     if (fault) attempt.fault = fault;
     // An attempt that outOfOrder rules held back for was just answered: they go now, after it.
-    for (const held of await faults.overtaken(accountId, id)) {
-      await jobs.schedule(accountId, 'deliverWebhook', held, await clocks.nowMs(accountId));
+    for (const held of await faults.overtaken(unit, accountId, id)) {
+      await jobs.schedule(unit, accountId, 'deliverWebhook', held, await clocks.nowMs(accountId));
     }
     const attempts = [...current.attempts, attempt];
     let next: DeliveryRecord;
     if (outcome.ok) {
-      await jobs.cancel(accountId, 'deliverWebhook', id);
+      await jobs.cancel(unit, accountId, 'deliverWebhook', id);
       next = { ...current, attempts, status: 'delivered', nextAttemptAt: null };
     } else if (outcome.refused && !replay) {
       // The target policy refused it: retries would be refused alike (a replay can try again).
-      await jobs.cancel(accountId, 'deliverWebhook', id);
+      await jobs.cancel(unit, accountId, 'deliverWebhook', id);
       next = { ...current, attempts, status: 'failed', nextAttemptAt: null };
     } else if (!replay && current.status === 'pending' && current.nextAttemptAt === null) {
       next = { ...current, attempts, status: 'failed' };
     } else if (!replay && current.status === 'pending') {
       const due = (await clocks.nowMs(accountId)) + this.backoff(attempts.filter((a) => !a.replay).length);
-      await jobs.schedule(accountId, 'deliverWebhook', id, due);
+      await jobs.schedule(unit, accountId, 'deliverWebhook', id, due);
       next = { ...current, attempts, nextAttemptAt: new Date(due).toISOString() };
     } else {
       next = { ...current, attempts };
     }
-    await this.records.table.put(next);
+    await this.records.in(unit).put(next);
     if (next.status !== current.status && (next.status === 'delivered' || next.status === 'failed')) {
       const view = present(next, await this.secretOf(accountId));
-      await events.append(accountId, next.status === 'delivered' ? 'webhook.delivered' : 'webhook.failed', at, current.transactionId, view, current.withdrawalId ?? null);
+      await events.append(unit, accountId, next.status === 'delivered' ? 'webhook.delivered' : 'webhook.failed', at, current.transactionId, view, current.withdrawalId ?? null);
     }
   }
 }

@@ -11,7 +11,7 @@ import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { JobKind, JobRunner } from '../scheduler/job-kinds.js';
 import type { Jobs } from '../scheduler/jobs.js';
 import type { CashOutRequest, Withdrawal, WithdrawalLookup, WithdrawalStatus } from '../spec/types.js';
-import type { Repository, TableSpec, UnitOfWork } from '../store/ports.js';
+import type { Repository, TableSpec, Unit } from '../store/ports.js';
 import { cashOutFee, type FeeTable } from '../transactions/fees.js';
 import { DEFAULT_MESSAGES, outcomeOfKey, type WithdrawalOutcome } from './magic-keys.js';
 import { INVALID_PIX_KEY, normalizePixKey } from './pix-keys.js';
@@ -55,8 +55,8 @@ export interface WithdrawalChange {
 
 /** Who hears of a withdrawal's life (events and webhooks, the autopilot); in the change's unit of work, in any order. */
 export interface WithdrawalListener {
-  created?(record: WithdrawalRecord): Promise<void>;
-  changed?(change: WithdrawalChange): Promise<void>;
+  created?(unit: Unit, record: WithdrawalRecord): Promise<void>;
+  changed?(unit: Unit, change: WithdrawalChange): Promise<void>;
 }
 
 export interface WithdrawalQuery extends PageQuery {
@@ -94,14 +94,12 @@ const WORDS: Record<WithdrawalAction, string> = { approve: 'approved', reject: '
  */
 export class Withdrawals {
   private readonly records: Records<WithdrawalRecord>;
-  private readonly units: UnitOfWork;
 
   constructor(private readonly options: WithdrawalsOptions) {
     this.records = new Records(options.repository, WITHDRAWALS);
-    this.units = options.repository.units;
   }
 
-  async create(account: AccountRecord, input: CashOutRequest): Promise<WithdrawalRecord> {
+  async create(unit: Unit, account: AccountRecord, input: CashOutRequest): Promise<WithdrawalRecord> {
     // Every refusal comes before the first change.
     const key = normalizePixKey(input.pixType, input.pixKey);
     const outcome = outcomeOfKey(input.pixType, key);
@@ -114,50 +112,48 @@ export class Withdrawals {
     const externalId = input.externalId ?? null;
     const fee = cashOutFee(this.options.fees, input.amount);
     const totalAmount = input.amount + fee;
-    return this.units.run(async () => {
-      // The balance is locked first: two cash-outs of the account (the same externalId sent twice, too) take turns.
-      await this.options.ledger.lock(account.id);
-      if (externalId !== null) {
-        const earlier = await this.records.table.findUnique(account.id, 'externalId', externalId);
-        if (earlier) {
-          throw conflict(ALREADY_PROCESSED, `withdrawal ${earlier.id} already has externalId ${externalId}: a retry of the same cash-out must not pay twice`);
-        }
+    // The balance is locked first: two cash-outs of the account (the same externalId sent twice, too) take turns.
+    await this.options.ledger.lock(unit, account.id);
+    if (externalId !== null) {
+      const earlier = await this.records.in(unit).findUnique(account.id, 'externalId', externalId);
+      if (earlier) {
+        throw conflict(ALREADY_PROCESSED, `withdrawal ${earlier.id} already has externalId ${externalId}: a retry of the same cash-out must not pay twice`);
       }
-      const id = randomUUID();
-      await this.options.ledger.hold(account.id, id, totalAmount, `cash-out ${id}: ${input.amount} + fee ${fee} held`);
+    }
+    const id = randomUUID();
+    await this.options.ledger.hold(unit, account.id, id, totalAmount, `cash-out ${id}: ${input.amount} + fee ${fee} held`);
 
-      const now = await this.options.clocks.nowMs(account.id);
-      const at = new Date(now).toISOString();
-      const receiver = receiverOf(input.pixType, key, input.document);
-      const record: WithdrawalRecord = {
+    const now = await this.options.clocks.nowMs(account.id);
+    const at = new Date(now).toISOString();
+    const receiver = receiverOf(input.pixType, key, input.document);
+    const record: WithdrawalRecord = {
+      id,
+      accountId: account.id,
+      view: {
         id,
-        accountId: account.id,
-        view: {
-          id,
-          externalId,
-          amount: input.amount,
-          totalAmount,
-          status: 'WITHDRAW_REQUEST',
-          institution: receiver.bank,
-          receiverPix: key,
-          receiverName: receiver.name,
-          receiverDocument: receiver.document,
-          // The request's own URL only ("" is how integrations send "none"); the account's is read when an event happens.
-          postbackUrl: input.postbackUrl || null,
-          createdAt: at,
-          error: null,
-          pixType: input.pixType,
-          endToEndId: null,
-          updatedAt: at,
-        },
-        receiver,
-        outcome,
-      };
-      await this.records.table.put(record);
-      await this.options.jobs.schedule(account.id, 'withdrawalStep', id, now + this.options.stepMs);
-      for (const listener of this.options.listeners) await listener.created?.(record);
-      return record;
-    });
+        externalId,
+        amount: input.amount,
+        totalAmount,
+        status: 'WITHDRAW_REQUEST',
+        institution: receiver.bank,
+        receiverPix: key,
+        receiverName: receiver.name,
+        receiverDocument: receiver.document,
+        // The request's own URL only ("" is how integrations send "none"); the account's is read when an event happens.
+        postbackUrl: input.postbackUrl || null,
+        createdAt: at,
+        error: null,
+        pixType: input.pixType,
+        endToEndId: null,
+        updatedAt: at,
+      },
+      receiver,
+      outcome,
+    };
+    await this.records.in(unit).put(record);
+    await this.options.jobs.schedule(unit, account.id, 'withdrawalStep', id, now + this.options.stepMs);
+    for (const listener of this.options.listeners) await listener.created?.(unit, record);
+    return record;
   }
 
   /** Another account's withdrawal answers exactly like a missing one. */
@@ -182,89 +178,88 @@ export class Withdrawals {
   }
 
   /** A control call (or an autopilot action): the withdrawal ends as asked, whatever its key said. */
-  act(accountId: string, id: string, action: WithdrawalAction, detail: WithdrawalDetail = {}): Promise<WithdrawalRecord> {
-    return this.units.run(async () => {
-      const record = await this.records.ownedForUpdate(accountId, id, () => notFound(WITHDRAWAL_NOT_FOUND, `no withdrawal with id ${id} in this account`));
-      const status = record.view.status;
-      if (action === 'return' ? status !== 'WITHDRAW_APPROVED' : !OPEN.includes(status)) {
-        const allowed = action === 'return' ? 'a WITHDRAW_APPROVED withdrawal' : 'a WITHDRAW_REQUEST or WITHDRAW_PROCESSING withdrawal';
-        throw conflict(ALREADY_PROCESSED, `withdrawal ${id} is ${status}; only ${allowed} can be ${WORDS[action]}`);
-      }
-      // The automatic steps stop: the caller decided.
-      await this.options.jobs.cancel(accountId, 'withdrawalStep', id);
-      return this.end(status === 'WITHDRAW_REQUEST' ? await this.process(record) : record, action, detail);
-    });
+  async act(unit: Unit, accountId: string, id: string, action: WithdrawalAction, detail: WithdrawalDetail = {}): Promise<WithdrawalRecord> {
+    const record = await this.records.ownedForUpdate(unit, accountId, id, () => notFound(WITHDRAWAL_NOT_FOUND, `no withdrawal with id ${id} in this account`));
+    const status = record.view.status;
+    if (action === 'return' ? status !== 'WITHDRAW_APPROVED' : !OPEN.includes(status)) {
+      const allowed = action === 'return' ? 'a WITHDRAW_APPROVED withdrawal' : 'a WITHDRAW_REQUEST or WITHDRAW_PROCESSING withdrawal';
+      throw conflict(ALREADY_PROCESSED, `withdrawal ${id} is ${status}; only ${allowed} can be ${WORDS[action]}`);
+    }
+    // The automatic steps stop: the caller decided.
+    await this.options.jobs.cancel(unit, accountId, 'withdrawalStep', id);
+    return this.end(unit, status === 'WITHDRAW_REQUEST' ? await this.process(unit, record) : record, action, detail);
   }
 
   /** The runner of `withdrawalStep`: processing, then the outcome its key chose, then (return keys) the return. */
   stepRunner(): JobRunner {
-    return (job) => this.step(job.accountId, job.ref);
+    return (unit, job) => this.step(unit, job.accountId, job.ref);
   }
 
-  private async step(accountId: string, id: string): Promise<void> {
-    const record = await this.records.table.getForUpdate(accountId, id);
+  private async step(unit: Unit, accountId: string, id: string): Promise<void> {
+    const record = await this.records.in(unit).getForUpdate(accountId, id);
     // Wiped by a reset, or ended by a control call in between.
     if (!record) return;
     const now = await this.options.clocks.nowMs(accountId);
     try {
       if (record.view.status === 'WITHDRAW_REQUEST') {
-        await this.process(record);
-        await this.options.jobs.schedule(accountId, 'withdrawalStep', id, now + this.options.stepMs);
+        await this.process(unit, record);
+        await this.options.jobs.schedule(unit, accountId, 'withdrawalStep', id, now + this.options.stepMs);
       } else if (record.view.status === 'WITHDRAW_PROCESSING') {
-        await this.end(record, record.outcome === 'return' ? 'approve' : record.outcome, {});
-        if (record.outcome === 'return') await this.options.jobs.schedule(accountId, 'withdrawalStep', id, now + this.options.stepMs);
+        await this.end(unit, record, record.outcome === 'return' ? 'approve' : record.outcome, {});
+        if (record.outcome === 'return') await this.options.jobs.schedule(unit, accountId, 'withdrawalStep', id, now + this.options.stepMs);
       } else if (record.view.status === 'WITHDRAW_APPROVED' && record.outcome === 'return') {
-        await this.end(record, 'return', {});
+        await this.end(unit, record, 'return', {});
       }
     } catch (error) {
       if (!isDomainError(error)) throw error;
     }
   }
 
-  private process(record: WithdrawalRecord): Promise<WithdrawalRecord> {
-    return this.commit(record, { ...record, view: { ...record.view, status: 'WITHDRAW_PROCESSING' } });
+  private process(unit: Unit, record: WithdrawalRecord): Promise<WithdrawalRecord> {
+    return this.commit(unit, record, { ...record, view: { ...record.view, status: 'WITHDRAW_PROCESSING' } });
   }
 
-  private async end(record: WithdrawalRecord, action: WithdrawalAction, detail: WithdrawalDetail): Promise<WithdrawalRecord> {
+  private async end(unit: Unit, record: WithdrawalRecord, action: WithdrawalAction, detail: WithdrawalDetail): Promise<WithdrawalRecord> {
     const now = new Date(await this.options.clocks.nowMs(record.accountId));
     if (action === 'approve') {
       const e2e = endToEndId(SANDBOX_INSTITUTION.ispb, now, cryptoRng);
-      return this.commit(record, { ...record, view: { ...record.view, status: 'WITHDRAW_APPROVED', endToEndId: e2e, error: null } });
+      return this.commit(unit, record, { ...record, view: { ...record.view, status: 'WITHDRAW_APPROVED', endToEndId: e2e, error: null } });
     }
     const status: WithdrawalStatus = action === 'reject' ? 'WITHDRAW_REJECTED' : action === 'fail' ? 'WITHDRAW_ERROR' : 'WITHDRAW_RETURNED';
     const message = detail.message ?? DEFAULT_MESSAGES[action];
-    return this.commit(record, { ...record, view: { ...record.view, status, error: message } });
+    return this.commit(unit, record, { ...record, view: { ...record.view, status, error: message } });
   }
 
-  private async commit(previous: WithdrawalRecord, next: WithdrawalRecord): Promise<WithdrawalRecord> {
+  private async commit(unit: Unit, previous: WithdrawalRecord, next: WithdrawalRecord): Promise<WithdrawalRecord> {
     const at = await this.options.clocks.nowIso(next.accountId);
     const stamped: WithdrawalRecord = { ...next, view: { ...next.view, updatedAt: at } };
-    await this.records.table.put(stamped);
+    await this.records.in(unit).put(stamped);
     if (RELEASING.includes(stamped.view.status)) {
-      await this.options.ledger.post(stamped.accountId, {
+      await this.options.ledger.post(unit, stamped.accountId, {
         kind: 'cashout_release',
         changes: { balance: stamped.view.totalAmount },
         withdrawalId: stamped.id,
         description: `cash-out ${stamped.id} ${stamped.view.status}: ${stamped.view.totalAmount} back`,
       });
     }
-    for (const listener of this.options.listeners) await listener.changed?.({ next: stamped, previous, at });
+    for (const listener of this.options.listeners) await listener.changed?.(unit, { next: stamped, previous, at });
     return stamped;
   }
 
   /** Retention: deletes up to `limit` ended withdrawals created before `cutoff` (ISO, account clock). */
-  deleteOlderThan(accountId: string, cutoff: string, limit: number): Promise<number> {
+  deleteOlderThan(unit: Unit, accountId: string, cutoff: string, limit: number): Promise<number> {
     return this.records.deleteOlderThan(
+      unit,
       accountId,
       cutoff,
       limit,
       (w) => w.view.createdAt,
-      async (w) => !OPEN.includes(w.view.status) && !(await this.options.jobs.isScheduled(accountId, 'withdrawalStep', w.id)),
+      async (w) => !OPEN.includes(w.view.status) && !(await this.options.jobs.isScheduled(accountId, 'withdrawalStep', w.id, unit)),
     );
   }
 
-  deleteAll(accountId: string): Promise<number> {
-    return this.records.table.deleteAll(accountId);
+  deleteAll(unit: Unit, accountId: string): Promise<number> {
+    return this.records.in(unit).deleteAll(accountId);
   }
 }
 

@@ -2,6 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
 import { DomainError } from '../../src/errors.js';
+import type { ProductRecord } from '../../src/catalog/products.js';
 import { domainKit, type DomainKit } from '../helpers/domain.js';
 
 let kit: DomainKit;
@@ -25,40 +26,40 @@ async function refusal(run: () => Promise<unknown>): Promise<DomainError> {
 
 describe('Products', () => {
   it('creates with the clock; another account finds nothing; an update moves updatedAt with the clock', async () => {
-    const p = await kit.products.create(owner, { name: '  Plano Pro ', externalId: 'pro' });
+    const p = await kit.inUnit((u) => kit.products.create(u, owner, { name: '  Plano Pro ', externalId: 'pro' }));
     expect(p).toMatchObject({ name: 'Plano Pro', externalId: 'pro', active: true, deletedAt: null, createdAt: new Date(kit.clock.nowMs()).toISOString() });
     expect(await refusal(() => kit.products.get(other, p.id))).toMatchObject({ code: 'not_found', message: `product ${p.id} not found` });
     kit.clock.advance(60_000);
-    const updated = await kit.products.update(owner, p.id, { name: 'Plano Max' });
+    const updated = await kit.inUnit((u) => kit.products.update(u, owner, p.id, { name: 'Plano Max' }));
     expect(updated.updatedAt).toBe(new Date(kit.clock.nowMs()).toISOString());
     expect((await kit.products.get(owner, p.id)).name).toBe('Plano Max');
   });
 
   it('an externalId is unique among the live products of an account; archiving frees it; another account may use it', async () => {
-    const first = await kit.products.create(owner, { name: 'A', externalId: 'x' });
-    expect(await refusal(() => kit.products.create(owner, { name: 'B', externalId: 'x' }))).toMatchObject({ code: 'invalid', message: 'externalId x already exists in this account' });
-    const second = await kit.products.create(owner, { name: 'B', externalId: 'y' });
-    expect((await refusal(() => kit.products.update(owner, second.id, { externalId: 'x' }))).code).toBe('invalid');
-    await kit.products.create(other, { name: 'theirs', externalId: 'x' });
-    await kit.products.archive(owner, first.id);
-    expect(await kit.products.create(owner, { name: 'C', externalId: 'x' })).toMatchObject({ externalId: 'x' });
+    const first = await kit.inUnit((u) => kit.products.create(u, owner, { name: 'A', externalId: 'x' }));
+    expect(await refusal(() => kit.inUnit((u) => kit.products.create(u, owner, { name: 'B', externalId: 'x' })))).toMatchObject({ code: 'invalid', message: 'externalId x already exists in this account' });
+    const second = await kit.inUnit((u) => kit.products.create(u, owner, { name: 'B', externalId: 'y' }));
+    expect((await refusal(() => kit.inUnit((u) => kit.products.update(u, owner, second.id, { externalId: 'x' })))).code).toBe('invalid');
+    await kit.inUnit((u) => kit.products.create(u, other, { name: 'theirs', externalId: 'x' }));
+    await kit.inUnit((u) => kit.products.archive(u, owner, first.id));
+    expect(await kit.inUnit((u) => kit.products.create(u, owner, { name: 'C', externalId: 'x' }))).toMatchObject({ externalId: 'x' });
     expect((await kit.products.list(owner, { externalId: 'x' })).data.map((p) => p.name)).toEqual(['C']);
   });
 
   it('an archived product cannot be edited; archiving twice changes nothing', async () => {
-    const p = await kit.products.create(owner, { name: 'A' });
-    const archived = await kit.products.archive(owner, p.id);
+    const p = await kit.inUnit((u) => kit.products.create(u, owner, { name: 'A' }));
+    const archived = await kit.inUnit((u) => kit.products.archive(u, owner, p.id));
     kit.clock.advance(1_000);
-    expect(await kit.products.archive(owner, p.id)).toEqual(archived);
-    expect(await refusal(() => kit.products.update(owner, p.id, { name: 'B' }))).toMatchObject({ code: 'invalid', message: `product ${p.id} is archived and cannot be edited` });
-    expect((await refusal(() => kit.offers.create(owner, { productId: p.id, name: 'O', amount: 100 }))).code).toBe('invalid');
+    expect(await kit.inUnit((u) => kit.products.archive(u, owner, p.id))).toEqual(archived);
+    expect(await refusal(() => kit.inUnit((u) => kit.products.update(u, owner, p.id, { name: 'B' })))).toMatchObject({ code: 'invalid', message: `product ${p.id} is archived and cannot be edited` });
+    expect((await refusal(() => kit.inUnit((u) => kit.offers.create(u, owner, { productId: p.id, name: 'O', amount: 100 })))).code).toBe('invalid');
   });
 
   it('lists live products in order, by ?active=, paging with a cursor the filter leaves out', async () => {
-    const ps = [];
-    for (let i = 0; i < 5; i++) ps.push(await kit.products.create(owner, { name: `P${i}` }));
-    await kit.products.update(owner, ps[1]!.id, { active: false });
-    await kit.products.archive(owner, ps[3]!.id);
+    const ps: ProductRecord[] = [];
+    for (let i = 0; i < 5; i++) ps.push(await kit.inUnit((u) => kit.products.create(u, owner, { name: `P${i}` })));
+    await kit.inUnit((u) => kit.products.update(u, owner, ps[1]!.id, { active: false }));
+    await kit.inUnit((u) => kit.products.archive(u, owner, ps[3]!.id));
     const names = async (q: Parameters<typeof kit.products.list>[1]) => (await kit.products.list(owner, q)).data.map((p) => p.name);
     expect(await names({})).toEqual(['P0', 'P1', 'P2', 'P4']);
     expect(await names({ active: true, limit: 2 })).toEqual(['P0', 'P2']);
@@ -70,11 +71,11 @@ describe('Products', () => {
 
 describe('Offers', () => {
   it("are listed per product; a cursor of another product's offer is refused", async () => {
-    const a = await kit.products.create(owner, { name: 'A' });
-    const b = await kit.products.create(owner, { name: 'B' });
-    const a1 = await kit.offers.create(owner, { productId: a.id, name: ' Mensal ', amount: 100 });
-    const b1 = await kit.offers.create(owner, { productId: b.id, name: 'Anual', amount: 1000 });
-    const a2 = await kit.offers.create(owner, { productId: a.id, name: 'Anual', amount: 1000 });
+    const a = await kit.inUnit((u) => kit.products.create(u, owner, { name: 'A' }));
+    const b = await kit.inUnit((u) => kit.products.create(u, owner, { name: 'B' }));
+    const a1 = await kit.inUnit((u) => kit.offers.create(u, owner, { productId: a.id, name: ' Mensal ', amount: 100 }));
+    const b1 = await kit.inUnit((u) => kit.offers.create(u, owner, { productId: b.id, name: 'Anual', amount: 1000 }));
+    const a2 = await kit.inUnit((u) => kit.offers.create(u, owner, { productId: a.id, name: 'Anual', amount: 1000 }));
     expect(a1).toMatchObject({ name: 'Mensal', billingCycle: null, accountId: owner.id });
     expect((await kit.offers.listForProduct(owner, a.id, {})).data.map((o) => o.id)).toEqual([a1.id, a2.id]);
     expect((await kit.offers.listForProduct(owner, a.id, { startingAfter: a1.id })).data.map((o) => o.id)).toEqual([a2.id]);
@@ -86,7 +87,7 @@ describe('Offers', () => {
 describe('concurrent writers', () => {
   it('two creates of one externalId at once: one product, the other refused as a duplicate (a DomainError, not a store error)', async () => {
     const outcomes = await Promise.all(
-      [kit.products.create(owner, { name: 'A', externalId: 'same' }), kit.products.create(owner, { name: 'B', externalId: 'same' })].map((p) =>
+      [kit.inUnit((u) => kit.products.create(u, owner, { name: 'A', externalId: 'same' })), kit.inUnit((u) => kit.products.create(u, owner, { name: 'B', externalId: 'same' }))].map((p) =>
         p.then(
           () => 'created',
           (e: unknown) => (e instanceof DomainError ? `${e.code}: ${e.message}` : String(e)),
@@ -98,9 +99,9 @@ describe('concurrent writers', () => {
   });
 
   it('two products renamed to one externalId at once: one gets it, the other is refused', async () => {
-    const [a, b] = [await kit.products.create(owner, { name: 'A' }), await kit.products.create(owner, { name: 'B' })];
+    const [a, b] = [await kit.inUnit((u) => kit.products.create(u, owner, { name: 'A' })), await kit.inUnit((u) => kit.products.create(u, owner, { name: 'B' }))];
     const outcomes = await Promise.all(
-      [kit.products.update(owner, a.id, { externalId: 'z' }), kit.products.update(owner, b.id, { externalId: 'z' })].map((p) =>
+      [kit.inUnit((u) => kit.products.update(u, owner, a.id, { externalId: 'z' })), kit.inUnit((u) => kit.products.update(u, owner, b.id, { externalId: 'z' }))].map((p) =>
         p.then(
           () => 'updated',
           (e: unknown) => (e instanceof DomainError ? e.code : String(e)),

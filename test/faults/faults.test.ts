@@ -17,7 +17,7 @@ beforeEach(async () => {
 });
 afterEach(() => kit.close());
 
-const set = (rules: FaultRule[]) => kit.faults.set(account.id, { rules });
+const set = (rules: FaultRule[]) => kit.inUnit((u) => kit.faults.set(u, account.id, { rules }));
 const request = (operationId: string, method: string, path: string) => kit.faults.forRequest(account.id, operationId, method, path);
 const fired = async (operationId: string, method: string, path: string) => (await request(operationId, method, path))?.ruleId;
 const counts = async () => Object.fromEntries((await kit.faults.state(account.id)).rules.map((r) => [r.id, r.fired]));
@@ -90,7 +90,7 @@ describe('requests', () => {
     await set([{ id: 'r', action: { status: 503 } }]);
     await draws(2);
     expect(await counts()).toEqual({ r: 2 });
-    await kit.faults.clear(account.id);
+    await kit.inUnit((u) => kit.faults.clear(u, account.id));
     expect(await draws(1)).toEqual([null]);
     await set([{ id: 'r', action: { status: 503 } }]);
     expect(await counts()).toEqual({ r: 0 });
@@ -104,7 +104,7 @@ describe('probability draws, seeded', () => {
     await set([rule]);
     const first = await draws(40);
     const other = await kit.account();
-    await kit.faults.set(other.id, { rules: [rule] });
+    await kit.inUnit((u) => kit.faults.set(u, other.id, { rules: [rule] }));
     const again: (string | null)[] = [];
     for (let i = 0; i < 40; i++) again.push((await kit.faults.forRequest(other.id, 'getTransaction', 'GET', '/t'))?.ruleId ?? null);
     expect(again).toEqual(first);
@@ -152,8 +152,8 @@ describe('webhook attempts', () => {
   } as PurchaseRequest;
 
   async function paidPix(): Promise<void> {
-    const tx = await kit.transactions.create(account, pix);
-    await kit.transitions.pay(account.id, tx.id);
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, pix));
+    await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id));
     await kit.deliveries.idle(account.id);
   }
 

@@ -65,10 +65,11 @@ export function spyOnDisk(): DiskSpy {
 
   const realOpen = Journal.open.bind(Journal);
   vi.spyOn(Journal, 'open').mockImplementation((file, seq, onFlushed) => realOpen(file, seq, onFlushed, fs));
-  const realAppend = Journal.prototype.append;
-  vi.spyOn(Journal.prototype, 'append').mockImplementation(function (this: Journal, line: string) {
-    steps.push({ kind: 'append', line });
-    realAppend.call(this, line);
+  // Every change reaches the journal through appendUnit (append is a unit of one).
+  const realAppendUnit = Journal.prototype.appendUnit;
+  vi.spyOn(Journal.prototype, 'appendUnit').mockImplementation(function (this: Journal, lines: readonly string[]) {
+    for (const line of lines) steps.push({ kind: 'append', line });
+    realAppendUnit.call(this, lines);
   });
   const realPost = Dispatcher.prototype.post;
   vi.spyOn(Dispatcher.prototype, 'post').mockImplementation(function (this: Dispatcher, url, body, headers) {
@@ -93,7 +94,7 @@ export function spyOnDisk(): DiskSpy {
         .join('');
       const state: DiskState = new Map();
       for (const line of text.split('\n')) {
-        if (line === '') continue;
+        if (line === '' || isUnitHeader(line)) continue;
         const op = decodeLine(Buffer.from(line, 'utf8'));
         if (op === undefined) throw new Error(`the journal holds a line that does not decode: ${line}`);
         let records = state.get(op.collection);
@@ -107,6 +108,11 @@ export function spyOnDisk(): DiskSpy {
       vi.restoreAllMocks();
     },
   };
+}
+
+/** A journal line that opens a unit of work (`<crc>\t{"unit":N}`): it frames changes, it is not one. */
+export function isUnitHeader(line: string): boolean {
+  return line.slice(line.indexOf('\t') + 1).startsWith('{"unit":');
 }
 
 /** The index of the first step satisfying `match`, failing when there is none. */

@@ -5,7 +5,7 @@ import { FakeClock } from '../../src/clock.js';
 import { MemoryObjectStorage } from '../../src/objects/object-storage.js';
 import type { OpenApiDocument } from '../../src/spec/openapi.js';
 import { loadOpenApi } from '../../src/spec/openapi.js';
-import type { ClockStore, Repository } from '../../src/store/ports.js';
+import type { ClockReader, Repository, Unit } from '../../src/store/ports.js';
 import { openTestRepository } from './test-store.js';
 import { DEFAULT_FEES } from '../../src/transactions/fees.js';
 import { operationIdsOf } from '../../src/faults/faults.js';
@@ -35,8 +35,8 @@ export interface DomainKit extends Domain {
   repository: Repository;
   clock: FakeClock;
   sender: FakeSender;
-  /** Runs `work` as the router runs a handler: in one unit of work, committed when it resolves. */
-  inUnit<T>(work: () => Promise<T>): Promise<T>;
+  /** Runs `work` as the router runs a handler: in one unit of work, handed to it, committed when it resolves. */
+  inUnit<T>(work: (unit: Unit) => Promise<T>): Promise<T>;
   /** An account of its own, with the given webhook URL (none by default). */
   account(webhookUrl?: string | null): Promise<AccountRecord>;
   close(): Promise<void>;
@@ -61,7 +61,7 @@ export async function domainKit(settings: Partial<DomainOptions['settings']> = {
   const clock = new FakeClock(Date.UTC(2030, 0, 1, 12));
   const repository = await openTestRepository(() => clock.nowMs());
   const slow = options.clockReadsTakeMs;
-  const clocks: ClockStore =
+  const clocks: ClockReader =
     slow === undefined
       ? repository.clocks
       : {
@@ -69,8 +69,6 @@ export async function domainKit(settings: Partial<DomainOptions['settings']> = {
             await new Promise((resolve) => setTimeout(resolve, slow));
             return repository.clocks.offsetOf(accountId);
           },
-          advance: (accountId, ms) => repository.clocks.advance(accountId, ms),
-          reset: (accountId) => repository.clocks.reset(accountId),
         };
   const ports: Repository = {
     table: (spec) => repository.table(spec),
@@ -115,7 +113,7 @@ export async function domainKit(settings: Partial<DomainOptions['settings']> = {
     clock,
     sender,
     inUnit: (work) => repository.units.run(work),
-    account: async (webhookUrl = null) => repository.units.run(() => domain.accounts.create({ name: `unit ${++accounts}`, webhookUrl })),
+    account: async (webhookUrl = null) => repository.units.run((unit) => domain.accounts.create(unit, { name: `unit ${++accounts}`, webhookUrl })),
     close: async () => {
       domain.scheduler.stop();
       await repository.close();

@@ -12,7 +12,7 @@ import { createPipeline } from '../../src/http/pipeline.js';
 import type { Logger } from '../../src/log.js';
 import type { OpenApiDocument } from '../../src/spec/openapi.js';
 import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
-import type { UnitOfWork } from '../../src/store/ports.js';
+import type { Unit, UnitOfWork } from '../../src/store/ports.js';
 import { basic } from '../helpers/sandbox.js';
 
 type OperationHandler = (call: Call) => AnyReply | Promise<AnyReply>;
@@ -171,15 +171,16 @@ async function request(method: string, path: string, options: { key?: string; au
 const postThing = (body: unknown, key = full.secretKey) => request('POST', '/v2/things', { key, body: JSON.stringify(body), type: 'application/json' });
 
 /**
- * Units of work as the embedded store runs them, observed: the commit comes when the handler has
- * returned or thrown (what it changed before throwing is kept), and a commit that fails fails the unit.
+ * Units of work of an in-memory store, observed: the commit comes when the handler has returned
+ * or thrown, and a commit that fails fails the unit.
  */
+let repository: EmbeddedRepository;
 const units: UnitOfWork = {
-  async run<T>(work: () => Promise<T>): Promise<T> {
+  async run<T>(work: (unit: Unit) => Promise<T>): Promise<T> {
     let failure: { error: unknown } | undefined;
     let result: T | undefined;
     try {
-      result = await work();
+      result = await repository.units.run(work);
     } catch (error) {
       failure = { error };
     }
@@ -188,15 +189,13 @@ const units: UnitOfWork = {
     if (failure) throw failure.error;
     return result as T;
   },
-  afterCommit: (effect) => effect(),
-  active: false,
 };
 
 beforeAll(async () => {
-  const repository = await EmbeddedRepository.open({ now: () => systemClock.nowMs() });
+  repository = await EmbeddedRepository.open({ now: () => systemClock.nowMs() });
   const accounts = new Accounts({ repository, clock: systemClock });
-  full = await accounts.create({ name: 'full' });
-  reader = await accounts.create({ name: 'reader', permissions: ['createTransaction'] });
+  full = await repository.units.run((unit) => accounts.create(unit, { name: 'full' }));
+  reader = await repository.units.run((unit) => accounts.create(unit, { name: 'reader', permissions: ['createTransaction'] }));
   const router = createPipeline({
     document: DOCUMENT,
     handlers: handlers as unknown as Handlers,
@@ -224,7 +223,7 @@ beforeAll(async () => {
     handlers: {},
     accounts,
     adminToken: undefined,
-    units: { run: (work) => work() },
+    units: { run: (work) => repository.units.run(work) },
     logger,
     fallback: (operation) => ({ status: 200, json: { mocked: operation.operationId ?? null } }),
   });

@@ -58,7 +58,7 @@ async function harness(mode: ResponseValidationMode): Promise<Harness> {
   const repository = await EmbeddedRepository.open({ now: () => systemClock.nowMs(), compactMinBytes: 1 << 30, logger });
   const store = repository.store;
   const accounts = new Accounts({ repository, clock: systemClock });
-  await accounts.ensureDefault(KEY);
+  await repository.units.run((unit) => accounts.ensureDefault(unit, KEY));
   const router = createPipeline({ document, handlers: BROKEN, accounts, adminToken: undefined, units: repository.units, logger });
   const app = express();
   const validator = installResponseValidation(app, { document, mode, logger });

@@ -39,8 +39,8 @@ const balance = () => kit.ledger.balance(account.id);
 const advance = (ms: number) => kit.advances.advance(account.id, ms);
 
 async function paid(input: Partial<PurchaseRequest>, rail?: 'PIX' | 'BOLETO'): Promise<TransactionRecord> {
-  const tx = await kit.transactions.create(account, purchase(input));
-  return tx.view.status === 'APPROVED' ? tx : kit.transitions.pay(account.id, tx.id, rail);
+  const tx = await kit.inUnit((u) => kit.transactions.create(u, account, purchase(input)));
+  return tx.view.status === 'APPROVED' ? tx : kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id, rail));
 }
 
 describe('cash-ins', () => {
@@ -65,8 +65,8 @@ describe('cash-ins', () => {
     const settled = await paid({}, 'BOLETO');
     await advance(DAY);
     const pending = await paid({}, 'BOLETO');
-    await kit.transitions.refund(account.id, settled.id);
-    await kit.transitions.refund(account.id, pending.id);
+    await kit.inUnit((u) => kit.transitions.refund(u, account.id, settled.id));
+    await kit.inUnit((u) => kit.transitions.refund(u, account.id, pending.id));
     // settled: +net, then −amount; pending: its credit leaves pending, its fee is charged.
     expect(await balance()).toMatchObject({ balance: net(settled) - settled.view.amount - pending.view.costFee, pendingBalance: 0 });
     await advance(2 * DAY);
@@ -76,8 +76,8 @@ describe('cash-ins', () => {
   it('every entry carries the totals after it, and the totals are the sum of the entries', async () => {
     await paid({}, 'PIX');
     const b = await paid({}, 'BOLETO');
-    await kit.transitions.chargeback(account.id, b.id);
-    await kit.ledger.credit(account.id, 777);
+    await kit.inUnit((u) => kit.transitions.chargeback(u, account.id, b.id));
+    await kit.inUnit((u) => kit.ledger.credit(u, account.id, 777));
     const entries = (await kit.ledger.list(account.id, { limit: 100 })).data;
     const sum = { balance: 0, pendingBalance: 0, garanteeBalance: 0, precautionaryBlock: 0 };
     for (const e of entries) {
@@ -94,25 +94,25 @@ describe('cash-outs paid from the balance', () => {
     const pix = await paid({}, 'PIX');
     await paid({}, 'BOLETO');
     const fee = cashOutFee(DEFAULT_FEES, 1_000);
-    const error = await kit.withdrawals.create(account, { amount: net(pix) - fee + 1, pixType: 'EMAIL', pixKey: 'ana@example.com' }).catch((e: unknown) => e);
+    const error = await kit.inUnit((u) => kit.withdrawals.create(u, account, { amount: net(pix) - fee + 1, pixType: 'EMAIL', pixKey: 'ana@example.com' })).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'invalid', message: 'Insufficient balance' });
-    const w = await kit.withdrawals.create(account, { amount: 1_000, pixType: 'EMAIL', pixKey: 'ana@example.com' });
+    const w = await kit.inUnit((u) => kit.withdrawals.create(u, account, { amount: 1_000, pixType: 'EMAIL', pixKey: 'ana@example.com' }));
     expect(w.view.totalAmount).toBe(1_000 + fee);
     expect((await balance()).balance).toBe(net(pix) - 1_000 - fee);
   });
 
   it('a refund may take the balance below zero; a cash-out is then refused until a credit covers it', async () => {
     const pix = await paid({}, 'PIX');
-    await kit.withdrawals.create(account, { amount: 1_000, pixType: 'EMAIL', pixKey: 'ana@example.com' });
+    await kit.inUnit((u) => kit.withdrawals.create(u, account, { amount: 1_000, pixType: 'EMAIL', pixKey: 'ana@example.com' }));
     const left = (await balance()).balance;
     expect(left).toBe(net(pix) - 1_000 - cashOutFee(DEFAULT_FEES, 1_000));
-    await kit.transitions.refund(account.id, pix.id);
+    await kit.inUnit((u) => kit.transitions.refund(u, account.id, pix.id));
     expect((await balance()).balance).toBe(left - pix.view.amount);
     expect(left - pix.view.amount).toBeLessThan(0);
-    expect(await kit.withdrawals.create(account, { amount: 1, pixType: 'EMAIL', pixKey: 'ana@example.com' }).catch((e: unknown) => e)).toMatchObject({ message: 'Insufficient balance' });
-    await kit.ledger.credit(account.id, pix.view.amount - left + 1 + cashOutFee(DEFAULT_FEES, 1));
+    expect(await kit.inUnit((u) => kit.withdrawals.create(u, account, { amount: 1, pixType: 'EMAIL', pixKey: 'ana@example.com' })).catch((e: unknown) => e)).toMatchObject({ message: 'Insufficient balance' });
+    await kit.inUnit((u) => kit.ledger.credit(u, account.id, pix.view.amount - left + 1 + cashOutFee(DEFAULT_FEES, 1)));
     // Exactly enough: what the refund took, plus 1 and its fee.
-    expect((await kit.withdrawals.create(account, { amount: 1, pixType: 'EMAIL', pixKey: 'ana@example.com' })).view.status).toBe('WITHDRAW_REQUEST');
+    expect((await kit.inUnit((u) => kit.withdrawals.create(u, account, { amount: 1, pixType: 'EMAIL', pixKey: 'ana@example.com' }))).view.status).toBe('WITHDRAW_REQUEST');
     expect((await balance()).balance).toBe(0);
   });
 });

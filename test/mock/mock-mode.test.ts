@@ -337,7 +337,7 @@ describe('stateful mode', () => {
     const repository = await EmbeddedRepository.open({ now: () => systemClock.nowMs(), compactMinBytes: 1 << 30, logger: pino({ level: 'silent' }) });
     const store = repository.store;
     const accounts = new Accounts({ repository, clock: systemClock });
-    await accounts.ensureDefault('sk_test_fallback');
+    await repository.units.run((unit) => accounts.ensureDefault(unit, 'sk_test_fallback'));
     const router = createPipeline({
       document,
       handlers: { getHealth: () => ({ status: 200, json: { status: 'ok', version: 'handled', uptimeMs: 1, store: { kind: 'embedded', ok: true } } }) },

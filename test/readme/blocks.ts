@@ -1,11 +1,13 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 /**
- * The README's shell blocks as the tests run them. A block's marker is an HTML comment on the
- * line before its fence: `<!-- readme-test: walkthrough -->` (run in order, one after the other),
- * `<!-- readme-test: setup -->` (the variables every other block starts from), `<!-- readme-test:
- * not run: <why> -->`; a block without a marker is an example that must run on its own, in any
- * order.
+ * The shell blocks of the README and of docs/*.md as the tests run them. A block's marker is an
+ * HTML comment on the line before its fence: `<!-- readme-test: walkthrough -->` (run in order,
+ * one after the other), `<!-- readme-test: setup -->` (the variables every other block starts
+ * from), `<!-- readme-test: not run: <why> -->`; a block without a marker is an example that
+ * must run on its own, in any order.
  */
 export interface ShellBlock {
   /** 1-based line of the opening fence. */
@@ -14,13 +16,27 @@ export interface ShellBlock {
   marker: string | undefined;
 }
 
-export function shellBlocks(markdown: string): ShellBlock[] {
+/** A block with the document it is in (README.md, docs/faults.md). */
+export interface DocumentBlock extends ShellBlock {
+  file: string;
+}
+
+/** The documents whose ```sh blocks run: the README, then docs/*.md in name order. */
+export function documents(root: string): string[] {
+  return ['README.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)];
+}
+
+export function documentBlocks(root: string): DocumentBlock[] {
+  return documents(root).flatMap((file) => shellBlocks(readFileSync(join(root, file), 'utf8'), file).map((block) => ({ ...block, file })));
+}
+
+export function shellBlocks(markdown: string, file = 'README.md'): ShellBlock[] {
   const lines = markdown.split('\n');
   const blocks: ShellBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
     if (lines[i] !== '```sh') continue;
     const end = lines.indexOf('```', i + 1);
-    if (end < 0) throw new Error(`README.md:${i + 1}: a \`\`\`sh block is not closed`);
+    if (end < 0) throw new Error(`${file}:${i + 1}: a \`\`\`sh block is not closed`);
     let before = i - 1;
     while (before >= 0 && lines[before]?.trim() === '') before--;
     const marker = /^<!-- readme-test: (.+) -->$/.exec(lines[before] ?? '')?.[1];

@@ -1,19 +1,19 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
-import { ensureTools, expectedLines, printed, seededShuffle, shellBlocks, type ShellBlock } from './blocks.js';
+import { documentBlocks, documents, ensureTools, expectedLines, printed, seededShuffle, type DocumentBlock } from './blocks.js';
 
 /**
- * Every shell block of the README runs, as a reader pastes them: the setup block first, then the
- * others in file order, then again in a seeded shuffled order (README_ORDER_SEED replays one),
+ * Every shell block of the README and of the docs/*.md pages it links runs, as a reader pastes
+ * them: the README's setup block first, then the others in file order (the README, then the
+ * pages by name), then again in a seeded shuffled order (README_ORDER_SEED replays one),
  * against one sandbox, so no example may rely on another having run, or on what the sandbox
  * already holds. Each runs in its own subshell: a variable it did not set itself is unset there.
  * The walkthrough's blocks are one example, in their own order. Each `# →` line of a block must
  * be in what that block printed. A block that cannot run here says why in its marker.
  */
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const ORDER_SEED = Number(process.env.README_ORDER_SEED ?? 2026);
 
 interface Example {
@@ -21,13 +21,15 @@ interface Example {
   code: string;
 }
 
-function examples(blocks: readonly ShellBlock[]): { setup: ShellBlock; examples: Example[]; notRun: ShellBlock[] } {
+function examples(blocks: readonly DocumentBlock[]): { setup: DocumentBlock; examples: Example[]; notRun: DocumentBlock[] } {
   const setups = blocks.filter((b) => b.marker === 'setup');
-  if (setups.length !== 1 || !setups[0]) throw new Error(`README.md needs exactly one <!-- readme-test: setup --> block, has ${setups.length}`);
+  if (setups.length !== 1 || setups[0]?.file !== 'README.md') throw new Error(`README.md needs the one <!-- readme-test: setup --> block, found ${setups.map((b) => `${b.file}:${b.line}`).join(', ') || 'none'}`);
   const walkthrough = blocks.filter((b) => b.marker === 'walkthrough');
+  const elsewhere = walkthrough.filter((b) => b.file !== 'README.md');
+  if (elsewhere.length) throw new Error(`the walkthrough is the README's: ${elsewhere.map((b) => `${b.file}:${b.line}`).join(', ')}`);
   const unknown = blocks.filter((b) => b.marker !== undefined && !['setup', 'walkthrough'].includes(b.marker) && !b.marker.startsWith('not run: '));
-  if (unknown.length) throw new Error(`unknown readme-test markers: ${unknown.map((b) => `README.md:${b.line} "${b.marker}"`).join(', ')}`);
-  const each = blocks.filter((b) => b.marker === undefined).map((b) => ({ name: `README.md:${b.line}`, code: b.code }));
+  if (unknown.length) throw new Error(`unknown readme-test markers: ${unknown.map((b) => `${b.file}:${b.line} "${b.marker}"`).join(', ')}`);
+  const each = blocks.filter((b) => b.marker === undefined).map((b) => ({ name: `${b.file}:${b.line}`, code: b.code }));
   return {
     setup: setups[0],
     examples: [{ name: `the walkthrough (README.md:${walkthrough[0]?.line})`, code: walkthrough.map((b) => b.code).join('\n') }, ...each],
@@ -35,7 +37,7 @@ function examples(blocks: readonly ShellBlock[]): { setup: ShellBlock; examples:
   };
 }
 
-const blocks = shellBlocks(README);
+const blocks = documentBlocks(ROOT);
 const { setup, examples: all, notRun } = examples(blocks);
 
 let sandbox: SandboxProcess;
@@ -84,8 +86,8 @@ describe('README shell blocks', () => {
     expect(all.length).toBeGreaterThanOrEqual(10);
     // The few that cannot run here (Docker, the package installed elsewhere, the suite itself, a
     // PostgreSQL server of the reader's) say why and what covers them.
-    expect(notRun.length).toBeLessThanOrEqual(11);
-    for (const block of notRun) expect(block.marker?.length ?? 0, `README.md:${block.line}`).toBeGreaterThan('not run: '.length + 15);
+    expect(notRun.length).toBeLessThanOrEqual(14);
+    for (const block of notRun) expect(block.marker?.length ?? 0, `${block.file}:${block.line}`).toBeGreaterThan('not run: '.length + 15);
     expect(all.length + notRun.length + 1 + blocks.filter((b) => b.marker === 'walkthrough').length - 1).toBe(blocks.length);
     for (const example of all) expect(expectedLines(example.code).length, `${example.name} says what it prints (# → lines)`).toBeGreaterThan(0);
   });
@@ -97,15 +99,9 @@ describe('README shell blocks', () => {
     }
   });
 
-  it('name only files of the project that exist (a test or source file the README points at)', () => {
-    const named = [...README.matchAll(/`((?:test|src|scenarios|docs|scripts|bench)\/[\w./-]+\.(?:ts|mjs|js|yaml|json|md))`/g)].map((m) => m[1] ?? '');
-    expect(named.length).toBeGreaterThan(3);
-    expect(named.filter((path) => !existsSync(join(ROOT, path)))).toEqual([]);
-  });
-
   it('use curl -sS (a wrong port or a missing file says so) and show curl -u secret:KEY', () => {
-    expect(README).not.toMatch(/curl -s(?!S)\b/);
-    expect(README).toMatch(/curl -sS -u "secret:\$KEY"/);
+    for (const file of documents(ROOT)) expect(readFileSync(join(ROOT, file), 'utf8'), file).not.toMatch(/curl -s(?!S)\b/);
+    expect(blocks.filter((b) => b.file === 'README.md').map((b) => b.code).join('\n')).toMatch(/curl -sS -u "secret:\$KEY"/);
   });
 
   it('run in file order, each printing what it says', { timeout: 150_000 }, () => {

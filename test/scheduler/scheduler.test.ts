@@ -34,8 +34,8 @@ const filledAt = async (account: AccountRecord, id: string) => (await kit.transa
 
 describe('jobs on the account clock', () => {
   it("advancing one account's clock runs its due jobs only; the other's wait for their own time", async () => {
-    const mine = await kit.transactions.create(a, boleto());
-    const theirs = await kit.transactions.create(b, boleto());
+    const mine = await kit.inUnit((u) => kit.transactions.create(u, a, boleto()));
+    const theirs = await kit.inUnit((u) => kit.transactions.create(u, b, boleto()));
     await kit.advances.advance(a.id, 2_000);
     expect(await filledAt(a, mine.id)).toBe(START + 2_000);
     expect(await filledAt(b, theirs.id)).toBeNull();
@@ -44,8 +44,8 @@ describe('jobs on the account clock', () => {
   });
 
   it('real time passing (the fake clock) makes jobs of every account due: a drain runs them', async () => {
-    const mine = await kit.transactions.create(a, boleto());
-    const theirs = await kit.transactions.create(b, boleto());
+    const mine = await kit.inUnit((u) => kit.transactions.create(u, a, boleto()));
+    const theirs = await kit.inUnit((u) => kit.transactions.create(u, b, boleto()));
     kit.clock.advance(1_999);
     await kit.scheduler.drain();
     expect(await filledAt(a, mine.id)).toBeNull();
@@ -56,8 +56,8 @@ describe('jobs on the account clock', () => {
   });
 
   it('an advance stops at each job on its way: a job scheduled by a job runs at its own instant within the same advance', async () => {
-    await kit.ledger.credit(a.id, 50_000);
-    const w = await kit.withdrawals.create(a, { amount: 1_000, pixType: 'EMAIL', pixKey: 'ana@example.com' });
+    await kit.inUnit((u) => kit.ledger.credit(u, a.id, 50_000));
+    const w = await kit.inUnit((u) => kit.withdrawals.create(u, a, { amount: 1_000, pixType: 'EMAIL', pixKey: 'ana@example.com' }));
     await kit.advances.advance(a.id, 10 * STEP);
     const events = (await kit.events.list(a.id, { withdrawalId: w.id })).data.map((e) => [e.type, e.createdAt]);
     expect(events).toEqual([
@@ -71,37 +71,37 @@ describe('jobs on the account clock', () => {
   it('advances sent at once add up, one after the other; a clock never goes back', async () => {
     await Promise.all([kit.advances.advance(a.id, 1_000), kit.advances.advance(a.id, 2_000), kit.advances.advance(a.id, 3_000)]);
     expect(await kit.clocks.offsetOf(a.id)).toBe(6_000);
-    await kit.clocks.advance(a.id, -5_000);
+    await kit.inUnit((u) => kit.clocks.advance(u, a.id, -5_000));
     expect(await kit.clocks.offsetOf(a.id)).toBe(6_000);
     expect(await kit.clocks.nowIso(a.id)).toBe(new Date(START + 6_000).toISOString());
   });
 
   it('scheduling the same (kind, ref) again replaces the job; a cancelled one never runs', async () => {
-    const tx = await kit.transactions.create(a, boleto());
-    await kit.inUnit(() => kit.jobs.schedule(a.id, 'fillInstruction', tx.id, START + 10_000));
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, a, boleto()));
+    await kit.inUnit((u) => kit.jobs.schedule(u, a.id, 'fillInstruction', tx.id, START + 10_000));
     expect((await kit.jobs.pending(a.id)).filter((j) => j.kind === 'fillInstruction').map((j) => j.dueAt)).toEqual([START + 10_000]);
     await kit.advances.advance(a.id, 9_999);
     expect(await filledAt(a, tx.id)).toBeNull();
     await kit.advances.advance(a.id, 1);
     expect(await filledAt(a, tx.id)).toBe(START + 10_000);
 
-    const other = await kit.transactions.create(a, boleto());
-    await kit.inUnit(() => kit.jobs.cancel(a.id, 'fillInstruction', other.id));
+    const other = await kit.inUnit((u) => kit.transactions.create(u, a, boleto()));
+    await kit.inUnit((u) => kit.jobs.cancel(u, a.id, 'fillInstruction', other.id));
     await kit.advances.advance(a.id, 60_000);
     expect(await filledAt(a, other.id)).toBeNull();
   });
 
   it('a job without a runner fails alone: it is dropped, and the jobs due with it still run', async () => {
-    const tx = await kit.transactions.create(a, boleto());
-    await kit.inUnit(() => kit.repository.jobs.schedule({ accountId: a.id, kind: 'noSuchKind', ref: 'x', dueAt: START + 1_000 }));
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, a, boleto()));
+    await kit.inUnit((u) => u.jobs.schedule({ accountId: a.id, kind: 'noSuchKind', ref: 'x', dueAt: START + 1_000 }));
     await kit.advances.advance(a.id, 2_000);
     expect(await filledAt(a, tx.id)).toBe(START + 2_000);
     expect(await kit.repository.jobs.isScheduled(a.id, 'noSuchKind', 'x')).toBe(false);
   });
 
   it("an account reset drops its jobs and its clock's offset; the other account keeps both", async () => {
-    const mine = await kit.transactions.create(a, boleto());
-    await kit.transactions.create(b, boleto());
+    const mine = await kit.inUnit((u) => kit.transactions.create(u, a, boleto()));
+    await kit.inUnit((u) => kit.transactions.create(u, b, boleto()));
     await kit.advances.advance(a.id, 500);
     await kit.advances.advance(b.id, 500);
     await kit.reset.run(a);

@@ -1,7 +1,7 @@
 import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeLine, decodeStoredLine, encodeLines, encodeOp, opJson } from '../../src/store/codec.js';
+import { decodeLine, decodeStoredLine as decodeAnyStoredLine, encodeLines, encodeOp, opJson, unitHeaderJson } from '../../src/store/codec.js';
 import { RawRecord, type StoredOp } from '../../src/store/types.js';
 
 /** A line with a correct CRC over any JSON text, so that only the checks after the CRC decide. */
@@ -85,6 +85,13 @@ describe('journal line codec', () => {
 });
 
 /** A replayed op with its value parsed, whichever way the line was read. */
+/** decodeStoredLine for change lines: a unit header is not what these cases encode. */
+function decodeStoredLine(line: Buffer): StoredOp | undefined {
+  const decoded = decodeAnyStoredLine(line);
+  if (decoded !== undefined && 'unit' in decoded) throw new Error(`a change line decoded as a unit header: ${line.toString()}`);
+  return decoded;
+}
+
 function parsedOp(op: StoredOp | undefined): unknown {
   if (op === undefined || !(op.value instanceof RawRecord)) return op;
   return { ...op, value: JSON.parse(op.value.json) };
@@ -134,6 +141,23 @@ describe('journal line codec for replay (decodeStoredLine)', () => {
     const good = encoded('rows', 'a', { id: 'a' });
     const forged = Buffer.from(good.toString('latin1').replace('{"id":"a"}', '{"id":"b"}'), 'latin1');
     expect(decodeStoredLine(forged)).toBeUndefined();
+  });
+});
+
+describe('unit headers', () => {
+  const header = (json: string) => signed(json);
+
+  it('reads the header of a unit of two or more changes', () => {
+    expect(decodeAnyStoredLine(header(unitHeaderJson(2)))).toEqual({ unit: 2 });
+    expect(decodeAnyStoredLine(header(unitHeaderJson(123456)))).toEqual({ unit: 123456 });
+  });
+
+  it('refuses a header that is not exactly {"unit":N} with N ≥ 2', () => {
+    for (const json of ['{"unit":1}', '{"unit":0}', '{"unit":-2}', '{"unit":02}', '{"unit":2.5}', '{"unit":"2"}', '{"unit":2,"x":1}', '{"unit":2', '{"unit":}', '{"units":2}', '{"unit":9999999999}']) {
+      expect(decodeAnyStoredLine(header(json)), json).toBeUndefined();
+    }
+    const torn = encoded('x', 'y', null);
+    expect(decodeAnyStoredLine(Buffer.from(`${torn.subarray(0, 9).toString()}{"unit":3}`))).toBeUndefined();
   });
 });
 

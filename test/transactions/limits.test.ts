@@ -18,12 +18,12 @@ describe('Limits', () => {
   it('defaults for every currency and method; a rule by method wins over the currency rule; clear goes back to the defaults', async () => {
     expect(await effective('BRL', 'PIX')).toEqual({ currency: 'BRL', method: 'PIX', minimum: 100, maximum: DEFAULT_LIMITS.BRL.maximum, source: 'default' });
     expect((await kit.limits.state(accountId)).effective).toHaveLength(Object.values(DEFAULT_LIMITS).reduce((n, r) => n + r.methods.length, 0));
-    await kit.limits.set(accountId, [{ currency: 'BRL', amount: 500 }, { currency: 'BRL', method: 'CREDIT_CARD', amount: 1 }]);
+    await kit.inUnit((u) => kit.limits.set(u, accountId, [{ currency: 'BRL', amount: 500 }, { currency: 'BRL', method: 'CREDIT_CARD', amount: 1 }]));
     expect(await effective('BRL', 'PIX')).toMatchObject({ minimum: 500, source: 'account' });
     expect(await effective('BRL', 'CREDIT_CARD')).toMatchObject({ minimum: 1, source: 'account' });
     expect(await effective('COP', 'PSE')).toMatchObject({ minimum: DEFAULT_LIMITS.COP.minimum, source: 'default' });
     expect(await kit.limits.minimumFor(accountId, 'BRL', 'BOLETO')).toBe(500);
-    await kit.limits.clear(accountId);
+    await kit.inUnit((u) => kit.limits.clear(u, accountId));
     expect(await kit.limits.minimumFor(accountId, 'BRL', 'BOLETO')).toBe(100);
   });
 
@@ -34,8 +34,8 @@ describe('Limits', () => {
     [[{ currency: 'MXN', method: 'PIX', amount: 5_000 }], 'minimums[0].method PIX is not a method of MXN (SPEI)'],
     [[{ currency: 'BRL', amount: 200 }, { currency: 'BRL', method: 'PIX', amount: 300 }, { currency: 'BRL', method: 'PIX', amount: 400 }], 'minimums[2] repeats the minimum of BRL PIX'],
   ] as [MinimumRule[], string][])('refuses %j as a whole, keeping the rules in effect', async (rules, message) => {
-    await kit.limits.set(accountId, [{ currency: 'BRL', amount: 250 }]);
-    const error = await kit.limits.set(accountId, rules).catch((e: unknown) => e);
+    await kit.inUnit((u) => kit.limits.set(u, accountId, [{ currency: 'BRL', amount: 250 }]));
+    const error = await kit.inUnit((u) => kit.limits.set(u, accountId, rules)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DomainError);
     expect(error).toMatchObject({ code: 'invalid', message });
     expect((await kit.limits.state(accountId)).minimums).toEqual([{ currency: 'BRL', amount: 250 }]);
@@ -43,7 +43,7 @@ describe('Limits', () => {
 
   it("one account's minimums are its own", async () => {
     const other = (await kit.account()).id;
-    await kit.limits.set(accountId, [{ currency: 'BRL', amount: 5_000 }]);
+    await kit.inUnit((u) => kit.limits.set(u, accountId, [{ currency: 'BRL', amount: 5_000 }]));
     expect(await kit.limits.minimumFor(other, 'BRL', 'PIX')).toBe(100);
     expect(await kit.limits.check(other, 'BRL', 'PIX', 100)).toBeUndefined();
     expect(await kit.limits.check(accountId, 'BRL', 'PIX', 4_999).catch((e: unknown) => e)).toMatchObject({ code: 'invalid', message: 'Sale value below minimum' });

@@ -29,7 +29,7 @@ const card = { number: '4111 1111 1111 1111', holderName: 'MARIA SILVA', expirat
 const field = (view: Transaction, name: string): unknown => (view as unknown as Record<string, unknown>)[name];
 
 async function refusal(input: PurchaseRequest, on = account): Promise<DomainError> {
-  const error = await kit.transactions.create(on, input).then(
+  const error = await kit.inUnit((u) => kit.transactions.create(u, on, input)).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -45,7 +45,7 @@ const afterFill = async (id: string) => {
 
 describe('a purchase per currency and method', () => {
   it('BRL boleto: the due date defaults to three days ahead in Brazil; its line is filled after the delay and pays that amount on that date', async () => {
-    const tx = await kit.transactions.create(account, brl({ paymentMethod: 'BOLETO', boletoAddress: address }));
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ paymentMethod: 'BOLETO', boletoAddress: address })));
     expect(tx.details.dueDate).toBe('2030-01-04');
     expect(tx.view).toMatchObject({ currency: 'BRL', method: 'BOLETO', status: 'PENDING', paymentInstruction: {}, paidRail: null });
     expect(field(tx.view, 'pixCode')).toBeUndefined();
@@ -60,7 +60,7 @@ describe('a purchase per currency and method', () => {
   });
 
   it('BRL Pix + boleto: both instructions once filled, the Pix code for the exact amount', async () => {
-    const tx = await kit.transactions.create(account, brl({ paymentMethod: 'PIX_BOLETO', boletoAddress: address, amount: 12_345 }));
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ paymentMethod: 'PIX_BOLETO', boletoAddress: address, amount: 12_345 })));
     expect(field(tx.view, 'pixCode')).toBe('');
     const view = await afterFill(tx.id);
     const code = field(view, 'pixCode') as string;
@@ -71,30 +71,30 @@ describe('a purchase per currency and method', () => {
   });
 
   it('BRL card: approved at once with its brand and last four, never the number; a declining test card is BLOCKED with its reason; a review card stays PENDING', async () => {
-    const approved = await kit.transactions.create(account, brl({ paymentMethod: 'CREDIT_CARD', card, installments: 3 }));
+    const approved = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ paymentMethod: 'CREDIT_CARD', card, installments: 3 })));
     expect(approved.view).toMatchObject({ status: 'APPROVED', installments: 3, paidRail: 'CARD', card: { brand: 'visa', last4: '1111', holderName: 'MARIA SILVA' }, declineReason: null });
     expect(JSON.stringify(approved)).not.toContain('4111111111111111');
     expect(approved.view.approvedAt).toBe(new Date(kit.clock.nowMs()).toISOString());
-    const declined = await kit.transactions.create(account, brl({ paymentMethod: 'CREDIT_CARD', card: { ...card, number: '4000000000009995' } }));
+    const declined = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ paymentMethod: 'CREDIT_CARD', card: { ...card, number: '4000000000009995' } })));
     expect(declined.view).toMatchObject({ status: 'BLOCKED', statusReason: 'DECLINED', declineReason: 'insufficient_funds', approvedAt: null });
-    const review = await kit.transactions.create(account, brl({ paymentMethod: 'CREDIT_CARD', card: { ...card, number: '4000000000000259' } }));
+    const review = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ paymentMethod: 'CREDIT_CARD', card: { ...card, number: '4000000000000259' } })));
     expect(review.view).toMatchObject({ status: 'PENDING', installments: 1 });
     // Only the approved card moved money.
     expect(await kit.ledger.balance(account.id)).toMatchObject({ pendingBalance: approved.view.amount - approved.view.costFee });
   });
 
   it('COP: a bank transfer by default, the hosted checkout link once filled, the COP fee', async () => {
-    const tx = await kit.transactions.create(account, { ...common, currency: 'COP', amount: 1_500_000, phone: '+573211234567', responsibleDocument: '800197268-4' } as PurchaseRequest);
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, { ...common, currency: 'COP', amount: 1_500_000, phone: '+573211234567', responsibleDocument: '800197268-4' } as PurchaseRequest));
     expect(tx.view).toMatchObject({ currency: 'COP', method: 'BANK_TRANSFER', redirectUrl: null, costFee: feeFor(DEFAULT_FEES, 'COP', 'BANK_TRANSFER', 1_500_000) });
     const view = await afterFill(tx.id);
     expect(field(view, 'redirectUrl')).toMatch(new RegExp(`^http://sandbox\\.test/_sandbox/checkout/${tx.id}\\?token=`));
     // Paying a COP charge moves nothing in the BRL ledger.
-    await kit.transitions.pay(account.id, tx.id);
+    await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id));
     expect((await kit.ledger.list(account.id, {})).data).toEqual([]);
   });
 
   it('ARS: a valid CVU and its beneficiary once filled', async () => {
-    const tx = await kit.transactions.create(account, { ...common, currency: 'ARS', amount: 500_000, responsibleDocument: '20055361682' } as PurchaseRequest);
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, { ...common, currency: 'ARS', amount: 500_000, responsibleDocument: '20055361682' } as PurchaseRequest));
     expect(tx.view).toMatchObject({ currency: 'ARS', method: 'BANK_TRANSFER', cvu: null });
     const view = await afterFill(tx.id);
     const cvu = field(view, 'cvu') as string;
@@ -103,7 +103,7 @@ describe('a purchase per currency and method', () => {
   });
 
   it('MXN: SPEI by default, its CLABE assigned at creation, so no fill is scheduled', async () => {
-    const tx = await kit.transactions.create(account, { ...common, currency: 'MXN', amount: 50_000, responsibleDocument: 'GODE561231GR8' } as PurchaseRequest);
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, { ...common, currency: 'MXN', amount: 50_000, responsibleDocument: 'GODE561231GR8' } as PurchaseRequest));
     expect(tx.view).toMatchObject({ currency: 'MXN', method: 'SPEI' });
     expect(isValidClabe(field(tx.view, 'clabe') as string)).toBe(true);
     expect(tx.filledAt).toBe(kit.clock.nowMs());
@@ -128,27 +128,27 @@ describe('refusals (DomainError invalid), before any change', () => {
   });
 
   it('a card valid to the end of this month is accepted', async () => {
-    const tx = await kit.transactions.create(account, brl({ paymentMethod: 'CREDIT_CARD', card: { ...card, expirationYear: 2030, expirationMonth: 1 } }));
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ paymentMethod: 'CREDIT_CARD', card: { ...card, expirationYear: 2030, expirationMonth: 1 } })));
     expect(tx.view.status).toBe('APPROVED');
   });
 
   it('strict documents: a bad CPF check digit is refused, a good one passes; off, the same CPF is taken as sent', async () => {
-    const lax = await kit.transactions.create(account, brl({ cpf: '52998224724' }));
+    const lax = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ cpf: '52998224724' })));
     expect(lax.details.cpf).toBe('52998224724');
     await kit.close();
     kit = await domainKit({ strictDocuments: true });
     account = await kit.account();
     expect((await refusal(brl({ cpf: '52998224724' }))).message).toBe('cpf has an invalid check digit (strict documents)');
     expect((await refusal(brl({ responsibleDocument: '11222333000180' }))).message).toBe('responsibleDocument has an invalid check digit (strict documents)');
-    expect((await kit.transactions.create(account, brl())).view.status).toBe('PENDING');
+    expect((await kit.inUnit((u) => kit.transactions.create(u, account, brl()))).view.status).toBe('PENDING');
   });
 
   it("an account's own minimum applies to it alone, by method before currency", async () => {
     const other = await kit.account();
-    await kit.limits.set(account.id, [{ currency: 'BRL', amount: 5_000 }, { currency: 'BRL', method: 'BOLETO', amount: 1_000 }]);
+    await kit.inUnit((u) => kit.limits.set(u, account.id, [{ currency: 'BRL', amount: 5_000 }, { currency: 'BRL', method: 'BOLETO', amount: 1_000 }]));
     const error = await refusal(brl({ amount: 4_999 }));
     expect(error.hint).toBe("amount 4999 is below the minimum of 5000 centavos for BRL PIX (this account's minimum, GET /_sandbox/limits)");
-    expect((await kit.transactions.create(account, brl({ paymentMethod: 'BOLETO', boletoAddress: address, amount: 1_000 }))).view.status).toBe('PENDING');
-    expect((await kit.transactions.create(other, brl({ amount: 4_999 }))).view.status).toBe('PENDING');
+    expect((await kit.inUnit((u) => kit.transactions.create(u, account, brl({ paymentMethod: 'BOLETO', boletoAddress: address, amount: 1_000 })))).view.status).toBe('PENDING');
+    expect((await kit.inUnit((u) => kit.transactions.create(u, other, brl({ amount: 4_999 })))).view.status).toBe('PENDING');
   });
 });

@@ -32,18 +32,19 @@ const kinds = async (id: string) => (await kit.jobs.pending(account.id)).filter(
 
 describe('Transactions.create', () => {
   it('ids are numeric, from the first one, increasing and never reused across accounts', async () => {
-    const a = await kit.transactions.create(account, brl());
-    const b = await kit.transactions.create(await kit.account(), brl());
+    const a = await kit.inUnit((u) => kit.transactions.create(u, account, brl()));
+    const other = await kit.account();
+    const b = await kit.inUnit((u) => kit.transactions.create(u, other, brl()));
     expect([a.id, b.id]).toEqual([String(FIRST_ID), String(FIRST_ID + 1)]);
   });
 
   it('a plain Pix carries its code at once and expires at expiresAt on the account clock; a boleto is filled later and expires after its due date', async () => {
-    await kit.clocks.advance(account.id, 1_000);
-    const pix = await kit.transactions.create(account, brl());
+    await kit.inUnit((u) => kit.clocks.advance(u, account.id, 1_000));
+    const pix = await kit.inUnit((u) => kit.transactions.create(u, account, brl()));
     expect(pix.view).toMatchObject({ status: 'PENDING', expiresAt: new Date(kit.clock.nowMs() + 1_000 + 3_600_000).toISOString() });
     expect((pix.view as { pixCode: string }).pixCode).not.toBe('');
     expect(await kinds(pix.id)).toEqual(['expirePix@3601000']);
-    const boleto = await kit.transactions.create(account, brl({ paymentMethod: 'BOLETO', dueDate: '2030-01-10', boletoAddress: { address: 'Rua A', number: '1', district: 'Centro', city: 'São Paulo', zipCode: '01304001', uf: 'SP' } }));
+    const boleto = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ paymentMethod: 'BOLETO', dueDate: '2030-01-10', boletoAddress: { address: 'Rua A', number: '1', district: 'Centro', city: 'São Paulo', zipCode: '01304001', uf: 'SP' } })));
     expect(boleto.filledAt).toBeNull();
     expect((await kinds(boleto.id)).map((k) => k.split('@')[0])).toEqual(['fillInstruction', 'expireBoleto']);
     await kit.advances.advance(account.id, 2_000);
@@ -51,17 +52,17 @@ describe('Transactions.create', () => {
   });
 
   it('every refusal comes before the first change: no record, no job, no id used up', async () => {
-    await kit.limits.set(account.id, [{ currency: 'BRL', method: 'PIX', amount: 20_000 }]);
-    const refused = await kit.transactions.create(account, brl({ amount: 19_999 })).catch((e: unknown) => e);
+    await kit.inUnit((u) => kit.limits.set(u, account.id, [{ currency: 'BRL', method: 'PIX', amount: 20_000 }]));
+    const refused = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ amount: 19_999 }))).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(DomainError);
     expect(refused).toMatchObject({ code: 'invalid', message: 'Sale value below minimum' });
     expect(await kit.jobs.pending(account.id)).toEqual([]);
     expect((await kit.events.list(account.id, {})).data).toEqual([]);
-    expect((await kit.transactions.create(account, brl({ amount: 20_000 }))).id).toBe(String(FIRST_ID));
+    expect((await kit.inUnit((u) => kit.transactions.create(u, account, brl({ amount: 20_000 })))).id).toBe(String(FIRST_ID));
   });
 
   it('an approved test card is paid at creation: event, webhook and ledger credit pending settlement', async () => {
-    const card = await kit.transactions.create(account, brl({ paymentMethod: 'CREDIT_CARD', card: { number: '4111 1111 1111 1111', holderName: 'MARIA', expirationMonth: 12, expirationYear: 2040, cvv: '123' } }));
+    const card = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ paymentMethod: 'CREDIT_CARD', card: { number: '4111 1111 1111 1111', holderName: 'MARIA', expirationMonth: 12, expirationYear: 2040, cvv: '123' } })));
     expect(card.view.status).toBe('APPROVED');
     expect((await kit.events.list(account.id, {})).data.map((e) => e.type)).toEqual(['transaction.created', 'transaction.paid']);
     expect(await kit.ledger.balance(account.id)).toMatchObject({ balance: 0, pendingBalance: card.view.amount - card.view.costFee });
@@ -72,9 +73,9 @@ describe('Transactions.create', () => {
 describe('lookups', () => {
   it("another account's transaction answers exactly like a missing one; by externalId the most recent wins", async () => {
     const other = await kit.account();
-    const first = await kit.transactions.create(account, brl({ externalId: 'order-1' }));
-    const second = await kit.transactions.create(account, brl({ externalId: 'order-1' }));
-    const theirs = await kit.transactions.create(other, brl({ externalId: 'order-1' }));
+    const first = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ externalId: 'order-1' })));
+    const second = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ externalId: 'order-1' })));
+    const theirs = await kit.inUnit((u) => kit.transactions.create(u, other, brl({ externalId: 'order-1' })));
     expect((await kit.transactions.getByExternalId(account, 'order-1')).id).toBe(second.id);
     expect((await kit.transactions.getByExternalId(other, 'order-1')).id).toBe(theirs.id);
     for (const lookup of [() => kit.transactions.get(other, first.id), () => kit.transactions.getByExternalId(other, 'order-2')]) {
@@ -85,11 +86,11 @@ describe('lookups', () => {
   });
 
   it('retention deletes settled old transactions only, and the externalId that named them', async () => {
-    const paid = await kit.transactions.create(account, brl({ externalId: 'gone' }));
-    await kit.transitions.pay(account.id, paid.id);
-    const pending = await kit.transactions.create(account, brl({ externalId: 'kept' }));
+    const paid = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ externalId: 'gone' })));
+    await kit.inUnit((u) => kit.transitions.pay(u, account.id, paid.id));
+    const pending = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ externalId: 'kept' })));
     kit.clock.advance(86_400_000);
-    expect(await kit.transactions.deleteOlderThan(account.id, new Date(kit.clock.nowMs()).toISOString(), 10)).toBe(1);
+    expect(await kit.inUnit((u) => kit.transactions.deleteOlderThan(u, account.id, new Date(kit.clock.nowMs()).toISOString(), 10))).toBe(1);
     expect(await kit.transactions.find(account.id, paid.id)).toBeUndefined();
     expect((await kit.transactions.getByExternalId(account, 'kept')).id).toBe(pending.id);
     expect((await kit.transactions.getByExternalId(account, 'gone').catch((e: unknown) => e)) instanceof DomainError).toBe(true);

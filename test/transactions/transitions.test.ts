@@ -37,9 +37,9 @@ const posted = (event: string) => kit.sender.sent.filter((r) => JSON.parse(r.bod
 describe('Transitions', () => {
   it('pay: fills first if needed, APPROVED with the rail, the fill job cancelled; one event, one webhook once committed, one ledger credit', async () => {
     const account = await setUp();
-    const tx = await kit.transactions.create(account, purchase());
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, purchase()));
     expect(await jobKinds(account.id, tx.id)).toEqual(['fillInstruction']);
-    const paid = await kit.transitions.pay(account.id, tx.id, 'BOLETO');
+    const paid = await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id, 'BOLETO'));
     expect(paid.view).toMatchObject({ status: 'APPROVED', statusReason: null, paidRail: 'BOLETO' });
     expect(paid.filledAt).not.toBeNull();
     expect(await eventTypes(account.id, tx.id)).toEqual(['transaction.created', 'transaction.instruction_filled', 'transaction.paid']);
@@ -52,36 +52,36 @@ describe('Transitions', () => {
 
   it('refuses what the state does not allow, with the messages integrations match, changing nothing', async () => {
     const account = await setUp();
-    const tx = await kit.transactions.create(account, purchase());
-    expect(await kit.transitions.refund(account.id, tx.id).catch((e: unknown) => e)).toMatchObject({ code: 'conflict' });
-    expect(await kit.transitions.pay(account.id, tx.id, 'PIX').then(() => 'paid')).toBe('paid');
-    expect(await kit.transitions.pay(account.id, tx.id).catch((e: unknown) => e)).toMatchObject({ code: 'conflict', message: 'Transaction already processed', hint: expect.stringMatching(/is APPROVED .*only a PENDING transaction can be paid/) });
-    expect(await kit.transitions.refund(account.id, tx.id, { amount: 1 }).catch((e: unknown) => e)).toMatchObject({ code: 'invalid', message: 'Invalid amount' });
-    await kit.transitions.refund(account.id, tx.id);
-    expect(await kit.transitions.refund(account.id, tx.id).catch((e: unknown) => e)).toMatchObject({ code: 'conflict', message: 'Transaction already processed' });
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, purchase()));
+    expect(await kit.inUnit((u) => kit.transitions.refund(u, account.id, tx.id)).catch((e: unknown) => e)).toMatchObject({ code: 'conflict' });
+    expect(await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id, 'PIX')).then(() => 'paid')).toBe('paid');
+    expect(await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id)).catch((e: unknown) => e)).toMatchObject({ code: 'conflict', message: 'Transaction already processed', hint: expect.stringMatching(/is APPROVED .*only a PENDING transaction can be paid/) });
+    expect(await kit.inUnit((u) => kit.transitions.refund(u, account.id, tx.id, { amount: 1 })).catch((e: unknown) => e)).toMatchObject({ code: 'invalid', message: 'Invalid amount' });
+    await kit.inUnit((u) => kit.transitions.refund(u, account.id, tx.id));
+    expect(await kit.inUnit((u) => kit.transitions.refund(u, account.id, tx.id)).catch((e: unknown) => e)).toMatchObject({ code: 'conflict', message: 'Transaction already processed' });
     expect(await eventTypes(account.id, tx.id)).toEqual(['transaction.created', 'transaction.instruction_filled', 'transaction.paid', 'transaction.refunded']);
-    expect(await kit.transitions.expire('acc_other', tx.id).catch((e: unknown) => e)).toMatchObject({ code: 'not_found', message: 'Transaction not found' });
+    expect(await kit.inUnit((u) => kit.transitions.expire(u, 'acc_other', tx.id)).catch((e: unknown) => e)).toMatchObject({ code: 'not_found', message: 'Transaction not found' });
   });
 
   it('expire and decline end it: no instruction any more, no expiry; the webhook says why', async () => {
     const account = await setUp();
-    const pix = await kit.transactions.create(account, purchase({ paymentMethod: 'PIX', boletoAddress: undefined }));
+    const pix = await kit.inUnit((u) => kit.transactions.create(u, account, purchase({ paymentMethod: 'PIX', boletoAddress: undefined })));
     expect(await jobKinds(account.id, pix.id)).toEqual(['expirePix']);
-    const declined = await kit.transitions.decline(account.id, pix.id, { message: 'sem saldo' });
+    const declined = await kit.inUnit((u) => kit.transitions.decline(u, account.id, pix.id, { message: 'sem saldo' }));
     expect(declined.view).toMatchObject({ status: 'BLOCKED', statusReason: 'DECLINED' });
     expect(await jobKinds(account.id, pix.id)).toEqual([]);
     await kit.deliveries.idle(account.id);
     expect(JSON.parse(posted('cashin.failed')[0]?.body ?? '{}')).toMatchObject({ event: 'cashin.failed' });
-    const hybrid = await kit.transactions.create(account, purchase());
-    await kit.transitions.expire(account.id, hybrid.id);
+    const hybrid = await kit.inUnit((u) => kit.transactions.create(u, account, purchase()));
+    await kit.inUnit((u) => kit.transitions.expire(u, account.id, hybrid.id));
     expect(await jobKinds(account.id, hybrid.id)).toEqual([]);
   });
 
   it('a chargeback of a pending boleto credit: the credit leaves pending, the fee stays charged, the amount is blocked; no settlement follows', async () => {
     const account = await setUp();
-    const tx = await kit.transactions.create(account, purchase());
-    await kit.transitions.pay(account.id, tx.id, 'BOLETO');
-    const charged = await kit.transitions.chargeback(account.id, tx.id, 'fraude');
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, purchase()));
+    await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id, 'BOLETO'));
+    const charged = await kit.inUnit((u) => kit.transitions.chargeback(u, account.id, tx.id, 'fraude'));
     expect(charged.view).toMatchObject({ status: 'CHARGEBACK', statusReason: 'CHARGEBACK' });
     expect(await kit.ledger.balance(account.id)).toEqual({ balance: -tx.view.costFee, pendingBalance: 0, garanteeBalance: 0, precautionaryBlock: tx.view.amount });
     expect(await jobKinds(account.id, tx.id)).toEqual([]);
@@ -94,27 +94,27 @@ describe('Transitions', () => {
 
   it('a refund of a Pix paid to the balance takes the whole amount back; of a boleto still pending, the pending credit and the fee', async () => {
     const account = await setUp();
-    const pix = await kit.transactions.create(account, purchase({ paymentMethod: 'PIX', boletoAddress: undefined }));
-    await kit.transitions.pay(account.id, pix.id);
+    const pix = await kit.inUnit((u) => kit.transactions.create(u, account, purchase({ paymentMethod: 'PIX', boletoAddress: undefined })));
+    await kit.inUnit((u) => kit.transitions.pay(u, account.id, pix.id));
     expect((await kit.ledger.balance(account.id)).balance).toBe(pix.view.amount - pix.view.costFee);
-    expect((await kit.transitions.refund(account.id, pix.id, { amount: pix.view.amount })).view).toMatchObject({ status: 'REFUNDED', statusReason: 'REFUNDED' });
+    expect((await kit.inUnit((u) => kit.transitions.refund(u, account.id, pix.id, { amount: pix.view.amount }))).view).toMatchObject({ status: 'REFUNDED', statusReason: 'REFUNDED' });
     expect(await kit.ledger.balance(account.id)).toMatchObject({ balance: -pix.view.costFee, pendingBalance: 0 });
 
-    const boleto = await kit.transactions.create(account, purchase());
-    await kit.transitions.pay(account.id, boleto.id, 'BOLETO');
-    await kit.transitions.refund(account.id, boleto.id);
+    const boleto = await kit.inUnit((u) => kit.transactions.create(u, account, purchase()));
+    await kit.inUnit((u) => kit.transitions.pay(u, account.id, boleto.id, 'BOLETO'));
+    await kit.inUnit((u) => kit.transitions.refund(u, account.id, boleto.id));
     expect(await kit.ledger.balance(account.id)).toMatchObject({ balance: -pix.view.costFee - boleto.view.costFee, pendingBalance: 0 });
     expect((await kit.ledger.list(account.id, { transactionId: boleto.id })).data.map((e) => e.kind)).toEqual(['cashin', 'refund']);
   });
 
   it.each([
-    ['decline', (accountId: string, id: string) => kit.transitions.decline(accountId, id), 'declined'],
-    ['expire', (accountId: string, id: string) => kit.transitions.expire(accountId, id), 'expired'],
-    ['pay', (accountId: string, id: string) => kit.transitions.pay(accountId, id), 'paid'],
+    ['decline', (accountId: string, id: string) => kit.inUnit((u) => kit.transitions.decline(u, accountId, id)), 'declined'],
+    ['expire', (accountId: string, id: string) => kit.inUnit((u) => kit.transitions.expire(u, accountId, id)), 'expired'],
+    ['pay', (accountId: string, id: string) => kit.inUnit((u) => kit.transitions.pay(u, accountId, id)), 'paid'],
   ])('%s of an APPROVED transaction is a conflict naming its state', async (_name, act, word) => {
     const account = await setUp();
-    const tx = await kit.transactions.create(account, purchase());
-    await kit.transitions.pay(account.id, tx.id, 'BOLETO');
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, purchase()));
+    await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id, 'BOLETO'));
     const error = await act(account.id, tx.id).catch((e: unknown) => e);
     // The exact short message integrations match; the explanation goes in x-sandbox-hint.
     expect(error).toMatchObject({ code: 'conflict', message: 'Transaction already processed', hint: `transaction ${tx.id} is APPROVED (paid by BOLETO); only a PENDING transaction can be ${word}` });
@@ -123,23 +123,23 @@ describe('Transitions', () => {
 
   it('a chargeback of a PENDING or refunded transaction is a conflict; a rail the method does not have is invalid', async () => {
     const account = await setUp();
-    const tx = await kit.transactions.create(account, purchase({ paymentMethod: 'BOLETO' }));
-    expect(await kit.transitions.chargeback(account.id, tx.id).catch((e: unknown) => e)).toMatchObject({
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, purchase({ paymentMethod: 'BOLETO' })));
+    expect(await kit.inUnit((u) => kit.transitions.chargeback(u, account.id, tx.id)).catch((e: unknown) => e)).toMatchObject({
       code: 'conflict',
       message: 'Transaction not approved',
       hint: `transaction ${tx.id} is PENDING; only an APPROVED transaction can be charged back`,
     });
-    expect(await kit.transitions.pay(account.id, tx.id, 'PIX').catch((e: unknown) => e)).toMatchObject({ code: 'invalid', message: 'rail PIX is not a rail of a BOLETO transaction (use BOLETO)' });
-    await kit.transitions.pay(account.id, tx.id);
-    await kit.transitions.refund(account.id, tx.id);
-    expect(await kit.transitions.chargeback(account.id, tx.id).catch((e: unknown) => e)).toMatchObject({ code: 'conflict', message: 'Transaction already processed' });
+    expect(await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id, 'PIX')).catch((e: unknown) => e)).toMatchObject({ code: 'invalid', message: 'rail PIX is not a rail of a BOLETO transaction (use BOLETO)' });
+    await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id));
+    await kit.inUnit((u) => kit.transitions.refund(u, account.id, tx.id));
+    expect(await kit.inUnit((u) => kit.transitions.chargeback(u, account.id, tx.id)).catch((e: unknown) => e)).toMatchObject({ code: 'conflict', message: 'Transaction already processed' });
   });
 
   it('a plain Pix expires at its expiresAt on the account clock, not a millisecond before; a plain boleto at the end of its due date in Brazil', async () => {
     kit = await domainKit({ instructionDelayMs: 1_000, pixExpiryMs: 3_600_000 });
     const account = await kit.account('http://receiver.test/hook');
-    const pix = await kit.transactions.create(account, purchase({ paymentMethod: 'PIX', boletoAddress: undefined }));
-    const boleto = await kit.transactions.create(account, purchase({ paymentMethod: 'BOLETO', dueDate: '2030-01-02' }));
+    const pix = await kit.inUnit((u) => kit.transactions.create(u, account, purchase({ paymentMethod: 'PIX', boletoAddress: undefined })));
+    const boleto = await kit.inUnit((u) => kit.transactions.create(u, account, purchase({ paymentMethod: 'BOLETO', dueDate: '2030-01-02' })));
     await kit.advances.advance(account.id, 3_600_000 - 1);
     expect((await kit.transactions.get(account, pix.id)).view.status).toBe('PENDING');
     await kit.advances.advance(account.id, 1);
@@ -156,10 +156,10 @@ describe('Transitions', () => {
 
   it('fill is idempotent: the instruction and its filledAt stay as first filled', async () => {
     const account = await setUp();
-    const tx = await kit.transactions.create(account, purchase());
-    const first = await kit.transitions.fill(account.id, tx.id);
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, purchase()));
+    const first = await kit.inUnit((u) => kit.transitions.fill(u, account.id, tx.id));
     kit.clock.advance(5_000);
-    const again = await kit.transitions.fill(account.id, tx.id);
+    const again = await kit.inUnit((u) => kit.transitions.fill(u, account.id, tx.id));
     expect(again.filledAt).toBe(first.filledAt);
     expect(again.view).toEqual(first.view);
     expect((await eventTypes(account.id, tx.id)).filter((t) => t === 'transaction.instruction_filled')).toHaveLength(1);
@@ -167,8 +167,8 @@ describe('Transitions', () => {
 
   it('two pays at once, while the store takes time to answer: exactly one wins, the other sees APPROVED; one webhook', async () => {
     const account = await setUp({ clockReadsTakeMs: 5 });
-    const tx = await kit.transactions.create(account, purchase());
-    const outcomes = await Promise.all([kit.transitions.pay(account.id, tx.id), kit.transitions.pay(account.id, tx.id)].map((p) => p.then(() => 'paid', (e: { code?: string }) => e.code)));
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, purchase()));
+    const outcomes = await Promise.all([kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id)), kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id))].map((p) => p.then(() => 'paid', (e: { code?: string }) => e.code)));
     expect(outcomes.sort()).toEqual(['conflict', 'paid']);
     await kit.deliveries.idle(account.id);
     expect(posted('cashin.paid')).toHaveLength(1);

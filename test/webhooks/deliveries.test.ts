@@ -27,8 +27,8 @@ const failing = { httpStatus: 500, error: 'HTTP 500', durationMs: 1, responseBod
 
 async function paidWith(url: string | null): Promise<{ account: AccountRecord; id: string }> {
   const account = await kit.account(url);
-  const tx = await kit.transactions.create(account, pix());
-  await kit.transitions.pay(account.id, tx.id);
+  const tx = await kit.inUnit((u) => kit.transactions.create(u, account, pix()));
+  await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id));
   await kit.deliveries.idle(account.id);
   return { account, id: tx.id };
 }
@@ -37,10 +37,10 @@ describe('Deliveries', () => {
   it('an attempt leaves once its change is committed, signed with the account secret, and is recorded delivered', async () => {
     kit = await domainKit();
     const account = await kit.account('http://receiver.test/hook');
-    const tx = await kit.transactions.create(account, pix());
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, pix()));
     let sentInsideUnit = false;
-    await kit.repository.units.run(async () => {
-      await kit.transitions.pay(account.id, tx.id);
+    await kit.inUnit(async (u) => {
+      await kit.transitions.pay(u, account.id, tx.id);
       // Inside the unit that paid, nothing has left.
       await new Promise((resolve) => setTimeout(resolve, 10));
       sentInsideUnit = kit.sender.sent.length > 0;
@@ -88,7 +88,7 @@ describe('Deliveries', () => {
     expect(kit.sender.sent).toEqual([]);
     expect(await kit.deliveries.replay(account.id, delivery!.id).catch((e: unknown) => e)).toMatchObject({ code: 'conflict' });
     // As PUT /_sandbox/webhook-url does it: inside the request's unit of work.
-    await kit.repository.units.run(() => kit.accounts.setWebhookUrl(account, 'http://receiver.test/late'));
+    await kit.inUnit((u) => kit.accounts.setWebhookUrl(u, account, 'http://receiver.test/late'));
     const replayed = await kit.deliveries.replay(account.id, delivery!.id);
     expect(replayed).toMatchObject({ url: 'http://receiver.test/late', status: 'delivered', attempts: [{ replay: true, httpStatus: 200 }] });
   });
@@ -96,9 +96,9 @@ describe('Deliveries', () => {
   it('a fault rule that holds attempts postpones the first one on the account clock, then sends it naming the rule', async () => {
     kit = await domainKit();
     const account = await kit.account('http://receiver.test/hook');
-    await kit.faults.set(account.id, { rules: [{ id: 'hold', match: { operation: 'webhook' }, action: { delayMs: 30_000 }, times: 1 }] });
-    const tx = await kit.transactions.create(account, pix());
-    await kit.transitions.pay(account.id, tx.id);
+    await kit.inUnit((u) => kit.faults.set(u, account.id, { rules: [{ id: 'hold', match: { operation: 'webhook' }, action: { delayMs: 30_000 }, times: 1 }] }));
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, pix()));
+    await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id));
     await kit.deliveries.idle(account.id);
     expect(kit.sender.sent).toEqual([]);
     await kit.advances.advance(account.id, 30_000);
@@ -113,7 +113,7 @@ describe('Deliveries', () => {
     const [delivery] = (await kit.deliveries.list(account.id, { transactionId: id })).data;
     expect(await kit.deliveries.get('acc_other', delivery!.id).catch((e: unknown) => e)).toMatchObject({ code: 'not_found' });
     kit.clock.advance(86_400_000);
-    expect(await kit.deliveries.deleteOlderThan(account.id, new Date(kit.clock.nowMs()).toISOString(), 10)).toBe(0);
+    expect(await kit.inUnit((u) => kit.deliveries.deleteOlderThan(u, account.id, new Date(kit.clock.nowMs()).toISOString(), 10))).toBe(0);
   });
 
   it('the retry schedule: 1 s, 2 s, 4 s, 8 s after each failed attempt ends (up to 10 % later), on the account clock', async () => {
@@ -159,8 +159,8 @@ describe('Deliveries', () => {
     };
     kit = await domainKit({}, { afterAnswers });
     const account = await kit.account('http://receiver.test/hook');
-    const tx = await kit.transactions.create(account, pix());
-    await kit.inUnit(() => kit.transitions.pay(account.id, tx.id));
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, pix()));
+    await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id));
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(turns).toBe(1);
     expect(kit.sender.sent).toEqual([]);
@@ -172,9 +172,9 @@ describe('Deliveries', () => {
   it("a transaction's own postbackUrl wins over the account's, and never changes with it", async () => {
     kit = await domainKit();
     const account = await kit.account('http://receiver.test/account');
-    const tx = await kit.transactions.create(account, pix({ postbackUrl: 'http://receiver.test/own' }));
-    await kit.inUnit(() => kit.accounts.setWebhookUrl(account, 'http://receiver.test/changed'));
-    await kit.transitions.pay(account.id, tx.id);
+    const tx = await kit.inUnit((u) => kit.transactions.create(u, account, pix({ postbackUrl: 'http://receiver.test/own' })));
+    await kit.inUnit((u) => kit.accounts.setWebhookUrl(u, account, 'http://receiver.test/changed'));
+    await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id));
     await kit.deliveries.idle(account.id);
     expect(kit.sender.sent.map((r) => r.url)).toEqual(['http://receiver.test/own']);
   });

@@ -14,7 +14,7 @@ let account: AccountRecord;
 beforeEach(async () => {
   kit = await domainKit({ withdrawalStepMs: STEP }, { clockReadsTakeMs: 2 });
   account = await kit.account('http://receiver.test/hook');
-  await kit.ledger.credit(account.id, 100_000);
+  await kit.inUnit((u) => kit.ledger.credit(u, account.id, 100_000));
 });
 afterEach(() => kit.close());
 
@@ -25,7 +25,7 @@ const types = async (withdrawalId: string) => (await kit.events.list(account.id,
 
 describe('a withdrawal through the domain', () => {
   it('approved: an event per step, one cashout.success webhook carrying its end-to-end id, the hold kept', async () => {
-    const w = await kit.withdrawals.create(account, request({ externalId: 'w-1' }));
+    const w = await kit.inUnit((u) => kit.withdrawals.create(u, account, request({ externalId: 'w-1' })));
     expect(w.view).toMatchObject({ receiverPix: 'ana@example.com', status: 'WITHDRAW_REQUEST', totalAmount: 10_000 + fee });
     await kit.advances.advance(account.id, 2 * STEP);
     const done = await kit.withdrawals.get(account.id, w.id);
@@ -36,7 +36,7 @@ describe('a withdrawal through the domain', () => {
   });
 
   it('a returning key: cashout.success, then cashout.returned a step later, and the hold back once', async () => {
-    const w = await kit.withdrawals.create(account, request({ pixKey: MAGIC_KEYS.return.EMAIL }));
+    const w = await kit.inUnit((u) => kit.withdrawals.create(u, account, request({ pixKey: MAGIC_KEYS.return.EMAIL })));
     await kit.advances.advance(account.id, 5 * STEP);
     expect(posted().map((b) => b.event)).toEqual(['cashout.success', 'cashout.returned']);
     expect(posted()[1]?.payload.error_message).toBe('Returned by the receiving institution');
@@ -48,8 +48,8 @@ describe('a withdrawal through the domain', () => {
   });
 
   it('a control call decides: fail with a message releases the hold, the webhook says why; the key no longer matters', async () => {
-    const w = await kit.withdrawals.create(account, request());
-    const failed = await kit.withdrawals.act(account.id, w.id, 'fail', { message: 'SPI fora do ar' });
+    const w = await kit.inUnit((u) => kit.withdrawals.create(u, account, request()));
+    const failed = await kit.inUnit((u) => kit.withdrawals.act(u, account.id, w.id, 'fail', { message: 'SPI fora do ar' }));
     expect(failed.view).toMatchObject({ status: 'WITHDRAW_ERROR', error: 'SPI fora do ar' });
     expect(await types(w.id)).toEqual(['withdrawal.created', 'withdrawal.processing', 'withdrawal.failed']);
     await kit.deliveries.idle(account.id);
@@ -62,7 +62,7 @@ describe('a withdrawal through the domain', () => {
 
 describe('cash-outs of one account at once (account-clock reads take real time, so they interleave)', () => {
   it('the same externalId twice: exactly one holds, the other is Transaction already processed', async () => {
-    const outcomes = await Promise.all([kit.withdrawals.create(account, request({ externalId: 'dup' })), kit.withdrawals.create(account, request({ externalId: 'dup' }))].map((p) => p.then(() => 'created', (e: { message?: string }) => e.message)));
+    const outcomes = await Promise.all([kit.inUnit((u) => kit.withdrawals.create(u, account, request({ externalId: 'dup' }))), kit.inUnit((u) => kit.withdrawals.create(u, account, request({ externalId: 'dup' })))].map((p) => p.then(() => 'created', (e: { message?: string }) => e.message)));
     expect(outcomes.sort()).toEqual(['Transaction already processed', 'created']);
     expect((await kit.withdrawals.list(account.id, {})).data).toHaveLength(1);
     expect((await kit.ledger.balance(account.id)).balance).toBe(100_000 - 10_000 - fee);
@@ -70,7 +70,7 @@ describe('cash-outs of one account at once (account-clock reads take real time, 
 
   it('two that the balance covers only one of: one held, the other Insufficient balance; the balance never goes below zero', async () => {
     const amount = 60_000;
-    const outcomes = await Promise.all([kit.withdrawals.create(account, request({ amount })), kit.withdrawals.create(account, request({ amount }))].map((p) => p.then(() => 'created', (e: { message?: string }) => e.message)));
+    const outcomes = await Promise.all([kit.inUnit((u) => kit.withdrawals.create(u, account, request({ amount }))), kit.inUnit((u) => kit.withdrawals.create(u, account, request({ amount })))].map((p) => p.then(() => 'created', (e: { message?: string }) => e.message)));
     expect(outcomes.sort()).toEqual(['Insufficient balance', 'created']);
     expect((await kit.ledger.balance(account.id)).balance).toBe(100_000 - amount - cashOutFee(DEFAULT_FEES, amount));
   });

@@ -12,7 +12,7 @@ import { ClockAdvances } from '../../src/scheduler/advance-clock.js';
 import type { JobRunners } from '../../src/scheduler/job-kinds.js';
 import { Jobs } from '../../src/scheduler/jobs.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
-import type { Repository } from '../../src/store/ports.js';
+import type { Repository, Unit } from '../../src/store/ports.js';
 import { openTestRepository } from '../helpers/test-store.js';
 import { DEFAULT_FEES } from '../../src/transactions/fees.js';
 import { WITHDRAWAL_STEP_JOB, Withdrawals, type WithdrawalRecord } from '../../src/withdrawals/withdrawals.js';
@@ -37,7 +37,7 @@ beforeEach(async () => {
   jobs = new Jobs(repository.jobs);
   ledger = new Ledger({ repository, clocks });
   changes = [];
-  const recorder = { changed: async ({ next, previous }: { next: WithdrawalRecord; previous: WithdrawalRecord }) => void changes.push([previous.view.status, next.view.status]) };
+  const recorder = { changed: async (_unit: Unit, { next, previous }: { next: WithdrawalRecord; previous: WithdrawalRecord }) => void changes.push([previous.view.status, next.view.status]) };
   withdrawals = new Withdrawals({ repository, clocks, jobs, ledger, listeners: [recorder], fees: DEFAULT_FEES, stepMs: STEP, strictDocuments: false });
   const none = async () => undefined;
   const runners: JobRunners = {
@@ -72,12 +72,12 @@ async function refusal(run: () => Promise<unknown>): Promise<DomainError> {
   throw new Error('expected a DomainError');
 }
 
-const create = (overrides: Partial<Parameters<Withdrawals['create']>[1]> = {}): Promise<WithdrawalRecord> =>
-  withdrawals.create(account, { amount: 1_000, pixType: 'EVP', pixKey: '3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70', ...overrides });
+const create = (overrides: Partial<Parameters<Withdrawals['create']>[2]> = {}): Promise<WithdrawalRecord> =>
+  repository.units.run((u) => withdrawals.create(u, account, { amount: 1_000, pixType: 'EVP', pixKey: '3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70', ...overrides }));
 
 describe('Withdrawals.create', async () => {
   it('holds amount + fee from the balance in the same change, and schedules the first step', async () => {
-    await ledger.credit(account.id, 10_000);
+    await repository.units.run((u) => ledger.credit(u, account.id, 10_000));
     const w = await create({ externalId: 'x-1' });
     expect(w.view).toMatchObject({ status: 'WITHDRAW_REQUEST', amount: 1_000, totalAmount: 1_100, externalId: 'x-1', endToEndId: null, error: null });
     expect((await ledger.balance(account.id)).balance).toBe(8_900);
@@ -90,7 +90,7 @@ describe('Withdrawals.create', async () => {
     [{ pixType: 'EVP' as const, pixKey: '00000000-0000-4000-8000-000000000005' }, 'invalid', 'Invalid PIX key or account closed'],
     [{ amount: 9_901 }, 'invalid', 'Insufficient balance'],
   ])('refuses %j with a DomainError (%s, %s), storing nothing', async (input, code, message) => {
-    await ledger.credit(account.id, 10_000);
+    await repository.units.run((u) => ledger.credit(u, account.id, 10_000));
     const error = await refusal(() => create(input));
     expect({ code: error.code, message: error.message }).toEqual({ code, message });
     expect(error.hint).toBeTruthy();
@@ -99,7 +99,7 @@ describe('Withdrawals.create', async () => {
   });
 
   it('a repeated externalId is a conflict, exactly "Transaction already processed"', async () => {
-    await ledger.credit(account.id, 10_000);
+    await repository.units.run((u) => ledger.credit(u, account.id, 10_000));
     await create({ externalId: 'same' });
     const error = await refusal(() => create({ externalId: 'same' }));
     expect({ code: error.code, message: error.message }).toEqual({ code: 'conflict', message: 'Transaction already processed' });
@@ -109,7 +109,7 @@ describe('Withdrawals.create', async () => {
 
 describe('the steps on the account clock', async () => {
   it('an ordinary key: processing after one step, approved after two; nothing moves back', async () => {
-    await ledger.credit(account.id, 10_000);
+    await repository.units.run((u) => ledger.credit(u, account.id, 10_000));
     const w = await create();
     await advance(STEP / 2);
     expect((await withdrawals.get(account.id, w.id)).view.status).toBe('WITHDRAW_REQUEST');
@@ -129,7 +129,7 @@ describe('the steps on the account clock', async () => {
     ['00000000272', 'WITHDRAW_REJECTED'],
     ['00000000353', 'WITHDRAW_ERROR'],
   ])('magic CPF key %s ends %s and releases the hold', async (pixKey, status) => {
-    await ledger.credit(account.id, 10_000);
+    await repository.units.run((u) => ledger.credit(u, account.id, 10_000));
     const w = await create({ pixType: 'CPF', pixKey });
     await advance(2 * STEP);
     expect((await withdrawals.get(account.id, w.id)).view).toMatchObject({ status, endToEndId: null, error: expect.any(String) });
@@ -137,7 +137,7 @@ describe('the steps on the account clock', async () => {
   });
 
   it('the returning key: approved, then returned a step later, the hold released once', async () => {
-    await ledger.credit(account.id, 10_000);
+    await repository.units.run((u) => ledger.credit(u, account.id, 10_000));
     const w = await create({ pixType: 'PHONE', pixKey: '11900000004' });
     expect(w.view.receiverPix).toBe('+5511900000004');
     await advance(2 * STEP);
@@ -152,21 +152,21 @@ describe('the steps on the account clock', async () => {
 
 describe('Withdrawals.act (control calls, autopilot)', async () => {
   it('decides over the key, stops the automatic steps, and refuses what the state does not allow', async () => {
-    await ledger.credit(account.id, 10_000);
+    await repository.units.run((u) => ledger.credit(u, account.id, 10_000));
     const w = await create({ pixType: 'EMAIL', pixKey: 'reject@example.com' });
-    const approved = await withdrawals.act(account.id, w.id, 'approve');
+    const approved = await repository.units.run((u) => withdrawals.act(u, account.id, w.id, 'approve'));
     expect(approved.view.status).toBe('WITHDRAW_APPROVED');
     expect(changes).toEqual([['WITHDRAW_REQUEST', 'WITHDRAW_PROCESSING'], ['WITHDRAW_PROCESSING', 'WITHDRAW_APPROVED']]);
     await advance(5 * STEP);
     expect((await withdrawals.get(account.id, w.id)).view.status).toBe('WITHDRAW_APPROVED');
-    for (const action of ['approve', 'reject', 'fail'] as const) expect((await refusal(() => withdrawals.act(account.id, w.id, action))).code).toBe('conflict');
-    expect((await withdrawals.act(account.id, w.id, 'return', { message: 'Devolvido' })).view).toMatchObject({ status: 'WITHDRAW_RETURNED', error: 'Devolvido' });
-    expect((await refusal(() => withdrawals.act(account.id, w.id, 'return'))).code).toBe('conflict');
+    for (const action of ['approve', 'reject', 'fail'] as const) expect((await refusal(() => repository.units.run((u) => withdrawals.act(u, account.id, w.id, action)))).code).toBe('conflict');
+    expect((await repository.units.run((u) => withdrawals.act(u, account.id, w.id, 'return', { message: 'Devolvido' }))).view).toMatchObject({ status: 'WITHDRAW_RETURNED', error: 'Devolvido' });
+    expect((await refusal(() => repository.units.run((u) => withdrawals.act(u, account.id, w.id, 'return')))).code).toBe('conflict');
     expect((await ledger.balance(account.id)).balance).toBe(10_000);
   });
 
   it("another account's withdrawal is not found, like a missing one", async () => {
-    await ledger.credit(account.id, 10_000);
+    await repository.units.run((u) => ledger.credit(u, account.id, 10_000));
     const w = await create({ externalId: 'mine' });
     expect(await refusal(() => withdrawals.get('acc_other', w.id))).toMatchObject({ code: 'not_found', message: 'Withdrawal not found' });
     expect((await refusal(() => withdrawals.getByExternalId('acc_other', 'mine'))).code).toBe('not_found');
@@ -174,9 +174,9 @@ describe('Withdrawals.act (control calls, autopilot)', async () => {
   });
 
   it('deleteAll wipes the account, its externalIds and leaves its jobs to the reset', async () => {
-    await ledger.credit(account.id, 10_000);
+    await repository.units.run((u) => ledger.credit(u, account.id, 10_000));
     await create({ externalId: 'gone' });
-    expect(await withdrawals.deleteAll(account.id)).toBe(1);
+    expect(await repository.units.run((u) => withdrawals.deleteAll(u, account.id))).toBe(1);
     expect((await refusal(() => withdrawals.getByExternalId(account.id, 'gone'))).code).toBe('not_found');
     // A step of a wiped withdrawal finds nothing to do.
     await advance(3 * STEP);

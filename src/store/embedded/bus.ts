@@ -1,26 +1,21 @@
 import type { EventBus } from '../ports.js';
 import type { Logger } from '../types.js';
-import type { EmbeddedUnits } from './units.js';
 
-/** One process, one bus: a message reaches this process's subscribers once the unit that published it is durable. */
+/** One process, one bus: a message reaches this process's subscribers once the unit that published it is durable (Unit.publish). */
 export class EmbeddedBus implements EventBus {
   private readonly subscribers = new Map<string, Set<(message: unknown) => void>>();
 
-  constructor(
-    private readonly units: EmbeddedUnits,
-    private readonly logger?: Logger,
-  ) {}
+  constructor(private readonly logger?: Logger) {}
 
-  publish(accountId: string, message: unknown): void {
-    this.units.afterCommit(() => {
-      for (const listener of [...(this.subscribers.get(accountId) ?? [])]) {
-        try {
-          listener(message);
-        } catch (error) {
-          this.logger?.warn({ err: error, accountId }, 'an event subscriber failed');
-        }
+  /** Hands `message` to this process's subscribers of the account now (a unit calls it once durable). */
+  deliver(accountId: string, message: unknown): void {
+    for (const listener of [...(this.subscribers.get(accountId) ?? [])]) {
+      try {
+        listener(message);
+      } catch (error) {
+        this.logger?.warn({ err: error, accountId }, 'an event subscriber failed');
       }
-    });
+    }
   }
 
   subscribe(accountId: string, listener: (message: unknown) => void): () => void {

@@ -1,8 +1,8 @@
 import type { Collection } from '../collection.js';
 import { JobHeap, type Entry } from '../job-heap.js';
-import type { ClockStore, JobRecord, JobStore } from '../ports.js';
+import type { ClockReader, ClockStore, JobRecord, JobStore, UnitJobs } from '../ports.js';
 import type { Store } from '../store.js';
-import type { EmbeddedUnits } from './units.js';
+import type { EmbeddedUnit, PendingJob, UnitClocksHost, UnitJobsHost } from './units.js';
 
 interface ClockRecord {
   /** The account id. */
@@ -13,22 +13,18 @@ interface ClockRecord {
 const target = (job: Pick<JobRecord, 'accountId' | 'kind' | 'ref'>): string => `${job.accountId}\n${job.kind}\n${job.ref}`;
 const byDue = (a: JobRecord, b: JobRecord): number => a.dueAt - b.dueAt || a.seq - b.seq;
 
-/** Tells the local scheduler that jobs or clocks changed, once the unit that changed them is durable. */
+/** Tells the local scheduler that jobs or clocks changed (once the unit that changed them is durable: EmbeddedUnit.apply). */
 class Signals {
   private readonly listeners = new Set<() => void>();
 
-  constructor(private readonly units: EmbeddedUnits) {}
-
-  changed(): void {
-    this.units.afterCommit(() => {
-      for (const listener of [...this.listeners]) {
-        try {
-          listener();
-        } catch {
-          // one listener's failure must not keep the others asleep
-        }
+  fire(): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener();
+      } catch {
+        // one listener's failure must not keep the others asleep
       }
-    });
+    }
   }
 
   onChange(listener: () => void): () => void {
@@ -37,16 +33,16 @@ class Signals {
   }
 }
 
-/** Account clocks: the offset from real time, stored (collection `clocks`, one record per account whose clock moved). */
-export class EmbeddedClockStore implements ClockStore {
+/**
+ * Account clocks: the offset from real time, stored (collection `clocks`, one record per account
+ * whose clock moved). A unit's changes are buffered in it (ClockView) and applied at commit.
+ */
+export class EmbeddedClockStore implements ClockReader, UnitClocksHost {
   private readonly offsets: Collection<ClockRecord>;
   /** The job queue re-keys an account's jobs when its clock moves. */
   moved: (accountId: string) => void = () => undefined;
 
-  constructor(
-    store: Store,
-    private readonly signals: Signals,
-  ) {
+  constructor(store: Store) {
     this.offsets = store.collection<ClockRecord>('clocks');
   }
 
@@ -54,26 +50,66 @@ export class EmbeddedClockStore implements ClockStore {
     return this.offsets.get(accountId)?.offsetMs ?? 0;
   }
 
+  bound(unit: EmbeddedUnit): ClockStore {
+    return new ClockView(this, unit);
+  }
+
+  apply(clocks: ReadonlyMap<string, number | null>): boolean {
+    let changed = false;
+    for (const [accountId, offsetMs] of clocks) {
+      if (offsetMs === null) {
+        if (this.offsets.get(accountId) === undefined) continue;
+        this.offsets.delete(accountId);
+      } else {
+        this.offsets.put({ id: accountId, offsetMs });
+      }
+      this.moved(accountId);
+      changed = true;
+    }
+    return changed;
+  }
+
+  offsetOf(accountId: string): Promise<number> {
+    return Promise.resolve(this.offsetNow(accountId));
+  }
+}
+
+/** The clocks as a unit sees them: its own changes over the stored offsets. */
+class ClockView implements ClockStore {
+  constructor(
+    private readonly host: EmbeddedClockStore,
+    private readonly unit: EmbeddedUnit | undefined,
+  ) {}
+
   offsetOf(accountId: string): Promise<number> {
     return Promise.resolve(this.offsetNow(accountId));
   }
 
   advance(accountId: string, ms: number): Promise<number> {
-    if (!(ms > 0)) return this.offsetOf(accountId);
-    const offsetMs = this.offsetNow(accountId) + ms;
-    this.offsets.put({ id: accountId, offsetMs });
-    this.moved(accountId);
-    this.signals.changed();
-    return Promise.resolve(offsetMs);
+    return settle(() => {
+      const unit = this.writable();
+      if (!(ms > 0)) return this.offsetNow(accountId);
+      const offsetMs = this.offsetNow(accountId) + ms;
+      unit.clockWrites.set(accountId, offsetMs);
+      return offsetMs;
+    });
   }
 
   reset(accountId: string): Promise<void> {
-    if (this.offsets.get(accountId) !== undefined) {
-      this.offsets.delete(accountId);
-      this.moved(accountId);
-      this.signals.changed();
-    }
-    return Promise.resolve();
+    return settle(() => {
+      this.writable().clockWrites.set(accountId, null);
+    });
+  }
+
+  private offsetNow(accountId: string): number {
+    const written = this.unit?.clockWrites.get(accountId);
+    if (written === undefined) return this.host.offsetNow(accountId);
+    return written ?? 0;
+  }
+
+  private writable(): EmbeddedUnit {
+    if (this.unit === undefined || this.unit.ended) throw new Error('clocks: a change needs a unit of work');
+    return this.unit;
   }
 }
 
@@ -82,13 +118,15 @@ export class EmbeddedClockStore implements ClockStore {
  * and an in-memory min-heap orders them by the real instant each falls due, which moves when its
  * account's clock does. A claim leases the job (in memory: one process, nobody to take it over
  * but a later claim of this one once the lease has run out). Heap entries of cancelled or
- * replaced jobs are skipped when they come up: removal costs O(1).
+ * replaced jobs are skipped when they come up: removal costs O(1). A unit's schedules, cancels
+ * and completions are buffered in it (JobView) and applied at commit.
  */
-export class EmbeddedJobStore implements JobStore {
+export class EmbeddedJobStore implements JobStore, UnitJobsHost {
   private readonly jobs: Collection<JobRecord>;
   private readonly heap = new JobHeap<JobRecord>();
   private readonly leases = new Map<string, number>();
   private nextSeq = 1;
+  private readonly committed: JobView;
 
   constructor(
     store: Store,
@@ -102,36 +140,50 @@ export class EmbeddedJobStore implements JobStore {
       this.heap.push({ realDue: this.realDue(job), job });
     }
     clocks.moved = (accountId) => this.rekey(accountId);
+    this.committed = new JobView(this, undefined);
   }
 
-  schedule(request: { accountId: string; kind: string; ref: string; dueAt: number }): Promise<JobRecord> {
-    this.remove(this.jobs.findUnique('target', target(request)));
-    const seq = this.nextSeq++;
-    const job: JobRecord = { id: `job_${seq}`, accountId: request.accountId, kind: request.kind, ref: request.ref, dueAt: request.dueAt, seq };
-    this.jobs.put(job);
-    this.heap.push({ realDue: this.realDue(job), job });
-    this.signals.changed();
-    return Promise.resolve(job);
+  bound(unit: EmbeddedUnit): UnitJobs {
+    return new JobView(this, unit);
   }
 
-  cancel(accountId: string, kind: string, ref: string): Promise<void> {
-    if (this.remove(this.jobs.findUnique('target', target({ accountId, kind, ref })))) this.signals.changed();
-    return Promise.resolve();
+  /** A new job's creation order: taken when a unit schedules it, so order follows the calls. */
+  takeSeq(): number {
+    return this.nextSeq++;
+  }
+
+  stored(key: string): JobRecord | undefined {
+    return this.jobs.findUnique('target', key);
+  }
+
+  storedOf(accountId: string): Iterable<JobRecord> {
+    return this.jobs.group(accountId);
+  }
+
+  apply(jobs: ReadonlyMap<string, PendingJob>): boolean {
+    let changed = false;
+    for (const [key, { job, onlySeq }] of jobs) {
+      const stored = this.stored(key);
+      if (job === null) {
+        if (stored === undefined || (onlySeq !== undefined && stored.seq !== onlySeq)) continue;
+        this.remove(stored);
+      } else {
+        if (stored === job) continue;
+        this.remove(stored);
+        this.jobs.put(job);
+        this.heap.push({ realDue: this.realDue(job), job });
+      }
+      changed = true;
+    }
+    return changed;
   }
 
   isScheduled(accountId: string, kind: string, ref: string): Promise<boolean> {
-    return Promise.resolve(this.jobs.findUnique('target', target({ accountId, kind, ref })) !== undefined);
+    return this.committed.isScheduled(accountId, kind, ref);
   }
 
   pending(accountId: string): Promise<JobRecord[]> {
-    return Promise.resolve([...this.jobs.group(accountId)].sort(byDue));
-  }
-
-  cancelAll(accountId: string): Promise<number> {
-    const owned = [...this.jobs.group(accountId)];
-    for (const job of owned) this.remove(job);
-    if (owned.length > 0) this.signals.changed();
-    return Promise.resolve(owned.length);
+    return this.committed.pending(accountId);
   }
 
   claimDue(limit: number, leaseMs: number, accountId?: string): Promise<JobRecord[]> {
@@ -153,12 +205,6 @@ export class EmbeddedJobStore implements JobStore {
     }
     for (const entry of others) this.heap.push(entry);
     return Promise.resolve(claimed);
-  }
-
-  complete(job: JobRecord): Promise<void> {
-    const stored = this.jobs.findUnique('target', target(job));
-    if (stored !== undefined && stored.seq === job.seq) this.remove(stored);
-    return Promise.resolve();
   }
 
   nextRealDueAt(): Promise<number | undefined> {
@@ -213,6 +259,89 @@ export class EmbeddedJobStore implements JobStore {
         return true;
       },
     );
+  }
+}
+
+/** The jobs as a unit sees them: its own schedules, cancels and completions over the stored jobs. */
+class JobView implements UnitJobs {
+  constructor(
+    private readonly host: EmbeddedJobStore,
+    private readonly unit: EmbeddedUnit | undefined,
+  ) {}
+
+  schedule(request: { accountId: string; kind: string; ref: string; dueAt: number }): Promise<JobRecord> {
+    return settle(() => {
+      const writes = this.writable();
+      const seq = this.host.takeSeq();
+      const job: JobRecord = { id: `job_${seq}`, accountId: request.accountId, kind: request.kind, ref: request.ref, dueAt: request.dueAt, seq };
+      writes.set(target(job), { job });
+      return job;
+    });
+  }
+
+  cancel(accountId: string, kind: string, ref: string): Promise<void> {
+    return settle(() => {
+      const key = target({ accountId, kind, ref });
+      if (this.read(key) !== undefined) this.writable().set(key, { job: null });
+    });
+  }
+
+  isScheduled(accountId: string, kind: string, ref: string): Promise<boolean> {
+    return Promise.resolve(this.read(target({ accountId, kind, ref })) !== undefined);
+  }
+
+  pending(accountId: string): Promise<JobRecord[]> {
+    return Promise.resolve([...this.of(accountId)].sort(byDue));
+  }
+
+  cancelAll(accountId: string): Promise<number> {
+    return settle(() => {
+      const owned = [...this.of(accountId)];
+      if (owned.length > 0) {
+        const writes = this.writable();
+        for (const job of owned) writes.set(target(job), { job: null });
+      }
+      return owned.length;
+    });
+  }
+
+  complete(job: JobRecord): Promise<void> {
+    return settle(() => {
+      const key = target(job);
+      const current = this.read(key);
+      // Scheduled again meanwhile (another seq): the new job stays.
+      if (current !== undefined && current.seq === job.seq) this.writable().set(key, { job: null, onlySeq: job.seq });
+    });
+  }
+
+  private read(key: string): JobRecord | undefined {
+    const written = this.unit?.jobWrites.get(key);
+    if (written !== undefined) return written.job ?? undefined;
+    return this.host.stored(key);
+  }
+
+  private *of(accountId: string): Iterable<JobRecord> {
+    const writes = this.unit?.jobWrites;
+    for (const job of this.host.storedOf(accountId)) {
+      const written = writes?.get(target(job));
+      if (written === undefined) yield job;
+    }
+    if (writes === undefined) return;
+    for (const { job } of writes.values()) if (job !== null && job.accountId === accountId) yield job;
+  }
+
+  private writable(): Map<string, PendingJob> {
+    if (this.unit === undefined || this.unit.ended) throw new Error('jobs: a change needs a unit of work');
+    return this.unit.jobWrites;
+  }
+}
+
+/** The value, or the error, as a settled promise: callers always get a promise, never a synchronous throw. */
+function settle<R>(change: () => R): Promise<R> {
+  try {
+    return Promise.resolve(change());
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 

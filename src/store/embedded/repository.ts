@@ -1,5 +1,5 @@
 import type { Collection } from '../collection.js';
-import type { Owned, Repository, Sequences, StoreHealth, Table, TableSpec } from '../ports.js';
+import type { Owned, ReadTable, Repository, Sequences, StoreHealth, TableSpec } from '../ports.js';
 import { Store } from '../store.js';
 import type { Logger } from '../types.js';
 import { EmbeddedBus } from './bus.js';
@@ -42,12 +42,21 @@ export class EmbeddedRepository implements Repository {
     options: EmbeddedOptions,
   ) {
     this.units = new EmbeddedUnits(() => store.commit(), options.logger);
-    const signals = new JobSignals(this.units);
-    this.clocks = new EmbeddedClockStore(store, signals);
+    const signals = new JobSignals();
+    this.clocks = new EmbeddedClockStore(store);
     this.jobs = new EmbeddedJobStore(store, this.clocks, options.now, signals);
-    this.bus = new EmbeddedBus(this.units, options.logger);
+    this.bus = new EmbeddedBus(options.logger);
     this.counters = store.collection<Counter>('counters');
     this.sequences = { next: (name) => Promise.resolve(this.next(name)) };
+    this.units.hosts = {
+      store,
+      table: (spec) => this.host(spec),
+      jobs: this.jobs,
+      clocks: this.clocks,
+      sequences: this.sequences,
+      deliver: (accountId, message) => this.bus.deliver(accountId, message),
+      jobsChanged: () => signals.fire(),
+    };
   }
 
   static async open(options: EmbeddedOptions): Promise<EmbeddedRepository> {
@@ -55,13 +64,18 @@ export class EmbeddedRepository implements Repository {
     return new EmbeddedRepository(store, options);
   }
 
-  table<T extends Owned>(spec: TableSpec<T>): Table<T> {
+  table<T extends Owned>(spec: TableSpec<T>): ReadTable<T> {
+    return this.host(spec);
+  }
+
+  /** One EmbeddedTable per table name, whoever asks first declaring it; T is the caller's contract. */
+  private host<T extends Owned>(spec: TableSpec<T>): EmbeddedTable<T> {
     let table = this.tables.get(spec.name);
     if (table === undefined) {
       table = new EmbeddedTable<T>(this.store, spec, this.units) as unknown as EmbeddedTable<Owned>;
       this.tables.set(spec.name, table);
     }
-    return table as unknown as Table<T>;
+    return table as unknown as EmbeddedTable<T>;
   }
 
   health(): Promise<StoreHealth> {
@@ -74,6 +88,10 @@ export class EmbeddedRepository implements Repository {
     return this.store.close();
   }
 
+  /**
+   * Outside any unit, as PostgreSQL's nextval: a value is never handed out twice, even to a unit
+   * that fails. Its change is queued in the journal before the changes of the unit that uses it.
+   */
   private next(name: string): number {
     const last = (this.counters.get(name)?.last ?? 0) + 1;
     this.counters.put({ id: name, last });

@@ -1,13 +1,131 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import type { UnitOfWork } from '../ports.js';
+import type { ClockStore, JobRecord, Owned, Sequences, Table, TableSpec, Unit, UnitJobs, UnitOfWork } from '../ports.js';
+import type { Store } from '../store.js';
 import type { Logger } from '../types.js';
 
-/** What a running unit holds: the records it locked and what runs once it is durable. */
-export interface Frame {
-  locks: Set<string>;
-  effects: (() => void)[];
+/** A buffered change of one record: its new value, or null for a delete. */
+export interface PendingWrite {
+  accountId: string;
+  id: string;
+  value: Owned | null;
+}
+
+/** A buffered change of one job target: the job, or null (removed; `onlySeq`: only if still that job). */
+export interface PendingJob {
+  job: JobRecord | null;
+  onlySeq?: number;
+}
+
+/** What a table must offer so that a unit can write through it and apply its writes at commit. */
+export interface UnitTableHost {
+  readonly name: string;
+  /** The table as `unit` sees it. */
+  bound(unit: EmbeddedUnit): Table<Owned>;
+  /** Applies one buffered write to memory (inside Store.atomically: a throw undoes the whole unit). */
+  apply(write: PendingWrite): void;
+}
+
+/** What the jobs and clocks of the repository must offer to a unit. */
+export interface UnitJobsHost {
+  bound(unit: EmbeddedUnit): UnitJobs;
+  /** Applies the unit's job changes; whether any changed. */
+  apply(jobs: ReadonlyMap<string, PendingJob>): boolean;
+}
+export interface UnitClocksHost {
+  bound(unit: EmbeddedUnit): ClockStore;
+  /** Applies the unit's clock changes (an offset, or null: reset); whether any changed. */
+  apply(clocks: ReadonlyMap<string, number | null>): boolean;
+}
+
+export interface UnitHosts {
+  store: Store;
+  table(spec: TableSpec<Owned>): UnitTableHost;
+  jobs: UnitJobsHost;
+  clocks: UnitClocksHost;
+  sequences: Sequences;
+  /** Subscribers of the bus, told once the unit is durable. */
+  deliver(accountId: string, message: unknown): void;
+  /** The scheduler's wake-up, once the unit is durable, when it changed jobs or clocks. */
+  jobsChanged(): void;
+}
+
+/**
+ * One running unit of the embedded store: the records it locked, its buffered writes (per table,
+ * in the order first written), its job and clock changes, and what runs once it is durable.
+ * Nothing reaches memory or the journal before commit, so a unit that throws leaves nothing.
+ */
+export class EmbeddedUnit implements Unit {
+  readonly locks = new Set<string>();
+  readonly effects: (() => void)[] = [];
+  /** Table name → (account\nid → write), in first-write order. */
+  readonly writes = new Map<string, { host: UnitTableHost; entries: Map<string, PendingWrite> }>();
+  readonly jobWrites = new Map<string, PendingJob>();
+  readonly clockWrites = new Map<string, number | null>();
+  /** What to give back when the unit ends (the unique keys it claimed). */
+  readonly releases: (() => void)[] = [];
   /** Set when the unit ends: work it started in the background (a promise chain) must not join it afterwards. */
-  ended: boolean;
+  ended = false;
+  readonly sequences: Sequences;
+  // Made on first use: most units (every GET) touch neither.
+  private jobsView: UnitJobs | undefined;
+  private clocksView: ClockStore | undefined;
+  private readonly tables = new Map<string, Table<Owned>>();
+
+  constructor(private readonly hosts: UnitHosts) {
+    this.sequences = hosts.sequences;
+  }
+
+  get jobs(): UnitJobs {
+    return (this.jobsView ??= this.hosts.jobs.bound(this));
+  }
+
+  get clocks(): ClockStore {
+    return (this.clocksView ??= this.hosts.clocks.bound(this));
+  }
+
+  table<T extends Owned>(spec: TableSpec<T>): Table<T> {
+    let table = this.tables.get(spec.name);
+    if (table === undefined) {
+      // The host keeps one table per spec name whatever its record type: T is the caller's contract, as for Repository.table.
+      table = this.hosts.table(spec as unknown as TableSpec<Owned>).bound(this);
+      this.tables.set(spec.name, table);
+    }
+    return table as unknown as Table<T>;
+  }
+
+  /** The writes buffered for `host`'s table (created on first write). */
+  writesOf(host: UnitTableHost): Map<string, PendingWrite> {
+    let writes = this.writes.get(host.name);
+    if (writes === undefined) {
+      writes = { host, entries: new Map() };
+      this.writes.set(host.name, writes);
+    }
+    return writes.entries;
+  }
+
+  afterCommit(effect: () => void): void {
+    if (this.ended) effect();
+    else this.effects.push(effect);
+  }
+
+  publish(accountId: string, message: unknown): void {
+    this.afterCommit(() => this.hosts.deliver(accountId, message));
+  }
+
+  /**
+   * Applies every buffered change to memory and queues them in the journal as one frame. A
+   * change that cannot be applied (a unique key another unit took meanwhile) undoes the ones
+   * before it and throws: the unit is absent.
+   */
+  apply(): void {
+    if (this.writes.size === 0 && this.jobWrites.size === 0 && this.clockWrites.size === 0) return;
+    const changed = this.hosts.store.atomically(() => {
+      for (const { host, entries } of this.writes.values()) for (const write of entries.values()) host.apply(write);
+      const clocksMoved = this.hosts.clocks.apply(this.clockWrites);
+      const jobsChanged = this.hosts.jobs.apply(this.jobWrites);
+      return clocksMoved || jobsChanged;
+    });
+    if (changed) this.effects.push(() => this.hosts.jobsChanged());
+  }
 }
 
 /**
@@ -34,71 +152,62 @@ class RecordLocks {
 }
 
 /**
- * Units of work of the embedded store. Changes are applied to memory as they are made (domain
- * code refuses before its first change, so there is nothing to roll back); a unit ends with the
- * journal's group commit, so concurrent units share one fdatasync (its locks released as it
- * ends, see end()), and only once durable runs its afterCommit effects. A unit that throws is committed too (what it changed
- * before throwing stays, and is durable before the refusal is answered), but its effects are
- * dropped: the changes it announced may be incomplete.
+ * Units of work of the embedded store. A unit buffers its writes (src/store/embedded/units.ts
+ * EmbeddedUnit) and, when its work resolves, applies them to memory and queues them in the
+ * journal as one frame, in one synchronous step: no other unit sees part of it, and replay
+ * applies the frame whole or not at all. Then it waits for the journal's group commit, so
+ * concurrent units share one fdatasync, and only once durable runs its afterCommit effects. A
+ * unit whose work throws applies nothing and announces nothing.
  */
 export class EmbeddedUnits implements UnitOfWork {
-  private readonly storage = new AsyncLocalStorage<Frame>();
   private readonly locks = new RecordLocks();
+  private hostsValue: UnitHosts | undefined;
 
   constructor(
     private readonly commit: () => Promise<void>,
     private readonly logger?: Logger,
   ) {}
 
-  get active(): boolean {
-    return this.current() !== undefined;
+  /** The repository's tables, jobs and clocks: set once, when the repository is built. */
+  set hosts(hosts: UnitHosts) {
+    this.hostsValue = hosts;
   }
 
-  /** The unit the caller runs in, if it is still running. */
-  current(): Frame | undefined {
-    const frame = this.storage.getStore();
-    return frame === undefined || frame.ended ? undefined : frame;
+  run<T>(work: (unit: Unit) => Promise<T>): Promise<T> {
+    if (this.hostsValue === undefined) return Promise.reject(new Error('units of work: the repository is not wired yet'));
+    return this.complete(new EmbeddedUnit(this.hostsValue), work);
   }
 
-  run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.current() !== undefined) return work();
-    const frame: Frame = { locks: new Set(), effects: [], ended: false };
-    return this.storage.run(frame, () => this.complete(frame, work));
-  }
-
-  afterCommit(effect: () => void): void {
-    const frame = this.current();
-    if (frame) frame.effects.push(effect);
-    else effect();
-  }
-
-  /** Locks a record for the current unit (until it ends); a lock the unit holds already is not taken twice. */
-  async lock(frame: Frame, key: string): Promise<void> {
-    if (frame.locks.has(key)) return;
+  /** Locks a record for `unit` (until it ends); a lock the unit holds already is not taken twice. */
+  async lock(unit: EmbeddedUnit, key: string): Promise<void> {
+    if (unit.locks.has(key)) return;
     await this.locks.acquire(key);
-    frame.locks.add(key);
+    unit.locks.add(key);
   }
 
-  private async complete<T>(frame: Frame, work: () => Promise<T>): Promise<T> {
+  private async complete<T>(unit: EmbeddedUnit, work: (unit: Unit) => Promise<T>): Promise<T> {
     let result: T;
     try {
-      result = await work();
+      result = await work(unit);
+      unit.apply();
     } catch (error) {
-      await this.end(frame);
+      this.end(unit);
       throw error;
     }
-    await this.end(frame);
-    // Outside the unit: an effect that starts a unit of its own (a webhook attempt recorded later) starts a new one.
-    this.storage.exit(() => {
-      for (const effect of frame.effects) {
-        try {
-          effect();
-        } catch (error) {
-          this.logger?.warn({ err: error }, 'an after-commit effect failed');
-        }
-      }
-    });
+    this.end(unit);
+    await this.commit();
+    this.runEffects(unit);
     return result;
+  }
+
+  private runEffects(unit: EmbeddedUnit): void {
+    for (const effect of unit.effects) {
+      try {
+        effect();
+      } catch (error) {
+        this.logger?.warn({ err: error }, 'an after-commit effect failed');
+      }
+    }
   }
 
   /**
@@ -109,10 +218,10 @@ export class EmbeddedUnits implements UnitOfWork {
    * a change that was lost. Holding the locks through the fdatasync made the units of one record
    * (the pays of one account's balance) take one fdatasync each instead of sharing a group commit.
    */
-  private async end(frame: Frame): Promise<void> {
-    frame.ended = true;
-    for (const key of frame.locks) this.locks.release(key);
-    frame.locks.clear();
-    await this.commit();
+  private end(unit: EmbeddedUnit): void {
+    unit.ended = true;
+    for (const key of unit.locks) this.locks.release(key);
+    unit.locks.clear();
+    for (const release of unit.releases.splice(0)) release();
   }
 }

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { EventBus } from '../ports.js';
 import type { Logger } from '../types.js';
-import type { Db, Frame, Scope } from './db.js';
+import type { Db, Scope } from './db.js';
 
 export const BUS_CHANNEL = 'sandbox_bus';
 
@@ -126,16 +126,13 @@ export class PgBus implements EventBus {
     private readonly logger: Logger,
   ) {}
 
-  /** The bus bound to a unit given explicitly (a handle): what it publishes waits for that unit's commit. */
-  in(frame: Frame): EventBus {
-    return { publish: (accountId, message) => this.publishIn(frame.scope, accountId, message), subscribe: (accountId, listener) => this.subscribe(accountId, listener) };
-  }
-
+  /** Outside a unit: to this instance's subscribers at once, to the others' through NOTIFY. */
   publish(accountId: string, message: unknown): void {
     this.publishIn(this.db, accountId, message);
   }
 
-  private publishIn(scope: Scope, accountId: string, message: unknown): void {
+  /** In the scope's unit (`unit.publish`): sent with its commit, delivered here once it has committed, never if it fails. */
+  publishIn(scope: Scope, accountId: string, message: unknown): void {
     const json = JSON.stringify(message ?? null);
     scope.afterCommit(() => this.deliver(accountId, JSON.parse(json)));
     const small = `{"from":${JSON.stringify(this.instanceId)},"a":${JSON.stringify(accountId)},"m":${json}}`;
@@ -185,7 +182,7 @@ export class PgBus implements EventBus {
     if (!this.subscribers.has(accountId)) return;
     this.delivery = this.delivery.then(() =>
       this.db
-        .outside(() => this.db.session((s) => s.query<{ message: unknown }>('SELECT message FROM bus_payloads WHERE account_id = $1 AND id = $2', [accountId, ref])))
+        .session((s) => s.query<{ message: unknown }>('SELECT message FROM bus_payloads WHERE account_id = $1 AND id = $2', [accountId, ref]))
         .then(
           ({ rows }) => {
             if (rows[0] !== undefined) this.deliver(accountId, rows[0].message);

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { StoreUnavailable } from '../ports.js';
@@ -75,8 +74,8 @@ export class Held implements Session {
 }
 
 /**
- * Where a store's calls go: the unit found through AsyncLocalStorage (`Db` itself), or a unit
- * given explicitly (`Frame.scope`, what `PgTable.in(frame)` and the others are bound to).
+ * Where a store's calls go: no unit (`Db` itself: autocommit), or a unit (`Frame.scope`, what
+ * `PgTable.in(frame)` and the others are bound to).
  */
 export interface Scope {
   /** The unit calls join, if any (open: an ended unit's handle is used as no unit). */
@@ -157,8 +156,8 @@ const normalized = (results: pg.QueryResult | pg.QueryResult[]): pg.QueryResult[
  * unit with neither holds no connection until its commit, and one that writes nothing has no
  * transaction at all.
  *
- * The object is a handle: Table, JobStore, ClockStore and EventBus find it today through Db's
- * AsyncLocalStorage (`Db.frame`), and take it as is when units become explicit.
+ * The object is the unit's handle: the stores' views bound to it (`in(frame)`, through
+ * `frame.scope`) are what `units.run` hands the work.
  */
 export class Frame {
   readonly effects: (() => void)[] = [];
@@ -172,7 +171,7 @@ export class Frame {
   private writes: Write[] = [];
   private readonly overlays = new Map<string, Map<string, unknown>>();
 
-  /** This unit as an explicit handle's scope: store views bound to it (`in(frame)`) join it without AsyncLocalStorage. */
+  /** This unit as a scope: store views bound to it (`in(frame)`) join it, whatever async context calls them. */
   readonly scope: Scope;
 
   constructor(private readonly db: Db) {
@@ -340,7 +339,6 @@ export interface DbOptions {
 export class Db implements Scope {
   readonly pool: pg.Pool;
   readonly config: pg.ClientConfig;
-  private readonly frames = new AsyncLocalStorage<Frame>();
 
   constructor(private readonly options: DbOptions) {
     this.config = {
@@ -355,15 +353,8 @@ export class Db implements Scope {
     this.pool.on('error', (err) => options.logger.warn({ err: err.message }, 'PostgreSQL: an idle connection was lost'));
   }
 
-  /** The unit the caller runs in, if any (a callback that outlived its unit runs outside). */
-  get frame(): Frame | undefined {
-    const frame = this.frames.getStore();
-    return frame?.state === 'open' ? frame : undefined;
-  }
-
-  get inUnit(): boolean {
-    return this.frame !== undefined;
-  }
+  /** As a Scope: no unit (a unit's calls go through its handle, `frame.scope`). */
+  readonly frame: Frame | undefined = undefined;
 
   /** `op` on a pooled connection in autocommit. */
   async pooled<T>(op: (session: Session) => Promise<T>): Promise<T> {
@@ -375,22 +366,24 @@ export class Db implements Scope {
     }
   }
 
-  /** A read: in the current unit (`Frame.read`), or on a pooled connection in autocommit. */
+  /** A read on a pooled connection in autocommit. */
   session<T>(op: (session: Session) => Promise<T>): Promise<T> {
-    return this.sessionIn(this.frame, op);
+    return this.pooled(op);
   }
 
   sessionIn<T>(frame: Frame | undefined, op: (session: Session) => Promise<T>): Promise<T> {
     return frame ? frame.read(op) : this.pooled(op);
   }
 
-  /**
-   * A write: buffered in the current unit (sent at its commit, its result given to
-   * `statement.committed` then), or run at once in autocommit; resolves with the result then.
-   */
+  /** A write run at once in autocommit; resolves with its result. */
   write(statement: Write): Promise<pg.QueryResult | undefined> {
-    return this.writeIn(this.frame, statement);
+    return this.writeIn(undefined, statement);
   }
+
+  /**
+   * A write: buffered in `frame` (sent at its commit, its result given to `statement.committed`
+   * then), or without one run at once in autocommit, resolving with the result.
+   */
 
   async writeIn(frame: Frame | undefined, statement: Write): Promise<pg.QueryResult | undefined> {
     if (frame) {
@@ -411,38 +404,28 @@ export class Db implements Scope {
    * like any other; outside, a failure is logged.
    */
   fireAndForget(statement: Write, what: string): void {
-    this.fireAndForgetIn(this.frame, statement, what);
+    this.fireAndForgetIn(undefined, statement, what);
   }
 
   fireAndForgetIn(frame: Frame | undefined, statement: Write, what: string): void {
     this.writeIn(frame, statement).catch((err: unknown) => this.options.logger.warn({ err: err instanceof Error ? err.message : String(err) }, `PostgreSQL: ${what} failed`));
   }
 
-  /** Runs outside any unit the caller is in (health checks, notifications received). */
-  outside<T>(fn: () => T): T {
-    return this.frames.exit(fn);
-  }
-
+  /** Without a unit, an effect runs at once. */
   afterCommit(effect: () => void): void {
-    // An operation the unit waits for (started before it ended) still belongs to it.
-    const frame = this.frames.getStore();
-    if (frame !== undefined && frame.state !== 'ended') frame.afterCommit(effect);
-    else effect();
+    effect();
   }
 
   /**
-   * One unit (see Frame): every store call made while `work` runs joins it, even one that only
-   * starts once `work` has settled (an operation left un-awaited): the unit waits for them
-   * before it commits or rolls back. Calls made after it ended (a timer set up inside it) run
-   * on their own.
+   * One unit (see Frame), handed to `work`: every call made through its handle joins it, even one
+   * that only starts once `work` has settled (an operation left un-awaited): the unit waits for
+   * them before it commits or rolls back. Calls made after it ended run on their own.
    */
   async unit<T>(work: (frame: Frame) => Promise<T>): Promise<T> {
-    const current = this.frame;
-    if (current) return work(current);
     const frame = new Frame(this);
     let result: T;
     try {
-      result = await this.frames.run(frame, () => work(frame));
+      result = await work(frame);
       frame.state = 'ending';
       await frame.drain();
       await frame.commit();

@@ -97,7 +97,7 @@ const jobKey = (accountId: string, kind: string, ref: string): string => `${acco
  */
 export class PgJobStore implements JobStore {
   private readonly seqs: SeqBlocks;
-  /** Where calls go: the unit found through AsyncLocalStorage, or the one this view is bound to (`in`). */
+  /** Where calls go: no unit (the repository's own store: committed state, autocommit), or the unit this view is bound to (`in`). */
   scope: Scope;
 
   constructor(
@@ -253,7 +253,7 @@ export class PgJobStore implements JobStore {
 
 /** Account clocks: the offset from real time, stored only for accounts whose clock moved. Inside a unit, changes are buffered and its reads see them. */
 export class PgClockStore implements ClockStore {
-  /** Where calls go: the unit found through AsyncLocalStorage, or the one this view is bound to (`in`). */
+  /** Where calls go: no unit (the repository's own store: committed state, autocommit), or the unit this view is bound to (`in`). */
   scope: Scope;
 
   constructor(

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
-import { StoreUnavailable, type ClockStore, type EventBus, type JobStore, type Owned, type Repository, type Sequences, type StoreHealth, type Table, type TableSpec, type UnitOfWork } from '../ports.js';
+import { StoreUnavailable, type Owned, type ReadTable, type Repository, type Sequences, type StoreHealth, type TableSpec, type Unit, type UnitOfWork } from '../ports.js';
 import type { Logger } from '../types.js';
 import { BUS_CHANNEL, Listener, PgBus } from './bus.js';
-import { Db, mapError, statementName, type Session } from './db.js';
+import { Db, mapError, statementName, type Frame, type Session } from './db.js';
 import { JOBS_CHANNEL, JobSignals, PgClockStore, PgJobStore } from './jobs.js';
 import { migrate, type Migration } from './migrate.js';
 import { ensureTable, quote, shapeOf, underSchemaLock } from './schema.js';
@@ -46,20 +46,6 @@ function poolSizeFromEnv(): number | undefined {
 const silent: Logger = { warn: () => undefined, info: () => undefined };
 
 /**
- * A unit of work as an explicit handle: what `PostgresRepository.withUnit` gives its work. Every
- * call made through it joins that unit whatever the async context (no AsyncLocalStorage needed),
- * with the same buffering as `units.run`. The shape units take once the domain receives them.
- */
-export interface PgUnit {
-  table<T extends Owned>(spec: TableSpec<T>): Table<T>;
-  readonly jobs: JobStore;
-  readonly clocks: ClockStore;
-  readonly bus: EventBus;
-  readonly sequences: Sequences;
-  afterCommit(effect: () => void): void;
-}
-
-/**
  * The store on PostgreSQL, shared by any number of sandbox instances (see docs/store.md).
  * `open` applies the migrations and starts the instance's LISTEN connection; everything after
  * that survives the database going away: calls fail with StoreUnavailable meanwhile, and work
@@ -92,13 +78,9 @@ export class PostgresRepository implements Repository {
     this.bus = new PgBus(db, this.instanceId, logger);
     this.objects = new PgObjectStore(db);
     this.logger = logger;
-    this.units = {
-      run: (work) => db.unit(work),
-      afterCommit: (effect) => db.afterCommit(effect),
-      get active() {
-        return db.inUnit;
-      },
-    };
+    // The work is handed its unit: the stores bound to the unit's frame (src/store/postgres/db.ts),
+    // whose writes are buffered until its commit and whose reads see them.
+    this.units = { run: (work) => db.unit((frame) => work(this.unitOf(frame))) };
     this.sequences = { next: (name) => this.nextValue(name) };
     this.listener = new Listener(
       db.config,
@@ -130,21 +112,20 @@ export class PostgresRepository implements Repository {
     return repository;
   }
 
-  /** `work` as one unit, given to it as a handle (see PgUnit); nested inside a unit, it joins that one. */
-  withUnit<T>(work: (unit: PgUnit) => Promise<T>): Promise<T> {
-    return this.db.unit((frame) =>
-      work({
-        table: (spec) => this.pgTable(spec).in(frame),
-        jobs: this.jobs.in(frame),
-        clocks: this.clocks.in(frame),
-        bus: this.bus.in(frame),
-        sequences: this.sequences,
-        afterCommit: (effect) => frame.scope.afterCommit(effect),
-      }),
-    );
+  /** A unit's handle: the tables, jobs, clocks and bus bound to its frame. */
+  private unitOf(frame: Frame): Unit {
+    return {
+      table: (spec) => this.pgTable(spec).in(frame),
+      jobs: this.jobs.in(frame),
+      clocks: this.clocks.in(frame),
+      sequences: this.sequences,
+      afterCommit: (effect) => frame.scope.afterCommit(effect),
+      publish: (accountId, message) => this.bus.publishIn(frame.scope, accountId, message),
+    };
   }
 
-  table<T extends Owned>(spec: TableSpec<T>): Table<T> {
+  /** Committed records (a unit reads and writes through `unit.table(spec)`). */
+  table<T extends Owned>(spec: TableSpec<T>): ReadTable<T> {
     return this.pgTable(spec);
   }
 
@@ -177,7 +158,7 @@ export class PostgresRepository implements Repository {
     let pending = this.ensured.get(key);
     if (pending === undefined) {
       pending = this.db
-        .outside(() => this.db.dedicated((session) => underSchemaLock(session, () => create(session))))
+        .dedicated((session) => underSchemaLock(session, () => create(session)))
         .catch((err: unknown) => {
           this.ensured.delete(key);
           if (err instanceof pg.DatabaseError && err.code === LOCK_NOT_AVAILABLE) throw new StoreUnavailable(`${key} is being created or changed by another instance`, { cause: err });
@@ -200,7 +181,7 @@ export class PostgresRepository implements Repository {
       timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
-      const answer = this.db.outside(() => this.db.session((s) => s.query('SELECT 1')));
+      const answer = this.db.session((s) => s.query('SELECT 1'));
       answer.catch(() => undefined); // when the timeout wins, its late failure is not news
       await Promise.race([answer, timeout]);
       return this.listener.connected ? { kind: 'postgres', ok: true } : { kind: 'postgres', ok: true, detail: 'LISTEN connection down: reconnecting' };

@@ -21,7 +21,7 @@ const parsed = <T>(json: string | null): T | undefined => (json === null ? undef
  * table exists (`ready`, once per instance).
  */
 export class PgTable<T extends Owned> implements Table<T> {
-  /** Where calls go: the unit found through AsyncLocalStorage, or the one this view is bound to (`in`). */
+  /** Where calls go: no unit (the repository's own store: committed state, autocommit), or the unit this view is bound to (`in`). */
   scope: Scope;
   private readonly t: string;
   private readonly upsert: string;
@@ -95,7 +95,15 @@ export class PgTable<T extends Owned> implements Table<T> {
     return (async () => {
       await this.ready();
       // The lock is taken even on a record the unit wrote (it may exist already); the unit's own version is what it reads.
-      const row = (await frame.inTransaction<ValueRow<T>>(this.sql.lock, [accountId, id])).rows[0]?.value;
+      let row = (await frame.inTransaction<ValueRow<T>>(this.sql.lock, [accountId, id])).rows[0]?.value;
+      if (row === undefined) {
+        // FOR UPDATE locks no row that is not there: two units creating the record (an account's
+        // first balance) would both read "none" and the second write would drop the first's. The
+        // absent record's key is locked instead, until the unit ends, and read again once held:
+        // a statement that starts after the other unit's commit sees its row.
+        await frame.inTransaction('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${this.spec.name}\n${accountId}\n${id}`]);
+        row = (await frame.inTransaction<ValueRow<T>>(this.sql.lock, [accountId, id])).rows[0]?.value;
+      }
       const own = this.overlay(frame).get(key(accountId, id));
       return own === undefined ? row : parsed<T>(own);
     })();

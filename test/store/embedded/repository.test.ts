@@ -10,5 +10,5 @@ const dir = mkdtempSync(join(tmpdir(), 'embedded-conformance-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 
-describeRepositoryConformance('embedded, in memory', ({ now }) => EmbeddedRepository.open({ now }), { rollsBack: false });
-describeRepositoryConformance('embedded, journaled', ({ now }) => EmbeddedRepository.open({ file: join(dir, `data-${++files}.json`), now }), { rollsBack: false });
+describeRepositoryConformance('embedded, in memory', ({ now }) => EmbeddedRepository.open({ now }));
+describeRepositoryConformance('embedded, journaled', ({ now }) => EmbeddedRepository.open({ file: join(dir, `data-${++files}.json`), now }));

@@ -51,26 +51,28 @@ describe('two instances on one database', () => {
   it('a record written by A is read, listed and found by B', async () => {
     const [a, b] = [await instance('A'), await instance('B')];
     const acct = account();
-    await a.units.run(() => a.table(charges).put({ id: 'ch_1', accountId: acct, status: 'PENDING', externalId: 'order-1' }));
+    await a.units.run((unit) => unit.table(charges).put({ id: 'ch_1', accountId: acct, status: 'PENDING', externalId: 'order-1' }));
     expect(await b.table(charges).get(acct, 'ch_1')).toEqual({ id: 'ch_1', accountId: acct, status: 'PENDING', externalId: 'order-1' });
     expect((await b.table(charges).list(acct, { where: { status: 'PENDING' } })).data).toHaveLength(1);
     expect((await b.table(charges).findUnique(acct, 'externalId', 'order-1'))?.id).toBe('ch_1');
-    await expect(b.table(charges).put({ id: 'ch_2', accountId: acct, status: 'PENDING', externalId: 'order-1' })).rejects.toMatchObject({ name: 'UniqueViolation' });
+    await expect(b.units.run((unit) => unit.table(charges).put({ id: 'ch_2', accountId: acct, status: 'PENDING', externalId: 'order-1' }))).rejects.toMatchObject({
+      name: 'UniqueViolation',
+    });
   });
 
   it('the same record changed at once on A and on B: exactly one wins, the other sees its change', async () => {
     const [a, b] = [await instance('A'), await instance('B')];
     const acct = account();
-    await a.table(charges).put({ id: 'ch_1', accountId: acct, status: 'PENDING' });
+    await a.units.run((unit) => unit.table(charges).put({ id: 'ch_1', accountId: acct, status: 'PENDING' }));
     let asking = 0;
     const pay = (repo: PostgresRepository, payer: string) =>
-      repo.units.run(async () => {
+      repo.units.run(async (unit) => {
         asking++;
-        const current = await repo.table(charges).getForUpdate(acct, 'ch_1');
+        const current = await unit.table(charges).getForUpdate(acct, 'ch_1');
         if (current?.status !== 'PENDING') return `${payer} saw ${current?.status}`;
         await until(() => asking === 2, 'the other instance to ask for the record');
         await new Promise((resolve) => setTimeout(resolve, 30));
-        await repo.table(charges).put({ ...current, status: 'PAID', payer });
+        await unit.table(charges).put({ ...current, status: 'PAID', payer });
         return `${payer} paid`;
       });
     const outcomes = await Promise.all([pay(a, 'A'), pay(b, 'B')]);
@@ -83,22 +85,26 @@ describe('two instances on one database', () => {
   it("a job claimed by A, which dies before completing it, is claimed by B once A's lease has run out", async () => {
     const [a, b] = [await instance('A'), await instance('B')];
     const acct = account();
-    const job = await a.jobs.schedule({ accountId: acct, kind: 'expire', ref: 'ch_1', dueAt: now });
+    const job = await a.units.run((unit) => unit.jobs.schedule({ accountId: acct, kind: 'expire', ref: 'ch_1', dueAt: now }));
     expect(await a.jobs.claimDue(10, 30_000, acct)).toEqual([job]);
     await a.close(); // A dies: its pool is gone, the job never completed
     expect(await b.jobs.claimDue(10, 30_000, acct)).toEqual([]);
     expect(await b.jobs.nextRealDueAt()).toBe(now + 30_000);
     now += 30_000;
     expect(await b.jobs.claimDue(10, 30_000, acct)).toEqual([job]);
-    await b.jobs.complete(job);
+    await b.units.run((unit) => unit.jobs.complete(job));
     expect(await b.jobs.pending(acct)).toEqual([]);
   });
 
   it('A and B claiming at once never take the same job, and neither waits for the other (SKIP LOCKED)', async () => {
     const [a, b] = [await instance('A'), await instance('B')];
     const acct = account();
-    for (let i = 0; i < 60; i++) await a.jobs.schedule({ accountId: acct, kind: 'fill', ref: `ch_${i}`, dueAt: now - i });
+    await a.units.run(async (unit) => {
+      for (let i = 0; i < 60; i++) await unit.jobs.schedule({ accountId: acct, kind: 'fill', ref: `ch_${i}`, dueAt: now - i });
+    });
     // A's claim is not committed yet, its rows still locked: B takes the next ones instead of waiting for A.
+    // (Claims are not a unit's to make, but a claim made while a unit of A runs joins its transaction:
+    // src/store/postgres/db.ts. That holds A's row locks open while B claims.)
     const [byA, byB] = await a.units.run(async () => {
       const mine = await a.jobs.claimDue(4, 60_000, acct);
       const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("B waited for A's locked jobs")), 5_000));
@@ -127,9 +133,9 @@ describe('two instances on one database', () => {
     const acct = account();
     let woken = 0;
     b.jobs.onChange(() => woken++);
-    await a.jobs.schedule({ accountId: acct, kind: 'k', ref: 'x', dueAt: now + 60_000 });
+    await a.units.run((unit) => unit.jobs.schedule({ accountId: acct, kind: 'k', ref: 'x', dueAt: now + 60_000 }));
     await until(() => woken === 1, 'B woken by the schedule on A');
-    await a.clocks.advance(acct, 60_000);
+    await a.units.run((unit) => unit.clocks.advance(acct, 60_000));
     await until(() => woken === 2, 'B woken by the clock advance on A');
     expect(await b.clocks.offsetOf(acct)).toBe(60_000);
     expect((await b.jobs.claimDue(10, 1_000, acct)).map((j) => j.ref)).toEqual(['x']);
@@ -141,18 +147,18 @@ describe('two instances on one database', () => {
     const got: unknown[] = [];
     b.bus.subscribe(acct, (m) => got.push(m));
     const large = { event: 'catalog.updated', description: 'ç'.repeat(9_000) };
-    await a.units.run(async () => {
-      a.bus.publish(acct, { n: 1 });
-      a.bus.publish(acct, large);
-      a.bus.publish(acct, { n: 3 });
+    await a.units.run(async (unit) => {
+      unit.publish(acct, { n: 1 });
+      unit.publish(acct, large);
+      unit.publish(acct, { n: 3 });
     });
     await expect(
-      a.units.run(async () => {
-        a.bus.publish(acct, { n: 'rolled back' });
+      a.units.run(async (unit) => {
+        unit.publish(acct, { n: 'rolled back' });
         throw new Error('refused');
       }),
     ).rejects.toThrow('refused');
-    a.bus.publish(acct, { n: 4 });
+    await a.units.run(async (unit) => unit.publish(acct, { n: 4 }));
     await until(() => got.length === 4, 'four messages on B');
     expect(got).toEqual([{ n: 1 }, large, { n: 3 }, { n: 4 }]);
   });

@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { StoreUnavailable, type Owned } from '../../../src/store/ports.js';
+import { StoreUnavailable, type Owned, type TableSpec } from '../../../src/store/ports.js';
 import { PostgresRepository } from '../../../src/store/postgres/index.js';
 import { PG_INSTALL_TIMEOUT_MS, freePort } from '../../helpers/postgres.js';
 import { createTestDatabase } from '../../helpers/shared-postgres.js';
@@ -11,7 +11,7 @@ beforeAll(async () => {
   url = await createTestDatabase('conformance');
 }, PG_INSTALL_TIMEOUT_MS);
 
-describeRepositoryConformance('PostgreSQL', ({ now }) => PostgresRepository.open({ connectionString: url, now }), { rollsBack: true });
+describeRepositoryConformance('PostgreSQL', ({ now }) => PostgresRepository.open({ connectionString: url, now }));
 
 describe('PostgreSQL repository', () => {
   const opened: PostgresRepository[] = [];
@@ -27,16 +27,20 @@ describe('PostgreSQL repository', () => {
   it('a unit in which a statement failed (and its caller went on) does not commit, and says so', async () => {
     const repo = await PostgresRepository.open({ connectionString: url });
     opened.push(repo);
-    const notes = repo.table<Owned & { text: string }>({ name: 'notes' });
+    const spec: TableSpec<Owned & { text: string }> = { name: 'notes' };
+    const notes = repo.table(spec);
     const effects: string[] = [];
-    const unit = repo.units.run(async () => {
-      await notes.put({ id: 'n_1', accountId: 'acct_1', text: 'kept?' });
+    const unit = repo.units.run(async (work) => {
+      await work.table(spec).put({ id: 'n_1', accountId: 'acct_1', text: 'kept?' });
       // PostgreSQL refuses U+0000 in jsonb: the statement fails and the transaction is aborted.
-      const refused = await notes.put({ id: 'n_2', accountId: 'acct_1', text: 'nul \u0000' }).then(
-        () => false,
-        () => true,
-      );
-      repo.units.afterCommit(() => effects.push('committed'));
+      const refused = await work
+        .table(spec)
+        .put({ id: 'n_2', accountId: 'acct_1', text: 'nul \u0000' })
+        .then(
+          () => false,
+          () => true,
+        );
+      work.afterCommit(() => effects.push('committed'));
       return refused;
     });
     await expect(unit).rejects.toThrow(/rolled back/);

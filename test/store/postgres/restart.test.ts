@@ -42,24 +42,25 @@ const eventually = <T>(attempt: () => Promise<T>) => vi.waitFor(attempt, { timeo
 describe('PostgreSQL restarts under two instances', () => {
   it('calls fail with StoreUnavailable while it is down, then work again on the same repositories, LISTEN included', async () => {
     const acct = 'acct_restart';
-    await a.table(charges).put({ id: 'ch_1', accountId: acct, status: 'PENDING' });
+    await a.units.run((unit) => unit.table(charges).put({ id: 'ch_1', accountId: acct, status: 'PENDING' }));
     const heard: unknown[] = [];
     b.bus.subscribe(acct, (m) => heard.push(m));
     let woken = 0;
     b.jobs.onChange(() => woken++);
 
     cluster.stopServer('fast');
-    // Publishing while down loses the message for other instances, but never throws.
-    a.bus.publish(acct, { lost: true });
 
     const failures = await Promise.allSettled([
       a.table(charges).get(acct, 'ch_1'),
-      a.table(charges).put({ id: 'ch_2', accountId: acct, status: 'PENDING' }),
       a.table(charges).list(acct, { where: { status: 'PENDING' } }),
-      a.units.run(() => a.table(charges).put({ id: 'ch_3', accountId: acct, status: 'PENDING' })),
+      a.units.run((unit) => unit.table(charges).put({ id: 'ch_3', accountId: acct, status: 'PENDING' })),
       a.jobs.claimDue(10, 1_000),
-      a.jobs.schedule({ accountId: acct, kind: 'k', ref: 'x', dueAt: now }),
-      a.clocks.advance(acct, 1_000),
+      a.jobs.pending(acct),
+      a.units.run((unit) => unit.jobs.schedule({ accountId: acct, kind: 'k', ref: 'x', dueAt: now })),
+      a.clocks.offsetOf(acct),
+      a.units.run((unit) => unit.clocks.advance(acct, 1_000)),
+      // Publishing while down: the unit fails, and its message is heard nowhere (checked below).
+      a.units.run(async (unit) => unit.publish(acct, { lost: true })),
       a.sequences.next('restart_counter'),
       b.table(charges).count(acct),
     ]);
@@ -73,13 +74,13 @@ describe('PostgreSQL restarts under two instances', () => {
 
     await eventually(async () => expect(await a.health()).toEqual({ kind: 'postgres', ok: true }));
     expect(await a.table(charges).get(acct, 'ch_1')).toMatchObject({ status: 'PENDING' });
-    await a.units.run(() => a.table(charges).put({ id: 'ch_2', accountId: acct, status: 'PAID' }));
+    await a.units.run((unit) => unit.table(charges).put({ id: 'ch_2', accountId: acct, status: 'PAID' }));
     expect(await b.table(charges).get(acct, 'ch_2')).toMatchObject({ status: 'PAID' });
     expect(await a.sequences.next('restart_counter')).toBeGreaterThan(0);
     // B's LISTEN connection is back: it hears A again, and its scheduler was told to look again.
     await eventually(async () => expect(await b.health()).toEqual({ kind: 'postgres', ok: true }));
     expect(woken).toBeGreaterThan(0);
-    a.bus.publish(acct, { after: 'restart' });
+    await a.units.run(async (unit) => unit.publish(acct, { after: 'restart' }));
     await eventually(async () => expect(heard).toContainEqual({ after: 'restart' }));
     expect(heard).not.toContainEqual({ lost: true });
     expect(unhandled).toEqual([]);
@@ -87,18 +88,18 @@ describe('PostgreSQL restarts under two instances', () => {
 
   it('a unit running when the server crashes fails with StoreUnavailable and commits nothing', async () => {
     const acct = 'acct_crash';
-    await a.table(charges).put({ id: 'ch_1', accountId: acct, status: 'PENDING' });
+    await a.units.run((unit) => unit.table(charges).put({ id: 'ch_1', accountId: acct, status: 'PENDING' }));
     let reached!: () => void;
     const inside = new Promise<void>((resolve) => (reached = resolve));
     let resume!: () => void;
     const crashed = new Promise<void>((resolve) => (resume = resolve));
     const effects: string[] = [];
-    const unit = a.units.run(async () => {
-      await a.table(charges).put({ id: 'ch_1', accountId: acct, status: 'PAID' });
-      a.units.afterCommit(() => effects.push('committed'));
+    const unit = a.units.run(async (work) => {
+      await work.table(charges).put({ id: 'ch_1', accountId: acct, status: 'PAID' });
+      work.afterCommit(() => effects.push('committed'));
       reached();
       await crashed;
-      await a.table(charges).put({ id: 'ch_2', accountId: acct, status: 'PAID' });
+      await work.table(charges).put({ id: 'ch_2', accountId: acct, status: 'PAID' });
     });
     await inside;
     cluster.stopServer('immediate');
@@ -108,7 +109,7 @@ describe('PostgreSQL restarts under two instances', () => {
     await eventually(async () => expect((await a.table(charges).get(acct, 'ch_1'))?.status).toBe('PENDING'));
     expect(await a.table(charges).get(acct, 'ch_2')).toBeUndefined();
     expect(effects).toEqual([]);
-    await a.units.run(() => a.table(charges).put({ id: 'ch_1', accountId: acct, status: 'PAID' }));
+    await a.units.run((work) => work.table(charges).put({ id: 'ch_1', accountId: acct, status: 'PAID' }));
     expect((await b.table(charges).get(acct, 'ch_1'))?.status).toBe('PAID');
     expect(unhandled).toEqual([]);
   }, 60_000);

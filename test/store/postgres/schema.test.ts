@@ -98,7 +98,9 @@ describe('record tables from their specs', () => {
     const url = await createTestDatabase('spec_evolves');
     const before = await open(url);
     const v1: TableSpec<Order> = { name: 'orders' };
-    for (let i = 0; i < 1_203; i++) await before.table(v1).put({ id: `o_${i}`, accountId: 'acct_1', status: i % 3 === 0 ? 'PAID' : 'PENDING', reference: `ref-${i}` });
+    await before.units.run(async (unit) => {
+      for (let i = 0; i < 1_203; i++) await unit.table(v1).put({ id: `o_${i}`, accountId: 'acct_1', status: i % 3 === 0 ? 'PAID' : 'PENDING', reference: `ref-${i}` });
+    });
     await before.close();
     // Two instances of the new version start at once.
     const v2: TableSpec<Order> = { name: 'orders', unique: { reference: (o) => o.reference }, filters: { status: (o) => o.status } };
@@ -107,14 +109,19 @@ describe('record tables from their specs', () => {
     expect(paid.data).toHaveLength(401);
     expect(paid.data.every((o) => o.status === 'PAID')).toBe(true);
     expect(found?.id).toBe('o_1202');
-    await expect(a.table(v2).put({ id: 'o_new', accountId: 'acct_1', status: 'PENDING', reference: 'ref-7' })).rejects.toMatchObject({ name: 'UniqueViolation' });
+    await expect(a.units.run((unit) => unit.table(v2).put({ id: 'o_new', accountId: 'acct_1', status: 'PENDING', reference: 'ref-7' }))).rejects.toMatchObject({
+      name: 'UniqueViolation',
+    });
   });
 
   it('two instances declaring a new table at once both use it', async () => {
     const url = await createTestDatabase('spec_race');
     const [a, b] = await Promise.all([open(url), open(url)]);
     const spec: TableSpec<Order> = { name: 'orders', unique: { reference: (o) => o.reference }, filters: { status: (o) => o.status } };
-    await Promise.all([a.table(spec).put({ id: 'o_a', accountId: 'acct_1', status: 'PAID' }), b.table(spec).put({ id: 'o_b', accountId: 'acct_1', status: 'PAID' })]);
+    await Promise.all([
+      a.units.run((unit) => unit.table(spec).put({ id: 'o_a', accountId: 'acct_1', status: 'PAID' })),
+      b.units.run((unit) => unit.table(spec).put({ id: 'o_b', accountId: 'acct_1', status: 'PAID' })),
+    ]);
     expect(await a.table(spec).count('acct_1')).toBe(2);
   });
 

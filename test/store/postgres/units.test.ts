@@ -1,10 +1,10 @@
 // What the PostgreSQL store adds to the ports' conformance about units of work (issue 35): a
 // unit's writes are buffered and sent at its commit, so a unit that throws leaves nothing (no
-// record, job, clock move or event), its reads see its own writes, and a clash PostgreSQL can
-// only find at the commit rolls the whole unit back.
+// record, job, clock move or event), its reads see its own writes, a clash PostgreSQL can only
+// find at the commit rolls the whole unit back, and the handle works from any async context.
 import pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { UniqueViolation, type Owned, type TableSpec } from '../../../src/store/ports.js';
+import { UniqueViolation, type Owned, type TableSpec, type Unit } from '../../../src/store/ports.js';
 import { PostgresRepository } from '../../../src/store/postgres/index.js';
 import { PG_INSTALL_TIMEOUT_MS } from '../../helpers/postgres.js';
 import { createTestDatabase } from '../../helpers/shared-postgres.js';
@@ -26,6 +26,8 @@ const instance = async (instanceId: string) => {
 };
 let accounts = 0;
 const account = () => `acct_units_${++accounts}`;
+/** A committed change made in a unit of its own (setting the scene). */
+const inUnit = (repo: PostgresRepository, change: (unit: Unit) => Promise<unknown>) => repo.units.run(async (unit) => void (await change(unit)));
 
 beforeAll(async () => {
   url = await createTestDatabase('units');
@@ -59,11 +61,12 @@ describe('PostgreSQL units of work', () => {
     const repo = await instance('units-a');
     const other = await instance('units-b');
     const a = account();
-    const table = repo.table(charges);
-    await table.put({ id: 'ch_kept', accountId: a, status: 'PENDING', externalId: 'order-kept' });
-    await table.put({ id: 'ch_gone', accountId: a, status: 'PENDING' });
-    await repo.jobs.schedule({ accountId: a, kind: 'expire', ref: 'ch_kept', dueAt: now + 60_000 });
-    await repo.clocks.advance(a, 1_000);
+    await inUnit(repo, async (unit) => {
+      await unit.table(charges).put({ id: 'ch_kept', accountId: a, status: 'PENDING', externalId: 'order-kept' });
+      await unit.table(charges).put({ id: 'ch_gone', accountId: a, status: 'PENDING' });
+      await unit.jobs.schedule({ accountId: a, kind: 'expire', ref: 'ch_kept', dueAt: now + 60_000 });
+      await unit.clocks.advance(a, 1_000);
+    });
     const before = await everything();
     const heard: unknown[] = [];
     repo.bus.subscribe(a, (m) => heard.push(m));
@@ -73,24 +76,25 @@ describe('PostgreSQL units of work', () => {
     const claimed = (await repo.jobs.pending(a))[0];
     expect(claimed).toBeDefined();
 
-    const failing = repo.units.run(async () => {
+    const failing = repo.units.run(async (unit) => {
+      const table = unit.table(charges);
       const locked = await table.getForUpdate(a, 'ch_kept');
       await table.put({ ...locked!, status: 'PAID' });
       await table.put({ id: 'ch_new', accountId: a, status: 'PENDING' });
       await table.delete(a, 'ch_gone');
-      await repo.jobs.schedule({ accountId: a, kind: 'fill', ref: 'ch_new', dueAt: now });
-      await repo.jobs.cancel(a, 'expire', 'ch_kept');
-      await repo.jobs.complete(claimed!);
-      await repo.clocks.advance(a, 5_000);
-      await repo.clocks.reset(a);
-      repo.bus.publish(a, { event: 'paid' });
-      repo.bus.publish(a, { big: 'x'.repeat(10_000) });
+      await unit.jobs.schedule({ accountId: a, kind: 'fill', ref: 'ch_new', dueAt: now });
+      await unit.jobs.cancel(a, 'expire', 'ch_kept');
+      await unit.jobs.complete(claimed!);
+      await unit.clocks.advance(a, 5_000);
+      await unit.clocks.reset(a);
+      unit.publish(a, { event: 'paid' });
+      unit.publish(a, { big: 'x'.repeat(10_000) });
       throw new Error('the domain changed its mind');
     });
     await expect(failing).rejects.toThrow('the domain changed its mind');
 
     expect(await everything()).toEqual(before);
-    expect(await table.get(a, 'ch_kept')).toMatchObject({ status: 'PENDING' });
+    expect(await repo.table(charges).get(a, 'ch_kept')).toMatchObject({ status: 'PENDING' });
     expect(await repo.jobs.isScheduled(a, 'expire', 'ch_kept')).toBe(true);
     expect(await repo.clocks.offsetOf(a)).toBe(1_000);
     // The other instance would hear of a commit within milliseconds; give it ample time to hear nothing.
@@ -98,20 +102,22 @@ describe('PostgreSQL units of work', () => {
     expect(heard).toEqual([]);
     expect(changes).toBe(0);
     // The record it locked is free again: another unit takes it at once.
-    await repo.units.run(async () => {
-      expect(await table.getForUpdate(a, 'ch_kept')).toMatchObject({ status: 'PENDING' });
+    await repo.units.run(async (unit) => {
+      expect(await unit.table(charges).getForUpdate(a, 'ch_kept')).toMatchObject({ status: 'PENDING' });
     });
   });
 
   it('reads inside a unit see its own writes: get, findUnique, getGlobal, list, count, scan, jobs and clocks', async () => {
     const repo = await instance('units-reads');
     const a = account();
-    const table = repo.table(charges);
-    await table.put({ id: 'ch_1', accountId: a, status: 'PENDING', externalId: 'order-1' });
-    await table.put({ id: 'ch_2', accountId: a, status: 'PENDING' });
-    await repo.jobs.schedule({ accountId: a, kind: 'expire', ref: 'ch_2', dueAt: now + 1_000 });
+    await inUnit(repo, async (unit) => {
+      await unit.table(charges).put({ id: 'ch_1', accountId: a, status: 'PENDING', externalId: 'order-1' });
+      await unit.table(charges).put({ id: 'ch_2', accountId: a, status: 'PENDING' });
+      await unit.jobs.schedule({ accountId: a, kind: 'expire', ref: 'ch_2', dueAt: now + 1_000 });
+    });
 
-    await repo.units.run(async () => {
+    await repo.units.run(async (unit) => {
+      const table = unit.table(charges);
       await table.put({ id: 'ch_3', accountId: a, status: 'PAID' });
       await table.put({ id: 'ch_1', accountId: a, status: 'PAID', externalId: 'order-1b' });
       await table.delete(a, 'ch_2');
@@ -121,13 +127,15 @@ describe('PostgreSQL units of work', () => {
       expect(await table.findUnique(a, 'externalId', 'order-1')).toBeUndefined();
       expect(await table.findUnique(a, 'externalId', 'order-1b')).toMatchObject({ id: 'ch_1' });
       expect(await table.getForUpdate(a, 'ch_1')).toMatchObject({ status: 'PAID' });
+      // The repository's own table reads what is committed: none of this yet.
+      expect(await repo.table(charges).get(a, 'ch_3')).toBeUndefined();
 
-      await repo.jobs.schedule({ accountId: a, kind: 'fill', ref: 'ch_3', dueAt: now });
-      await repo.jobs.cancel(a, 'expire', 'ch_2');
-      expect(await repo.jobs.isScheduled(a, 'fill', 'ch_3')).toBe(true);
-      expect(await repo.jobs.isScheduled(a, 'expire', 'ch_2')).toBe(false);
-      await repo.clocks.advance(a, 2_500);
-      expect(await repo.clocks.offsetOf(a)).toBe(2_500);
+      await unit.jobs.schedule({ accountId: a, kind: 'fill', ref: 'ch_3', dueAt: now });
+      await unit.jobs.cancel(a, 'expire', 'ch_2');
+      expect(await unit.jobs.isScheduled(a, 'fill', 'ch_3')).toBe(true);
+      expect(await unit.jobs.isScheduled(a, 'expire', 'ch_2')).toBe(false);
+      await unit.clocks.advance(a, 2_500);
+      expect(await unit.clocks.offsetOf(a)).toBe(2_500);
 
       // Range reads: the unit's writes are sent first, in its transaction, and read back there.
       expect((await table.list(a)).data.map((c) => c.id)).toEqual(['ch_1', 'ch_3']);
@@ -136,14 +144,14 @@ describe('PostgreSQL units of work', () => {
       const scanned: string[] = [];
       for await (const c of table.scan(a)) scanned.push(c.id);
       expect(scanned).toEqual(['ch_1', 'ch_3']);
-      expect((await repo.jobs.pending(a)).map((j) => `${j.kind}:${j.ref}`)).toEqual(['fill:ch_3']);
+      expect((await unit.jobs.pending(a)).map((j) => `${j.kind}:${j.ref}`)).toEqual(['fill:ch_3']);
 
       // Writes after a range read join the same transaction and are seen too.
       await table.put({ id: 'ch_4', accountId: a, status: 'PENDING' });
       expect(await table.count(a)).toBe(3);
       expect(await table.get(a, 'ch_4')).toMatchObject({ status: 'PENDING' });
     });
-    expect((await table.list(a)).data.map((c) => c.id)).toEqual(['ch_1', 'ch_3', 'ch_4']);
+    expect((await repo.table(charges).list(a)).data.map((c) => c.id)).toEqual(['ch_1', 'ch_3', 'ch_4']);
     expect(await repo.clocks.offsetOf(a)).toBe(2_500);
     expect(await repo.jobs.isScheduled(a, 'expire', 'ch_2')).toBe(false);
   });
@@ -152,19 +160,19 @@ describe('PostgreSQL units of work', () => {
     const repo = await instance('units-clash');
     const other = await instance('units-clash-listener');
     const [a, b] = [account(), account()];
-    const table = repo.table(charges);
-    await table.put({ id: 'ch_taken', accountId: a, status: 'PENDING' });
+    await inUnit(repo, (unit) => unit.table(charges).put({ id: 'ch_taken', accountId: a, status: 'PENDING' }));
     const before = await everything();
     const heard: unknown[] = [];
     other.bus.subscribe(b, (m) => heard.push(m));
     const effects: string[] = [];
 
-    const clash = repo.units.run(async () => {
+    const clash = repo.units.run(async (unit) => {
+      const table = unit.table(charges);
       await table.put({ id: 'ch_b1', accountId: b, status: 'PENDING' });
-      await repo.jobs.schedule({ accountId: b, kind: 'fill', ref: 'ch_b1', dueAt: now });
-      await repo.clocks.advance(b, 3_000);
-      repo.bus.publish(b, { event: 'created' });
-      repo.units.afterCommit(() => effects.push('committed'));
+      await unit.jobs.schedule({ accountId: b, kind: 'fill', ref: 'ch_b1', dueAt: now });
+      await unit.clocks.advance(b, 3_000);
+      unit.publish(b, { event: 'created' });
+      unit.afterCommit(() => effects.push('committed'));
       // Global ids are unique across accounts: only PostgreSQL knows another account holds this one.
       await table.put({ id: 'ch_taken', accountId: b, status: 'PENDING' });
       await table.put({ id: 'ch_b2', accountId: b, status: 'PENDING' });
@@ -177,16 +185,16 @@ describe('PostgreSQL units of work', () => {
     expect(heard).toEqual([]);
     expect(effects).toEqual([]);
     // The repository goes on: the next unit commits.
-    await repo.units.run(() => table.put({ id: 'ch_b3', accountId: b, status: 'PENDING' }));
-    expect(await table.get(b, 'ch_b3')).toBeDefined();
+    await inUnit(repo, (unit) => unit.table(charges).put({ id: 'ch_b3', accountId: b, status: 'PENDING' }));
+    expect(await repo.table(charges).get(b, 'ch_b3')).toBeDefined();
   });
 
-  it('a clash on a unique key of the spec is the put\'s own: the unit catches it and the rest commits', async () => {
+  it("a clash on a unique key of the spec is the put's own: the unit catches it and the rest commits", async () => {
     const repo = await instance('units-own-clash');
     const a = account();
-    const table = repo.table(charges);
-    await table.put({ id: `${a}_1`, accountId: a, status: 'PENDING', externalId: 'order-1' });
-    const outcome = await repo.units.run(async () => {
+    await inUnit(repo, (unit) => unit.table(charges).put({ id: `${a}_1`, accountId: a, status: 'PENDING', externalId: 'order-1' }));
+    const outcome = await repo.units.run(async (unit) => {
+      const table = unit.table(charges);
       await table.put({ id: `${a}_2`, accountId: a, status: 'PENDING' });
       const refused = await table.put({ id: `${a}_3`, accountId: a, status: 'PENDING', externalId: 'order-1' }).then(
         () => 'stored',
@@ -196,20 +204,17 @@ describe('PostgreSQL units of work', () => {
       return refused;
     });
     expect(outcome).toBe('refused externalId order-1');
-    expect((await table.list(a)).data.map((c) => c.id)).toEqual([`${a}_1`, `${a}_2`, `${a}_4`]);
+    expect((await repo.table(charges).list(a)).data.map((c) => c.id)).toEqual([`${a}_1`, `${a}_2`, `${a}_4`]);
   });
 
-  it('an explicit unit (withUnit: a handle, not AsyncLocalStorage) buffers what is called through it, even from another async context', async () => {
-    const repo = await instance('units-explicit');
+  it('the handle joins its unit from any async context: calls made by a timer set up before the unit are buffered in it', async () => {
+    const repo = await instance('units-handle');
     const a = account();
-    const table = repo.table(charges);
-    // Calls run by a timer set up before any unit: their async context is not the unit's.
     const queue: (() => Promise<void>)[] = [];
     const runner = setInterval(() => void queue.shift()?.(), 5);
-    const elsewhere = (call: () => Promise<unknown>) =>
-      new Promise<void>((resolve, reject) => queue.push(() => call().then(() => resolve(), reject)));
+    const elsewhere = (call: () => Promise<unknown>) => new Promise<void>((resolve, reject) => queue.push(() => call().then(() => resolve(), reject)));
     try {
-      const failing = repo.withUnit(async (unit) => {
+      const failing = repo.units.run(async (unit) => {
         await elsewhere(() => unit.table(charges).put({ id: `${a}_x`, accountId: a, status: 'PENDING' }));
         await elsewhere(() => unit.jobs.schedule({ accountId: a, kind: 'fill', ref: `${a}_x`, dueAt: now }));
         await elsewhere(() => unit.clocks.advance(a, 900));
@@ -218,18 +223,18 @@ describe('PostgreSQL units of work', () => {
         throw new Error('changed its mind');
       });
       await expect(failing).rejects.toThrow('changed its mind');
-      expect(await table.get(a, `${a}_x`)).toBeUndefined();
+      expect(await repo.table(charges).get(a, `${a}_x`)).toBeUndefined();
       expect(await repo.jobs.isScheduled(a, 'fill', `${a}_x`)).toBe(false);
       expect(await repo.clocks.offsetOf(a)).toBe(0);
 
       const effects: string[] = [];
-      await repo.withUnit(async (unit) => {
+      await repo.units.run(async (unit) => {
         await elsewhere(() => unit.table(charges).put({ id: `${a}_y`, accountId: a, status: 'PAID' }));
         unit.afterCommit(() => effects.push('committed'));
         expect(effects).toEqual([]);
       });
       expect(effects).toEqual(['committed']);
-      expect(await table.get(a, `${a}_y`)).toMatchObject({ status: 'PAID' });
+      expect(await repo.table(charges).get(a, `${a}_y`)).toMatchObject({ status: 'PAID' });
     } finally {
       clearInterval(runner);
     }
@@ -243,10 +248,10 @@ describe('PostgreSQL units of work', () => {
     other.jobs.onChange(() => changes++);
     const heard: unknown[] = [];
     other.bus.subscribe(a, (m) => heard.push(m));
-    await repo.units.run(async () => {
-      await repo.jobs.schedule({ accountId: a, kind: 'fill', ref: 'r1', dueAt: now });
-      await repo.clocks.advance(a, 700);
-      repo.bus.publish(a, { event: 'one' });
+    await repo.units.run(async (unit) => {
+      await unit.jobs.schedule({ accountId: a, kind: 'fill', ref: 'r1', dueAt: now });
+      await unit.clocks.advance(a, 700);
+      unit.publish(a, { event: 'one' });
     });
     expect(await other.jobs.isScheduled(a, 'fill', 'r1')).toBe(true);
     expect(await other.clocks.offsetOf(a)).toBe(700);
