@@ -337,7 +337,15 @@ export interface DbOptions {
  * goes away never becomes an unhandled 'error' event.
  */
 export class Db implements Scope {
+  /** Connections of units whose transaction has begun (a locking read, a commit): held until the unit ends. */
   readonly pool: pg.Pool;
+  /**
+   * Connections for single statements in autocommit (committed reads, sequences, writes outside a
+   * unit), each returned at once. Apart from `pool`: a unit holding a transaction's connection
+   * may read committed state; from one pool, units holding every connection and each waiting
+   * for one more would wait forever (seen: 12 webhooks at once, 503 after the 5 s timeout).
+   */
+  readonly reads: pg.Pool;
   readonly config: pg.ClientConfig;
 
   constructor(private readonly options: DbOptions) {
@@ -349,16 +357,17 @@ export class Db implements Scope {
       connectionTimeoutMillis: 5_000,
     };
     this.pool = new pg.Pool({ ...this.config, max: options.poolSize, idleTimeoutMillis: 30_000 });
+    this.reads = new pg.Pool({ ...this.config, max: options.poolSize, idleTimeoutMillis: 30_000 });
     // Idle clients whose server went away: the pool drops them and makes new ones on demand.
-    this.pool.on('error', (err) => options.logger.warn({ err: err.message }, 'PostgreSQL: an idle connection was lost'));
+    for (const pool of [this.pool, this.reads]) pool.on('error', (err) => options.logger.warn({ err: err.message }, 'PostgreSQL: an idle connection was lost'));
   }
 
   /** As a Scope: no unit (a unit's calls go through its handle, `frame.scope`). */
   readonly frame: Frame | undefined = undefined;
 
-  /** `op` on a pooled connection in autocommit. */
+  /** `op` on a pooled connection in autocommit (`reads`). */
   async pooled<T>(op: (session: Session) => Promise<T>): Promise<T> {
-    const held = await this.hold();
+    const held = await this.hold(this.reads);
     try {
       return await op(held);
     } finally {
@@ -457,9 +466,10 @@ export class Db implements Scope {
     return result;
   }
 
-  async hold(): Promise<Held> {
+  /** A connection of `pool` (default: the units'), checked out. */
+  async hold(pool: pg.Pool = this.pool): Promise<Held> {
     try {
-      return new Held(await this.pool.connect());
+      return new Held(await pool.connect());
     } catch (err) {
       throw mapError(err);
     }
@@ -488,6 +498,6 @@ export class Db implements Scope {
   }
 
   async end(): Promise<void> {
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.reads.end()]);
   }
 }

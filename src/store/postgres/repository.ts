@@ -17,7 +17,7 @@ export interface PostgresOptions {
   connectionString: string;
   /** Real time in ms since the epoch: what account clocks and leases count from. Default: Date.now. */
   now?: () => number;
-  /** Pooled connections of this instance (default: SANDBOX_PG_POOL_SIZE, else 10); units of work hold one each while they run. */
+  /** Connections of each of this instance's two pools (default: SANDBOX_PG_POOL_SIZE, else 10): units whose transaction has begun hold one of the first until they end; single statements take one of the second for a moment. */
   poolSize?: number;
   /** Names this instance in the jobs it claims (claimed_by). Default: host, pid and a random suffix. */
   instanceId?: string;
