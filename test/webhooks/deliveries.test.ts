@@ -1,7 +1,7 @@
 // The webhook outbox on its own: deliveries, their attempts and retries, on the in-memory
 // repository, a fake clock and a fake sender (nothing leaves the process).
 import { createHmac } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
 import type { PurchaseRequest } from '../../src/spec/types.js';
 import { domainKit, type DomainKit } from '../helpers/domain.js';
@@ -161,8 +161,9 @@ describe('Deliveries', () => {
     const account = await kit.account('http://receiver.test/hook');
     const tx = await kit.inUnit((u) => kit.transactions.create(u, account, pix()));
     await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id));
+    // The attempt reads its account and clock first (round trips on PostgreSQL): bounded wait.
+    await vi.waitFor(() => expect(turns).toBe(1), { timeout: 5_000, interval: 5 });
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(turns).toBe(1);
     expect(kit.sender.sent).toEqual([]);
     release();
     await kit.deliveries.idle(account.id);
