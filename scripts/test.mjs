@@ -29,10 +29,12 @@ const steps = [
 const command = full ? 'npm run test:full' : 'npm test';
 const results = steps.map(({ name, args }) => {
   console.log(`\n--- ${command}: ${name}`);
+  const started = Date.now();
   // The same node that runs this script: CI on another Node version tests on that version.
   const run = spawnSync(process.execPath, [vitest, ...args], { stdio: 'inherit' });
   const code = run.status ?? 1;
-  return { name, code, how: run.error ? `could not start: ${run.error.message}` : run.signal ? `killed by ${run.signal}` : `exit ${code}` };
+  const how = run.error ? `could not start: ${run.error.message}` : run.signal ? `killed by ${run.signal}` : `exit ${code}`;
+  return { name, code, how: `${how}, ${Math.round((Date.now() - started) / 1000)} s` };
 });
 
 console.log(`\n--- ${command}: summary`);
