@@ -3,12 +3,14 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
  * The suite as vitest projects, run by scripts/test.mjs:
- * - `npm test`, the fast run: `unit` (everything below but FULL_ONLY, on the embedded store) and
- *   `postgres` (the domain suites again, every sandbox on a fresh PostgreSQL database);
- * - `npm run test:full`: the fast run, then `full` (FULL_ONLY), `postgres-full` (the HTTP
- *   suites, and FULL_ONLY's files of the domain folders, on PostgreSQL) and `pact-provider`
- *   (after the others of its run: it verifies the pact files the consumer tests of `unit` write).
- * One project by hand: `node node_modules/vitest/vitest.mjs run --project unit test/http/images.test.ts`.
+ * - `npm test`, the fast run, is the projects named fast*: `fast` (every test file but
+ *   FULL_ONLY, on the embedded store) and `fast-postgres` (the domain suites again, every
+ *   sandbox on a fresh PostgreSQL database);
+ * - `npm run test:full` is the fast run, then every other project: `full` (FULL_ONLY),
+ *   `full-postgres` (the HTTP suites, and FULL_ONLY's files of the domain folders, on
+ *   PostgreSQL) and `pact-provider` (after the others of its run: it verifies the pact files
+ *   the consumer tests of `fast` write).
+ * One project by hand: `node node_modules/vitest/vitest.mjs run --project fast test/http/images.test.ts`.
  */
 
 /**
@@ -76,7 +78,7 @@ export default defineConfig({
       {
         test: {
           ...shared,
-          name: 'unit',
+          name: 'fast',
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, PROVIDER_TESTS, ...FULL_ONLY],
           // Type-level tests (*.test-d.ts, vitest's expectTypeOf) run through the type checker.
@@ -87,7 +89,7 @@ export default defineConfig({
       {
         test: {
           ...shared,
-          name: 'postgres',
+          name: 'fast-postgres',
           include: files(POSTGRES_DOMAIN_SUITES),
           exclude: [...configDefaults.exclude, ...EMBEDDED_ONLY_SUITES, ...FULL_ONLY],
           env: POSTGRES_ENV,
@@ -97,7 +99,7 @@ export default defineConfig({
       {
         test: {
           ...shared,
-          name: 'postgres-full',
+          name: 'full-postgres',
           include: [...files(POSTGRES_HTTP_SUITES), ...FULL_ONLY.filter((glob) => POSTGRES_DOMAIN_SUITES.some((folder) => glob.startsWith(`${folder}/`)))],
           exclude: [...configDefaults.exclude, ...EMBEDDED_ONLY_SUITES],
           env: POSTGRES_ENV,
@@ -109,7 +111,7 @@ export default defineConfig({
           name: 'pact-provider',
           include: [PROVIDER_TESTS],
           testTimeout: 60_000,
-          // After every other project of the run: the consumer tests (`unit`) write the pacts these verify.
+          // After every other project of the run: the consumer tests (`fast`) write the pacts these verify.
           sequence: { ...shared.sequence, groupOrder: 1 },
           env: PACT_ENV,
         },
