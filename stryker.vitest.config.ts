@@ -1,5 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
-import base from './vitest.config.js';
+import base, { EMBEDDED_ENV, shared } from './vitest.config.js';
 
 /**
  * The vitest run Stryker uses for each mutant: the suite minus what cannot see a mutant
@@ -9,12 +9,17 @@ import base from './vitest.config.js';
 const chosen = process.env.MUTATION_TESTS?.split(',').filter(Boolean);
 const NOT_MUTATED = ['test/process/**', 'test/store/process.test.ts', 'test/contract/**', 'test/scenarios/cli.test.ts'];
 
+// One project, the embedded store: the suite's other projects (vitest.config.ts) add processes and PostgreSQL, which see no mutant.
+const { projects: _projects, ...root } = base.test ?? {};
+
 export default defineConfig({
   ...base,
   test: {
-    ...base.test,
-    include: chosen ?? base.test?.include,
+    ...root,
+    ...shared,
+    include: chosen ?? ['test/**/*.test.ts'],
     exclude: [...configDefaults.exclude, ...NOT_MUTATED],
+    env: EMBEDDED_ENV,
     sequence: { shuffle: false },
   },
 });

@@ -1,24 +1,121 @@
+import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
-/** Pact provider verification runs as its own step after this one (vitest.provider.config.ts): it needs the pact files the consumer tests here write. */
+/**
+ * The suite as vitest projects, run by scripts/test.mjs:
+ * - `npm test`, the fast run, is the projects named fast*: `fast` (every test file but
+ *   FULL_ONLY, on the embedded store) and `fast-postgres` (the domain suites again, every
+ *   sandbox on a fresh PostgreSQL database);
+ * - `npm run test:full` is the fast run, then every other project: `full` (FULL_ONLY),
+ *   `full-postgres` (the HTTP suites, and FULL_ONLY's files of the domain folders, on
+ *   PostgreSQL) and `pact-provider` (after the others of its run: it verifies the pact files
+ *   the consumer tests of `fast` write).
+ * One project by hand: `node node_modules/vitest/vitest.mjs run --project fast test/http/images.test.ts`.
+ */
+
+/**
+ * The full run only: what starts processes or installs things (the CLI, restarts, the packed
+ * package, Node 20, browsers, the README's shell blocks), and the mock mode's property test
+ * (the longest file of the rest, a tenth of its time).
+ */
+const FULL_ONLY = [
+  'test/process/**',
+  'test/browser/**',
+  'test/readme/**',
+  'test/faults/reliability.test.ts',
+  'test/http/fuzz.test.ts',
+  'test/http/unauthenticated-bodies.test.ts',
+  'test/scenarios/cli.test.ts',
+  'test/mock/invariants.property.test.ts',
+];
+
+/** The folders whose sandboxes honour SANDBOX_TEST_STORE (test/helpers/test-store.ts): run on PostgreSQL too. */
+const POSTGRES_DOMAIN_SUITES = [
+  'test/autopilot',
+  'test/events',
+  'test/faults',
+  'test/ledger',
+  'test/scheduler',
+  'test/transactions',
+  'test/webhooks',
+  'test/withdrawals',
+  'test/sandbox',
+];
+const POSTGRES_HTTP_SUITES = ['test/http'];
+
+/** Suites of the embedded data file itself: the PostgreSQL projects keep no data file to upgrade in place. */
+const EMBEDDED_ONLY_SUITES = ['test/sandbox/upgrade.test.ts'];
+
 const PROVIDER_TESTS = 'test/contract/**/*.provider.test.ts';
+
+const files = (folders: string[]) => folders.map((folder) => `${folder}/**/*.test.ts`);
+
+// Pact's native core must not report usage anywhere.
+const PACT_ENV = { PACT_DO_NOT_TRACK: 'true' };
+// Child-process sandboxes check their own responses against openapi.yaml too; the store is the project's, whatever the shell says.
+export const EMBEDDED_ENV = { ...PACT_ENV, SANDBOX_VALIDATE_RESPONSES: 'strict', SANDBOX_TEST_STORE: 'embedded' };
+const POSTGRES_ENV = { ...EMBEDDED_ENV, SANDBOX_TEST_STORE: 'postgres' };
+
+/** What every project shares. */
+export const shared = {
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+  pool: 'forks',
+  // Every run in a random order (files and tests), its seed printed: replay one with --sequence.seed=N.
+  sequence: { shuffle: true },
+} as const;
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    exclude: [...configDefaults.exclude, PROVIDER_TESTS],
-    // Builds dist/ once: child-process tests and the store's compaction worker run compiled code.
-    // The PostgreSQL cluster of the run, started only if a test file asks for it.
+    // Once per vitest run, whichever projects it runs. Builds dist/ if a source changed since the
+    // last build (child-process tests and the store's compaction worker run compiled code), and
+    // serves the run's PostgreSQL cluster, started only if a test file asks for it.
     globalSetup: ['test/global-setup.ts', 'test/postgres-setup.ts'],
-    // Type-level tests (*.test-d.ts, vitest's expectTypeOf) run through the type checker.
-    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: 'test/tsconfig.json' },
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    pool: 'forks',
-    // Every run in a random order (files and tests), its seed printed: replay one with --sequence.seed=N.
-    sequence: { shuffle: true },
-    // Pact's native core must not report usage anywhere.
-    // Child-process sandboxes check their own responses against openapi.yaml too.
-    env: { PACT_DO_NOT_TRACK: 'true', SANDBOX_VALIDATE_RESPONSES: 'strict' },
+    // As many workers as cores: vitest's default (one fewer) runs one file at a time on a 2-core
+    // machine, where most files spend much of their time waiting on sockets and timers.
+    maxWorkers: availableParallelism(),
+    projects: [
+      {
+        test: {
+          ...shared,
+          name: 'fast',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, PROVIDER_TESTS, ...FULL_ONLY],
+          // Type-level tests (*.test-d.ts, vitest's expectTypeOf) run through the type checker.
+          typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: 'test/tsconfig.json' },
+          env: EMBEDDED_ENV,
+        },
+      },
+      {
+        test: {
+          ...shared,
+          name: 'fast-postgres',
+          include: files(POSTGRES_DOMAIN_SUITES),
+          exclude: [...configDefaults.exclude, ...EMBEDDED_ONLY_SUITES, ...FULL_ONLY],
+          env: POSTGRES_ENV,
+        },
+      },
+      { test: { ...shared, name: 'full', include: FULL_ONLY.map((glob) => (glob.endsWith('.ts') ? glob : `${glob}/*.test.ts`)), env: EMBEDDED_ENV } },
+      {
+        test: {
+          ...shared,
+          name: 'full-postgres',
+          include: [...files(POSTGRES_HTTP_SUITES), ...FULL_ONLY.filter((glob) => POSTGRES_DOMAIN_SUITES.some((folder) => glob.startsWith(`${folder}/`)))],
+          exclude: [...configDefaults.exclude, ...EMBEDDED_ONLY_SUITES],
+          env: POSTGRES_ENV,
+        },
+      },
+      {
+        test: {
+          ...shared,
+          name: 'pact-provider',
+          include: [PROVIDER_TESTS],
+          testTimeout: 60_000,
+          // After every other project of the run: the consumer tests (`fast`) write the pacts these verify.
+          sequence: { ...shared.sequence, groupOrder: 1 },
+          env: PACT_ENV,
+        },
+      },
+    ],
   },
 });

@@ -1,59 +1,19 @@
-import { execSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { ensureDebianPackages } from '../helpers/apt.js';
 
 /** Debian's build: playwright's own browser downloads cannot reach their host from here. */
 export const CHROMIUM = process.env.SANDBOX_CHROMIUM ?? '/usr/bin/chromium';
-const INSTALL = 'apt-get update && apt-get install -y chromium';
-
-/** One test file installs while the others (other forks) wait; a lock older than this is a dead run's. */
-const LOCK = join(tmpdir(), 'payments-sandbox-chromium-install.lock');
-const STALE_LOCK_MS = 15 * 60_000;
-
-/** Waiting on another process's install is polling by nature: there is nothing to subscribe to. */
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function takeLock(): boolean {
-  try {
-    mkdirSync(LOCK);
-    return true;
-  } catch {
-    try {
-      if (Date.now() - statSync(LOCK).mtimeMs > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true });
-    } catch {
-      // released meanwhile
-    }
-    return false;
-  }
-}
 
 /**
- * Debian's chromium, installed when it is missing and we may (root); otherwise the error says
- * what to run. Installing takes minutes: callers give their setup hook INSTALL_TIMEOUT_MS.
+ * Debian's chromium, installed when missing (test/helpers/apt.ts). Installing takes minutes:
+ * callers give their setup hook APT_INSTALL_TIMEOUT_MS.
  */
-export async function ensureChromium(): Promise<string> {
-  const missing = `The browser tests need Chromium at ${CHROMIUM}. Install it with: sudo sh -c '${INSTALL}'`;
-  if (existsSync(CHROMIUM)) return CHROMIUM;
-  if (process.getuid?.() !== 0) throw new Error(missing);
-  while (!takeLock()) {
-    if (existsSync(CHROMIUM)) return CHROMIUM;
-    await pause(1000);
-  }
-  try {
-    if (!existsSync(CHROMIUM)) {
-      execSync(INSTALL, { stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    }
-  } finally {
-    rmSync(LOCK, { recursive: true, force: true });
-  }
-  if (!existsSync(CHROMIUM)) throw new Error(`${missing} (installing did not provide it)`);
-  return CHROMIUM;
-}
-
-export const INSTALL_TIMEOUT_MS = 10 * 60_000;
+export const ensureChromium = (): Promise<string> =>
+  ensureDebianPackages({ packages: ['chromium'], neededFor: `The browser tests need Chromium at ${CHROMIUM}`, find: () => (existsSync(CHROMIUM) ? CHROMIUM : undefined) });
 
 /**
  * The machine's network is closed: without these, Chromium waits on update, sync and QUIC

@@ -4,7 +4,8 @@ import type { Transaction } from '../../src/spec/types.js';
 import { copBody, created, hybridBody, pixBody } from '../helpers/purchases.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { receiversClosedAfterEach } from '../helpers/webhooks.js';
-import { INSTALL_TIMEOUT_MS, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
+import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
+import { launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
 
 /**
  * The console driven as a person would, in headless Chromium against a real sandbox. One test
@@ -16,7 +17,7 @@ const receiver = receiversClosedAfterEach();
 
 beforeAll(async () => {
   [sandbox, chromium] = await Promise.all([startSandbox({ instructionDelayMs: 60_000 }), launchChromium()]);
-}, INSTALL_TIMEOUT_MS);
+}, APT_INSTALL_TIMEOUT_MS);
 afterAll(async () => {
   await chromium?.close();
   await sandbox?.stop();

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { INSTALL_TIMEOUT_MS, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
+import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
+import { launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
 
 /** The API reference renders from this sandbox alone: any request elsewhere fails the test. */
 let sandbox: TestSandbox;
@@ -8,7 +9,7 @@ let chromium: TestBrowser;
 
 beforeAll(async () => {
   [sandbox, chromium] = await Promise.all([startSandbox(), launchChromium()]);
-}, INSTALL_TIMEOUT_MS);
+}, APT_INSTALL_TIMEOUT_MS);
 afterAll(async () => {
   await chromium?.close();
   await sandbox?.stop();

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boletoBody, copBody, created, hybridBody, lookup, pixBody } from '../helpers/purchases.js';
 import { localPath, payerPages } from '../helpers/payer-pages.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { brokenWords, INSTALL_TIMEOUT_MS, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
+import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
+import { brokenWords, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
 
 /** The hosted payer pages in headless Chromium, at desktop and phone widths and printed. */
 let sandbox: TestSandbox;
@@ -11,7 +12,7 @@ let chromium: TestBrowser;
 
 beforeAll(async () => {
   [sandbox, chromium] = await Promise.all([startSandbox({ instructionDelayMs: 60_000 }), launchChromium()]);
-}, INSTALL_TIMEOUT_MS);
+}, APT_INSTALL_TIMEOUT_MS);
 afterAll(async () => {
   await chromium?.close();
   await sandbox?.stop();

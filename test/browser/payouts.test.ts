@@ -5,7 +5,8 @@ import { created } from '../helpers/purchases.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { receiversClosedAfterEach } from '../helpers/webhooks.js';
 import { balanceOf, cashedOut, cashOutBody, collect, fund, MAGIC } from '../helpers/withdrawals.js';
-import { brokenWords, INSTALL_TIMEOUT_MS, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
+import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
+import { brokenWords, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
 
 /**
  * The console's Payouts view and the MXN payer page, driven as a person would in headless
@@ -18,7 +19,7 @@ const receiver = receiversClosedAfterEach();
 beforeAll(async () => {
   // Withdrawals stay where the test puts them: their automatic steps are an hour away.
   [sandbox, chromium] = await Promise.all([startSandbox({ withdrawalStepMs: 3_600_000 }), launchChromium()]);
-}, INSTALL_TIMEOUT_MS);
+}, APT_INSTALL_TIMEOUT_MS);
 afterAll(async () => {
   await chromium?.close();
   await sandbox?.stop();

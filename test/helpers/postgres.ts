@@ -1,23 +1,20 @@
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+// With its extension: the bench loads this file with Node's own type stripping (bench/suites/postgres.mjs).
+import { APT_INSTALL_TIMEOUT_MS, ensureDebianPackages } from './apt.ts';
 
 /**
  * A throwaway PostgreSQL cluster for the tests and the bench: Debian's `postgresql` package
- * (installed when missing, as the browser tests install chromium), `initdb` on a temp dir,
+ * (installed when missing, test/helpers/apt.ts), `initdb` on a temp dir,
  * `pg_ctl` on a free loopback port, removed on stop. No Docker, nothing left behind.
  */
 
-const INSTALL = 'apt-get update && apt-get install -y --no-install-recommends postgresql';
-const LOCK = join(tmpdir(), 'payments-sandbox-postgresql-install.lock');
-const STALE_LOCK_MS = 15 * 60_000;
-export const PG_INSTALL_TIMEOUT_MS = 10 * 60_000;
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const PG_INSTALL_TIMEOUT_MS = APT_INSTALL_TIMEOUT_MS;
 
 /** Debian keeps each major's programs in /usr/lib/postgresql/<major>/bin; the newest wins. */
 export function findPostgresBin(): string | undefined {
@@ -31,55 +28,9 @@ export function findPostgresBin(): string | undefined {
   return majors[0] === undefined ? undefined : join(root, majors[0], 'bin');
 }
 
-function takeLock(): boolean {
-  try {
-    mkdirSync(LOCK);
-    return true;
-  } catch {
-    try {
-      if (Date.now() - statSync(LOCK).mtimeMs > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true });
-    } catch {
-      // released meanwhile
-    }
-    return false;
-  }
-}
-
-/** The server's programs, installed from Debian when missing and we may (root); otherwise the error says what to run. */
-export async function ensurePostgres(): Promise<string> {
-  const found = findPostgresBin();
-  if (found) return found;
-  const missing = `These tests need PostgreSQL's server programs (initdb, pg_ctl). Install them with: sudo sh -c '${INSTALL}'`;
-  if (process.getuid?.() !== 0) throw new Error(missing);
-  while (!takeLock()) {
-    const other = findPostgresBin();
-    if (other) return other;
-    await pause(1000);
-  }
-  try {
-    if (!findPostgresBin()) {
-      // policy-rc.d 101: the package must not start its own `main` cluster; ours runs on a temp dir.
-      const policy = '/usr/sbin/policy-rc.d';
-      const hadPolicy = existsSync(policy);
-      if (!hadPolicy) writeFileSync(policy, '#!/bin/sh\nexit 101\n', { mode: 0o755 });
-      try {
-        // Asynchronous: the cluster may be started inside vitest's main process (test/postgres-setup.ts), which must keep serving its workers.
-        await promisify(execFile)('sh', ['-c', INSTALL], {
-          maxBuffer: 64 * 1024 * 1024,
-          timeout: PG_INSTALL_TIMEOUT_MS,
-          env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-        });
-      } finally {
-        if (!hadPolicy) rmSync(policy, { force: true });
-      }
-    }
-  } finally {
-    rmSync(LOCK, { recursive: true, force: true });
-  }
-  const installed = findPostgresBin();
-  if (!installed) throw new Error(`${missing} (installing did not provide them)`);
-  return installed;
-}
+/** The server's programs' directory, installed from Debian when missing (test/helpers/apt.ts). */
+export const ensurePostgres = (): Promise<string> =>
+  ensureDebianPackages({ packages: ['postgresql'], neededFor: "These tests need PostgreSQL's server programs (initdb, pg_ctl)", find: findPostgresBin });
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -9,7 +9,8 @@ import { createTestDatabase } from './shared-postgres.js';
 /**
  * Which store the sandboxes of this run use: SANDBOX_TEST_STORE=postgres runs the domain and
  * HTTP suites on PostgreSQL (a fresh database of the run's shared cluster per sandbox), anything
- * else on the embedded store. `npm test` runs them both ways (scripts/test.mjs).
+ * else on the embedded store. The projects of vitest.config.ts set it: `fast-postgres` and
+ * `full-postgres` run the domain and HTTP suites again on PostgreSQL.
  */
 export const TEST_STORE: 'embedded' | 'postgres' = process.env.SANDBOX_TEST_STORE === 'postgres' ? 'postgres' : 'embedded';
 export const onPostgres = TEST_STORE === 'postgres';

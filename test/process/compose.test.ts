@@ -6,8 +6,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Account, Transaction } from '../../src/spec/types.js';
-import { CADDY_INSTALL_TIMEOUT_MS, ensureCaddy } from '../helpers/caddy.js';
-import { PG_INSTALL_TIMEOUT_MS, findPostgresBin, freePort, startCluster, type PgCluster } from '../helpers/postgres.js';
+import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
+import { ensureCaddy } from '../helpers/caddy.js';
+import { findPostgresBin, freePort, startCluster, type PgCluster } from '../helpers/postgres.js';
 import { ROOT } from '../helpers/process.js';
 import { pixBody } from '../helpers/purchases.js';
 import { Client } from '../helpers/sandbox.js';
@@ -159,7 +160,7 @@ describe('docker-compose.yml started natively', { shuffle: false }, () => {
       started.push({ name, url, env, child, output: () => out });
     }
     await startBalancer();
-  }, PG_INSTALL_TIMEOUT_MS + CADDY_INSTALL_TIMEOUT_MS);
+  }, 2 * APT_INSTALL_TIMEOUT_MS); // PostgreSQL's install, then caddy's
 
   /** The balancer service: its Caddyfile with service addresses translated, on Debian's caddy. */
   async function startBalancer(): Promise<void> {

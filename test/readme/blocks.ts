@@ -1,6 +1,6 @@
-import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensureDebianPackages, onPath } from '../helpers/apt.js';
 
 /**
  * The shell blocks of the README and of docs/*.md as the tests run them. A block's marker is an
@@ -58,19 +58,13 @@ export function printed(output: string, expected: string): boolean {
   return output.split('\n').some((line) => pattern.test(line));
 }
 
-const has = (command: string): boolean => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
-
-/** The tools the blocks use (jq, openssl): installed here when this runs as root (CI containers), else the reader is told how. */
-export function ensureTools(): void {
-  const missing = ['jq', 'openssl'].filter((tool) => !has(tool));
-  if (missing.length === 0) return;
-  if (process.getuid?.() === 0 && has('apt-get')) {
-    const packages = missing.join(' ');
-    execFileSync('sh', ['-c', `apt-get install -y ${packages} || (apt-get update && apt-get install -y ${packages})`], { stdio: 'pipe', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    if (missing.every(has)) return;
-  }
-  throw new Error(`the README tests need ${missing.join(' and ')}: install them (sudo apt-get install -y ${missing.join(' ')}, or brew install ${missing.join(' ')}) and run again`);
-}
+/** The tools the blocks use (jq, openssl): installed from Debian when missing and this runs as root (test/helpers/apt.ts), else the reader is told how. */
+export const ensureTools = (): Promise<string> =>
+  ensureDebianPackages({
+    packages: ['jq', 'openssl'],
+    neededFor: 'The README tests need jq and openssl (brew install jq openssl elsewhere)',
+    find: () => (onPath('jq') && onPath('openssl') ? 'jq, openssl' : undefined),
+  });
 
 /** mulberry32, so an order can be replayed from its seed. */
 export function seededShuffle<T>(items: readonly T[], seed: number): T[] {

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
 import { ROOT, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
 import { documentBlocks, documents, ensureTools, expectedLines, printed, seededShuffle, type DocumentBlock } from './blocks.js';
 
@@ -42,10 +43,10 @@ const { setup, examples: all, notRun } = examples(blocks);
 
 let sandbox: SandboxProcess;
 beforeAll(async () => {
-  ensureTools();
+  await ensureTools();
   // The URLs in answers are the ones a reader on the default port sees.
   sandbox = await spawnSandbox(['--in-memory', '--public-url', 'http://localhost:4010']);
-}, 120_000);
+}, APT_INSTALL_TIMEOUT_MS);
 afterAll(() => {
   sandbox?.child.kill('SIGTERM');
 });

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
 import { ROOT, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
 import { ensureTools, printed } from './blocks.js';
 
@@ -22,10 +23,10 @@ function walkthroughBlocks(markdown: string): string[] {
 
 let sandbox: SandboxProcess;
 beforeAll(async () => {
-  ensureTools();
+  await ensureTools();
   // The port is the test's, the URLs in answers are the ones a reader on the default port sees.
   sandbox = await spawnSandbox(['--in-memory', '--public-url', 'http://localhost:4010']);
-}, 120_000);
+}, APT_INSTALL_TIMEOUT_MS);
 afterAll(() => {
   sandbox?.child.kill('SIGTERM');
 });

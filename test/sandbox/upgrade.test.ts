@@ -86,7 +86,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // In order: the reads first, then what changes the data, then a restart. Upgrade in place is of
-// a data file: the PostgreSQL run (SANDBOX_TEST_STORE=postgres) leaves this file out (scripts/test.mjs).
+// a data file: the PostgreSQL projects leave this file out (EMBEDDED_ONLY_SUITES, vitest.config.ts).
 describe('a data file of the version before the repository seam', { shuffle: false }, () => {
   let running: Running;
   let stopped: Promise<void> | undefined;
