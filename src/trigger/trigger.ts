@@ -300,7 +300,8 @@ async function driveTransaction(session: Session, options: TriggerOptions): Prom
   };
   const described = (): string => {
     const reason = text(tx, 'statusReason');
-    return `transaction ${id} is ${status()}${reason ? ` (${reason})` : ''}`;
+    // BLOCKED says little without its reason (EXPIRED, DECLINED, REJECTED); REFUNDED (REFUNDED) would say it twice.
+    return `transaction ${id} is ${status()}${reason && reason !== status() ? ` (${reason})` : ''}`;
   };
   const pending = event === 'cashin.paid' || event === 'cashin.expired' || event === 'cashin.failed';
   if (pending) {
@@ -318,7 +319,7 @@ async function driveTransaction(session: Session, options: TriggerOptions): Prom
   return { kind: 'transaction', id, created, status: status() };
 }
 
-const UNDECIDED = ['WITHDRAW_REQUEST', 'WITHDRAW_PROCESSING'];
+const UNDECIDED: readonly string[] = ['WITHDRAW_REQUEST', 'WITHDRAW_PROCESSING'];
 
 /** What each cash-out event needs: a funded cash-out, then approve, reject or approve and return. */
 async function driveWithdrawal(session: Session, options: TriggerOptions): Promise<TriggerResult['object']> {

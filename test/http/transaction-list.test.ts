@@ -13,9 +13,10 @@ let sb: TestSandbox;
 let client: Client;
 let other: Client;
 beforeAll(async () => {
-  sb = await startSandbox({ instructionDelayMs: 600_000 });
-  client = (await createAccount(sb)).client;
-  other = (await createAccount(sb)).client;
+  sb = await startSandbox();
+  const [mine, theirs] = await Promise.all([createAccount(sb), createAccount(sb)]);
+  client = mine.client;
+  other = theirs.client;
 });
 afterAll(() => sb.stop());
 

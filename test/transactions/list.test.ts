@@ -5,7 +5,7 @@ import { DomainError } from '../../src/errors.js';
 import type { PurchaseRequest } from '../../src/spec/types.js';
 import type { TransactionRecord } from '../../src/transactions/transaction-record.js';
 import type { TransactionQuery } from '../../src/transactions/transactions.js';
-import { domainKit, type DomainKit } from '../helpers/domain.js';
+import { domainKit, pixPurchase, type DomainKit } from '../helpers/domain.js';
 
 let kit: DomainKit;
 let account: AccountRecord;
@@ -15,29 +15,9 @@ beforeEach(async () => {
 });
 afterEach(() => kit.close());
 
-const pix = (externalId: string): PurchaseRequest => ({
-  name: 'Maria Silva',
-  email: 'maria@example.com',
-  description: 'Pedido 1',
-  responsibleExternalId: 'cli-1',
-  responsibleDocument: '11222333000181',
-  cpf: '52998224725',
-  phone: '11987654321',
-  amount: 15_000,
-  paymentMethod: 'PIX',
-  externalId,
-});
-const cop = (externalId: string): PurchaseRequest => ({
-  name: 'Maria Silva',
-  email: 'maria@example.com',
-  description: 'Pedido 1',
-  responsibleExternalId: 'cli-1',
-  responsibleDocument: '800197268-4',
-  phone: '+573211234567',
-  currency: 'COP',
-  amount: 1_500_000,
-  externalId,
-});
+const pix = (externalId: string): PurchaseRequest => pixPurchase({ externalId });
+const cop = (externalId: string): PurchaseRequest =>
+  pixPurchase({ responsibleDocument: '800197268-4', phone: '+573211234567', currency: 'COP', amount: 1_500_000, paymentMethod: undefined, cpf: undefined, externalId });
 
 const create = (body: PurchaseRequest, who: AccountRecord = account) => kit.inUnit((u) => kit.transactions.create(u, who, body));
 const ids = async (query: TransactionQuery) => (await kit.transactions.list(account.id, query)).data.map((t) => t.view.externalId);
