@@ -168,9 +168,17 @@ export function parseSets(pairs: readonly string[], defaults: Body): Record<stri
   return out;
 }
 
-/** The body a created purchase sends: the scenarios' default for the currency and method, `set` over it. */
-export function purchaseBody(options: Pick<TriggerOptions, 'currency' | 'method' | 'set'>, externalId: string): Body {
+/** The test card held for review: a card charge that stays PENDING (src/transactions/test-cards.ts). */
+const PENDING_CARD = '4000000000000259';
+
+/**
+ * The body a created purchase sends: the scenarios' default for the currency and method, `set`
+ * over it. A card charge an event needs PENDING (expired, failed) takes the held-for-review test
+ * card: the default one is approved at creation.
+ */
+export function purchaseBody(options: Pick<TriggerOptions, 'currency' | 'method' | 'set'> & { event?: TriggerEvent }, externalId: string): Body {
   let body = deepMerge(defaultPurchaseBody(options.currency, options.method), { externalId });
+  if (isJson(body.card) && (options.event === 'cashin.expired' || options.event === 'cashin.failed')) body = setPath(body, 'card.number', PENDING_CARD);
   for (const [path, value] of Object.entries(options.set ?? {})) body = setPath(body, path, value);
   return body;
 }
@@ -301,7 +309,9 @@ async function driveTransaction(session: Session, options: TriggerOptions): Prom
   const described = (): string => {
     const reason = text(tx, 'statusReason');
     // BLOCKED says little without its reason (EXPIRED, DECLINED, REJECTED); REFUNDED (REFUNDED) would say it twice.
-    return `transaction ${id} is ${status()}${reason && reason !== status() ? ` (${reason})` : ''}`;
+    const state = `${status()}${reason && reason !== status() ? ` (${reason})` : ''}`;
+    // What trigger made itself ended there at creation: what it was asked to --set (a test card) decided it.
+    return created ? `the purchase trigger created (${id}) is ${state} at creation (check --set)` : `transaction ${id} is ${state}`;
   };
   const pending = event === 'cashin.paid' || event === 'cashin.expired' || event === 'cashin.failed';
   if (pending) {

@@ -6,6 +6,8 @@ import { defaultBodyFor, parseSets, purchaseBody, setPath, trigger, TriggerError
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { startReceiver, type Receiver } from '../helpers/webhooks.js';
 
+const getCard = (body: Record<string, unknown>): unknown => (typeof body.card === 'object' && body.card !== null && 'number' in body.card ? body.card.number : undefined);
+
 const usage = (work: () => unknown): TriggerError => {
   try {
     work();
@@ -45,6 +47,14 @@ describe('--set', () => {
     expect(body).toEqual({ card: { number: '1' } });
     const boleto = purchaseBody({ method: 'BOLETO', set: { 'boletoAddress.city': 'Rio' } }, 'ext-1');
     expect(boleto).toMatchObject({ paymentMethod: 'BOLETO', externalId: 'ext-1', boletoAddress: { city: 'Rio', uf: 'SP' } });
+  });
+
+  it('gives a card charge that must stay PENDING the held-for-review test card, unless --set names another', () => {
+    const card = (event: 'cashin.paid' | 'cashin.expired' | 'cashin.failed', set: Record<string, unknown> = {}) => getCard(purchaseBody({ event, method: 'CREDIT_CARD', set }, 'x'));
+    expect(card('cashin.paid')).toBe('4111111111111111');
+    expect(card('cashin.expired')).toBe('4000000000000259');
+    expect(card('cashin.failed')).toBe('4000000000000259');
+    expect(card('cashin.failed', { 'card.number': '4000000000000002' })).toBe('4000000000000002');
   });
 });
 
