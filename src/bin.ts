@@ -8,6 +8,7 @@ import { startServer } from './server.js';
 import { installProcessGuards } from './process-guards.js';
 import { registerScenarioCommand } from './scenarios/cli.js';
 import { registerVerifyCommand } from './contract/cli.js';
+import { registerTriggerCommand } from './trigger/cli.js';
 import { VERSION } from './version.js';
 
 function integer(value: string): number {
@@ -129,6 +130,7 @@ program
 
 registerScenarioCommand(program);
 registerVerifyCommand(program);
+registerTriggerCommand(program);
 
 interface StartOptions {
   port: number;

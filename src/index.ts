@@ -4,6 +4,11 @@
  *   import { runScenario, formatScenarioResult } from 'payments-sandbox';
  *   const result = await runScenario('scenarios/pix-paid.yaml', { baseUrl: 'http://localhost:4010' });
  *   expect(result.ok, formatScenarioResult(result)).toBe(true);
+ *
+ * and make a running sandbox send a webhook event (what `payments-sandbox trigger` does):
+ *
+ *   import { trigger } from 'payments-sandbox';
+ *   const { delivery } = await trigger({ event: 'cashin.paid', baseUrl: 'http://localhost:4010', key: 'sk_test_sandbox' });
  */
 export { runScenario, runScenarios, loadScenarios, type RunOptions, type LoadedScenarios } from './scenarios/run.js';
 export { loadScenario, parseScenario, ScenarioLoadError } from './scenarios/load.js';
@@ -25,3 +30,14 @@ export type {
   StepOutcome,
   StepResult,
 } from './scenarios/types.js';
+export {
+  trigger,
+  TriggerError,
+  TRIGGER_EVENTS,
+  type TriggerCall,
+  type TriggerDelivery,
+  type TriggerEvent,
+  type TriggerOptions,
+  type TriggerOutcome,
+  type TriggerResult,
+} from './trigger/trigger.js';

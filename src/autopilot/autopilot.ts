@@ -130,12 +130,16 @@ export function withdrawalActionRunner(withdrawals: Withdrawals, logger: Logger)
   };
 }
 
-/** Someone got there first (paid by hand, expired, reset): the autopilot steps aside. */
+/**
+ * Someone got there first (paid by hand, expired, reset): the autopilot steps aside. The refusal
+ * goes on to the scheduler, which ends the job with nothing of its unit kept (what the action
+ * changed before it was refused must not be committed).
+ */
 async function stepAside(logger: Logger, action: StoredAction, run: () => Promise<void>): Promise<void> {
   try {
     await run();
   } catch (error) {
-    if (!isDomainError(error)) throw error;
-    logger.info({ target: action.id, rule: action.rule, action: action.do, reason: error.message }, 'autopilot action skipped');
+    if (isDomainError(error)) logger.info({ target: action.id, rule: action.rule, action: action.do, reason: error.message }, 'autopilot action skipped');
+    throw error;
   }
 }

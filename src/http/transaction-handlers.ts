@@ -43,6 +43,13 @@ export function createTransactionHandlers(s: TransactionServices): Handlers {
       return present(200, record);
     },
 
+    listTransactions: async (call) => {
+      const { status, currency, method, createdFrom, createdTo, externalIdPrefix, limit, startingAfter } = call.query;
+      const page = await s.transactions.list(owner(call).id, { status, currency, method, createdFrom, createdTo, externalIdPrefix, limit, startingAfter });
+      // Each item as GET /transactions/:id answers it (a Pix with its QR image).
+      return json(200, { data: await Promise.all(page.data.map((record) => s.presenter.present(record.view))), hasMore: page.hasMore });
+    },
+
     fillTransaction: (call) => present(200, s.transitions.fill(call.unit, owner(call).id, call.params.id)),
     payTransaction: (call) => {
       const { rail } = call.body ?? {};

@@ -10,6 +10,9 @@ export interface PageQuery {
 
 export const DEFAULT_PAGE_SIZE = 20;
 
+/** Records read per step when a page is found by walking the list (`pageMatching`). */
+export const SCAN_BATCH = 100;
+
 /**
  * What a page's records may add up to, in characters of JSON: the ones after wait for the next page
  * (`hasMore`), the first is always given. Records can be large (a product's metadata takes up
@@ -80,6 +83,31 @@ export class Records<T extends Owned> {
         if (page !== undefined) return withinBytes(page);
       }
       throw invalid(`startingAfter ${query.startingAfter} is not an item of this list`);
+    }
+  }
+
+  /**
+   * A cursor page of the records `keep` selects (equality, through the table's filters) that
+   * `match` also accepts (what no index serves: a prefix, a range). The list is walked in
+   * insertion order from the cursor, `SCAN_BATCH` records at a time, until the page is full:
+   * memory is bounded by the page and a batch; the walk, by the records `keep` selects after
+   * the cursor (at most the account's, which retention bounds).
+   */
+  async pageMatching(accountId: string, query: PageQuery, keep: Where, match: (record: T) => boolean): Promise<Page<T>> {
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const data: T[] = [];
+    let after = query.startingAfter;
+    // Each batch starts after the last record of the one before, so the walk ends: at the end of the list at the latest.
+    for (;;) {
+      const batch = await this.page(accountId, { limit: SCAN_BATCH, ...(after !== undefined && { startingAfter: after }) }, { keep });
+      for (const record of batch.data) {
+        if (!match(record)) continue;
+        if (data.length === limit) return withinBytes({ data, hasMore: true });
+        data.push(record);
+      }
+      const last = batch.data.at(-1);
+      if (!batch.hasMore || last === undefined) return withinBytes({ data, hasMore: false });
+      after = last.id;
     }
   }
 

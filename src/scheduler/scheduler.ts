@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { JobRecord, JobStore, UnitOfWork } from '../store/ports.js';
+import { isDomainError } from '../errors.js';
 import { isJob, type JobRunners } from './job-kinds.js';
 
 export interface SchedulerOptions {
@@ -111,7 +112,10 @@ export class Scheduler {
       })
       .catch(async (error: unknown) => {
         done();
-        this.logger.error({ err: error, job }, 'scheduled job failed');
+        // A refusal (the transaction moved on, a reset wiped it, the ledger's cap) ends the job with
+        // nothing of its unit kept: a runner that caught it and went on would commit half a change.
+        if (isDomainError(error)) this.logger.info({ job: { kind: job.kind, ref: job.ref, accountId: job.accountId }, reason: error.message }, 'scheduled job skipped');
+        else this.logger.error({ err: error, job }, 'scheduled job failed');
         // A job that fails for a reason of the sandbox's own would fail again: it is not retried.
         await this.units.run((unit) => unit.jobs.complete(job)).catch((err: unknown) => this.logger.error({ err, job }, 'a failed job could not be removed'));
       });

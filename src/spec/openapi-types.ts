@@ -386,6 +386,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sandbox/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's transactions
+         * @description Oldest first (creation order), as the other lists of the control API, with cursor
+         *     pagination (`startingAfter` = the id of the last transaction seen). Each item is the
+         *     transaction as `GET /transactions/{id}` answers it. `status`, `currency` and `method`
+         *     are equality filters; `createdFrom` (inclusive) and `createdTo` (exclusive) bound
+         *     `createdAt`; `externalIdPrefix` keeps the transactions whose externalId starts with it
+         *     (case-sensitive). Filters combine with AND.
+         */
+        get: operations["listTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sandbox/transactions/{id}/fill": {
         parameters: {
             query?: never;
@@ -1729,6 +1754,10 @@ export interface components {
             clabe: string;
         };
         Transaction: components["schemas"]["CopTransaction"] | components["schemas"]["ArsTransaction"] | components["schemas"]["BrlTransaction"] | components["schemas"]["MxnTransaction"];
+        TransactionList: {
+            data: components["schemas"]["Transaction"][];
+            hasMore: boolean;
+        };
         /** @enum {string} */
         PixType: "CPF" | "CNPJ" | "PHONE" | "EMAIL" | "EVP";
         /**
@@ -3045,6 +3074,43 @@ export interface operations {
             404: components["responses"]["TransactionNotFound"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            503: components["responses"]["TransactionUnavailable"];
+        };
+    };
+    listTransactions: {
+        parameters: {
+            query?: {
+                status?: components["schemas"]["TransactionStatus"];
+                currency?: components["schemas"]["Currency"];
+                method?: components["schemas"]["PaymentMethod"];
+                /** @description Transactions created at or after this instant (ISO 8601, account clock). */
+                createdFrom?: string;
+                /** @description Transactions created before this instant (ISO 8601, account clock; exclusive). */
+                createdTo?: string;
+                /** @description Transactions whose externalId starts with this. */
+                externalIdPrefix?: string;
+                limit?: number;
+                /** @description Id of the last transaction of the previous page. */
+                startingAfter?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of transactions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransactionList"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };

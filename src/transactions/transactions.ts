@@ -1,6 +1,6 @@
 import type { AccountRecord } from '../accounts/accounts.js';
 import { invalid, notFound } from '../errors.js';
-import { Records } from '../records/records.js';
+import { Records, type Page, type PageQuery } from '../records/records.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { PurchaseRequest, Transaction } from '../spec/types.js';
 import type { ReadTable, Repository, TableSpec, Unit } from '../store/ports.js';
@@ -14,13 +14,29 @@ import type { TransactionJobs } from './jobs.js';
 import type { TransactionListener } from './listeners.js';
 import { settlementOf } from './settlement.js';
 import { cardBrand, cardOutcome, passesLuhn } from './test-cards.js';
-import { newPayerToken, type Currency, type PurchaseDetails, type TransactionRecord } from './transaction-record.js';
+import { newPayerToken, type Currency, type Method, type PurchaseDetails, type TransactionRecord } from './transaction-record.js';
 
 /** The exact message integrations match on for an unknown transaction; details go in the hint. */
 export const TRANSACTION_NOT_FOUND = 'Transaction not found';
 
-/** Ids are global (payer pages find a transaction by id and token alone). */
-export const TRANSACTIONS: TableSpec<TransactionRecord> = { name: 'transactions', globalIds: true };
+/** Ids are global (payer pages find a transaction by id and token alone); the control API's list filters on status, currency and method. */
+export const TRANSACTIONS: TableSpec<TransactionRecord> = {
+  name: 'transactions',
+  globalIds: true,
+  filters: { status: (t) => t.view.status, currency: (t) => t.view.currency, method: (t) => t.view.method },
+};
+
+/** What `GET /_sandbox/transactions` filters on; all of them at once (AND). */
+export interface TransactionQuery extends PageQuery {
+  status?: Transaction['status'];
+  currency?: Currency;
+  method?: Method;
+  /** ISO instant: created at or after it. */
+  createdFrom?: string;
+  /** ISO instant: created before it (exclusive, so consecutive ranges do not overlap). */
+  createdTo?: string;
+  externalIdPrefix?: string;
+}
 
 /** The transaction an externalId names in an account: the most recent with it (the spec does not make them unique). */
 interface ExternalIdRef {
@@ -52,6 +68,14 @@ export interface TransactionsOptions {
   pixInstruction: 'immediate' | 'delayed';
   /** Lifetime of a plain Pix (its expiresAt). */
   pixExpiryMs: number;
+}
+
+/** An ISO instant of a query as ms since the epoch (openapi.yaml checked its format; offsets such as -03:00 count). */
+function instant(field: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw invalid(`${field} must be an ISO 8601 instant such as 2030-01-01T00:00:00Z, not ${value}`);
+  return ms;
 }
 
 const missing = (why: string) => () => notFound(TRANSACTION_NOT_FOUND, why);
@@ -153,6 +177,32 @@ export class Transactions {
     const record = ref && (await this.find(account.id, ref.transactionId, unit));
     if (!record) throw missing(`no transaction with externalId ${externalId} in this account`)();
     return record;
+  }
+
+  /**
+   * The account's transactions, oldest first, in cursor pages. Status, currency and method go
+   * through the table's filters (indexed on PostgreSQL); the created range and the externalId
+   * prefix are checked on the way (`Records.pageMatching`).
+   */
+  async list(accountId: string, query: TransactionQuery): Promise<Page<TransactionRecord>> {
+    const keep = {
+      ...(query.status !== undefined && { status: query.status }),
+      ...(query.currency !== undefined && { currency: query.currency }),
+      ...(query.method !== undefined && { method: query.method }),
+    };
+    const from = instant('createdFrom', query.createdFrom);
+    const to = instant('createdTo', query.createdTo);
+    if (from !== undefined && to !== undefined && from >= to) {
+      throw invalid(`createdFrom must be before createdTo (createdTo is exclusive): ${query.createdFrom} is not before ${query.createdTo}`);
+    }
+    const prefix = query.externalIdPrefix;
+    if (from === undefined && to === undefined && prefix === undefined) return this.records.page(accountId, query, { keep });
+    return this.records.pageMatching(accountId, query, keep, (record) => {
+      const created = Date.parse(record.view.createdAt);
+      if (from !== undefined && created < from) return false;
+      if (to !== undefined && created >= to) return false;
+      return prefix === undefined || (record.view.externalId ?? '').startsWith(prefix);
+    });
   }
 
   async replace(unit: Unit, record: TransactionRecord): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AccountRecord } from '../accounts/accounts.js';
-import { conflict, invalid, isDomainError, notFound } from '../errors.js';
+import { conflict, invalid, notFound } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { isValidCnpj, isValidCpf } from '../rails/documents.js';
 import { SANDBOX_INSTITUTION } from '../rails/merchant.js';
@@ -200,18 +200,15 @@ export class Withdrawals {
     // Wiped by a reset, or ended by a control call in between.
     if (!record) return;
     const now = await this.options.clocks.nowMs(accountId);
-    try {
-      if (record.view.status === 'WITHDRAW_REQUEST') {
-        await this.process(unit, record);
-        await this.options.jobs.schedule(unit, accountId, 'withdrawalStep', id, now + this.options.stepMs);
-      } else if (record.view.status === 'WITHDRAW_PROCESSING') {
-        await this.end(unit, record, record.outcome === 'return' ? 'approve' : record.outcome, {});
-        if (record.outcome === 'return') await this.options.jobs.schedule(unit, accountId, 'withdrawalStep', id, now + this.options.stepMs);
-      } else if (record.view.status === 'WITHDRAW_APPROVED' && record.outcome === 'return') {
-        await this.end(unit, record, 'return', {});
-      }
-    } catch (error) {
-      if (!isDomainError(error)) throw error;
+    // A refusal here goes on to the scheduler, which ends the job keeping nothing of its unit.
+    if (record.view.status === 'WITHDRAW_REQUEST') {
+      await this.process(unit, record);
+      await this.options.jobs.schedule(unit, accountId, 'withdrawalStep', id, now + this.options.stepMs);
+    } else if (record.view.status === 'WITHDRAW_PROCESSING') {
+      await this.end(unit, record, record.outcome === 'return' ? 'approve' : record.outcome, {});
+      if (record.outcome === 'return') await this.options.jobs.schedule(unit, accountId, 'withdrawalStep', id, now + this.options.stepMs);
+    } else if (record.view.status === 'WITHDRAW_APPROVED' && record.outcome === 'return') {
+      await this.end(unit, record, 'return', {});
     }
   }
 

@@ -4,12 +4,28 @@ import type { AccountRecord } from '../../src/accounts/accounts.js';
 import { FakeClock } from '../../src/clock.js';
 import { MemoryObjectStorage } from '../../src/objects/object-storage.js';
 import type { OpenApiDocument } from '../../src/spec/openapi.js';
+import type { PurchaseRequest } from '../../src/spec/types.js';
 import { loadOpenApi } from '../../src/spec/openapi.js';
 import type { ClockReader, Repository, Unit } from '../../src/store/ports.js';
 import { openTestRepository } from './test-store.js';
 import { DEFAULT_FEES } from '../../src/transactions/fees.js';
 import { operationIdsOf } from '../../src/faults/faults.js';
 import type { AttemptOutcome, WebhookSender } from '../../src/webhooks/dispatcher.js';
+
+/** A BRL Pix purchase as the domain takes it (validated by openapi.yaml before it gets there), `overrides` over it. */
+export const pixPurchase = (overrides: Partial<PurchaseRequest> = {}): PurchaseRequest =>
+  ({
+    name: 'Maria Silva',
+    email: 'maria@example.com',
+    description: 'Pedido 1',
+    responsibleExternalId: 'cli-1',
+    responsibleDocument: '11222333000181',
+    cpf: '52998224725',
+    phone: '11987654321',
+    amount: 15_000,
+    paymentMethod: 'PIX',
+    ...overrides,
+  }) as PurchaseRequest;
 
 /** A webhook request as the fake sender got it. */
 export interface Sent {

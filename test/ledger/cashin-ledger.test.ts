@@ -6,7 +6,7 @@ import { DEFAULT_SETTLEMENT } from '../../src/ledger/cashin-ledger.js';
 import type { PurchaseRequest } from '../../src/spec/types.js';
 import { DEFAULT_FEES, cashOutFee } from '../../src/transactions/fees.js';
 import type { TransactionRecord } from '../../src/transactions/transaction-record.js';
-import { domainKit, type DomainKit } from '../helpers/domain.js';
+import { domainKit, pixPurchase, type DomainKit } from '../helpers/domain.js';
 
 const DAY = 86_400_000;
 
@@ -19,20 +19,7 @@ beforeEach(async () => {
 afterEach(() => kit.close());
 
 const address = { address: 'Rua A', number: '1', district: 'Centro', city: 'São Paulo', zipCode: '01304001', uf: 'SP' };
-const purchase = (overrides: Partial<PurchaseRequest> = {}): PurchaseRequest =>
-  ({
-    name: 'Maria Silva',
-    email: 'maria@example.com',
-    description: 'Pedido 1',
-    responsibleExternalId: 'cli-1',
-    responsibleDocument: '11222333000181',
-    cpf: '52998224725',
-    phone: '11987654321',
-    amount: 15_000,
-    paymentMethod: 'PIX_BOLETO',
-    boletoAddress: address,
-    ...overrides,
-  }) as PurchaseRequest;
+const purchase = (overrides: Partial<PurchaseRequest> = {}): PurchaseRequest => pixPurchase({ paymentMethod: 'PIX_BOLETO', boletoAddress: address, ...overrides });
 
 const net = (tx: TransactionRecord) => tx.view.amount - tx.view.costFee;
 const balance = () => kit.ledger.balance(account.id);

@@ -47,45 +47,57 @@ async function call<T>(url: string, method: string, path: string, payload?: unkn
   return { status: res.status, body: (await res.json()) as T };
 }
 
-async function killUnderLoad(args: string[]): Promise<void> {
-  // A small compaction threshold: compactions run during the load too (the embedded store).
-  const first = await spawnSandbox([...args, ...START], { SANDBOX_COMPACT_MIN_BYTES: '200000' });
-  procs.push(first);
-  const created: string[] = [];
-  const paid: string[] = [];
+/** Purchases and pays on the instance until 40 more pays are acknowledged, then kill -9. */
+async function loadThenKill(instance: SandboxProcess, created: string[], paid: string[], round: number): Promise<void> {
+  const target = paid.length + 40;
   let killed = false;
   const deadline = Date.now() + 20_000;
   const worker = async (w: number): Promise<void> => {
     for (let i = 0; !killed && Date.now() < deadline; i++) {
       try {
-        const made = await call<Tx>(first.url, 'POST', '/transactions/v2/purchase', body(w * 1000 + i));
+        const made = await call<Tx>(instance.url, 'POST', '/transactions/v2/purchase', body(round * 100_000 + w * 1000 + i));
         if (made.status !== 201) continue;
         created.push(made.body.id);
         if (i % 2 === 0) {
-          const pay = await call<Tx>(first.url, 'POST', `/_sandbox/transactions/${made.body.id}/pay`);
+          const pay = await call<Tx>(instance.url, 'POST', `/_sandbox/transactions/${made.body.id}/pay`);
           if (pay.status === 200) paid.push(made.body.id);
         }
       } catch {
         return; // the process is gone: requests without an answer prove nothing either way
       }
-      if (paid.length >= 60 && !killed) {
+      if (paid.length >= target && !killed) {
         killed = true;
-        first.child.kill('SIGKILL');
+        instance.child.kill('SIGKILL');
       }
     }
   };
   await Promise.all(Array.from({ length: 8 }, (_, w) => worker(w)));
   expect(killed, 'the load reached the kill within its time').toBe(true);
-  expect(await first.exited).toBeNull();
+  expect(await instance.exited).toBeNull();
+}
 
-  const second = await spawnSandbox([...args, ...START]);
-  procs.push(second);
+/** Every transaction the restarted sandbox lists (acknowledged or not), page by page. */
+async function listed(url: string): Promise<Tx[]> {
+  const all: Tx[] = [];
+  for (let after: string | undefined; ; ) {
+    const page = await call<{ data: (Tx & { transactionId: string })[]; hasMore: boolean }>(url, 'GET', `/_sandbox/transactions?limit=100${after ? `&startingAfter=${after}` : ''}`);
+    expect(page.status).toBe(200);
+    all.push(...page.body.data.map((tx) => ({ ...tx, id: tx.transactionId })));
+    if (!page.body.hasMore) return all;
+    after = page.body.data.at(-1)?.transactionId;
+  }
+}
+
+/** After a restart: every acknowledged write is there, and nothing is stuck, whatever the kill cut. */
+async function checkAfterRestart(url: string, created: string[], paid: string[]): Promise<void> {
+  const all = await listed(url);
+  const ids = new Set(all.map((tx) => tx.id));
+  expect(created.filter((id) => !ids.has(id)), 'acknowledged purchases').toEqual([]);
   const stuck: string[] = [];
-  for (const id of created) {
+  for (const { id } of all) {
     const until = Date.now() + 10_000;
     for (;;) {
-      const res = await call<Tx>(second.url, 'GET', `/transactions/${id}`);
-      expect(res.status, `acknowledged purchase ${id}`).toBe(200);
+      const res = await call<Tx>(url, 'GET', `/transactions/${id}`);
       if (paid.includes(id)) expect(res.body.status, `acknowledged pay of ${id}`).toBe('APPROVED');
       if (filled(res.body)) break;
       if (Date.now() > until) {
@@ -96,15 +108,16 @@ async function killUnderLoad(args: string[]): Promise<void> {
     }
   }
   expect(stuck).toEqual([]);
-  for (const id of paid) {
-    const deliveries = await call<{ data: { event: string }[] }>(second.url, 'GET', `/_sandbox/webhooks?transactionId=${id}&limit=100`);
-    expect(deliveries.body.data.filter((d) => d.event === 'cashin.paid'), `the cashin.paid delivery of ${id}`).toHaveLength(1);
+  // Every paid charge (its pay acknowledged or not) has its one delivery.
+  for (const tx of all.filter((t) => t.status === 'APPROVED')) {
+    const deliveries = await call<{ data: { event: string }[] }>(url, 'GET', `/_sandbox/webhooks?transactionId=${tx.id}&limit=100`);
+    expect(deliveries.body.data.filter((d) => d.event === 'cashin.paid'), `the cashin.paid delivery of ${tx.id}`).toHaveLength(1);
   }
-  const balance = await call<{ balance: number; pendingBalance: number }>(second.url, 'GET', '/users/balance');
-  const entries: { changes: { balance: number; pendingBalance: number } }[] = [];
+  const balance = await call<{ balance: number; pendingBalance: number }>(url, 'GET', '/users/balance');
+  const entries: { id: string; changes: { balance: number; pendingBalance: number } }[] = [];
   for (let after: string | undefined; ; ) {
     const page = await call<{ data: { id: string; changes: { balance: number; pendingBalance: number } }[]; hasMore: boolean }>(
-      second.url,
+      url,
       'GET',
       `/_sandbox/balance/ledger?limit=100${after ? `&startingAfter=${after}` : ''}`,
     );
@@ -112,19 +125,36 @@ async function killUnderLoad(args: string[]): Promise<void> {
     if (!page.body.hasMore) break;
     after = page.body.data.at(-1)?.id;
   }
-  expect(new Set(entries.map((e) => (e as unknown as { id: string }).id)).size, 'ledger pages without repeats').toBe(entries.length);
+  expect(new Set(entries.map((e) => e.id)).size, 'ledger pages without repeats').toBe(entries.length);
   expect(entries.reduce((sum, e) => sum + e.changes.balance, 0)).toBe(balance.body.balance);
   expect(entries.reduce((sum, e) => sum + e.changes.pendingBalance, 0)).toBe(balance.body.pendingBalance);
+}
+
+/** Three kills in a row on the same data, each restart checked before the next load. */
+async function killUnderLoad(args: string[]): Promise<void> {
+  const created: string[] = [];
+  const paid: string[] = [];
+  for (let round = 0; round < 3; round++) {
+    // A small compaction threshold: compactions run during the load too (the embedded store).
+    const loaded = await spawnSandbox([...args, ...START], { SANDBOX_COMPACT_MIN_BYTES: '200000' });
+    procs.push(loaded);
+    await loadThenKill(loaded, created, paid, round);
+    const restarted = await spawnSandbox([...args, ...START]);
+    procs.push(restarted);
+    await checkAfterRestart(restarted.url, created, paid);
+    restarted.child.kill('SIGKILL');
+    await restarted.exited;
+  }
 }
 
 describe('kill -9 under load', () => {
   it('on the embedded store: nothing acknowledged lost, nothing stuck', async () => {
     dir = mkdtempSync(join(tmpdir(), 'sandbox-kill-'));
     await killUnderLoad(['--data', join(dir, 'sandbox.json')]);
-  }, 120_000);
+  }, 240_000);
 
   it('on PostgreSQL: nothing acknowledged lost, nothing stuck', async () => {
     database = await createTestDatabase('kill');
     await killUnderLoad(['--store', database]);
-  }, 120_000);
+  }, 240_000);
 });

@@ -29,6 +29,7 @@ interface Job {
 interface Delivery {
   id: string;
   event: string;
+  status: string;
   transactionId: string | null;
   withdrawalId?: string | null;
 }
@@ -41,7 +42,14 @@ type Figures = { balance: number; pendingBalance: number; garanteeBalance: numbe
 interface Entry {
   id: string;
   accountId: string;
+  kind: string;
+  transactionId: string | null;
+  withdrawalId: string | null;
   changes: Figures;
+}
+interface Withdrawal {
+  id: string;
+  view: { status: string };
 }
 interface Balance extends Figures {
   id: string;
@@ -104,6 +112,19 @@ async function problemsAfterCut(at: number): Promise<{ problems: string[]; trans
       if ((status === 'REFUNDED') !== (refunded.length === 1)) problems.push(`${tx.id} is ${status} with ${refunded.length} cashin.refunded deliveries`);
     }
     const entries = all<Entry>('ledger');
+    for (const tx of transactions) {
+      // Every paid BRL charge credited the balance in the pay's own unit.
+      const credited = entries.filter((e) => e.kind === 'cashin' && e.transactionId === tx.id).length;
+      if (PAID.has(tx.view.status) !== (credited === 1)) problems.push(`${tx.id} is ${tx.view.status} with ${credited} cashin ledger entries`);
+    }
+    for (const withdrawal of all<Withdrawal>('withdrawals')) {
+      if (!entries.some((e) => e.kind === 'cashout_hold' && e.withdrawalId === withdrawal.id)) problems.push(`withdrawal ${withdrawal.id} has no hold on the balance`);
+      const open = withdrawal.view.status === 'WITHDRAW_REQUEST' || withdrawal.view.status === 'WITHDRAW_PROCESSING';
+      if (open && !jobs.some((j) => j.kind === 'withdrawalStep' && j.ref === withdrawal.id)) problems.push(`withdrawal ${withdrawal.id} is ${withdrawal.view.status} without its next step`);
+    }
+    for (const delivery of deliveries) {
+      if (delivery.status === 'pending' && !jobs.some((j) => j.kind === 'deliverWebhook' && j.ref === delivery.id)) problems.push(`delivery ${delivery.id} is pending without its attempt job`);
+    }
     const balances = new Map(all<Balance & { accountId: string }>('balances').map((b) => [b.accountId, b]));
     const accounts = new Set([...entries.map((e) => e.accountId), ...balances.keys()]);
     for (const accountId of accounts) {

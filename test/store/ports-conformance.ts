@@ -710,6 +710,19 @@ export function describeRepositoryConformance(name: string, makeRepository: (con
     });
 
     describe('clocks', () => {
+      it('two units advancing one clock at once both count', async () => {
+        const a = account();
+        // Both running at once (PostgreSQL makes the second wait for the first's row; the embedded
+        // store buffers both): each advance counts, whatever the other read.
+        const advance = () =>
+          run(async (unit) => {
+            await unit.clocks.advance(a, 1_000);
+            await pause(20);
+          });
+        await Promise.all([advance(), advance()]);
+        expect(await repo.clocks.offsetOf(a)).toBe(2_000);
+      });
+
       it('an account clock starts at no offset, only moves forward, and resets', async () => {
         const [a, b] = [account(), account()];
         expect(await repo.clocks.offsetOf(a)).toBe(0);

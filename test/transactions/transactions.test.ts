@@ -2,9 +2,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
 import { DomainError } from '../../src/errors.js';
-import type { PurchaseRequest } from '../../src/spec/types.js';
 import { FIRST_ID } from '../../src/transactions/transactions.js';
-import { domainKit, type DomainKit } from '../helpers/domain.js';
+import { domainKit, pixPurchase, type DomainKit } from '../helpers/domain.js';
 
 let kit: DomainKit;
 let account: AccountRecord;
@@ -14,19 +13,7 @@ beforeEach(async () => {
 });
 afterEach(() => kit.close());
 
-const brl = (overrides: Partial<PurchaseRequest> = {}): PurchaseRequest =>
-  ({
-    name: 'Maria Silva',
-    email: 'maria@example.com',
-    description: 'Pedido 1',
-    responsibleExternalId: 'cli-1',
-    responsibleDocument: '11222333000181',
-    cpf: '52998224725',
-    phone: '11987654321',
-    amount: 15_000,
-    paymentMethod: 'PIX',
-    ...overrides,
-  }) as PurchaseRequest;
+const brl = pixPurchase;
 
 const kinds = async (id: string) => (await kit.jobs.pending(account.id)).filter((j) => j.ref === id).map((j) => `${j.kind}@${j.dueAt - kit.clock.nowMs()}`);
 

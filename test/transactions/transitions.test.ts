@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
 import type { PurchaseRequest } from '../../src/spec/types.js';
-import { domainKit, type DomainKit } from '../helpers/domain.js';
+import { domainKit, pixPurchase, type DomainKit } from '../helpers/domain.js';
 
 let kit: DomainKit;
 afterEach(() => kit.close());
@@ -14,19 +14,7 @@ async function setUp(options: { clockReadsTakeMs?: number } = {}): Promise<Accou
 }
 
 const purchase = (overrides: Partial<PurchaseRequest> = {}): PurchaseRequest =>
-  ({
-    name: 'Maria Silva',
-    email: 'maria@example.com',
-    description: 'Pedido 1',
-    responsibleExternalId: 'cli-1',
-    responsibleDocument: '11222333000181',
-    cpf: '52998224725',
-    phone: '11987654321',
-    amount: 15_000,
-    paymentMethod: 'PIX_BOLETO',
-    boletoAddress: { address: 'Rua A', number: '1', district: 'Centro', city: 'São Paulo', zipCode: '01304001', uf: 'SP' },
-    ...overrides,
-  }) as PurchaseRequest;
+  pixPurchase({ paymentMethod: 'PIX_BOLETO', boletoAddress: { address: 'Rua A', number: '1', district: 'Centro', city: 'São Paulo', zipCode: '01304001', uf: 'SP' }, ...overrides });
 
 // The transaction's own events (its webhooks' webhook.delivered carry its id too, whenever their attempt ends).
 const eventTypes = async (accountId: string, transactionId: string) =>

@@ -4,24 +4,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
 import type { PurchaseRequest } from '../../src/spec/types.js';
-import { domainKit, type DomainKit } from '../helpers/domain.js';
+import { domainKit, pixPurchase, type DomainKit } from '../helpers/domain.js';
 
 let kit: DomainKit;
 afterEach(() => kit.close());
 
-const pix = (amount: number): PurchaseRequest =>
-  ({
-    name: 'Maria Silva',
-    email: 'maria@example.com',
-    description: 'Pedido 1',
-    responsibleExternalId: 'cli-1',
-    responsibleDocument: '11222333000181',
-    cpf: '52998224725',
-    phone: '11987654321',
-    amount,
-    paymentMethod: 'PIX',
-    externalId: `rollback-${amount}`,
-  }) as PurchaseRequest;
+const pix = (amount: number): PurchaseRequest => pixPurchase({ amount, externalId: `rollback-${amount}` });
 
 /** Everything of the account a unit could have changed, as the store has it. */
 async function snapshot(account: AccountRecord) {

@@ -3,25 +3,12 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
-import type { PurchaseRequest } from '../../src/spec/types.js';
-import { domainKit, type DomainKit } from '../helpers/domain.js';
+import { domainKit, pixPurchase, type DomainKit } from '../helpers/domain.js';
 
 let kit: DomainKit;
 afterEach(() => kit.close());
 
-const pix = (overrides: Partial<PurchaseRequest> = {}): PurchaseRequest =>
-  ({
-    name: 'Maria Silva',
-    email: 'maria@example.com',
-    description: 'Pedido 1',
-    responsibleExternalId: 'cli-1',
-    responsibleDocument: '11222333000181',
-    cpf: '52998224725',
-    phone: '11987654321',
-    amount: 15_000,
-    paymentMethod: 'PIX',
-    ...overrides,
-  }) as PurchaseRequest;
+const pix = pixPurchase;
 
 const failing = { httpStatus: 500, error: 'HTTP 500', durationMs: 1, responseBody: 'no', ok: false };
 

@@ -2,7 +2,7 @@ import type { Collection } from '../collection.js';
 import { JobHeap, type Entry } from '../job-heap.js';
 import type { ClockReader, ClockStore, JobRecord, JobStore, UnitJobs } from '../ports.js';
 import type { Store } from '../store.js';
-import type { EmbeddedUnit, PendingJob, UnitClocksHost, UnitJobsHost } from './units.js';
+import type { ClockChange, EmbeddedUnit, PendingJob, UnitClocksHost, UnitJobsHost } from './units.js';
 
 interface ClockRecord {
   /** The account id. */
@@ -54,15 +54,14 @@ export class EmbeddedClockStore implements ClockReader, UnitClocksHost {
     return new ClockView(this, unit);
   }
 
-  apply(clocks: ReadonlyMap<string, number | null>): boolean {
+  /** Adds each unit's advance to the offset as it is at commit: two units advancing at once both count (as PostgreSQL's `offset + ms`). */
+  apply(clocks: ReadonlyMap<string, ClockChange>): boolean {
     let changed = false;
-    for (const [accountId, offsetMs] of clocks) {
-      if (offsetMs === null) {
-        if (this.offsets.get(accountId) === undefined) continue;
-        this.offsets.delete(accountId);
-      } else {
-        this.offsets.put({ id: accountId, offsetMs });
-      }
+    for (const [accountId, { reset, advancedMs }] of clocks) {
+      const offsetMs = (reset ? 0 : this.offsetNow(accountId)) + advancedMs;
+      if (offsetMs === this.offsetNow(accountId)) continue;
+      if (offsetMs === 0) this.offsets.delete(accountId);
+      else this.offsets.put({ id: accountId, offsetMs });
       this.moved(accountId);
       changed = true;
     }
@@ -89,22 +88,22 @@ class ClockView implements ClockStore {
     return settle(() => {
       const unit = this.writable();
       if (!(ms > 0)) return this.offsetNow(accountId);
-      const offsetMs = this.offsetNow(accountId) + ms;
-      unit.clockWrites.set(accountId, offsetMs);
-      return offsetMs;
+      const change = unit.clockWrites.get(accountId) ?? { reset: false, advancedMs: 0 };
+      unit.clockWrites.set(accountId, { ...change, advancedMs: change.advancedMs + ms });
+      return this.offsetNow(accountId);
     });
   }
 
   reset(accountId: string): Promise<void> {
     return settle(() => {
-      this.writable().clockWrites.set(accountId, null);
+      this.writable().clockWrites.set(accountId, { reset: true, advancedMs: 0 });
     });
   }
 
   private offsetNow(accountId: string): number {
-    const written = this.unit?.clockWrites.get(accountId);
-    if (written === undefined) return this.host.offsetNow(accountId);
-    return written ?? 0;
+    const change = this.unit?.clockWrites.get(accountId);
+    if (change === undefined) return this.host.offsetNow(accountId);
+    return (change.reset ? 0 : this.host.offsetNow(accountId)) + change.advancedMs;
   }
 
   private writable(): EmbeddedUnit {

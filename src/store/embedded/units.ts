@@ -15,6 +15,12 @@ export interface PendingJob {
   onlySeq?: number;
 }
 
+/** A unit's change of one account clock: reset first (when asked), then moved forward by the sum of its advances. */
+export interface ClockChange {
+  reset: boolean;
+  advancedMs: number;
+}
+
 /** What a table must offer so that a unit can write through it and apply its writes at commit. */
 export interface UnitTableHost {
   readonly name: string;
@@ -32,8 +38,8 @@ export interface UnitJobsHost {
 }
 export interface UnitClocksHost {
   bound(unit: EmbeddedUnit): ClockStore;
-  /** Applies the unit's clock changes (an offset, or null: reset); whether any changed. */
-  apply(clocks: ReadonlyMap<string, number | null>): boolean;
+  /** Applies the unit's clock changes; whether any changed. */
+  apply(clocks: ReadonlyMap<string, ClockChange>): boolean;
 }
 
 export interface UnitHosts {
@@ -59,11 +65,13 @@ export class EmbeddedUnit implements Unit {
   /** Table name → (account\nid → write), in first-write order. */
   readonly writes = new Map<string, { host: UnitTableHost; entries: Map<string, PendingWrite> }>();
   readonly jobWrites = new Map<string, PendingJob>();
-  readonly clockWrites = new Map<string, number | null>();
+  readonly clockWrites = new Map<string, ClockChange>();
   /** What to give back when the unit ends (the unique keys it claimed). */
   readonly releases: (() => void)[] = [];
   /** Set when the unit ends: work it started in the background (a promise chain) must not join it afterwards. */
   ended = false;
+  /** What became of it: its effects wait for `committed`, and are dropped on `failed`. */
+  outcome: 'running' | 'committed' | 'failed' = 'running';
   readonly sequences: Sequences;
   // Made on first use: most units (every GET) touch neither.
   private jobsView: UnitJobs | undefined;
@@ -102,9 +110,10 @@ export class EmbeddedUnit implements Unit {
     return writes.entries;
   }
 
+  /** Queued until the unit is durable (effects added while it commits wait too), at once after, never for a unit that failed. */
   afterCommit(effect: () => void): void {
-    if (this.ended) effect();
-    else this.effects.push(effect);
+    if (this.outcome === 'committed') effect();
+    else if (this.outcome === 'running') this.effects.push(effect);
   }
 
   publish(accountId: string, message: unknown): void {
@@ -182,6 +191,12 @@ export class EmbeddedUnits implements UnitOfWork {
   async lock(unit: EmbeddedUnit, key: string): Promise<void> {
     if (unit.locks.has(key)) return;
     await this.locks.acquire(key);
+    // The unit ended while it waited (its work threw, a read was left unawaited): the lock it
+    // was handed would never be released, and every later unit on the record would wait forever.
+    if (unit.ended) {
+      this.locks.release(key);
+      throw new Error('getForUpdate: its unit of work had ended before the record was free');
+    }
     unit.locks.add(key);
   }
 
@@ -191,17 +206,24 @@ export class EmbeddedUnits implements UnitOfWork {
       result = await work(unit);
       unit.apply();
     } catch (error) {
+      unit.outcome = 'failed';
       this.end(unit);
       throw error;
     }
     this.end(unit);
-    await this.commit();
+    try {
+      await this.commit();
+    } catch (error) {
+      unit.outcome = 'failed';
+      throw error;
+    }
+    unit.outcome = 'committed';
     this.runEffects(unit);
     return result;
   }
 
   private runEffects(unit: EmbeddedUnit): void {
-    for (const effect of unit.effects) {
+    for (const effect of unit.effects.splice(0)) {
       try {
         effect();
       } catch (error) {

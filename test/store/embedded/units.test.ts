@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { UniqueViolation, type Owned, type TableSpec, type Unit } from '../../../src/store/ports.js';
 import { EmbeddedRepository } from '../../../src/store/embedded/repository.js';
 import { spyOnDisk, type DiskSpy } from '../../helpers/disk-spy.js';
@@ -241,5 +241,51 @@ describe('embedded units of work', () => {
     const next = await reopened.units.run((unit) => unit.jobs.schedule({ accountId: 'a', kind: 'k', ref: 'r2', dueAt: now() }));
     expect(next.seq).toBeGreaterThan(job.seq);
     await reopened.close();
+  });
+
+  it('a locking read still waiting when its unit ends does not keep the record locked', async () => {
+    const repo = await EmbeddedRepository.open({ now });
+    let release: () => void = () => undefined;
+    let held = false;
+    const holder = repo.units.run(async (unit) => {
+      await unit.table(notes).getForUpdate('a', 'n_1');
+      held = true;
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await vi.waitFor(() => expect(held).toBe(true));
+    let background: Promise<unknown> = Promise.resolve();
+    await expect(
+      repo.units.run(async (unit) => {
+        // Left waiting for the record when the work throws.
+        background = unit.table(notes).getForUpdate('a', 'n_1').catch((error: unknown) => error);
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    release();
+    await holder;
+    expect(String(await background)).toMatch(/ended before the record was free/);
+    const third = repo.units.run(async (unit) => (await unit.table(notes).getForUpdate('a', 'n_1')) ?? 'free');
+    await expect(Promise.race([third, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1_000))])).resolves.toBe('free');
+    await repo.close();
+  });
+
+  it('an effect or message added by work a failed unit left running is dropped, not run', async () => {
+    const repo = await EmbeddedRepository.open({ now });
+    const heard: unknown[] = [];
+    repo.bus.subscribe('a', (message) => heard.push(message));
+    let late: Promise<void> = Promise.resolve();
+    await expect(
+      repo.units.run(async (unit) => {
+        late = new Promise<void>((resolve) => setTimeout(resolve, 5)).then(() => {
+          unit.publish('a', 'from a unit that failed');
+          unit.afterCommit(() => heard.push('effect of a unit that failed'));
+        });
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    await late;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(heard).toEqual([]);
+    await repo.close();
   });
 });
