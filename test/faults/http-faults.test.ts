@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startServer } from '../../src/server.js';
 import { basic, startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { pixBody, type Body } from '../helpers/purchases.js';
@@ -192,7 +192,15 @@ describe('afterCommit', () => {
     const res = await client.post('/transactions/v2/purchase', { amount: 1 });
     expect(res.status).toBe(400);
     expect(res.headers.get('x-sandbox-fault')).toBeNull();
-    const [entry] = (await client.get<{ data: Array<{ fault: string | null }> }>(`/_sandbox/requests?traceId=${res.headers.get('x-trace-id')}`)).body.data;
+    // On the shared store an entry is written just after its answer leaves: looked for a moment.
+    const entry = await vi.waitFor(
+      async () => {
+        const [found] = (await client.get<{ data: Array<{ fault: string | null }> }>(`/_sandbox/requests?traceId=${res.headers.get('x-trace-id')}`)).body.data;
+        expect(found).toBeDefined();
+        return found;
+      },
+      { timeout: 5_000, interval: 50 },
+    );
     expect(entry?.fault).toBeNull();
     expect((await client.get<{ rules: Array<{ fired: number }> }>('/_sandbox/faults')).body.rules[0]?.fired).toBe(0);
   });

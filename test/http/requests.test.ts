@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { resolveConfig } from '../../src/config.js';
 import { spawnSandbox } from '../helpers/process.js';
 import { startServer } from '../../src/server.js';
@@ -56,8 +56,15 @@ describe('GET /_sandbox/requests', () => {
     expect(bad.status).toBe(400);
     const ok = await client.get('/_sandbox/webhooks?limit=5&status=pending');
     const unrouted = await client.get('/no/such?x=1&x=2');
-    const page = await log(client);
-    expect(page.data.map((e) => e.traceId)).toEqual([unrouted, ok, bad].map((r) => r.headers.get('x-trace-id')));
+    // On the shared store an entry is written just after its answer leaves: looked for a moment (docs/request-log.md).
+    const page = await vi.waitFor(
+      async () => {
+        const found = await log(client);
+        expect(found.data.map((e) => e.traceId)).toEqual([unrouted, ok, bad].map((r) => r.headers.get('x-trace-id')));
+        return found;
+      },
+      { timeout: 5_000, interval: 50 },
+    );
     const [missing, list, purchase] = page.data as [Entry, Entry, Entry];
     expect(missing).toMatchObject({ path: '/no/such', query: { x: ['1', '2'] }, status: 404 });
     expect(list).toMatchObject({ method: 'GET', path: '/_sandbox/webhooks', query: { limit: '5', status: 'pending' }, status: 200, requestBody: null, hint: null, fault: null });
@@ -182,11 +189,18 @@ describe('requests that fail authentication', () => {
     expect(res.status).toBe(401);
     const anon = await sb.clientFor(undefined).post('/transactions/v2/purchase', pixBody());
     expect(anon.status).toBe(401);
-    const page = await sb.clientFor(undefined).get<Page>('/_sandbox/requests/unauthenticated', { headers: admin });
-    expect(page.status).toBe(200);
-    const ids = page.body.data.map((e) => e.traceId);
-    expect(ids).toContain(res.headers.get('x-trace-id'));
-    expect(ids).toContain(anon.headers.get('x-trace-id'));
+    // On the shared store an entry is written just after its answer leaves: looked for a moment.
+    const page = await vi.waitFor(
+      async () => {
+        const found = await sb.clientFor(undefined).get<Page>('/_sandbox/requests/unauthenticated', { headers: admin });
+        expect(found.status).toBe(200);
+        const ids = found.body.data.map((e) => e.traceId);
+        expect(ids).toContain(res.headers.get('x-trace-id'));
+        expect(ids).toContain(anon.headers.get('x-trace-id'));
+        return found;
+      },
+      { timeout: 5_000, interval: 50 },
+    );
     const entry = page.body.data.find((e) => e.traceId === res.headers.get('x-trace-id'));
     expect(entry?.requestHeaders.authorization).toBe('Basic secret:****1234 (masked)');
     expect(entry?.hint).toMatch(/API key invalid or absent/);
