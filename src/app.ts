@@ -69,6 +69,8 @@ import { Transitions } from './transactions/transitions.js';
 import { DEFAULT_RETRY, Deliveries } from './webhooks/deliveries.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
 import { WebhookTargets } from './webhooks/targets.js';
+import { Listeners } from './webhooks/listeners.js';
+import { LISTEN_PATH, listenStream, type ListenStream } from './webhooks/listen-stream.js';
 import { Withdrawals } from './withdrawals/withdrawals.js';
 
 export interface Sandbox {
@@ -122,6 +124,8 @@ export interface Domain {
   events: Events;
   faults: Faults;
   deliveries: Deliveries;
+  /** The webhook listeners connected to this instance (accounts in `listeners` delivery mode). */
+  listeners: Listeners;
   ledger: Ledger;
   autopilot: Autopilot;
   transactions: Transactions;
@@ -149,12 +153,15 @@ export function composeDomain(options: DomainOptions): Domain {
   const limits = new Limits({ repository });
   const events = new Events({ repository });
   const faults = new Faults({ repository, seed: settings.faultSeed, operationIds: options.operationIds });
+  // A listener's attempt waits for its answer as long as a direct one waits for its receiver.
+  const listeners = new Listeners({ timeoutMs: options.dispatcher.timeoutMs });
   const deliveries = new Deliveries({
     repository,
     accounts,
     clocks,
     jobs,
     dispatcher: options.dispatcher,
+    listeners,
     events,
     faults,
     afterAnswers: options.afterAnswers,
@@ -206,7 +213,7 @@ export function composeDomain(options: DomainOptions): Domain {
   const scheduler = new Scheduler({ jobs: repository.jobs, units, runners, clock, logger, leaseMs: settings.jobLeaseMs });
   const advances = new ClockAdvances({ clocks, jobs, scheduler, units, settle: (accountId) => deliveries.idle(accountId) });
   const reset = new AccountReset({ units, products, offers, images, transactions, jobs, clocks, events, deliveries, withdrawals, ledger, limits });
-  return { accounts, products, offers, images, clocks, jobs, limits, events, faults, deliveries, ledger, autopilot, transactions, transitions, withdrawals, scheduler, advances, reset };
+  return { accounts, products, offers, images, clocks, jobs, limits, events, faults, deliveries, listeners, ledger, autopilot, transactions, transitions, withdrawals, scheduler, advances, reset };
 }
 
 export interface SandboxOptions {
@@ -266,7 +273,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       autopilotRules: config.autopilotFile ? loadRulesFile(config.autopilotFile, document).rules : [],
       settings: config,
     });
-    const { accounts, products, offers, images, clocks, limits, events, faults, deliveries, ledger, autopilot, transactions, transitions, withdrawals, advances, reset } = domain;
+    const { accounts, products, offers, images, clocks, limits, events, faults, deliveries, listeners, ledger, autopilot, transactions, transitions, withdrawals, advances, reset } = domain;
     scheduler = domain.scheduler;
     const defaultAccount = await units.run((unit) => accounts.ensureDefault(unit, config.secretKey, DEFAULTS.secretKey));
     const exposed = exposureWarning(config, defaultAccount.secretKey, DEFAULTS.secretKey);
@@ -351,6 +358,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
 
     const running = scheduler;
     let stream: EventStream | undefined;
+    let listening: ListenStream | undefined;
     return {
       app,
       createServer,
@@ -361,7 +369,9 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       },
       attachEventStream: (server) => {
         // The stream sends the explanation as its 403's x-sandbox-hint: a header, made safe as the API's are.
+        listening = listenStream(listeners);
         stream = attachEventStream(server, accounts, events, {
+          others: new Map([[LISTEN_PATH, listening.handler]]),
           refusal: (req) => {
             const refused = shared.upgradeRefusal(req);
             return refused === undefined ? undefined : headerText(refused);
@@ -370,10 +380,12 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       },
       closeStreams: () => {
         stream?.close();
+        listening?.close();
         httpFaults.releaseHung();
       },
       close: async () => {
         stream?.close();
+        listening?.close();
         running.stop();
         await retention?.stop();
         // Attempts under way are recorded before the store closes; their retries are stored. A

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { secretKeyFromHeader, type Accounts } from '../accounts/accounts.js';
+import { secretKeyFromHeader, type AccountRecord, type Accounts } from '../accounts/accounts.js';
 import type { Events, SandboxEvent } from './events.js';
 
 export const EVENT_STREAM_PATH = '/_sandbox/events/ws';
@@ -31,7 +31,15 @@ export interface EventStreamOptions {
    */
   refusal?: (req: IncomingMessage) => string | undefined;
   heartbeatMs?: number;
+  /**
+   * Other WebSockets served on the same upgrade requests, by path (the webhook listeners'):
+   * they get the same Host, Origin and key checks, and are handed the authenticated account.
+   */
+  others?: ReadonlyMap<string, UpgradeHandler>;
 }
+
+/** Completes an authenticated upgrade on another path (`handleUpgrade` of its own WebSocketServer). */
+export type UpgradeHandler = (account: AccountRecord, url: URL, req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
 /**
  * The stream only sends: a client has nothing to say beyond pongs and a close. ws's default
@@ -66,14 +74,25 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
     if (!url) return refuse(socket, '400 Bad Request', 'the request target is not a valid URL');
     const refused = options.refusal?.(req);
     if (refused) return refuse(socket, '403 Forbidden', 'Forbidden', refused);
-    if (url.pathname !== EVENT_STREAM_PATH) return refuse(socket, '404 Not Found', `no WebSocket at ${url.pathname}`);
+    const other = options.others?.get(url.pathname);
+    if (url.pathname !== EVENT_STREAM_PATH && !other) return refuse(socket, '404 Not Found', `no WebSocket at ${url.pathname}`);
     const key = secretKeyFromHeader(req.headers.authorization) ?? url.searchParams.get('key') ?? undefined;
-    void upgrade(key, url, req, socket, head).catch(() => socket.destroy());
+    void authenticate(key, socket)
+      .then((account) => {
+        if (!account) return;
+        if (other) return other(account, url, req, socket, head);
+        return upgrade(account, url, req, socket, head);
+      })
+      .catch(() => socket.destroy());
   });
 
-  async function upgrade(key: string | undefined, url: URL, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  async function authenticate(key: string | undefined, socket: Duplex): Promise<AccountRecord | undefined> {
     const account = key ? await accounts.authenticate(key) : undefined;
-    if (!account) return refuse(socket, '401 Unauthorized', 'Unauthorized', 'API key invalid or absent: send Authorization: Basic base64("secret:" + key) or ?key=');
+    if (!account) refuse(socket, '401 Unauthorized', 'Unauthorized', 'API key invalid or absent: send Authorization: Basic base64("secret:" + key) or ?key=');
+    return account;
+  }
+
+  async function upgrade(account: AccountRecord, url: URL, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     // Live events that happen while the missed ones are sent are held, then sent after them: no gap, no repeat.
     const cursor = url.searchParams.get('startingAfter');
     const held = new Map<string, SandboxEvent>();
