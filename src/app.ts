@@ -106,6 +106,8 @@ export interface DomainOptions {
   operationIds: ReadonlySet<string>;
   /** The sandbox's autopilot rules (SANDBOX_AUTOPILOT_FILE). */
   autopilotRules: AutopilotRule[];
+  /** The store is shared by several instances (PostgreSQL): webhook listeners are reached over its bus, whichever instance they are connected to. */
+  sharedStore?: boolean;
   settings: Pick<
     Config,
     'faultSeed' | 'webhookMaxAttempts' | 'instructionDelayMs' | 'pixExpiryMs' | 'strictDocuments' | 'pixInstruction' | 'withdrawalStepMs' | 'jobLeaseMs'
@@ -154,7 +156,17 @@ export function composeDomain(options: DomainOptions): Domain {
   const events = new Events({ repository });
   const faults = new Faults({ repository, seed: settings.faultSeed, operationIds: options.operationIds });
   // A listener's attempt waits for its answer as long as a direct one waits for its receiver.
-  const listeners = new Listeners({ timeoutMs: options.dispatcher.timeoutMs });
+  const listeners = new Listeners({
+    timeoutMs: options.dispatcher.timeoutMs,
+    ...(options.sharedStore && {
+      relay: {
+        // A unit of its own: on PostgreSQL a NOTIFY sent at its commit, heard by every instance.
+        publish: (accountId, message) => units.run(async (unit) => unit.publish(accountId, message)),
+        subscribe: (accountId, handler) => repository.bus.subscribe(accountId, handler),
+      },
+      onRelayError: (error: unknown) => logger.warn({ err: error }, 'offering a webhook attempt to other instances\' listeners failed'),
+    }),
+  });
   const deliveries = new Deliveries({
     repository,
     accounts,
@@ -271,6 +283,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       fees: loadFeeTable(config.feesFile),
       operationIds: operationIdsOf(document),
       autopilotRules: config.autopilotFile ? loadRulesFile(config.autopilotFile, document).rules : [],
+      sharedStore: opened.kind === 'postgres',
       settings: config,
     });
     const { accounts, products, offers, images, clocks, limits, events, faults, deliveries, listeners, ledger, autopilot, transactions, transitions, withdrawals, advances, reset } = domain;

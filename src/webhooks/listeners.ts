@@ -112,6 +112,8 @@ interface Listener {
 
 interface PendingOffer {
   accountId: string;
+  /** Offered to other instances' listeners too: their answers may come until the timeout. */
+  relayed: boolean;
   /** Listeners that still owe an answer. */
   waiting: Set<Listener>;
   reports: ListenerReport[];
@@ -125,7 +127,28 @@ export interface ListenersOptions {
   /** How long an attempt waits for its listeners' answers (the dispatcher's timeout). */
   timeoutMs: number;
   maxPendingPerListener?: number;
+  /** A shared store's bus: attempts made here reach listeners connected to other instances, and theirs reach ours. */
+  relay?: ListenerRelay;
+  /** Told when relaying fails (the store is away): the attempt then has this instance's listeners only. */
+  onRelayError?: (error: unknown) => void;
 }
+
+/**
+ * The messages between instances (`unit.publish`, heard by every instance's bus subscribers of
+ * the account): an offer made on one instance, and the answer of another's listeners to it.
+ */
+export type RelayMessage =
+  | { kind: 'listener.offer'; from: string; offer: ListenerOffer }
+  | { kind: 'listener.answer'; from: string; to: string; id: string; outcome: ListenerOutcome };
+
+/** The bus, as the hub uses it. */
+export interface ListenerRelay {
+  publish(accountId: string, message: RelayMessage): Promise<void>;
+  subscribe(accountId: string, handler: (message: unknown) => void): () => void;
+}
+
+/** What another instance's listeners have left to answer in: theirs ends this much before the offering instance's. */
+const RELAY_MARGIN_MS = 500;
 
 /** A connection as the hub keeps it: hand it the socket's answers, and `close` when the socket closes. */
 export interface ConnectedListener {
@@ -143,6 +166,10 @@ export class Listeners {
   private readonly offers = new Map<string, PendingOffer>();
   private readonly connectedHooks: ((accountId: string) => void)[] = [];
   private readonly maxPending: number;
+  /** This instance, as relayed messages name it. */
+  private readonly instanceId = randomUUID();
+  /** Bus subscriptions per account, held while it has listeners here or offers waiting for other instances' answers. */
+  private readonly relaySubscriptions = new Map<string, { holders: number; unsubscribe: () => void }>();
 
   constructor(private readonly options: ListenersOptions) {
     this.maxPending = options.maxPendingPerListener ?? MAX_PENDING_PER_LISTENER;
@@ -162,10 +189,15 @@ export class Listeners {
     let set = this.byAccount.get(accountId);
     if (!set) this.byAccount.set(accountId, (set = new Set()));
     set.add(listener);
+    const release = this.holdRelay(accountId);
     for (const hook of this.connectedHooks) hook(accountId);
+    let open = true;
     return {
       answer: (message) => this.answer(listener, message),
       close: () => {
+        if (!open) return;
+        open = false;
+        release();
         const own = this.byAccount.get(accountId);
         own?.delete(listener);
         if (own?.size === 0) this.byAccount.delete(accountId);
@@ -182,24 +214,38 @@ export class Listeners {
   }
 
   /**
-   * Offers an attempt to every listener of the account that takes its event; resolves with the
-   * first 2xx answer, or once every listener answered otherwise (the last such answer), or at the
-   * timeout. With no listener to offer it to it fails at once: the schedule retries it.
+   * Offers an attempt to every listener of the account that takes its event (on every instance,
+   * with a relay); resolves with the first 2xx answer, or once every listener answered otherwise
+   * (the last such answer), or at the timeout. With no listener to offer it to it fails at once
+   * (with a relay: at the timeout, when no other instance's listener answered either); the
+   * schedule retries it.
    */
   offer(accountId: string, request: Omit<ListenerOffer, 'type' | 'id' | 'timeoutMs'>): Promise<ListenerOutcome> {
+    const offer: ListenerOffer = { type: 'attempt', id: `lso_${randomUUID()}`, ...request, timeoutMs: this.options.timeoutMs };
+    const relay = this.options.relay;
+    if (!relay) return this.offerHere(accountId, offer, false);
+    const release = this.holdRelay(accountId);
+    const outcome = this.offerHere(accountId, offer, true);
+    relay.publish(accountId, { kind: 'listener.offer', from: this.instanceId, offer }).catch((error: unknown) => this.options.onRelayError?.(error));
+    void outcome.finally(release);
+    return outcome;
+  }
+
+  /** Offers to this instance's listeners; `relayed`: other instances' answers may come too, so only a 2xx or the timeout ends it. */
+  private offerHere(accountId: string, offer: ListenerOffer, relayed: boolean): Promise<ListenerOutcome> {
     const all = [...(this.byAccount.get(accountId) ?? [])];
-    const takers = all.filter((l) => l.events.matches(request.event));
-    if (takers.length === 0) {
-      const error = all.length === 0 ? NO_LISTENER : `${NO_LISTENER} that takes ${request.event} (the connected ones filter it out with --events)`;
+    const takers = all.filter((l) => l.events.matches(offer.event));
+    if (takers.length === 0 && !relayed) {
+      const error = all.length === 0 ? NO_LISTENER : `${NO_LISTENER} that takes ${offer.event} (the connected ones filter it out with --events)`;
       return Promise.resolve({ httpStatus: null, error, durationMs: 0, responseBody: null, ok: false, listeners: [] });
     }
-    const offer: ListenerOffer = { type: 'attempt', id: `lso_${randomUUID()}`, ...request, timeoutMs: this.options.timeoutMs };
     const started = performance.now();
     return new Promise<ListenerOutcome>((resolve) => {
-      const timer = setTimeout(() => this.expire(offer.id), this.options.timeoutMs);
+      const timer = setTimeout(() => this.expire(offer.id), offer.timeoutMs);
       timer.unref();
       const pending: PendingOffer = {
         accountId,
+        relayed,
         waiting: new Set(),
         reports: [],
         started,
@@ -226,8 +272,51 @@ export class Listeners {
           pending.reports.push({ name, httpStatus: null, error: 'listener not reading', durationMs: 0 });
         }
       }
-      if (pending.waiting.size === 0) pending.finish(this.failure(pending));
+      if (pending.waiting.size === 0 && !relayed) pending.finish(this.failure(pending));
     });
+  }
+
+  /** Subscribes to the account's relayed messages while someone here needs them; the returned function lets go. */
+  private holdRelay(accountId: string): () => void {
+    const relay = this.options.relay;
+    if (!relay) return () => undefined;
+    let held = this.relaySubscriptions.get(accountId);
+    if (!held) {
+      held = { holders: 0, unsubscribe: relay.subscribe(accountId, (message) => this.relayed(accountId, message)) };
+      this.relaySubscriptions.set(accountId, held);
+    }
+    held.holders++;
+    const own = held;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--own.holders > 0) return;
+      own.unsubscribe();
+      if (this.relaySubscriptions.get(accountId) === own) this.relaySubscriptions.delete(accountId);
+    };
+  }
+
+  /** A message from another instance: an offer for our listeners, or our offer's answer from theirs. */
+  private relayed(accountId: string, message: unknown): void {
+    const m = parseRelayMessage(message);
+    if (!m || m.from === this.instanceId) return;
+    if (m.kind === 'listener.answer') {
+      if (m.to !== this.instanceId) return;
+      const pending = this.offers.get(m.id);
+      if (!pending) return;
+      pending.reports.push(...m.outcome.listeners);
+      const outcome: ListenerOutcome = { ...m.outcome, listeners: pending.reports };
+      if (outcome.ok) return pending.finish(outcome);
+      pending.lastFailure = outcome;
+      return;
+    }
+    const takers = [...(this.byAccount.get(accountId) ?? [])].filter((l) => l.events.matches(m.offer.event));
+    if (takers.length === 0) return; // no listener of ours takes it: the offering instance hears nothing from us
+    const offer = { ...m.offer, timeoutMs: Math.max(m.offer.timeoutMs - RELAY_MARGIN_MS, 100) };
+    void this.offerHere(accountId, offer, false).then((outcome) =>
+      this.options.relay?.publish(accountId, { kind: 'listener.answer', from: this.instanceId, to: m.from, id: m.offer.id, outcome }).catch((error: unknown) => this.options.onRelayError?.(error)),
+    );
   }
 
   private answer(listener: Listener, message: unknown): void {
@@ -259,13 +348,14 @@ export class Listeners {
     // First 2xx wins: the others' later answers are not waited for.
     if (outcome.ok) return pending.finish(outcome);
     pending.lastFailure = outcome;
-    if (pending.waiting.size === 0) pending.finish(this.failure(pending));
+    if (pending.waiting.size === 0 && !pending.relayed) pending.finish(this.failure(pending));
   }
 
   private expire(id: string): void {
     const pending = this.offers.get(id);
     if (!pending) return;
     for (const l of pending.waiting) pending.reports.push({ name: l.connection.name, httpStatus: null, error: `no answer within ${this.options.timeoutMs} ms`, durationMs: this.options.timeoutMs });
+    pending.waiting.clear();
     pending.finish(this.failure(pending));
   }
 
@@ -307,6 +397,21 @@ export function parseAnswer(message: unknown): ListenerAnswer | undefined {
     ...(typeof m.body === 'string' && { body: m.body.slice(0, EXCERPT_CHARS) }),
     ...(error !== undefined && { error }),
   };
+}
+
+/** A relayed message, checked enough that a malformed one is ignored rather than trusted. */
+function parseRelayMessage(message: unknown): RelayMessage | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const m = message as Record<string, unknown>;
+  if (typeof m.from !== 'string') return undefined;
+  if (m.kind === 'listener.offer' && typeof m.offer === 'object' && m.offer !== null) {
+    const offer = m.offer as Record<string, unknown>;
+    if (offer.type === 'attempt' && typeof offer.id === 'string' && typeof offer.timeoutMs === 'number') return message as RelayMessage;
+  }
+  if (m.kind === 'listener.answer' && typeof m.to === 'string' && typeof m.id === 'string' && typeof m.outcome === 'object' && m.outcome !== null && Array.isArray((m.outcome as { listeners?: unknown }).listeners)) {
+    return message as RelayMessage;
+  }
+  return undefined;
 }
 
 /** A listener's name as the log shows it: printable, bounded. */

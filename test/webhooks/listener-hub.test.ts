@@ -67,3 +67,44 @@ describe('Listeners (the hub)', () => {
     expect(parseAnswer({ type: 'answer', id: 'x', deliveryId: 'd', attempt: 1, error: 'ECONNREFUSED', durationMs: -1 })).toMatchObject({ error: 'ECONNREFUSED', durationMs: 0 });
   });
 });
+
+/** Two instances' hubs on one bus: what `unit.publish` does on the shared store, delivered asynchronously. */
+function pairOnOneBus(timeoutMs: number): [Listeners, Listeners] {
+  const subscribers = new Map<string, Set<(message: unknown) => void>>();
+  const relay = {
+    publish: async (accountId: string, message: unknown) => {
+      const copy: unknown = JSON.parse(JSON.stringify(message));
+      setTimeout(() => subscribers.get(accountId)?.forEach((s) => s(copy)), 1);
+    },
+    subscribe: (accountId: string, handler: (message: unknown) => void) => {
+      let set = subscribers.get(accountId);
+      if (!set) subscribers.set(accountId, (set = new Set()));
+      set.add(handler);
+      return () => set.delete(handler);
+    },
+  };
+  return [new Listeners({ timeoutMs, relay }), new Listeners({ timeoutMs, relay })];
+}
+
+describe('Listeners over a shared bus', () => {
+  const request = { deliveryId: 'whd_1', attempt: 1, event: 'cashin.paid' as const, url: null, headers: { 'x-signature': 'abc' }, body: '{"a":1}', replay: false };
+
+  it('an attempt made on one instance reaches a listener connected to the other, and its answer comes back', async () => {
+    const [a, b] = pairOnOneBus(2_000);
+    const remote = fakeListener(b, 'acc_1', 'on-b', () => 200);
+    const outcome = await a.offer('acc_1', request);
+    expect(outcome).toMatchObject({ ok: true, httpStatus: 200, via: 'listener on-b', listeners: [{ name: 'on-b', httpStatus: 200 }] });
+    expect(remote.got).toHaveLength(1);
+    expect(remote.got[0]).toMatchObject({ deliveryId: 'whd_1', headers: { 'x-signature': 'abc' }, body: '{"a":1}' });
+    // The other instance's listener answers within less time than the offering one waits.
+    expect(remote.got[0]!.timeoutMs).toBeLessThan(2_000);
+  });
+
+  it('a failed answer from the other instance is the outcome at the timeout; with no listener anywhere, none is connected', async () => {
+    const [a, b] = pairOnOneBus(300);
+    const remote = fakeListener(b, 'acc_1', 'on-b', () => 500);
+    expect(await a.offer('acc_1', request)).toMatchObject({ ok: false, httpStatus: 500, via: 'listener on-b' });
+    remote.connected.close();
+    expect(await a.offer('acc_1', request)).toMatchObject({ ok: false, error: NO_LISTENER });
+  });
+});
