@@ -1,22 +1,16 @@
 // `payments-sandbox listen` with real processes (contract v4, Listening): a sandbox that may post
 // only to example.com, its account in listeners mode, a `listen` process forwarding to loopback
 // receivers. Every address is loopback; every wait is bounded.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/spec/types.js';
+import { spawnListen, type ListenProcess } from '../helpers/listen.js';
 import { BIN, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
 import { created, pixBody } from '../helpers/purchases.js';
 import { Client } from '../helpers/sandbox.js';
 import { listDeliveries, startReceiver, waitForDelivery, waitUntil, type Behaviour, type Receiver } from '../helpers/webhooks.js';
 import { cashedOut, cashOutBody, fund } from '../helpers/withdrawals.js';
-
-interface ListenProcess {
-  child: ChildProcess;
-  stdout(): string;
-  stderr(): string;
-  exited: Promise<number | null>;
-}
 
 let sb: SandboxProcess;
 const listeners: ListenProcess[] = [];
@@ -46,31 +40,8 @@ async function account(): Promise<{ key: string; client: Client; secret: string 
   return { key: res.body.secretKey, client: new Client(sb.url, res.body.secretKey), secret: res.body.webhookSecret };
 }
 
-/** Runs `payments-sandbox listen`; resolves once it is Ready (or rejects with what it printed). */
-function runListen(args: string[], waitReady = true): Promise<ListenProcess> {
-  const child = spawn(process.execPath, [BIN, 'listen', '--base-url', sb.url, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const proc: ListenProcess = { child, stdout: () => out, stderr: () => err, exited };
-  listeners.push(proc);
-  if (!waitReady) return Promise.resolve(proc);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`listen was not ready in 10 s:\n${err}`)), 10_000);
-    child.stderr?.on('data', () => {
-      if (err.includes('Ready:')) {
-        clearTimeout(timer);
-        resolve(proc);
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`listen exited (${code}) before it was ready:\n${err}`));
-    });
-  });
-}
+/** Runs `payments-sandbox listen` against the sandbox under test. */
+const runListen = (args: string[], waitReady = true): Promise<ListenProcess> => spawnListen(listeners, sb.url, args, waitReady);
 
 async function paidPurchase(client: Client, postbackUrl?: string): Promise<string> {
   const tx = await created(client, pixBody(postbackUrl ? { postbackUrl } : {}));
