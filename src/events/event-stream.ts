@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { secretKeyFromHeader, type AccountRecord, type Accounts } from '../accounts/accounts.js';
 import type { Events, SandboxEvent } from './events.js';
+import { heartbeat } from './websockets.js';
 
 export const EVENT_STREAM_PATH = '/_sandbox/events/ws';
 
@@ -12,7 +13,7 @@ export interface EventStream {
 }
 
 /** A 401 says exactly `Unauthorized`, as the API's do; the explanation goes in x-sandbox-hint. */
-function refuse(socket: Duplex, status: string, message: string, hint?: string): void {
+export function refuse(socket: Duplex, status: string, message: string, hint?: string): void {
   const body = JSON.stringify({ statusCode: Number(status.slice(0, 3)), message });
   const hintHeader = hint ? `x-sandbox-hint: ${hint}\r\n` : '';
   socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${hintHeader}Connection: close\r\n\r\n${body}`);
@@ -59,12 +60,11 @@ export const MAX_HELD_EVENTS = 10_000;
 export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 export function attachEventStream(server: Server, accounts: Accounts, events: Events, options: EventStreamOptions = {}): EventStream {
-  const heartbeatMs = options.heartbeatMs ?? 15_000;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INCOMING_MESSAGE_BYTES });
+  const beat = heartbeat(wss, options.heartbeatMs ?? 15_000);
   // Replays serialize every missed event: a few pages per turn of the event loop, so many
   // clients resuming at once share it with requests instead of holding it for seconds.
   const pages = new Limiter(REPLAY_PAGES_PER_TURN);
-  const alive = new WeakMap<WebSocket, boolean>();
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // Nobody else listens on an upgraded socket: an 'error' without a listener (a peer's reset) ends the process.
@@ -107,8 +107,7 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
     socket.once('close', unsubscribe);
     if (socket.destroyed) return unsubscribe();
     wss.handleUpgrade(req, socket, head, (ws) => {
-      alive.set(ws, true);
-      ws.on('pong', () => alive.set(ws, true));
+      beat.watch(ws);
       ws.on('close', unsubscribe);
       ws.on('error', unsubscribe);
       // A client that does not read would make the process buffer every event for it.
@@ -177,21 +176,9 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
     if (page.length > 0 && ws.readyState === ws.OPEN) await flush();
   }
 
-  const heartbeat = setInterval(() => {
-    for (const ws of wss.clients) {
-      if (alive.get(ws) === false) {
-        ws.terminate();
-        continue;
-      }
-      alive.set(ws, false);
-      ws.ping();
-    }
-  }, heartbeatMs);
-  heartbeat.unref();
-
   return {
     close() {
-      clearInterval(heartbeat);
+      beat.stop();
       for (const ws of wss.clients) ws.close(1001, 'sandbox shutting down');
       wss.close();
     },

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { request } from 'undici';
 import WebSocket from 'ws';
+import { onJsonMessage } from '../events/websockets.js';
 import { describe, excerpt } from '../webhooks/dispatcher.js';
 import { EventFilter, type ListenerAnswer, type ListenerOffer } from '../webhooks/listeners.js';
 
@@ -198,14 +199,7 @@ export function startListener(options: ListenerOptions): RunningListener {
     ws.on('error', (error) => {
       lostReason = describe(error);
     });
-    ws.on('message', (data, isBinary) => {
-      if (isBinary) return;
-      let message: unknown;
-      try {
-        message = JSON.parse(data.toString());
-      } catch {
-        return;
-      }
+    onJsonMessage(ws, (message) => {
       if (!isObject(message)) return;
       if (message.type === 'hello') {
         if (everConnected && failures > 0) options.onStatus(`reconnected to ${options.baseUrl}`);

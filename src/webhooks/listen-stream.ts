@@ -1,6 +1,7 @@
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer } from 'ws';
 import { deliveryModeOf } from '../accounts/accounts.js';
-import type { UpgradeHandler } from '../events/event-stream.js';
+import { refuse, type UpgradeHandler } from '../events/event-stream.js';
+import { heartbeat, onJsonMessage } from '../events/websockets.js';
 import { EventFilter, listenerName, type Listeners } from './listeners.js';
 
 /** The webhook listeners' WebSocket (`payments-sandbox listen`): served beside the event stream, with its checks. */
@@ -25,21 +26,18 @@ export interface ListenStream {
  */
 export function listenStream(listeners: Listeners, options: { heartbeatMs?: number } = {}): ListenStream {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_ANSWER_BYTES });
-  const alive = new WeakMap<WebSocket, boolean>();
+  const beat = heartbeat(wss, options.heartbeatMs ?? 15_000);
 
   const handler: UpgradeHandler = (account, url, req, socket, head) => {
     let events: EventFilter;
     try {
       events = EventFilter.parse(url.searchParams.get('events'));
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      const body = JSON.stringify({ statusCode: 400, message });
-      return void socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      return refuse(socket, '400 Bad Request', error instanceof Error ? error.message : String(error));
     }
     const name = listenerName(url.searchParams.get('name'));
     wss.handleUpgrade(req, socket, head, (ws) => {
-      alive.set(ws, true);
-      ws.on('pong', () => alive.set(ws, true));
+      beat.watch(ws);
       // Before any offer: the listener learns its name and the account's mode first.
       ws.send(JSON.stringify({ type: 'hello', accountId: account.id, name, delivery: deliveryModeOf(account), events: events.text, timeoutMs: listeners.timeoutMs }));
       const connected = listeners.connect(
@@ -54,38 +52,17 @@ export function listenStream(listeners: Listeners, options: { heartbeatMs?: numb
         },
         events,
       );
-      ws.on('message', (data, isBinary) => {
-        if (isBinary) return;
-        let message: unknown;
-        try {
-          message = JSON.parse(data.toString());
-        } catch {
-          return; // not JSON: not an answer
-        }
-        connected.answer(message);
-      });
+      onJsonMessage(ws, (message) => connected.answer(message));
       const closed = (): void => connected.close();
       ws.once('close', closed);
       ws.once('error', closed);
     });
   };
 
-  const heartbeat = setInterval(() => {
-    for (const ws of wss.clients) {
-      if (alive.get(ws) === false) {
-        ws.terminate();
-        continue;
-      }
-      alive.set(ws, false);
-      ws.ping();
-    }
-  }, options.heartbeatMs ?? 15_000);
-  heartbeat.unref();
-
   return {
     handler,
     close() {
-      clearInterval(heartbeat);
+      beat.stop();
       for (const ws of wss.clients) ws.close(1001, 'sandbox shutting down');
       wss.close();
     },

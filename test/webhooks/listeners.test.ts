@@ -6,24 +6,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
 import type { PurchaseRequest } from '../../src/spec/types.js';
 import { EventFilter, NO_LISTENER, type Listeners, type ListenerOffer } from '../../src/webhooks/listeners.js';
-import { domainKit, type DomainKit } from '../helpers/domain.js';
+import { domainKit, pixPurchase, type DomainKit } from '../helpers/domain.js';
 
 let kit: DomainKit;
 afterEach(() => kit.close());
 
-const pix = (): PurchaseRequest =>
-  ({
-    name: 'Maria Silva',
-    email: 'maria@example.com',
-    description: 'Pedido 1',
-    responsibleExternalId: 'cli-1',
-    responsibleDocument: '11222333000181',
-    cpf: '52998224725',
-    phone: '11987654321',
-    amount: 15_000,
-    paymentMethod: 'PIX',
-    postbackUrl: 'http://localhost:3000/hooks',
-  }) as PurchaseRequest;
+const pix = (): PurchaseRequest => pixPurchase({ postbackUrl: 'http://localhost:3000/hooks' });
 
 /** A listener that answers each offer with `status(offer)` (or nothing: `undefined`) and keeps what it got. */
 function fakeListener(hub: Listeners, accountId: string, name: string, status: (offer: ListenerOffer) => number | undefined, events?: string) {
