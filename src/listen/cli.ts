@@ -5,7 +5,7 @@ import { directModeError, formatReport, ListenError, parseRoute, startListener, 
 interface ListenCommandOptions {
   baseUrl: string;
   key?: string;
-  forwardTo: string[];
+  forwardTo?: string[];
   events?: string;
   takeOver?: boolean;
   printSecret?: boolean;
@@ -24,8 +24,7 @@ export function registerListenCommand(program: Command): void {
     .addOption(new Option('--key <key>', "the account's secret key").env('SANDBOX_SECRET_KEY'))
     .addOption(
       new Option('--forward-to <[events=]url>', 'where to POST each webhook; repeatable; cashin.*=URL takes only those events (the first matching route wins); default: the delivery\'s own URL')
-        .argParser((value: string, previous: string[] = []) => [...previous, value])
-        .default([]),
+        .argParser((value: string, previous: string[] = []) => [...previous, value]),
     )
     .addOption(new Option('--events <list>', 'take only these events, comma-separated patterns (e.g. cashin.paid,cashout.*)'))
     .addOption(new Option('--take-over', 'switch the account to listeners delivery mode first (the sandbox then posts nothing itself)'))
@@ -47,7 +46,7 @@ async function listenCommand(opts: ListenCommandOptions): Promise<number> {
   if (!URL.canParse(opts.baseUrl)) return fail(`--base-url ${opts.baseUrl} is not a URL (e.g. ${DEFAULT_BASE_URL})`);
   let routes: Route[];
   try {
-    routes = opts.forwardTo.map(parseRoute);
+    routes = (opts.forwardTo ?? []).map(parseRoute);
     if (opts.events !== undefined) EventFilter.parse(opts.events);
   } catch (error) {
     return fail(error instanceof Error ? error.message : String(error));
