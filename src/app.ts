@@ -69,6 +69,8 @@ import { Transitions } from './transactions/transitions.js';
 import { DEFAULT_RETRY, Deliveries } from './webhooks/deliveries.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
 import { WebhookTargets } from './webhooks/targets.js';
+import { Listeners } from './webhooks/listeners.js';
+import { LISTEN_PATH, listenStream, type ListenStream } from './webhooks/listen-stream.js';
 import { Withdrawals } from './withdrawals/withdrawals.js';
 
 export interface Sandbox {
@@ -104,6 +106,8 @@ export interface DomainOptions {
   operationIds: ReadonlySet<string>;
   /** The sandbox's autopilot rules (SANDBOX_AUTOPILOT_FILE). */
   autopilotRules: AutopilotRule[];
+  /** The store is shared by several instances (PostgreSQL): webhook listeners are reached over its bus, whichever instance they are connected to. */
+  sharedStore?: boolean;
   settings: Pick<
     Config,
     'faultSeed' | 'webhookMaxAttempts' | 'instructionDelayMs' | 'pixExpiryMs' | 'strictDocuments' | 'pixInstruction' | 'withdrawalStepMs' | 'jobLeaseMs'
@@ -122,6 +126,8 @@ export interface Domain {
   events: Events;
   faults: Faults;
   deliveries: Deliveries;
+  /** The webhook listeners connected to this instance (accounts in `listeners` delivery mode). */
+  listeners: Listeners;
   ledger: Ledger;
   autopilot: Autopilot;
   transactions: Transactions;
@@ -149,12 +155,25 @@ export function composeDomain(options: DomainOptions): Domain {
   const limits = new Limits({ repository });
   const events = new Events({ repository });
   const faults = new Faults({ repository, seed: settings.faultSeed, operationIds: options.operationIds });
+  // A listener's attempt waits for its answer as long as a direct one waits for its receiver.
+  const listeners = new Listeners({
+    timeoutMs: options.dispatcher.timeoutMs,
+    ...(options.sharedStore && {
+      relay: {
+        // A unit of its own: on PostgreSQL a NOTIFY sent at its commit, heard by every instance.
+        publish: (accountId, message) => units.run(async (unit) => unit.publish(accountId, message)),
+        subscribe: (accountId, handler) => repository.bus.subscribe(accountId, handler),
+      },
+      onRelayError: (error: unknown) => logger.warn({ err: error }, 'offering a webhook attempt to other instances\' listeners failed'),
+    }),
+  });
   const deliveries = new Deliveries({
     repository,
     accounts,
     clocks,
     jobs,
     dispatcher: options.dispatcher,
+    listeners,
     events,
     faults,
     afterAnswers: options.afterAnswers,
@@ -206,7 +225,7 @@ export function composeDomain(options: DomainOptions): Domain {
   const scheduler = new Scheduler({ jobs: repository.jobs, units, runners, clock, logger, leaseMs: settings.jobLeaseMs });
   const advances = new ClockAdvances({ clocks, jobs, scheduler, units, settle: (accountId) => deliveries.idle(accountId) });
   const reset = new AccountReset({ units, products, offers, images, transactions, jobs, clocks, events, deliveries, withdrawals, ledger, limits });
-  return { accounts, products, offers, images, clocks, jobs, limits, events, faults, deliveries, ledger, autopilot, transactions, transitions, withdrawals, scheduler, advances, reset };
+  return { accounts, products, offers, images, clocks, jobs, limits, events, faults, deliveries, listeners, ledger, autopilot, transactions, transitions, withdrawals, scheduler, advances, reset };
 }
 
 export interface SandboxOptions {
@@ -264,9 +283,10 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       fees: loadFeeTable(config.feesFile),
       operationIds: operationIdsOf(document),
       autopilotRules: config.autopilotFile ? loadRulesFile(config.autopilotFile, document).rules : [],
+      sharedStore: opened.kind === 'postgres',
       settings: config,
     });
-    const { accounts, products, offers, images, clocks, limits, events, faults, deliveries, ledger, autopilot, transactions, transitions, withdrawals, advances, reset } = domain;
+    const { accounts, products, offers, images, clocks, limits, events, faults, deliveries, listeners, ledger, autopilot, transactions, transitions, withdrawals, advances, reset } = domain;
     scheduler = domain.scheduler;
     const defaultAccount = await units.run((unit) => accounts.ensureDefault(unit, config.secretKey, DEFAULTS.secretKey));
     const exposed = exposureWarning(config, defaultAccount.secretKey, DEFAULTS.secretKey);
@@ -351,6 +371,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
 
     const running = scheduler;
     let stream: EventStream | undefined;
+    let listening: ListenStream | undefined;
     return {
       app,
       createServer,
@@ -361,7 +382,9 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       },
       attachEventStream: (server) => {
         // The stream sends the explanation as its 403's x-sandbox-hint: a header, made safe as the API's are.
+        listening = listenStream(listeners);
         stream = attachEventStream(server, accounts, events, {
+          others: new Map([[LISTEN_PATH, listening.handler]]),
           refusal: (req) => {
             const refused = shared.upgradeRefusal(req);
             return refused === undefined ? undefined : headerText(refused);
@@ -370,10 +393,12 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       },
       closeStreams: () => {
         stream?.close();
+        listening?.close();
         httpFaults.releaseHung();
       },
       close: async () => {
         stream?.close();
+        listening?.close();
         running.stop();
         await retention?.stop();
         // Attempts under way are recorded before the store closes; their retries are stored. A

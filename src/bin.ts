@@ -9,6 +9,7 @@ import { installProcessGuards } from './process-guards.js';
 import { registerScenarioCommand } from './scenarios/cli.js';
 import { registerVerifyCommand } from './contract/cli.js';
 import { registerTriggerCommand } from './trigger/cli.js';
+import { registerListenCommand } from './listen/cli.js';
 import { VERSION } from './version.js';
 
 function integer(value: string): number {
@@ -131,6 +132,7 @@ program
 registerScenarioCommand(program);
 registerVerifyCommand(program);
 registerTriggerCommand(program);
+registerListenCommand(program);
 
 interface StartOptions {
   port: number;

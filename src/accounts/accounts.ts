@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import type { Account, AccountCreate, Permission } from '../spec/types.js';
+import type { Account, AccountCreate, Permission, WebhookDeliveryMode } from '../spec/types.js';
 import type { ReadTable, Repository, TableSpec, Unit } from '../store/ports.js';
 
 export const ALL_PERMISSIONS: readonly Permission[] = ['isInvoiceAvailable', 'createTransaction'];
@@ -27,10 +27,15 @@ export const SANDBOX_OWNER = '_sandbox';
  * the sandbox (`accountId`), not to themselves: listing them and finding one by key are lookups
  * across accounts.
  */
-export interface AccountRecord extends Account {
+export interface AccountRecord extends Omit<Account, 'webhookDelivery'> {
   keyHash: string;
   accountId: typeof SANDBOX_OWNER;
+  /** How its webhooks leave; records stored before the listeners mode existed have none: `direct`. */
+  webhookDelivery?: WebhookDeliveryMode;
 }
+
+/** The account's delivery mode, `direct` for records stored before modes existed. */
+export const deliveryModeOf = (account: Pick<AccountRecord, 'webhookDelivery'>): WebhookDeliveryMode => account.webhookDelivery ?? 'direct';
 
 export const ACCOUNTS: TableSpec<AccountRecord> = { name: 'accounts', unique: { keyHash: (a) => a.keyHash } };
 
@@ -119,10 +124,15 @@ export class Accounts {
     return (unit?.table(ACCOUNTS) ?? this.accounts).get(SANDBOX_OWNER, id);
   }
 
-  async setWebhookUrl(unit: Unit, account: AccountRecord, url: string | null): Promise<AccountRecord> {
+  /** Sets the webhook URL and/or the delivery mode; what is left undefined stays as it is. */
+  async setWebhookUrl(unit: Unit, account: AccountRecord, change: { url?: string | null; delivery?: WebhookDeliveryMode }): Promise<AccountRecord> {
     const accounts = unit.table(ACCOUNTS);
     const current = (await accounts.getForUpdate(SANDBOX_OWNER, account.id)) ?? account;
-    const record = { ...current, webhookUrl: url };
+    const record: AccountRecord = {
+      ...current,
+      ...(change.url !== undefined && { webhookUrl: change.url }),
+      ...(change.delivery !== undefined && { webhookDelivery: change.delivery }),
+    };
     await accounts.put(record);
     return record;
   }
@@ -158,6 +168,7 @@ export class Accounts {
       permissions: input.permissions ? ALL_PERMISSIONS.filter((p) => input.permissions?.includes(p)) : [...ALL_PERMISSIONS],
       webhookUrl: input.webhookUrl ?? null,
       webhookSecret: `whsec_${randomBytes(24).toString('hex')}`,
+      webhookDelivery: 'direct',
       createdAt: new Date(this.clock.nowMs()).toISOString(),
     };
   }
@@ -165,7 +176,7 @@ export class Accounts {
 
 export function toAccount(record: AccountRecord): Account {
   const { keyHash: _keyHash, accountId: _owner, ...account } = record;
-  return account;
+  return { ...account, webhookDelivery: deliveryModeOf(record) };
 }
 
 /** Parses `Basic base64("secret:" + key)`; anything else is no credential at all. */

@@ -1,8 +1,9 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { secretKeyFromHeader, type Accounts } from '../accounts/accounts.js';
+import { secretKeyFromHeader, type AccountRecord, type Accounts } from '../accounts/accounts.js';
 import type { Events, SandboxEvent } from './events.js';
+import { heartbeat } from './websockets.js';
 
 export const EVENT_STREAM_PATH = '/_sandbox/events/ws';
 
@@ -12,7 +13,7 @@ export interface EventStream {
 }
 
 /** A 401 says exactly `Unauthorized`, as the API's do; the explanation goes in x-sandbox-hint. */
-function refuse(socket: Duplex, status: string, message: string, hint?: string): void {
+export function refuse(socket: Duplex, status: string, message: string, hint?: string): void {
   const body = JSON.stringify({ statusCode: Number(status.slice(0, 3)), message });
   const hintHeader = hint ? `x-sandbox-hint: ${hint}\r\n` : '';
   socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${hintHeader}Connection: close\r\n\r\n${body}`);
@@ -31,7 +32,15 @@ export interface EventStreamOptions {
    */
   refusal?: (req: IncomingMessage) => string | undefined;
   heartbeatMs?: number;
+  /**
+   * Other WebSockets served on the same upgrade requests, by path (the webhook listeners'):
+   * they get the same Host, Origin and key checks, and are handed the authenticated account.
+   */
+  others?: ReadonlyMap<string, UpgradeHandler>;
 }
+
+/** Completes an authenticated upgrade on another path (`handleUpgrade` of its own WebSocketServer). */
+export type UpgradeHandler = (account: AccountRecord, url: URL, req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
 /**
  * The stream only sends: a client has nothing to say beyond pongs and a close. ws's default
@@ -51,12 +60,11 @@ export const MAX_HELD_EVENTS = 10_000;
 export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 export function attachEventStream(server: Server, accounts: Accounts, events: Events, options: EventStreamOptions = {}): EventStream {
-  const heartbeatMs = options.heartbeatMs ?? 15_000;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INCOMING_MESSAGE_BYTES });
+  const beat = heartbeat(wss, options.heartbeatMs ?? 15_000);
   // Replays serialize every missed event: a few pages per turn of the event loop, so many
   // clients resuming at once share it with requests instead of holding it for seconds.
   const pages = new Limiter(REPLAY_PAGES_PER_TURN);
-  const alive = new WeakMap<WebSocket, boolean>();
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // Nobody else listens on an upgraded socket: an 'error' without a listener (a peer's reset) ends the process.
@@ -66,14 +74,25 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
     if (!url) return refuse(socket, '400 Bad Request', 'the request target is not a valid URL');
     const refused = options.refusal?.(req);
     if (refused) return refuse(socket, '403 Forbidden', 'Forbidden', refused);
-    if (url.pathname !== EVENT_STREAM_PATH) return refuse(socket, '404 Not Found', `no WebSocket at ${url.pathname}`);
+    const other = options.others?.get(url.pathname);
+    if (url.pathname !== EVENT_STREAM_PATH && !other) return refuse(socket, '404 Not Found', `no WebSocket at ${url.pathname}`);
     const key = secretKeyFromHeader(req.headers.authorization) ?? url.searchParams.get('key') ?? undefined;
-    void upgrade(key, url, req, socket, head).catch(() => socket.destroy());
+    void authenticate(key, socket)
+      .then((account) => {
+        if (!account) return;
+        if (other) return other(account, url, req, socket, head);
+        return upgrade(account, url, req, socket, head);
+      })
+      .catch(() => socket.destroy());
   });
 
-  async function upgrade(key: string | undefined, url: URL, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  async function authenticate(key: string | undefined, socket: Duplex): Promise<AccountRecord | undefined> {
     const account = key ? await accounts.authenticate(key) : undefined;
-    if (!account) return refuse(socket, '401 Unauthorized', 'Unauthorized', 'API key invalid or absent: send Authorization: Basic base64("secret:" + key) or ?key=');
+    if (!account) refuse(socket, '401 Unauthorized', 'Unauthorized', 'API key invalid or absent: send Authorization: Basic base64("secret:" + key) or ?key=');
+    return account;
+  }
+
+  async function upgrade(account: AccountRecord, url: URL, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     // Live events that happen while the missed ones are sent are held, then sent after them: no gap, no repeat.
     const cursor = url.searchParams.get('startingAfter');
     const held = new Map<string, SandboxEvent>();
@@ -88,8 +107,7 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
     socket.once('close', unsubscribe);
     if (socket.destroyed) return unsubscribe();
     wss.handleUpgrade(req, socket, head, (ws) => {
-      alive.set(ws, true);
-      ws.on('pong', () => alive.set(ws, true));
+      beat.watch(ws);
       ws.on('close', unsubscribe);
       ws.on('error', unsubscribe);
       // A client that does not read would make the process buffer every event for it.
@@ -158,21 +176,9 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
     if (page.length > 0 && ws.readyState === ws.OPEN) await flush();
   }
 
-  const heartbeat = setInterval(() => {
-    for (const ws of wss.clients) {
-      if (alive.get(ws) === false) {
-        ws.terminate();
-        continue;
-      }
-      alive.set(ws, false);
-      ws.ping();
-    }
-  }, heartbeatMs);
-  heartbeat.unref();
-
   return {
     close() {
-      clearInterval(heartbeat);
+      beat.stop();
       for (const ws of wss.clients) ws.close(1001, 'sandbox shutting down');
       wss.close();
     },

@@ -1,4 +1,4 @@
-import { toAccount, type AccountRecord, type Accounts } from '../accounts/accounts.js';
+import { deliveryModeOf, toAccount, type AccountRecord, type Accounts } from '../accounts/accounts.js';
 import { readImageField } from './image-upload.js';
 import type { ProductImages } from '../catalog/images.js';
 import type { Offers } from '../catalog/offers.js';
@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import type { ObjectStorage } from '../objects/object-storage.js';
 import type { Health } from '../sandbox/health.js';
 import type { AccountReset } from '../sandbox/reset.js';
-import type { OperationId } from '../spec/types.js';
+import type { OperationId, WebhookDeliveryMode } from '../spec/types.js';
 import { notFound } from '../errors.js';
 import type { WebhookTargets } from '../webhooks/targets.js';
 import { owner, type Call, type Handlers } from './call.js';
@@ -29,12 +29,19 @@ export interface Services {
   targets: WebhookTargets;
 }
 
-/** A webhook URL given in a request, checked against the target policy where it is given: 400 naming the field. */
-export function checkWebhookTarget(targets: WebhookTargets, field: string, url: string | null | undefined): void {
-  if (!url) return;
+/**
+ * A webhook URL given in a request, checked against the target policy where it is given: 400
+ * naming the field. An account in `listeners` mode is not checked: the sandbox never connects to
+ * its targets, only its listeners do, from wherever they run (contract v4).
+ */
+export function checkWebhookTarget(targets: WebhookTargets, field: string, url: string | null | undefined, mode: WebhookDeliveryMode): void {
+  if (!url || mode === 'listeners') return;
   const refusal = targets.refusal(url);
-  if (refusal) throw new HttpError(400, `${field} ${refusal}`);
+  if (refusal) throw new HttpError(400, `${field} ${refusal}${targets.allowsAny() ? '' : LISTENERS_WAY_OUT}`);
 }
+
+/** What a refused target can do instead on a sandbox that narrows its targets: take its webhooks as a listener. */
+const LISTENERS_WAY_OUT = '; to receive webhooks where this sandbox cannot post, run `payments-sandbox listen --take-over` (or PUT /_sandbox/webhook-url {"delivery":"listeners"}; docs/listening.md)';
 
 const json = <S extends number, J>(status: S, body: J) => ({ status, json: body });
 
@@ -89,14 +96,16 @@ export function createHandlers(s: Services): Handlers {
         throw new HttpError(401, 'this sandbox requires its admin token: Authorization: Bearer <SANDBOX_ADMIN_TOKEN>');
       }
       const input = call.body ?? {};
-      checkWebhookTarget(s.targets, 'webhookUrl', input.webhookUrl);
+      checkWebhookTarget(s.targets, 'webhookUrl', input.webhookUrl, 'direct');
       return json(201, toAccount(await s.accounts.create(call.unit, input)));
     },
     setWebhookUrl: async (call) => {
-      const { url } = call.body;
-      checkWebhookTarget(s.targets, 'url', url);
+      const { url, delivery } = call.body;
+      const current = owner(call);
+      // Checked against the mode the change leaves: switching to listeners with a URL only they can reach is the point.
+      checkWebhookTarget(s.targets, 'url', url, delivery ?? deliveryModeOf(current));
       // Secrets are answered by account creation and who-am-I only (contract v3, Shared use).
-      const { secretKey: _key, webhookSecret: _secret, ...account } = toAccount(await s.accounts.setWebhookUrl(call.unit, owner(call), url));
+      const { secretKey: _key, webhookSecret: _secret, ...account } = toAccount(await s.accounts.setWebhookUrl(call.unit, current, { url, delivery }));
       return json(200, account);
     },
     resetAccount: async (call) => {

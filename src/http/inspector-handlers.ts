@@ -1,3 +1,4 @@
+import { deliveryModeOf } from '../accounts/accounts.js';
 import type { Config } from '../config.js';
 import { owner, type Handlers, type QueryParams } from './call.js';
 import { HttpError } from './errors.js';
@@ -10,8 +11,9 @@ const logQuery = ({ status, path, traceId, limit, startingAfter }: QueryParams<'
 export function createInspectorHandlers(config: Config, log: RequestLogStore, shared: SharedUse): Handlers {
   return {
     getSandboxAccount: (call) => {
-      const { id, userId, name, permissions, webhookUrl, webhookSecret, createdAt } = owner(call);
-      return { status: 200, json: { id, userId, name, permissions, webhookUrl, webhookSecret, createdAt } };
+      const account = owner(call);
+      const { id, userId, name, permissions, webhookUrl, webhookSecret, createdAt } = account;
+      return { status: 200, json: { id, userId, name, permissions, webhookUrl, webhookSecret, createdAt, webhookDelivery: deliveryModeOf(account) } };
     },
     listRequests: async (call) => ({ status: 200, json: await log.list(owner(call).id, logQuery(call.query)) }),
     listUnauthenticatedRequests: async (call) => {

@@ -1,4 +1,4 @@
-import type { Accounts } from '../accounts/accounts.js';
+import { deliveryModeOf, type Accounts } from '../accounts/accounts.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { ClockAdvances } from '../scheduler/advance-clock.js';
 import type { Clock } from '../spec/types.js';
@@ -33,7 +33,7 @@ export function createTransactionHandlers(s: TransactionServices): Handlers {
   return {
     createPurchase: (call) => {
       const input = call.body;
-      checkWebhookTarget(s.targets, 'postbackUrl', input.postbackUrl);
+      checkWebhookTarget(s.targets, 'postbackUrl', input.postbackUrl, deliveryModeOf(owner(call)));
       return present(201, s.transactions.create(call.unit, owner(call), input));
     },
     getTransaction: (call) => {

@@ -31,5 +31,8 @@ export function createWebhookHandlers(s: WebhookServices): Handlers {
     getEventStream: () => {
       throw new HttpError(426, 'this is a WebSocket endpoint: connect with Upgrade: websocket');
     },
+    getListenStream: () => {
+      throw new HttpError(426, 'this is a WebSocket endpoint for webhook listeners: run `payments-sandbox listen` (docs/listening.md), or connect with Upgrade: websocket');
+    },
   };
 }

@@ -3,7 +3,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { Limits } from '../transactions/limits.js';
 import { toLookup, type WithdrawalAction, type Withdrawals } from '../withdrawals/withdrawals.js';
 import { owner, type Handlers } from './call.js';
-import type { AccountRecord } from '../accounts/accounts.js';
+import { deliveryModeOf, type AccountRecord } from '../accounts/accounts.js';
 import type { WebhookTargets } from '../webhooks/targets.js';
 import { checkWebhookTarget } from './handlers.js';
 
@@ -24,7 +24,7 @@ export function createWithdrawalHandlers(s: WithdrawalServices): Handlers {
   return {
     createCashOut: async (call) => {
       const input = call.body;
-      checkWebhookTarget(s.targets, 'postbackUrl', input.postbackUrl);
+      checkWebhookTarget(s.targets, 'postbackUrl', input.postbackUrl, deliveryModeOf(owner(call)));
       return json(201, (await s.withdrawals.create(call.unit, owner(call), input)).view);
     },
     getWithdrawal: async (call) => {

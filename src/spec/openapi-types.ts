@@ -352,7 +352,9 @@ export interface paths {
         get?: never;
         /**
          * Set the account's global webhook URL
-         * @description The spec's "global webhook URL set in the dashboard", used when a transaction has no postbackUrl. `null` clears it. A target the webhook target policy refuses (link-local or cloud-metadata addresses, or outside `SANDBOX_WEBHOOK_ALLOW`) is 400 naming `url`.
+         * @description The spec's "global webhook URL set in the dashboard", used when a transaction has no postbackUrl. `null` clears it; left out, it stays as it is.
+         *     `delivery` sets how the account's webhooks leave (docs/listening.md): `direct` (the default) posts them from the sandbox; `listeners` never connects to a target, and offers every attempt to the account's listeners (`payments-sandbox listen`, `GET /_sandbox/listen`) instead.
+         *     In `direct` mode a target the webhook target policy refuses (link-local or cloud-metadata addresses, or outside `SANDBOX_WEBHOOK_ALLOW`) is 400 naming `url`; in `listeners` mode URLs are stored as given (only the listeners fetch them).
          */
         put: operations["setWebhookUrl"];
         post?: never;
@@ -715,6 +717,35 @@ export interface paths {
          *     is 426.
          */
         get: operations["getEventStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/listen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Take the account's webhook attempts as a listener (WebSocket)
+         * @description Upgrade to a WebSocket to receive the account's webhook attempts while it is in
+         *     `listeners` delivery mode (docs/listening.md; `payments-sandbox listen` is its client).
+         *     Same key, Host and Origin rules as `/_sandbox/events/ws`. `?name=` names the listener in
+         *     the delivery log; `?events=cashin.*,cashout.success` takes only those events. The
+         *     sandbox first sends `{"type":"hello", …}`, then one `{"type":"attempt", "id",
+         *     "deliveryId", "attempt", "event", "url", "headers", "body", "timeoutMs"}` per attempt:
+         *     `headers` and `body` are exactly what a direct delivery would send (`x-signature`
+         *     included). The listener answers each with `{"type":"answer", "id", "deliveryId",
+         *     "attempt", "status", "durationMs", "body"}` (the first KiB of its target's answer) or
+         *     `{…, "error"}`, within `timeoutMs`. A plain HTTP GET is 426.
+         */
+        get: operations["getListenStream"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1897,6 +1928,7 @@ export interface components {
             secretKey: string;
             permissions: components["schemas"]["Permission"][];
             webhookUrl: string | null;
+            webhookDelivery: components["schemas"]["WebhookDeliveryMode"];
             /** @description HMAC-SHA256 key of the x-signature header of webhooks. */
             webhookSecret: string;
             createdAt: components["schemas"]["Timestamp"];
@@ -1908,6 +1940,11 @@ export interface components {
                 [key: string]: number;
             };
         };
+        /**
+         * @description How the account's webhooks leave: `direct`, posted by the sandbox to their URL; `listeners`, offered to the account's connected listeners (`payments-sandbox listen`), the sandbox never connecting to a target itself.
+         * @enum {string}
+         */
+        WebhookDeliveryMode: "direct" | "listeners";
         /**
          * @description pending (attempts left), delivered (a 2xx), failed (every attempt failed), undeliverable (no URL).
          * @enum {string}
@@ -1924,6 +1961,15 @@ export interface components {
             replay: boolean;
             /** @description The id of the fault rule that changed this attempt (sent only then). */
             fault?: string;
+            /** @description Who made the attempt when the sandbox did not post it itself: "listener <name>" (listeners mode: the listener whose answer this is). */
+            via?: string;
+            /** @description Listeners mode: every listener the attempt was offered to, with its answer (the attempt succeeds when any answered 2xx). */
+            listeners?: {
+                name: string;
+                httpStatus: number | null;
+                error: string | null;
+                durationMs: number;
+            }[];
             /** @description The headers this attempt was sent with, exactly (its x-signature, x-sandbox-attempt); the HTTP client adds host and connection. Null for attempts recorded by an older sandbox. */
             requestHeaders: {
                 [key: string]: string;
@@ -2117,6 +2163,7 @@ export interface components {
             name: string;
             permissions: components["schemas"]["Permission"][];
             webhookUrl: string | null;
+            webhookDelivery: components["schemas"]["WebhookDeliveryMode"];
             /** @description HMAC-SHA256 key of the x-signature header of webhooks. */
             webhookSecret: string;
             createdAt: components["schemas"]["Timestamp"];
@@ -2128,6 +2175,7 @@ export interface components {
             name: string;
             permissions: components["schemas"]["Permission"][];
             webhookUrl: string | null;
+            webhookDelivery: components["schemas"]["WebhookDeliveryMode"];
             createdAt: components["schemas"]["Timestamp"];
         };
         RequestLogEntry: {
@@ -3022,7 +3070,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    url: string | null;
+                    url?: string | null;
+                    delivery?: components["schemas"]["WebhookDeliveryMode"];
                 };
             };
         };
@@ -3525,6 +3574,40 @@ export interface operations {
             query?: {
                 key?: string;
                 startingAfter?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching to the WebSocket protocol. */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            403: components["responses"]["TransactionForbidden"];
+            /** @description Not a WebSocket upgrade. */
+            426: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransactionError"];
+                };
+            };
+            503: components["responses"]["TransactionUnavailable"];
+        };
+    };
+    getListenStream: {
+        parameters: {
+            query?: {
+                key?: string;
+                name?: string;
+                events?: string;
             };
             header?: never;
             path?: never;

@@ -17,6 +17,7 @@ export type BillingCycle = Schemas['BillingCycle'];
 export type Account = Schemas['Account'];
 export type AccountCreate = Schemas['AccountCreate'];
 export type Permission = Schemas['Permission'];
+export type WebhookDeliveryMode = Schemas['WebhookDeliveryMode'];
 export type Health = Schemas['Health'];
 export type ResetResult = Schemas['ResetResult'];
 export type OperationId = keyof operations;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Accounts } from '../accounts/accounts.js';
+import { deliveryModeOf, type Accounts } from '../accounts/accounts.js';
 import type { Events } from '../events/events.js';
 import type { Faults, WebhookFault } from '../faults/faults.js';
 import { conflict, notFound } from '../errors.js';
@@ -10,9 +10,11 @@ import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { JobRunner } from '../scheduler/job-kinds.js';
 import type { Jobs } from '../scheduler/jobs.js';
 import type { Repository, TableSpec, Unit, UnitOfWork } from '../store/ports.js';
+import type { WebhookDeliveryMode } from '../spec/types.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { WithdrawalRecord } from '../withdrawals/withdrawals.js';
 import type { AttemptOutcome, WebhookSender } from './dispatcher.js';
+import { NO_LISTENER, type ListenerReport, type Listeners } from './listeners.js';
 import { webhookBody, withdrawalWebhookBody, type WebhookBody, type WebhookEvent } from './payload.js';
 import { signedText, sortKeysDeep } from './signature.js';
 import { VERSION } from '../version.js';
@@ -30,6 +32,10 @@ export interface Attempt {
   fault?: string;
   /** The headers this attempt was sent with, as sent (x-signature included); absent in attempts recorded before they were kept. */
   requestHeaders?: Record<string, string>;
+  /** Listeners mode: "listener <name>", whose answer this is. */
+  via?: string;
+  /** Listeners mode: each listener the attempt was offered to, with its answer. */
+  listeners?: ListenerReport[];
 }
 
 /**
@@ -93,6 +99,8 @@ export interface DeliveriesOptions {
   clocks: AccountClocks;
   jobs: Jobs;
   dispatcher: WebhookSender;
+  /** The listeners of accounts in `listeners` mode: their attempts are offered there instead of posted. */
+  listeners: Listeners;
   events: Events;
   /** Fault rules of the accounts (src/faults): automatic attempts consult them; replays go out as they are. */
   faults: Faults;
@@ -150,6 +158,25 @@ export class Deliveries {
     this.records = new Records(options.repository, DELIVERIES);
     this.units = options.repository.units;
     this.retry = options.retry ?? DEFAULT_RETRY;
+    // A listener that connects gets what is pending for it now, not at the next retry.
+    options.listeners.onConnected((accountId) => void this.offerPending(accountId).catch((error: unknown) => options.logger.error({ err: error, accountId }, 'offering pending webhooks to a new listener failed')));
+  }
+
+  /**
+   * The account's pending deliveries whose last attempt found no listener, due now: a listener
+   * started (or reconnected) after they were made receives them at once. At most a page of them;
+   * the rest keep their retries.
+   */
+  private async offerPending(accountId: string): Promise<void> {
+    const { data } = await this.records.table.list(accountId, { limit: 100, where: { status: 'pending' } });
+    const waiting = data.filter((d) => d.attempts.at(-1)?.error?.startsWith(NO_LISTENER));
+    if (waiting.length === 0) return;
+    await this.units.run(async (unit) => {
+      const now = await this.options.clocks.nowMs(accountId);
+      for (const d of waiting) {
+        if (await this.options.jobs.isScheduled(accountId, 'deliverWebhook', d.id, unit)) await this.options.jobs.schedule(unit, accountId, 'deliverWebhook', d.id, now);
+      }
+    });
   }
 
   /** Deliveries left pending by a stop or a crash get their job back (normally they still have it). */
@@ -184,7 +211,7 @@ export class Deliveries {
 
   private async enqueue(
     unit: Unit,
-    account: { id: string; webhookUrl: string | null },
+    account: { id: string; webhookUrl: string | null; webhookDelivery?: WebhookDeliveryMode },
     about: { transactionId: string | null; withdrawalId: string | null },
     ownUrl: string | null,
     event: WebhookEvent,
@@ -192,14 +219,16 @@ export class Deliveries {
   ): Promise<void> {
     const now = await this.options.clocks.nowMs(account.id);
     const url = ownUrl ?? account.webhookUrl ?? null;
+    // A listener can forward a delivery that names no target (listen --forward-to).
+    const deliverable = url !== null || deliveryModeOf(account) === 'listeners';
     const delivery: DeliveryRecord = {
       id: `whd_${randomUUID()}`,
       event,
       ...about,
       url,
-      status: url ? 'pending' : 'undeliverable',
+      status: deliverable ? 'pending' : 'undeliverable',
       attempts: [],
-      nextAttemptAt: url ? new Date(now).toISOString() : null,
+      nextAttemptAt: deliverable ? new Date(now).toISOString() : null,
       // Kept as it is sent: keys sorted at every depth.
       payload: sortKeysDeep(payload) as WebhookBody,
       createdAt: new Date(now).toISOString(),
@@ -208,7 +237,7 @@ export class Deliveries {
     };
     // The first attempt is decided now, so its retry job is committed with the change it
     // reports: one fdatasync before the webhook leaves, not two.
-    if (url) await this.attempt(unit, delivery);
+    if (deliverable) await this.attempt(unit, delivery);
     else await this.records.in(unit).put(delivery);
   }
 
@@ -237,7 +266,8 @@ export class Deliveries {
     const updated = await this.units.run(async (unit) => {
       const record = await this.records.ownedForUpdate(unit, accountId, id, () => notFound(`webhook delivery ${id} not found`));
       const url = record.url ?? (await this.currentUrl(record));
-      if (!url) throw conflict('no webhook URL: the transaction has no postbackUrl and the account none (PUT /_sandbox/webhook-url)');
+      const account = await this.options.accounts.get(accountId, unit);
+      if (!url && (!account || deliveryModeOf(account) === 'direct')) throw conflict('no webhook URL: the transaction has no postbackUrl and the account none (PUT /_sandbox/webhook-url)');
       const next = { ...record, url, status: record.status === 'undeliverable' ? ('failed' as const) : record.status };
       await this.records.in(unit).put(next);
       return next;
@@ -268,7 +298,7 @@ export class Deliveries {
   runner(): JobRunner {
     return async (unit, job) => {
       const record = await this.records.in(unit).getForUpdate(job.accountId, job.ref);
-      if (!record || record.status !== 'pending' || !record.url) {
+      if (!record || record.status !== 'pending') {
         // Delivered by a replay, or wiped by a reset, while a fault rule held it.
         await this.options.faults.drop(unit, job.accountId, job.ref);
         return;
@@ -328,9 +358,7 @@ export class Deliveries {
 
   /** One attempt: after the answers of the turn, posted, then recorded in a unit of its own. */
   private send(record: DeliveryRecord, replay: boolean, fault?: WebhookFault): Promise<void> {
-    const { accounts, clocks, dispatcher, afterAnswers, logger } = this.options;
-    const url = record.url;
-    if (!url) return Promise.resolve();
+    const { accounts, clocks, afterAnswers, logger } = this.options;
     this.sending.set(record.id, (this.sending.get(record.id) ?? 0) + 1);
     const work = (async () => {
       const account = await accounts.get(record.accountId);
@@ -339,14 +367,19 @@ export class Deliveries {
       const secret = fault && 'badSignature' in fault ? `${account.webhookSecret}:bad-signature-fault` : account.webhookSecret;
       const request = webhookRequest(record, secret);
       const body = request.body;
-      const headers = { ...request.headers, 'x-sandbox-attempt': String(record.attempts.length + 1) };
+      const number = record.attempts.length + 1;
+      const headers = { ...request.headers, 'x-sandbox-attempt': String(number) };
       const at = await clocks.nowIso(record.accountId);
       // Nor before the answer that acknowledged the change, written at the end of the turn.
       await afterAnswers();
-      const outcome = await dispatcher.post(url, body, headers);
+      const post = (): Promise<AttemptOutcome & { via?: string; listeners?: ListenerReport[] }> =>
+        deliveryModeOf(account) === 'listeners'
+          ? this.options.listeners.offer(account.id, { deliveryId: record.id, attempt: number, event: record.event, url: record.url, headers, body, replay })
+          : this.post(record.url, body, headers);
+      const outcome = await post();
       // A duplicate fault sends the same request again; the first answer is the attempt's.
       const copies = fault && 'duplicate' in fault ? (fault.duplicate ?? 0) : 0;
-      for (let i = 0; i < copies; i++) await dispatcher.post(url, body, headers);
+      for (let i = 0; i < copies; i++) await post();
       await this.units.run((unit) => this.recordAttempt(unit, record, { at, outcome, replay, requestHeaders: headers, fault: fault?.ruleId }));
     })().catch((error: unknown) => logger.error({ err: error, delivery: record.id }, 'recording a webhook attempt failed'));
     let set = this.inFlight.get(record.accountId);
@@ -363,10 +396,16 @@ export class Deliveries {
     return work;
   }
 
+  /** A direct attempt: the dispatcher posts it (a delivery without a URL, left by listeners mode, fails here). */
+  private post(url: string | null, body: string, headers: Record<string, string>): Promise<AttemptOutcome> {
+    if (url) return this.options.dispatcher.post(url, body, headers);
+    return Promise.resolve({ httpStatus: null, error: 'no webhook URL: the transaction has no postbackUrl and the account none (PUT /_sandbox/webhook-url)', durationMs: 0, responseBody: null, ok: false });
+  }
+
   private async recordAttempt(
     unit: Unit,
     sent: DeliveryRecord,
-    { at, outcome, replay, requestHeaders, fault }: { at: string; outcome: AttemptOutcome; replay: boolean; requestHeaders: Record<string, string>; fault: string | undefined },
+    { at, outcome, replay, requestHeaders, fault }: { at: string; outcome: AttemptOutcome & { via?: string; listeners?: ListenerReport[] }; replay: boolean; requestHeaders: Record<string, string>; fault: string | undefined },
   ): Promise<void> {
     const { jobs, clocks, faults, events } = this.options;
     const { accountId, id } = sent;
@@ -374,6 +413,8 @@ export class Deliveries {
     if (!current) return; // wiped by a reset while the attempt was under way
     const attempt: Attempt = { at, httpStatus: outcome.httpStatus, error: outcome.error, durationMs: outcome.durationMs, responseBody: outcome.responseBody, replay, requestHeaders };
     if (fault) attempt.fault = fault;
+    if (outcome.via !== undefined) attempt.via = outcome.via;
+    if (outcome.listeners !== undefined) attempt.listeners = outcome.listeners;
     // An attempt that outOfOrder rules held back for was just answered: they go now, after it.
     for (const held of await faults.overtaken(unit, accountId, id)) {
       await jobs.schedule(unit, accountId, 'deliverWebhook', held, await clocks.nowMs(accountId));

@@ -100,7 +100,8 @@ function policyRefusal(error: unknown): string | undefined {
   return undefined;
 }
 
-async function excerpt(body: AsyncIterable<Buffer> & { destroy?: () => void }): Promise<string> {
+/** The first KiB of an answer's body, for the delivery log (the listener reports the same). */
+export async function excerpt(body: AsyncIterable<Buffer> & { destroy?: () => void }): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -114,7 +115,8 @@ async function excerpt(body: AsyncIterable<Buffer> & { destroy?: () => void }): 
   return Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
 }
 
-function describe(error: unknown): string {
+/** A connection error as the delivery log shows it: its code and message. */
+export function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const code = (error as { code?: string }).code ?? ((error as { cause?: { code?: string } }).cause?.code);
   return code ? `${code}: ${error.message}` : error.message;

@@ -135,6 +135,11 @@ export class WebhookTargets {
     return new WebhookTargets(entries, false, names, suffixes, networks);
   }
 
+  /** Whether any target is allowed (no SANDBOX_WEBHOOK_ALLOW list) but the forbidden ones. */
+  allowsAny(): boolean {
+    return this.any;
+  }
+
   /** The setting as given, for messages. */
   describe(): string {
     return this.entries.join(', ');

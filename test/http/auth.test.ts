@@ -187,6 +187,7 @@ describe('POST /_sandbox/accounts', () => {
       permissions: ['isInvoiceAvailable', 'createTransaction'],
       webhookUrl: null,
       webhookSecret: expect.stringMatching(/^whsec_\w{16,}$/),
+      webhookDelivery: 'direct',
       createdAt: expect.stringMatching(ISO_UTC),
     });
     expect(Date.parse(res.body.createdAt)).toBeGreaterThanOrEqual(before);
@@ -289,8 +290,9 @@ describe('PUT /_sandbox/webhook-url', () => {
   it.each([
     ['an ftp URL', { url: 'ftp://merchant.example.com' }, /^url must be an http\(s\) URL or null$/],
     ['a non-URL', { url: 'merchant' }, /^url must be an http\(s\) URL or null$/],
-    ['a missing url', {}, /url/],
-    ['an unknown field', { url: null, secret: 'x' }, /secret/],
+    ['an empty body', {}, /^body must contain at least one field$/],
+    ['an unknown field', { url: null, secret: 'x' }, /^secret is not a field: the body takes url and\/or delivery$/],
+    ['an unknown delivery mode', { delivery: 'webhooks' }, /delivery/],
   ])('refuses %s with 400', async (_label, body, message) => {
     expectTransactionError(await client.put('/_sandbox/webhook-url', body), 400, message);
   });

@@ -135,6 +135,7 @@ describe('mock mode (--mock)', () => {
         'getBoletoPage',
         'getCheckoutPage',
         'getEventStream',
+        'getListenStream',
         'getObject',
         'getPixPage',
         'getPixQr',

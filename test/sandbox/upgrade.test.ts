@@ -71,6 +71,12 @@ async function call<T = unknown>(running: Running, who: 'default' | 'other', met
   return { status: res.status, body: (await res.json()) as T };
 }
 
+/** Fields answers gained after that version, with the value its records get: nothing else may differ. */
+const ADDED_SINCE: Record<string, object> = {
+  // Accounts of then deliver their webhooks as they did: directly (listeners mode, docs/listening.md).
+  '/_sandbox/account': { webhookDelivery: 'direct' },
+};
+
 interface Delivery {
   id: string;
   transactionId: string | null;
@@ -98,7 +104,8 @@ describe('a data file of the version before the repository seam', { shuffle: fal
   it.each(Object.entries(expected.reads))('answers %s as that version did', async (_name, read) => {
     const res = await call(running, read.key, 'GET', read.path);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual(read.body);
+    const added = ADDED_SINCE[read.path];
+    expect(res.body).toEqual(added && typeof read.body === 'object' && read.body !== null ? { ...read.body, ...added } : read.body);
   });
 
   it('keeps the account clocks', async () => {

@@ -75,7 +75,7 @@ describe('Deliveries', () => {
     expect(kit.sender.sent).toEqual([]);
     expect(await kit.deliveries.replay(account.id, delivery!.id).catch((e: unknown) => e)).toMatchObject({ code: 'conflict' });
     // As PUT /_sandbox/webhook-url does it: inside the request's unit of work.
-    await kit.inUnit((u) => kit.accounts.setWebhookUrl(u, account, 'http://receiver.test/late'));
+    await kit.inUnit((u) => kit.accounts.setWebhookUrl(u, account, { url: 'http://receiver.test/late' }));
     const replayed = await kit.deliveries.replay(account.id, delivery!.id);
     expect(replayed).toMatchObject({ url: 'http://receiver.test/late', status: 'delivered', attempts: [{ replay: true, httpStatus: 200 }] });
   });
@@ -161,7 +161,7 @@ describe('Deliveries', () => {
     kit = await domainKit();
     const account = await kit.account('http://receiver.test/account');
     const tx = await kit.inUnit((u) => kit.transactions.create(u, account, pix({ postbackUrl: 'http://receiver.test/own' })));
-    await kit.inUnit((u) => kit.accounts.setWebhookUrl(u, account, 'http://receiver.test/changed'));
+    await kit.inUnit((u) => kit.accounts.setWebhookUrl(u, account, { url: 'http://receiver.test/changed' }));
     await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id));
     await kit.deliveries.idle(account.id);
     expect(kit.sender.sent.map((r) => r.url)).toEqual(['http://receiver.test/own']);

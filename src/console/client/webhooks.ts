@@ -11,6 +11,8 @@ export interface Attempt {
   responseBody?: string | null;
   replay?: boolean;
   fault?: string | null;
+  /** Listeners mode: "listener <name>", whose answer this is. */
+  via?: string;
   /** As sent; null for attempts an older sandbox recorded. */
   requestHeaders?: Record<string, string> | null;
 }
@@ -72,7 +74,7 @@ function attemptsTable(attempts: readonly Attempt[]): HTMLElement {
             {},
             h('td', {}, String(i + 1), a.replay ? h('span', { class: 'tag' }, 'replay') : null),
             h('td', {}, when(a.at)),
-            h('td', {}, answerOf(a), a.fault ? h('span', { class: 'tag' }, `fault ${a.fault}`) : null),
+            h('td', {}, answerOf(a), a.fault ? h('span', { class: 'tag' }, `fault ${a.fault}`) : null, a.via ? h('span', { class: 'tag' }, `via ${a.via}`) : null),
             h('td', {}, `${a.durationMs} ms`),
             h('td', { class: 'id' }, a.responseBody ? h('code', {}, a.responseBody) : '—'),
           ),

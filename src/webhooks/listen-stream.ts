@@ -1,0 +1,70 @@
+import { WebSocketServer } from 'ws';
+import { deliveryModeOf } from '../accounts/accounts.js';
+import { refuse, type UpgradeHandler } from '../events/event-stream.js';
+import { heartbeat, onJsonMessage } from '../events/websockets.js';
+import { EventFilter, listenerName, type Listeners } from './listeners.js';
+
+/** The webhook listeners' WebSocket (`payments-sandbox listen`): served beside the event stream, with its checks. */
+export const LISTEN_PATH = '/_sandbox/listen';
+
+/** An answer carries at most a KiB of body plus its ids: anything much larger is not an answer. */
+export const MAX_ANSWER_BYTES = 8 * 1024;
+/** What the process buffers for a listener that does not read; past it its offers fail ("not reading"). */
+export const MAX_LISTENER_BUFFERED_BYTES = 4 * 1024 * 1024;
+
+export interface ListenStream {
+  handler: UpgradeHandler;
+  /** Closes every listener with 1001 (going away). */
+  close(): void;
+}
+
+/**
+ * Each connection is one listener of the authenticated account: it is sent `hello`, then one
+ * `attempt` message per offer, and answers them (src/webhooks/listeners.ts has the shapes).
+ * Protocol pings detect dead peers; a listener gone answers nothing more, and what it owed
+ * fails at once, to be retried on the schedule.
+ */
+export function listenStream(listeners: Listeners, options: { heartbeatMs?: number } = {}): ListenStream {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_ANSWER_BYTES });
+  const beat = heartbeat(wss, options.heartbeatMs ?? 15_000);
+
+  const handler: UpgradeHandler = (account, url, req, socket, head) => {
+    let events: EventFilter;
+    try {
+      events = EventFilter.parse(url.searchParams.get('events'));
+    } catch (error) {
+      return refuse(socket, '400 Bad Request', error instanceof Error ? error.message : String(error));
+    }
+    const name = listenerName(url.searchParams.get('name'));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      beat.watch(ws);
+      // Before any offer: the listener learns its name and the account's mode first.
+      ws.send(JSON.stringify({ type: 'hello', accountId: account.id, name, delivery: deliveryModeOf(account), events: events.text, timeoutMs: listeners.timeoutMs }));
+      const connected = listeners.connect(
+        account.id,
+        {
+          name,
+          send: (offer) => {
+            if (ws.readyState !== ws.OPEN || ws.bufferedAmount > MAX_LISTENER_BUFFERED_BYTES) return false;
+            ws.send(JSON.stringify(offer));
+            return true;
+          },
+        },
+        events,
+      );
+      onJsonMessage(ws, (message) => connected.answer(message));
+      const closed = (): void => connected.close();
+      ws.once('close', closed);
+      ws.once('error', closed);
+    });
+  };
+
+  return {
+    handler,
+    close() {
+      beat.stop();
+      for (const ws of wss.clients) ws.close(1001, 'sandbox shutting down');
+      wss.close();
+    },
+  };
+}

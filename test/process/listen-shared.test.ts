@@ -1,0 +1,75 @@
+// Listeners mode on the shared store (contract v4, Listening): two instances on one PostgreSQL
+// database that may post only to example.com, a `listen` process connected to B forwarding to a
+// loopback receiver, the purchases paid on A. Every address is loopback; every wait is bounded.
+import { createHmac } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { spawnListen, type ListenProcess } from '../helpers/listen.js';
+import { PG_INSTALL_TIMEOUT_MS } from '../helpers/postgres.js';
+import { created, pixBody } from '../helpers/purchases.js';
+import { createTestDatabase } from '../helpers/shared-postgres.js';
+import { SharedSandboxes, newAccount, type SharedInstance } from '../helpers/shared-sandboxes.js';
+import { startReceiver, waitForDelivery, type Behaviour, type Receiver } from '../helpers/webhooks.js';
+
+let pair: SharedSandboxes;
+let a: SharedInstance;
+let b: SharedInstance;
+const listeners: ListenProcess[] = [];
+const receivers: Receiver[] = [];
+
+beforeAll(async () => {
+  pair = new SharedSandboxes(await createTestDatabase('listen_shared'));
+  const args = ['--instruction-delay', '600000', '--webhook-allow', 'example.com'];
+  a = await pair.start('A', { args });
+  b = await pair.start('B', { args });
+}, PG_INSTALL_TIMEOUT_MS);
+afterEach(async () => {
+  for (const l of listeners.splice(0)) l.child.kill('SIGKILL');
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
+afterAll(async () => {
+  await pair?.stopAll();
+});
+
+async function receiver(behaviour: Behaviour): Promise<Receiver> {
+  const r = await startReceiver(behaviour);
+  receivers.push(r);
+  return r;
+}
+
+describe('listen on the shared store', () => {
+  it('a purchase paid on A reaches the listener connected to B once, signed; a 500 is retried and replay reaches it too', async () => {
+    const r = await receiver([500, 200]);
+    const account = await newAccount(a, { name: 'Shared listening shop' });
+    await spawnListen(listeners, b.url, ['--key', account.secretKey, '--take-over', '--name', 'on-b', '--forward-to', r.url]);
+    const onA = a.clientFor(account.secretKey);
+    const tx = await created(onA, pixBody());
+    expect((await onA.post(`/_sandbox/transactions/${tx.id}/pay`)).status).toBe(200);
+    const delivery = await waitForDelivery(onA, tx.id, (d) => d.status === 'delivered', 'delivered through the listener on B', 20_000);
+    expect(delivery.attempts.map((x) => [x.httpStatus, x.via])).toEqual([[500, 'listener on-b'], [200, 'listener on-b']]);
+    expect(r.requests).toHaveLength(2);
+    const [first] = r.requests;
+    expect(first!.rawBody).toBe(delivery.request.body);
+    expect(first!.headers['x-signature']).toBe(createHmac('sha256', account.webhookSecret).update(first!.rawBody).digest('hex'));
+    // Replay, asked of A, reaches the listener on B.
+    const replayed = await onA.post<{ attempts: { replay: boolean; httpStatus: number | null; via?: string }[] }>(`/_sandbox/webhooks/${delivery.id}/replay`);
+    expect(replayed.body.attempts.at(-1)).toMatchObject({ replay: true, httpStatus: 200, via: 'listener on-b' });
+    expect(r.requests).toHaveLength(3);
+  });
+
+  it('a listener on B killed and started again receives what A made meanwhile', async () => {
+    const r = await receiver(200);
+    const account = await newAccount(a, { name: 'Shared returning listener' });
+    const first = await spawnListen(listeners, b.url, ['--key', account.secretKey, '--take-over', '--forward-to', r.url]);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const onA = a.clientFor(account.secretKey);
+    const tx = await created(onA, pixBody());
+    expect((await onA.post(`/_sandbox/transactions/${tx.id}/pay`)).status).toBe(200);
+    await waitForDelivery(onA, tx.id, (d) => d.attempts.length >= 1, 'an attempt with no listener anywhere', 15_000);
+    expect(r.requests).toHaveLength(0);
+    await spawnListen(listeners, b.url, ['--key', account.secretKey, '--forward-to', r.url]);
+    const delivery = await waitForDelivery(onA, tx.id, (d) => d.status === 'delivered', 'delivered to the new listener', 20_000);
+    expect(delivery.attempts[0]).toMatchObject({ error: 'no listener connected' });
+    expect(r.requests).toHaveLength(1);
+  });
+});

@@ -1,0 +1,110 @@
+// The listeners hub on its own (src/webhooks/listeners.ts): offers, answers, timeouts, bounds.
+import { describe, expect, it } from 'vitest';
+import { EventFilter, Listeners, NO_LISTENER, parseAnswer, type ListenerOffer } from '../../src/webhooks/listeners.js';
+
+/** A listener that answers each offer with `status(offer)` (or nothing: `undefined`) and keeps what it got. */
+function fakeListener(hub: Listeners, accountId: string, name: string, status: (offer: ListenerOffer) => number | undefined) {
+  const got: ListenerOffer[] = [];
+  const connected = hub.connect(accountId, {
+    name,
+    send: (offer) => {
+      got.push(offer);
+      const answer = status(offer);
+      if (answer !== undefined) queueMicrotask(() => connected.answer({ type: 'answer', id: offer.id, deliveryId: offer.deliveryId, attempt: offer.attempt, status: answer, durationMs: 3 }));
+      return true;
+    },
+  });
+  return { got, connected };
+}
+
+describe('Listeners (the hub)', () => {
+  const request = { deliveryId: 'whd_1', attempt: 1, event: 'cashin.paid' as const, url: null, headers: {}, body: '{}', replay: false };
+
+  it('a listener that never answers times out, and one that disconnects fails its offers at once', async () => {
+    const hub = new Listeners({ timeoutMs: 50 });
+    const silent = fakeListener(hub, 'acc_1', 'silent', () => undefined);
+    const outcome = await hub.offer('acc_1', request);
+    expect(outcome).toMatchObject({ ok: false, error: 'no answer within 50 ms', listeners: [{ name: 'silent' }] });
+    const pending = hub.offer('acc_1', request);
+    silent.connected.close();
+    expect(await pending).toMatchObject({ ok: false, error: 'listener disconnected' });
+    expect(await hub.offer('acc_1', request)).toMatchObject({ ok: false, error: NO_LISTENER });
+  });
+
+  it('keeps a bounded number of unanswered offers per listener', async () => {
+    const hub = new Listeners({ timeoutMs: 60_000, maxPendingPerListener: 2 });
+    const silent = fakeListener(hub, 'acc_1', 'silent', () => undefined);
+    void hub.offer('acc_1', request);
+    void hub.offer('acc_1', request);
+    expect(await hub.offer('acc_1', request)).toMatchObject({ ok: false, error: 'listener busy: 2 attempts unanswered' });
+    silent.connected.close();
+  });
+
+  it('an answer for another listener\'s offer, or a repeated one, changes nothing', async () => {
+    const hub = new Listeners({ timeoutMs: 50 });
+    const a = fakeListener(hub, 'acc_1', 'a', () => undefined);
+    const b = fakeListener(hub, 'acc_1', 'b', () => undefined);
+    const pending = hub.offer('acc_1', request);
+    const offer = a.got[0]!;
+    b.connected.answer({ type: 'answer', id: 'lso_other', deliveryId: offer.deliveryId, attempt: 1, status: 200, durationMs: 1 });
+    a.connected.answer({ type: 'answer', id: offer.id, deliveryId: offer.deliveryId, attempt: 1, status: 500, durationMs: 1 });
+    a.connected.answer({ type: 'answer', id: offer.id, deliveryId: offer.deliveryId, attempt: 1, status: 200, durationMs: 1 });
+    expect(await pending).toMatchObject({ ok: false, httpStatus: 500, via: 'listener a' });
+  });
+
+  it('routes by event pattern', () => {
+    const filter = EventFilter.parse('cashin.*, cashout.success');
+    expect(['cashin.paid', 'cashout.success', 'cashout.failed', 'infraction.updated'].map((e) => filter.matches(e))).toEqual([true, true, false, false]);
+    expect(EventFilter.parse('').matches('anything')).toBe(true);
+    expect(() => EventFilter.parse('*'.repeat(40))).toThrow(/wildcards/);
+  });
+
+  it('takes only well-formed answers, and caps what it keeps of them', () => {
+    expect(parseAnswer({ type: 'answer', id: 'x', deliveryId: 'd', attempt: 1, status: 200, durationMs: 2, body: 'b'.repeat(5000) })?.body).toHaveLength(1024);
+    expect(parseAnswer({ type: 'answer', id: 'x', deliveryId: 'd', attempt: 1 })).toBeUndefined();
+    expect(parseAnswer({ type: 'answer', id: 'x', deliveryId: 'd', attempt: 1, status: 42 })).toBeUndefined();
+    expect(parseAnswer('nope')).toBeUndefined();
+    expect(parseAnswer({ type: 'answer', id: 'x', deliveryId: 'd', attempt: 1, error: 'ECONNREFUSED', durationMs: -1 })).toMatchObject({ error: 'ECONNREFUSED', durationMs: 0 });
+  });
+});
+
+/** Two instances' hubs on one bus: what `unit.publish` does on the shared store, delivered asynchronously. */
+function pairOnOneBus(timeoutMs: number): [Listeners, Listeners] {
+  const subscribers = new Map<string, Set<(message: unknown) => void>>();
+  const relay = {
+    publish: async (accountId: string, message: unknown) => {
+      const copy: unknown = JSON.parse(JSON.stringify(message));
+      setTimeout(() => subscribers.get(accountId)?.forEach((s) => s(copy)), 1);
+    },
+    subscribe: (accountId: string, handler: (message: unknown) => void) => {
+      let set = subscribers.get(accountId);
+      if (!set) subscribers.set(accountId, (set = new Set()));
+      set.add(handler);
+      return () => set.delete(handler);
+    },
+  };
+  return [new Listeners({ timeoutMs, relay }), new Listeners({ timeoutMs, relay })];
+}
+
+describe('Listeners over a shared bus', () => {
+  const request = { deliveryId: 'whd_1', attempt: 1, event: 'cashin.paid' as const, url: null, headers: { 'x-signature': 'abc' }, body: '{"a":1}', replay: false };
+
+  it('an attempt made on one instance reaches a listener connected to the other, and its answer comes back', async () => {
+    const [a, b] = pairOnOneBus(2_000);
+    const remote = fakeListener(b, 'acc_1', 'on-b', () => 200);
+    const outcome = await a.offer('acc_1', request);
+    expect(outcome).toMatchObject({ ok: true, httpStatus: 200, via: 'listener on-b', listeners: [{ name: 'on-b', httpStatus: 200 }] });
+    expect(remote.got).toHaveLength(1);
+    expect(remote.got[0]).toMatchObject({ deliveryId: 'whd_1', headers: { 'x-signature': 'abc' }, body: '{"a":1}' });
+    // The other instance's listener answers within less time than the offering one waits.
+    expect(remote.got[0]!.timeoutMs).toBeLessThan(2_000);
+  });
+
+  it('a failed answer from the other instance is the outcome at the timeout; with no listener anywhere, none is connected', async () => {
+    const [a, b] = pairOnOneBus(300);
+    const remote = fakeListener(b, 'acc_1', 'on-b', () => 500);
+    expect(await a.offer('acc_1', request)).toMatchObject({ ok: false, httpStatus: 500, via: 'listener on-b' });
+    remote.connected.close();
+    expect(await a.offer('acc_1', request)).toMatchObject({ ok: false, error: NO_LISTENER });
+  });
+});
