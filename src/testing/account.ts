@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { components } from '../spec/openapi-types.js';
 import { control, type Control } from './control.js';
@@ -37,8 +38,6 @@ export interface BoundAccount {
   close(): void;
 }
 
-let listenerCount = 0;
-
 /**
  * Binds the helpers to the account of `secretKey`: switches it to `listeners` delivery mode and
  * connects a listener, before anything can happen to it, so every attempt of its webhooks is
@@ -50,7 +49,7 @@ export async function bindAccount(url: string, secretKey: string): Promise<Bound
   await http.call('setWebhookUrl', 'PUT', '/_sandbox/webhook-url', { body: { delivery: 'listeners' } });
   const me = await http.call('getSandboxAccount', 'GET', '/_sandbox/account');
   const inbox = new WebhookInbox(me.webhookSecret);
-  const socket: ListenSocket = await openListenSocket({ url, secretKey, name: `test-kit@${hostname()}:${process.pid}#${++listenerCount}`, onOffer: inbox.take });
+  const socket: ListenSocket = await openListenSocket({ url, secretKey, name: `test-kit@${hostname()}:${process.pid}#${randomUUID().slice(0, 8)}`, onOffer: inbox.take });
   const requests: Requests = {
     async list(query = {}) {
       const { includeKit = false, ...filters } = query;
