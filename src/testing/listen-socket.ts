@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import { onJsonMessage } from '../events/websockets.js';
 import { ListenError } from '../listen/listener.js';
 import type { ListenerAnswer, ListenerOffer } from '../webhooks/listeners.js';
 import { basicAuthorization } from './http.js';
@@ -52,14 +53,7 @@ export async function openListenSocket(options: ListenSocketOptions): Promise<Li
       ws.terminate();
     });
     ws.on('error', (error) => onRefused(new ListenError(`cannot open the test kit's listener at ${wsUrl.origin}/_sandbox/listen: ${error.message}`)));
-    ws.on('message', (data, isBinary) => {
-      if (isBinary) return;
-      let message: unknown;
-      try {
-        message = JSON.parse(data.toString());
-      } catch {
-        return;
-      }
+    onJsonMessage(ws, (message) => {
       if (typeof message !== 'object' || message === null || !('type' in message)) return;
       if (message.type === 'hello') {
         failures = 0;

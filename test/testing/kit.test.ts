@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pixBody } from '../helpers/purchases.js';
+import { startReceiver, type Receiver } from '../helpers/webhooks.js';
 import { connectSandbox, SandboxRequestError, startSandbox, type SandboxAccount, type TestSandbox } from '../../src/testing/index.js';
 
 /**
@@ -16,25 +16,12 @@ beforeAll(async () => {
 });
 afterAll(() => sandbox?.stop());
 
-const purchase = (externalId: string) => ({
-  paymentMethod: 'PIX',
-  amount: 15000,
-  name: 'Maria Silva',
-  email: 'maria@example.com',
-  phone: '11987654321',
-  cpf: '52998224725',
-  description: 'Pedido 1010',
-  responsibleDocument: '11222333000181',
-  responsibleExternalId: externalId,
-  postbackUrl: 'http://localhost:3000/hooks',
-});
-
 /** What the app under test does: create a purchase with the account's key. */
 async function createPurchase(account: SandboxAccount, externalId = 'cli-1'): Promise<{ id: string; status: string }> {
   const res = await fetch(`${account.url}/transactions/v2/purchase`, {
     method: 'POST',
     headers: { authorization: account.authorization, 'content-type': 'application/json' },
-    body: JSON.stringify(purchase(externalId)),
+    body: JSON.stringify(pixBody({ responsibleExternalId: externalId, postbackUrl: 'http://localhost:3000/hooks' })),
   });
   expect(res.status).toBe(201);
   const body: unknown = await res.json();
@@ -138,39 +125,25 @@ describe('startSandbox', () => {
 });
 
 describe('forwarding to the app under test', () => {
-  let app: Server;
-  let appUrl: string;
-  const seen: { headers: IncomingMessage['headers']; body: string }[] = [];
-  let answers: number[] = [];
+  let app: Receiver;
   beforeAll(async () => {
-    app = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        seen.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-        res.statusCode = answers.shift() ?? 200;
-        res.end(res.statusCode === 200 ? 'ok' : 'not now');
-      });
-    });
-    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
-    appUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}/hooks`;
+    app = await startReceiver([{ status: 500, body: 'not now' }, { status: 200, body: 'ok' }]);
   });
-  afterAll(() => new Promise<void>((resolve) => app.close(() => resolve())));
+  afterAll(() => app.close());
 
   it('posts the exact bytes and headers to the app; its 500 is retried by the sandbox and reaches it again', async () => {
     const shop = await sandbox.account();
-    shop.webhooks.forwardTo(appUrl);
-    answers = [500];
+    shop.webhooks.forwardTo(app.url);
     const tx = await createPurchase(shop);
     await shop.control.pay(tx.id);
     const first = await shop.webhooks.waitFor('cashin.paid');
-    expect(first).toMatchObject({ attempt: 1, forwardedTo: appUrl, answer: { status: 500, body: 'not now' } });
+    expect(first).toMatchObject({ attempt: 1, forwardedTo: app.url, answer: { status: 500, body: 'not now' } });
     // The retry is due 1 s later on the account's clock: move it rather than wait.
     await shop.control.advanceClock(1500);
     const retry = await shop.webhooks.waitFor('cashin.paid');
     expect(retry).toMatchObject({ attempt: 2, deliveryId: first.deliveryId, answer: { status: 200, body: 'ok' } });
-    expect(seen.map((s) => s.body)).toEqual([first.body, retry.body]);
-    expect(seen[0]?.headers['x-signature']).toBe(first.headers['x-signature']);
+    expect(app.requests.map((r) => r.rawBody)).toEqual([first.body, retry.body]);
+    expect(app.requests[0]?.headers['x-signature']).toBe(first.headers['x-signature']);
     shop.webhooks.forwardTo(null);
   });
 });
