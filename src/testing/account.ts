@@ -35,7 +35,7 @@ export interface SandboxAccount {
 /** An account helper and the listener behind its `webhooks`, which the kit closes when it stops. */
 export interface BoundAccount {
   account: SandboxAccount;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /**

@@ -103,14 +103,14 @@ async function kit(url: string, adminToken: string | undefined, secretKey: strin
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
-      for (const b of bound.splice(0)) b.close();
+      await Promise.all(bound.splice(0).map((b) => b.close()));
       await stopSandbox();
     })());
   try {
     const main = secretKey === undefined ? await create({ name: 'test-kit' }) : await bind(secretKey);
     return { ...main, account: create, stop };
   } catch (error) {
-    for (const b of bound.splice(0)) b.close();
+    await Promise.all(bound.splice(0).map((b) => b.close()));
     throw error;
   }
 }

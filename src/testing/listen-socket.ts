@@ -24,8 +24,11 @@ export interface ListenSocketOptions {
 }
 
 export interface ListenSocket {
-  /** Closes the connection for good; what it owed answers is failed by the sandbox and retried on its schedule. */
-  close(): void;
+  /**
+   * Closes the connection for good, resolving once it is closed (at most CLOSE_WAIT_MS, then it is
+   * cut), so a test runner is not held open by it; what it owed answers the sandbox fails and retries.
+   */
+  close(): Promise<void>;
 }
 
 /** How long the first connection (handshake and hello) may take. */
@@ -33,6 +36,8 @@ const CONNECT_TIMEOUT_MS = 10_000;
 /** Reconnection backoff after a lost connection: the sandbox offers again what is pending, so nothing is missed meanwhile. */
 const RECONNECT_FIRST_MS = 200;
 const RECONNECT_MAX_MS = 5_000;
+/** How long a close waits for the sandbox's side of the closing handshake before cutting the connection. */
+const CLOSE_WAIT_MS = 1_000;
 
 /** Connects and resolves once the sandbox said hello (so offers made from now on reach it); rejects in one line when it cannot. */
 export async function openListenSocket(options: ListenSocketOptions): Promise<ListenSocket> {
@@ -107,7 +112,16 @@ export async function openListenSocket(options: ListenSocketOptions): Promise<Li
     close() {
       closed = true;
       if (retry) clearTimeout(retry);
-      socket?.close(1000, 'test kit stopped');
+      const ws = socket;
+      if (!ws || ws.readyState === ws.CLOSED) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const cut = setTimeout(() => ws.terminate(), CLOSE_WAIT_MS);
+        ws.once('close', () => {
+          clearTimeout(cut);
+          resolve();
+        });
+        ws.close(1000, 'test kit stopped');
+      });
     },
   };
 }
