@@ -1,4 +1,5 @@
 import type { operations } from '../spec/openapi-types.js';
+import { describe } from '../webhooks/dispatcher.js';
 
 /**
  * The test kit's HTTP client: one typed call per operation of openapi.yaml, so a control wrapper
@@ -80,7 +81,14 @@ export class SandboxHttp {
     // State-changing calls take JSON bodies only: an empty object where the operation's body is optional.
     const body = method === 'GET' ? undefined : JSON.stringify(options.body ?? {});
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
+    let res: Response;
+    try {
+      res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
+    } catch (error) {
+      // fetch says only "fetch failed": the cause names what went wrong.
+      const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
+      throw new Error(`cannot reach the sandbox at ${this.url} (${method} ${url.pathname}: ${describe(cause)}): is it running there? (startSandbox() starts one in this process)`);
+    }
     const text = await res.text();
     let parsed: unknown = text;
     try {

@@ -149,6 +149,14 @@ describe('forwarding to the app under test', () => {
 });
 
 describe('connectSandbox', () => {
+  it('says in one line that nothing answers at the URL, and that a key is unknown', async () => {
+    // A port just freed: nothing listens there.
+    const closed = await startReceiver();
+    await closed.close();
+    await expect(connectSandbox({ url: `http://127.0.0.1:${closed.port}` })).rejects.toThrow(/^cannot reach the sandbox at http:\/\/127\.0\.0\.1:\d+ \(POST \/_sandbox\/accounts: ECONNREFUSED.*\): is it running there\?/);
+    await expect(connectSandbox({ url: sandbox.url, secretKey: 'sk_test_nobody' })).rejects.toThrow(/^PUT \/_sandbox\/webhook-url: HTTP 401 Unauthorized/);
+  });
+
   it('works against a running sandbox with an admin token: its own account, stop() leaves the sandbox running', async () => {
     const shared = await startSandbox({ adminToken: 'team-token' });
     try {
