@@ -6,6 +6,7 @@ export type Transaction = Schemas['Transaction'];
 export type Withdrawal = Schemas['Withdrawal'];
 export type Clock = Schemas['Clock'];
 export type Balance = Schemas['Balance'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
 
 /** The account's side of the control API (`/_sandbox/…`): what a test does where a real payer, bank or clock would act. */
 export interface Control {
@@ -33,6 +34,8 @@ export interface Control {
   failWithdrawal(id: string, options?: { message?: string }): Promise<Withdrawal>;
   /** WITHDRAW_APPROVED → WITHDRAW_RETURNED (`cashout.returned`). */
   returnWithdrawal(id: string, options?: { message?: string }): Promise<Withdrawal>;
+  /** Sends a delivery again now, as a new attempt marked replay (same x-sandbox-delivery): the idempotency test. */
+  replayWebhook(deliveryId: string): Promise<WebhookDelivery>;
 }
 
 const tx = (id: string, action: string): string => `/_sandbox/transactions/${encodeURIComponent(id)}/${action}`;
@@ -52,5 +55,6 @@ export function control(http: SandboxHttp): Control {
     rejectWithdrawal: (id, options = {}) => http.call('rejectWithdrawal', 'POST', wd(id, 'reject'), { body: options }),
     failWithdrawal: (id, options = {}) => http.call('failWithdrawal', 'POST', wd(id, 'fail'), { body: options }),
     returnWithdrawal: (id, options = {}) => http.call('returnWithdrawal', 'POST', wd(id, 'return'), { body: options }),
+    replayWebhook: (deliveryId) => http.call('replayWebhook', 'POST', `/_sandbox/webhooks/${encodeURIComponent(deliveryId)}/replay`),
   };
 }

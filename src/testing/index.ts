@@ -15,7 +15,7 @@ import { bindAccount, type BoundAccount, type SandboxAccount } from './account.j
 import { SandboxHttp } from './http.js';
 
 export type { SandboxAccount, Requests, RequestsQuery, RequestLogEntry } from './account.js';
-export type { Control, Transaction, Withdrawal, Clock, Balance } from './control.js';
+export type { Control, Transaction, Withdrawal, Clock, Balance, WebhookDelivery } from './control.js';
 export { SandboxRequestError } from './http.js';
 export type { ReceivedWebhook, WebhookMatch, WaitOptions, Webhooks, WebhookBody, WebhookEventName } from './webhooks.js';
 

@@ -55,6 +55,10 @@ describe('startSandbox', () => {
     const log = await fetch(`${shop.url}/_sandbox/webhooks/${hook.deliveryId}`, { headers: { authorization: shop.authorization } });
     const delivery: unknown = await log.json();
     expect(delivery).toMatchObject({ status: 'delivered', attempts: [{ httpStatus: 200, via: expect.stringMatching(/^listener test-kit@/) }] });
+    // A replay reaches the kit as a new attempt of the same delivery, byte for byte.
+    await shop.control.replayWebhook(hook.deliveryId);
+    const again = await shop.webhooks.waitFor((w) => w.replay);
+    expect(again).toMatchObject({ deliveryId: hook.deliveryId, attempt: 2, body: hook.body, signatureValid: true });
   });
 
   it('two accounts are isolated: neither sees the other\'s transactions nor webhooks', async () => {
