@@ -1,12 +1,9 @@
 import type { components } from '../spec/openapi-types.js';
+import type { Balance, Clock, Transaction, Withdrawal } from '../spec/types.js';
 import type { SandboxHttp } from './http.js';
 
-type Schemas = components['schemas'];
-export type Transaction = Schemas['Transaction'];
-export type Withdrawal = Schemas['Withdrawal'];
-export type Clock = Schemas['Clock'];
-export type Balance = Schemas['Balance'];
-export type WebhookDelivery = Schemas['WebhookDelivery'];
+export type { Balance, Clock, Transaction, Withdrawal };
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 
 /** The account's side of the control API (`/_sandbox/…`): what a test does where a real payer, bank or clock would act. */
 export interface Control {
