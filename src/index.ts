@@ -9,6 +9,9 @@
  *
  *   import { trigger } from 'payments-sandbox';
  *   const { delivery } = await trigger({ event: 'cashin.paid', baseUrl: 'http://localhost:4010', key: 'sk_test_sandbox' });
+ *
+ * The test kit (a sandbox in the test process, control, webhooks.waitFor, the request log) is the
+ * package's other entry, `payments-sandbox/testing` (src/testing/index.ts, docs/testing-kit.md).
  */
 export { runScenario, runScenarios, loadScenarios, type RunOptions, type LoadedScenarios } from './scenarios/run.js';
 export { loadScenario, parseScenario, ScenarioLoadError } from './scenarios/load.js';

@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { components } from '../spec/openapi-types.js';
+import { control, type Control } from './control.js';
+import { basicAuthorization, KIT_HEADER, SandboxHttp, type Query } from './http.js';
+import { openListenSocket, type ListenSocket } from './listen-socket.js';
+import { WebhookInbox, type Webhooks } from './webhooks.js';
+
+export type RequestLogEntry = components['schemas']['RequestLogEntry'];
+export type RequestsQuery = Query<'listRequests'> & {
+  /** Keep the kit's own calls (control actions, the mode switch); left out by default, so the log shows what the app sent. */
+  includeKit?: boolean;
+};
+
+export interface Requests {
+  /** The account's request log, newest first: what the app under test sent and what it was answered. */
+  list(query?: RequestsQuery): Promise<RequestLogEntry[]>;
+}
+
+/** An account of the sandbox with the helpers bound to it. */
+export interface SandboxAccount {
+  /** The sandbox's base URL: what the app under test is configured with. */
+  url: string;
+  accountId: string;
+  secretKey: string;
+  /** Verifies `x-signature`: what the app under test is configured with. */
+  webhookSecret: string;
+  /** `Basic base64("secret:" + secretKey)`, as the API takes it. */
+  authorization: string;
+  control: Control;
+  webhooks: Webhooks;
+  requests: Requests;
+}
+
+/** An account helper and the listener behind its `webhooks`, which the kit closes when it stops. */
+export interface BoundAccount {
+  account: SandboxAccount;
+  close(): Promise<void>;
+}
+
+/**
+ * Binds the helpers to the account of `secretKey`: switches it to `listeners` delivery mode and
+ * connects a listener, before anything can happen to it, so every attempt of its webhooks is
+ * the kit's (none is posted by the sandbox, none waits for a retry because nobody listened yet).
+ */
+export async function bindAccount(url: string, secretKey: string): Promise<BoundAccount> {
+  const http = new SandboxHttp(url, basicAuthorization(secretKey));
+  // Through the kit's client rather than listen's takeOver/whoAmI: its calls carry the kit's header, so requests.list() leaves them out.
+  await http.call('setWebhookUrl', 'PUT', '/_sandbox/webhook-url', { body: { delivery: 'listeners' } });
+  const me = await http.call('getSandboxAccount', 'GET', '/_sandbox/account');
+  const inbox = new WebhookInbox(me.webhookSecret);
+  const socket: ListenSocket = await openListenSocket({ url, secretKey, name: `test-kit@${hostname()}:${process.pid}#${randomUUID().slice(0, 8)}`, onOffer: inbox.take });
+  const requests: Requests = {
+    async list(query = {}) {
+      const { includeKit = false, ...filters } = query;
+      const page = await http.call('listRequests', 'GET', '/_sandbox/requests', { query: { limit: 100, ...filters } });
+      return includeKit ? page.data : page.data.filter((entry) => entry.requestHeaders[KIT_HEADER] === undefined);
+    },
+  };
+  return {
+    account: {
+      url,
+      accountId: me.id,
+      secretKey,
+      webhookSecret: me.webhookSecret,
+      authorization: basicAuthorization(secretKey),
+      control: control(http),
+      webhooks: inbox,
+      requests,
+    },
+    close: () => socket.close(),
+  };
+}

@@ -1,0 +1,103 @@
+import type { operations } from '../spec/openapi-types.js';
+import { describe } from '../webhooks/dispatcher.js';
+
+/**
+ * The test kit's HTTP client: one typed call per operation of openapi.yaml, so a control wrapper
+ * says which operation it calls and gets that operation's answer type, and a non-2xx answer
+ * throws an Error carrying its status and body (a test's failure then says what the sandbox said).
+ */
+
+type Operations = operations;
+export type OperationName = keyof Operations;
+
+/** The JSON body of an operation's success answer (200, else 201). */
+export type Answer<Op extends OperationName> = Operations[Op]['responses'] extends { 200: { content: { 'application/json': infer T } } }
+  ? T
+  : Operations[Op]['responses'] extends { 201: { content: { 'application/json': infer T } } }
+    ? T
+    : never;
+
+/** The JSON request body an operation takes (never when it takes none). */
+export type RequestBody<Op extends OperationName> = Operations[Op] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+
+/** The query parameters an operation takes. */
+export type Query<Op extends OperationName> = Operations[Op]['parameters'] extends { query?: infer Q } ? NonNullable<Q> : never;
+
+/** Sent on every call the kit makes, so `requests.list()` can tell the kit's own calls from the app's. */
+export const KIT_HEADER = 'x-sandbox-test-kit';
+
+/** A call the sandbox answered with anything but 2xx. */
+export class SandboxRequestError extends Error {
+  override readonly name = 'SandboxRequestError';
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly status: number,
+    /** The answer's body: parsed JSON, else its text. */
+    readonly body: unknown,
+    /** The sandbox's explanation (x-sandbox-hint), when it gave one. */
+    readonly hint: string | null,
+  ) {
+    super(`${method} ${path}: HTTP ${status}${messageOf(body)}${hint ? ` (${hint})` : ''}`);
+  }
+}
+
+const messageOf = (body: unknown): string => {
+  if (typeof body === 'object' && body !== null) {
+    for (const field of ['message', 'error'] as const) {
+      const value: unknown = (body as Record<string, unknown>)[field];
+      if (typeof value === 'string') return ` ${value}`;
+    }
+  }
+  return typeof body === 'string' && body !== '' ? ` ${body.slice(0, 200)}` : '';
+};
+
+export const basicAuthorization = (secretKey: string): string => `Basic ${Buffer.from(`secret:${secretKey}`).toString('base64')}`;
+
+/** No call of the kit waits longer than this for the sandbox (a test's own timeout usually ends it first). */
+const CALL_TIMEOUT_MS = 30_000;
+
+export interface CallOptions<Op extends OperationName> {
+  body?: RequestBody<Op>;
+  query?: Query<Op>;
+}
+
+export class SandboxHttp {
+  constructor(
+    readonly url: string,
+    /** The Authorization header sent: the account's Basic auth, or the admin token's Bearer. */
+    private readonly authorization: string | undefined,
+  ) {}
+
+  /**
+   * Calls `operation` (named for its answer type) at `method path`. The answer is the sandbox's,
+   * which checks its own answers against openapi.yaml; the kit takes it as that operation's type.
+   */
+  async call<Op extends OperationName>(_operation: Op, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options: CallOptions<Op> = {}): Promise<Answer<Op>> {
+    const url = new URL(path, this.url);
+    for (const [name, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
+    const headers: Record<string, string> = { [KIT_HEADER]: '1', accept: 'application/json' };
+    if (this.authorization !== undefined) headers.authorization = this.authorization;
+    // State-changing calls take JSON bodies only: an empty object where the operation's body is optional.
+    const body = method === 'GET' ? undefined : JSON.stringify(options.body ?? {});
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    try {
+      res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
+    } catch (error) {
+      // fetch says only "fetch failed": the cause names what went wrong.
+      const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
+      throw new Error(`cannot reach the sandbox at ${this.url} (${method} ${url.pathname}: ${describe(cause)}): is it running there? (startSandbox() starts one in this process)`);
+    }
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === '' ? null : JSON.parse(text);
+    } catch {
+      // Not JSON (a proxy's error page): kept as text for the error.
+    }
+    if (!res.ok) throw new SandboxRequestError(method, url.pathname + url.search, res.status, parsed, res.headers.get('x-sandbox-hint'));
+    // The network boundary: the sandbox answered this operation's 2xx, whose shape openapi.yaml fixes.
+    return parsed as Answer<Op>;
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * payments-sandbox/testing: a sandbox for an integration's tests (vitest, jest, node:test), in this
+ * process or at a URL, with the helpers a test needs (contract v4, Test kit; docs/testing-kit.md).
+ *
+ *   const sandbox = await startSandbox();
+ *   const shop = await sandbox.account();           // one isolated account per test
+ *   // … the app under test creates a purchase with shop.url and shop.secretKey …
+ *   await shop.control.pay(tx.id);
+ *   const hook = await shop.webhooks.waitFor('cashin.paid');
+ *   await sandbox.stop();
+ */
+import type { ConfigInput } from '../config.js';
+import type { components } from '../spec/openapi-types.js';
+import { bindAccount, type BoundAccount, type SandboxAccount } from './account.js';
+import { SandboxHttp } from './http.js';
+
+export type { SandboxAccount, Requests, RequestsQuery, RequestLogEntry } from './account.js';
+export type { Control, Transaction, Withdrawal, Clock, Balance, WebhookDelivery } from './control.js';
+export { SandboxRequestError } from './http.js';
+export type { ReceivedWebhook, WebhookMatch, WaitOptions, Webhooks, WebhookBody, WebhookEventName } from './webhooks.js';
+
+export type Permission = components['schemas']['Permission'];
+
+export interface AccountOptions {
+  name?: string;
+  permissions?: Permission[];
+}
+
+/** A sandbox for tests: its default (or given) account's helpers, more accounts, and a stop. */
+export interface TestSandbox extends SandboxAccount {
+  /** Creates an isolated account (its own key, webhook secret, clock, data) with the helpers bound to it. */
+  account(options?: AccountOptions): Promise<SandboxAccount>;
+  /** Closes the kit's listeners, and stops the sandbox when the kit started it. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** `postgres://…`: keep state in that database (contract v3, Shared store); by default nothing is kept anywhere. */
+  store?: string;
+  /** The default account's key (default sk_test_sandbox; random when an admin token is given). */
+  secretKey?: string;
+  /** Guards account creation as on a shared sandbox; the kit sends it when it creates accounts. */
+  adminToken?: string;
+  /** The sandbox's log level (default silent). */
+  logLevel?: string;
+  /** Any other setting of the sandbox (src/config.ts), e.g. `{ instructionDelayMs: 0 }`. */
+  config?: Omit<ConfigInput, 'port' | 'host' | 'store' | 'inMemory' | 'secretKey' | 'adminToken' | 'logLevel'>;
+}
+
+export interface ConnectOptions {
+  /** A running sandbox: `http://localhost:4010`, a team's shared one. */
+  url: string;
+  /** Its admin token, when it has one (SANDBOX_ADMIN_TOKEN): needed to create accounts. */
+  adminToken?: string;
+  /** Bind the top-level helpers to this account; without it the kit creates an account of its own. */
+  secretKey?: string;
+}
+
+/**
+ * Starts a sandbox in this process on a free port of 127.0.0.1, in memory unless `store` is given,
+ * and binds the helpers to its default account. The server modules load only here, so a suite
+ * that only connects to a running sandbox never loads them.
+ */
+export async function startSandbox(options: StartOptions = {}): Promise<TestSandbox> {
+  const [{ startServer }, { resolveConfig, parseStore }, { createLogger }] = await Promise.all([import('../server.js'), import('../config.js'), import('../log.js')]);
+  const store = parseStore(options.store);
+  const config = resolveConfig({
+    ...options.config,
+    port: 0,
+    host: '127.0.0.1',
+    store,
+    inMemory: store.kind === 'embedded',
+    logLevel: options.logLevel ?? 'silent',
+    ...(options.secretKey !== undefined && { secretKey: options.secretKey }),
+    ...(options.adminToken !== undefined && { adminToken: options.adminToken }),
+  });
+  const running = await startServer(config, createLogger(config.logLevel));
+  try {
+    return await kit(running.url, options.adminToken, running.sandbox.defaultAccount.secretKey, () => running.stop());
+  } catch (error) {
+    await running.stop();
+    throw error;
+  }
+}
+
+/** The same helpers against a running sandbox (yours, or a team's shared one); `stop` closes the kit's listeners only. */
+export async function connectSandbox(options: ConnectOptions): Promise<TestSandbox> {
+  return kit(options.url.replace(/\/+$/, ''), options.adminToken, options.secretKey, async () => undefined);
+}
+
+async function kit(url: string, adminToken: string | undefined, secretKey: string | undefined, stopSandbox: () => Promise<void>): Promise<TestSandbox> {
+  const admin = new SandboxHttp(url, adminToken === undefined ? undefined : `Bearer ${adminToken}`);
+  const bound: BoundAccount[] = [];
+  const bind = async (key: string): Promise<SandboxAccount> => {
+    const b = await bindAccount(url, key);
+    bound.push(b);
+    return b.account;
+  };
+  const create = async (options: AccountOptions = {}): Promise<SandboxAccount> => {
+    const created = await admin.call('createAccount', 'POST', '/_sandbox/accounts', { body: options });
+    return bind(created.secretKey);
+  };
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      await Promise.all(bound.splice(0).map((b) => b.close()));
+      await stopSandbox();
+    })());
+  try {
+    const main = secretKey === undefined ? await create({ name: 'test-kit' }) : await bind(secretKey);
+    return { ...main, account: create, stop };
+  } catch (error) {
+    await Promise.all(bound.splice(0).map((b) => b.close()));
+    throw error;
+  }
+}

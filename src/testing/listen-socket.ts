@@ -1,0 +1,127 @@
+import WebSocket from 'ws';
+import { onJsonMessage } from '../events/websockets.js';
+import { ListenError } from '../listen/listener.js';
+import type { ListenerAnswer, ListenerOffer } from '../webhooks/listeners.js';
+import { basicAuthorization } from './http.js';
+
+/**
+ * The kit's connection to `/_sandbox/listen` (docs/listening.md, "The listener protocol"). The
+ * `listen` command's client (src/listen/listener.ts `startListener`) always POSTs an offer to an
+ * HTTP target; the kit must see the offer itself and answer it without any receiver, so it speaks
+ * the protocol here and takes from the command's module what does not depend on that: the
+ * protocol's types and its error.
+ */
+
+/** What the kit answers an offer with: its (or the forwarded app's) status and body, or why there was none. */
+export type OfferAnswer = { status: number; body: string; durationMs: number } | { error: string; durationMs: number };
+
+export interface ListenSocketOptions {
+  url: string;
+  secretKey: string;
+  /** Shown in the delivery log as "via listener <name>". */
+  name: string;
+  onOffer(offer: ListenerOffer): Promise<OfferAnswer>;
+}
+
+export interface ListenSocket {
+  /**
+   * Closes the connection for good, resolving once it is closed (at most CLOSE_WAIT_MS, then it is
+   * cut), so a test runner is not held open by it; what it owed answers the sandbox fails and retries.
+   */
+  close(): Promise<void>;
+}
+
+/** How long the first connection (handshake and hello) may take. */
+const CONNECT_TIMEOUT_MS = 10_000;
+/** Reconnection backoff after a lost connection: the sandbox offers again what is pending, so nothing is missed meanwhile. */
+const RECONNECT_FIRST_MS = 200;
+const RECONNECT_MAX_MS = 5_000;
+/** How long a close waits for the sandbox's side of the closing handshake before cutting the connection. */
+const CLOSE_WAIT_MS = 1_000;
+
+/** Connects and resolves once the sandbox said hello (so offers made from now on reach it); rejects in one line when it cannot. */
+export async function openListenSocket(options: ListenSocketOptions): Promise<ListenSocket> {
+  const wsUrl = new URL(`/_sandbox/listen?${new URLSearchParams({ name: options.name }).toString()}`, options.url);
+  wsUrl.protocol = wsUrl.protocol === 'https:' ? 'wss:' : 'ws:';
+  let closed = false;
+  let socket: WebSocket | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let failures = 0;
+
+  const connect = (onHello: () => void, onRefused: (error: Error) => void): void => {
+    const ws = new WebSocket(wsUrl, { headers: { authorization: basicAuthorization(options.secretKey) }, handshakeTimeout: CONNECT_TIMEOUT_MS });
+    socket = ws;
+    ws.on('unexpected-response', (_req, res) => {
+      res.resume();
+      const hint = res.headers['x-sandbox-hint'];
+      onRefused(new ListenError(`the sandbox at ${options.url} refused the test kit's listener (HTTP ${res.statusCode ?? 0}${hint ? `: ${String(hint)}` : ''})`));
+      ws.terminate();
+    });
+    ws.on('error', (error) => onRefused(new ListenError(`cannot open the test kit's listener at ${wsUrl.origin}/_sandbox/listen: ${error.message}`)));
+    onJsonMessage(ws, (message) => {
+      if (typeof message !== 'object' || message === null || !('type' in message)) return;
+      if (message.type === 'hello') {
+        failures = 0;
+        return onHello();
+      }
+      // The sandbox's own message: its shape is ListenerOffer (src/webhooks/listeners.ts).
+      if (message.type === 'attempt') void answer(ws, message as ListenerOffer);
+    });
+    ws.on('close', () => {
+      if (closed) return;
+      // Lost after hello (the sandbox restarted, a proxy cut it): connect again; pending attempts are offered again.
+      const delay = Math.min(RECONNECT_FIRST_MS * 2 ** failures++, RECONNECT_MAX_MS);
+      retry = setTimeout(() => connect(() => undefined, () => undefined), delay);
+      retry.unref();
+    });
+  };
+
+  const answer = async (ws: WebSocket, offer: ListenerOffer): Promise<void> => {
+    let outcome: OfferAnswer;
+    try {
+      outcome = await options.onOffer(offer);
+    } catch (error) {
+      outcome = { error: error instanceof Error ? error.message : String(error), durationMs: 0 };
+    }
+    const message: ListenerAnswer = { type: 'answer', id: offer.id, deliveryId: offer.deliveryId, attempt: offer.attempt, ...outcome };
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => fail(new ListenError(`the sandbox at ${options.url} did not greet the test kit's listener within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
+    let greeted = false;
+    const fail = (error: Error): void => {
+      // After hello a lost connection is not a failure: the close handler reconnects.
+      if (greeted) return;
+      clearTimeout(timer);
+      closed = true;
+      socket?.terminate();
+      reject(error);
+    };
+    connect(
+      () => {
+        greeted = true;
+        clearTimeout(timer);
+        resolve();
+      },
+      fail,
+    );
+  });
+
+  return {
+    close() {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      const ws = socket;
+      if (!ws || ws.readyState === ws.CLOSED) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const cut = setTimeout(() => ws.terminate(), CLOSE_WAIT_MS);
+        ws.once('close', () => {
+          clearTimeout(cut);
+          resolve();
+        });
+        ws.close(1000, 'test kit stopped');
+      });
+    },
+  };
+}

@@ -1,0 +1,4 @@
+// sandbox-teardown.js
+export default async function teardown() {
+  await globalThis.sandbox.stop();
+}
