@@ -3,23 +3,12 @@
 // job ends, the charge stays PENDING and can still expire.
 import { afterEach, describe, expect, it } from 'vitest';
 import { BALANCE_CAP } from '../../src/ledger/ledger.js';
-import type { PurchaseRequest } from '../../src/spec/types.js';
-import { domainKit, type DomainKit } from '../helpers/domain.js';
+import { domainKit, pixPurchase, type DomainKit } from '../helpers/domain.js';
 
 let kit: DomainKit;
 afterEach(() => kit.close());
 
-const pix: PurchaseRequest = {
-  name: 'Maria Silva',
-  email: 'maria@example.com',
-  description: 'Pedido 1',
-  responsibleExternalId: 'cli-1',
-  responsibleDocument: '11222333000181',
-  cpf: '52998224725',
-  phone: '11987654321',
-  amount: 1_000,
-  paymentMethod: 'PIX',
-} as PurchaseRequest;
+const pix = pixPurchase({ amount: 1_000 });
 
 describe('an autopilot action refused part-way', () => {
   it('keeps nothing of its unit: the charge is PENDING with its expiry job, the action job is gone', async () => {
