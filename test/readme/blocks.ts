@@ -83,3 +83,14 @@ export function seededShuffle<T>(items: readonly T[], seed: number): T[] {
   }
   return out;
 }
+
+/**
+ * The environment of a reader's shell: this process's, without what `npx -p node@N -c …` (how CI
+ * runs the suite on each Node version) sets for its own command. With `npm_config_call` set, every
+ * `npx` a README block runs takes that call as its own and fails with EUSAGE.
+ */
+export function readerShellEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  for (const name of ['npm_config_call', 'npm_config_package', 'npm_config_yes']) delete env[name];
+  return env;
+}

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
 import { ROOT, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
-import { documentBlocks, documents, ensureTools, expectedLines, printed, seededShuffle, type DocumentBlock } from './blocks.js';
+import { documentBlocks, documents, ensureTools, expectedLines, printed, seededShuffle, readerShellEnv, type DocumentBlock } from './blocks.js';
 
 /**
  * Every shell block of the README and of the docs/*.md pages it links runs, as a reader pastes
@@ -56,7 +56,7 @@ const MARK = '@@readme-example@@';
 /** Runs the examples in this order in one bash, each in a subshell after the setup; what each printed, by name. */
 function run(order: readonly Example[]): { outputs: Map<string, string>; failed?: string; stderr: string } {
   const script = ['set -euo pipefail', setup.code, ...order.flatMap((e, i) => [`printf '\\n${MARK}%s\\n' ${i}`, `(\n${e.code}\n)`]), `printf '\\n${MARK}end\\n'`].join('\n');
-  const res = spawnSync('bash', ['-c', script], { cwd: ROOT, env: { ...process.env, SANDBOX_URL: sandbox.url }, encoding: 'utf8', timeout: 120_000 });
+  const res = spawnSync('bash', ['-c', script], { cwd: ROOT, env: readerShellEnv({ SANDBOX_URL: sandbox.url }), encoding: 'utf8', timeout: 120_000 });
   const outputs = new Map<string, string>();
   const parts = res.stdout.split(new RegExp(`\\n${MARK}`));
   let last: Example | undefined;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
 import { ROOT, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
-import { ensureTools, printed } from './blocks.js';
+import { ensureTools, printed, readerShellEnv } from './blocks.js';
 
 /**
  * The README's walkthrough, run as a reader runs it: every ```sh block marked
@@ -44,7 +44,7 @@ describe('README walkthrough', () => {
   it('runs top to bottom in one shell and prints what it says it prints', { timeout: 60_000 }, () => {
     const blocks = walkthroughBlocks(README);
     const script = ['set -euo pipefail', ...blocks].join('\n');
-    const run = spawnSync('bash', ['-c', script], { env: { ...process.env, SANDBOX_URL: sandbox.url }, encoding: 'utf8', timeout: 50_000 });
+    const run = spawnSync('bash', ['-c', script], { env: readerShellEnv({ SANDBOX_URL: sandbox.url }), encoding: 'utf8', timeout: 50_000 });
     expect(run.status, `${run.stdout}\n${run.stderr}\n${sandbox.output()}`).toBe(0);
     const expected = blocks.flatMap((block) => [...block.matchAll(/^# → (.+)$/gm)].map((m) => m[1] ?? ''));
     expect(expected.length).toBeGreaterThanOrEqual(6);
