@@ -2,7 +2,7 @@ import type { Collection } from '../collection.js';
 import { JobHeap, type Entry } from '../job-heap.js';
 import type { ClockReader, ClockStore, JobRecord, JobStore, UnitJobs } from '../ports.js';
 import type { Store } from '../store.js';
-import type { ClockChange, EmbeddedUnit, PendingJob, UnitClocksHost, UnitJobsHost } from './units.js';
+import { settle, type ClockChange, type EmbeddedUnit, type PendingJob, type UnitClocksHost, type UnitJobsHost } from './units.js';
 
 interface ClockRecord {
   /** The account id. */
@@ -332,15 +332,6 @@ class JobView implements UnitJobs {
   private writable(): Map<string, PendingJob> {
     if (this.unit === undefined || this.unit.ended) throw new Error('jobs: a change needs a unit of work');
     return this.unit.jobWrites;
-  }
-}
-
-/** The value, or the error, as a settled promise: callers always get a promise, never a synchronous throw. */
-function settle<R>(change: () => R): Promise<R> {
-  try {
-    return Promise.resolve(change());
-  } catch (error) {
-    return Promise.reject(error);
   }
 }
 

@@ -1,7 +1,7 @@
 import { UniqueKeyError, type Collection } from '../collection.js';
 import { CursorNotFound, UniqueViolation, type FilterValue, type ListQuery, type Owned, type Page, type ReadTable, type Table, type TableSpec } from '../ports.js';
 import type { Store } from '../store.js';
-import type { EmbeddedUnit, EmbeddedUnits, PendingWrite, UnitTableHost } from './units.js';
+import { settle, type EmbeddedUnit, type EmbeddedUnits, type PendingWrite, type UnitTableHost } from './units.js';
 
 const DEFAULT_LIMIT = 20;
 /** The unique index a globalIds clash is reported under (as PostgreSQL's). */
@@ -347,14 +347,5 @@ class UnitTable<T extends Owned> implements Table<T> {
     for (const write of writes.values()) {
       if (write.accountId === accountId && write.value !== null && this.host.find(accountId, write.id) === undefined) yield write.value as T;
     }
-  }
-}
-
-/** The value, or the error, as a settled promise: callers always get a promise, never a synchronous throw. */
-function settle<R>(read: () => R): Promise<R> {
-  try {
-    return Promise.resolve(read());
-  } catch (error) {
-    return Promise.reject(error);
   }
 }

@@ -247,3 +247,12 @@ export class EmbeddedUnits implements UnitOfWork {
     for (const release of unit.releases.splice(0)) release();
   }
 }
+
+/** The value, or the error, as a settled promise: the stores' calls always return a promise, never throw synchronously. */
+export function settle<R>(run: () => R): Promise<R> {
+  try {
+    return Promise.resolve(run());
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
