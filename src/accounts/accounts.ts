@@ -37,7 +37,7 @@ export interface AccountRecord extends Omit<Account, 'webhookDelivery'> {
 /** The account's delivery mode, `direct` for records stored before modes existed. */
 export const deliveryModeOf = (account: Pick<AccountRecord, 'webhookDelivery'>): WebhookDeliveryMode => account.webhookDelivery ?? 'direct';
 
-export const ACCOUNTS: TableSpec<AccountRecord> = { name: 'accounts', unique: { keyHash: (a) => a.keyHash } };
+export const ACCOUNTS: TableSpec<AccountRecord> = { name: 'accounts', unique: { keyHash: (a) => a.keyHash }, settings: { account: 'id' } };
 
 /**
  * Every API request authenticates, and hashing its key was ~5 % of a GET's CPU; integrations

@@ -16,7 +16,7 @@ interface AccountRules {
   rules: AutopilotRule[];
 }
 
-export const AUTOPILOT_RULES: TableSpec<AccountRules> = { name: 'autopilot' };
+export const AUTOPILOT_RULES: TableSpec<AccountRules> = { name: 'autopilot', settings: { account: 'accountId' } };
 
 type Action = AutopilotRule['actions'][number];
 

@@ -51,7 +51,7 @@ interface AccountFaults {
   held: Record<string, Held>;
 }
 
-export const FAULTS: TableSpec<AccountFaults> = { name: 'faults' };
+export const FAULTS: TableSpec<AccountFaults> = { name: 'faults', settings: { account: 'accountId' } };
 
 export interface FaultsOptions {
   repository: Repository;

@@ -24,10 +24,23 @@ const UNAUTHORIZED = 'API key invalid or absent: send Authorization: Basic base6
  * scheme the sandbox does not implement never holds.
  */
 export class Authenticator {
+  /** A request's caller, looked up once: before its body is read (whether to read it) and again by the stage. */
+  private readonly known = new WeakMap<object, Promise<Caller | undefined>>();
+
   constructor(
     private readonly accounts: Accounts,
     private readonly adminToken: string | undefined,
   ) {}
+
+  /** The caller of `request` (its lookup made once per request), or undefined when the credentials do not satisfy the operation. */
+  callerOf(request: object, operation: SandboxOperation, authorization: string | undefined): Promise<Caller | undefined> {
+    let caller = this.known.get(request);
+    if (caller === undefined) {
+      caller = this.caller(operation, authorization);
+      this.known.set(request, caller);
+    }
+    return caller;
+  }
 
   /** The caller, or undefined when the credentials do not satisfy the operation. */
   async caller(operation: SandboxOperation, authorization: string | undefined): Promise<Caller | undefined> {
@@ -43,8 +56,8 @@ export class Authenticator {
   }
 
   /** The caller, or the 401. */
-  async authenticate(operation: SandboxOperation, authorization: string | undefined): Promise<Caller> {
-    const caller = await this.caller(operation, authorization);
+  async authenticate(request: object, operation: SandboxOperation, authorization: string | undefined): Promise<Caller> {
+    const caller = await this.callerOf(request, operation, authorization);
     if (!caller) throw new HttpError(401, UNAUTHORIZED);
     return caller;
   }

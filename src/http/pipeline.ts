@@ -78,7 +78,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
 
   const run = async (req: Request, res: Response): Promise<void> => {
     const operation = matchOperation(router, notEmulated, req.method, req.path);
-    const caller = await authenticator.authenticate(operation, req.headers.authorization);
+    const caller = await authenticator.authenticate(req, operation, req.headers.authorization);
     // The request log files the request under this account (src/http/request-log-middleware.ts).
     if (caller.account) res.locals.accountId = caller.account.id;
     const fault = faults && caller.account && operation.operationId ? await faults.apply(caller.account.id, operation.operationId, req, res) : undefined;
@@ -107,7 +107,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const mayReadBody = async (req: IncomingMessage): Promise<boolean> => {
     const operation = operationOf(router, notEmulated, req.method ?? '', pathOf(req.url));
     if (!operation?.requestBody) return false;
-    return (await authenticator.caller(operation, req.headers.authorization)) !== undefined;
+    return (await authenticator.callerOf(req, operation, req.headers.authorization)) !== undefined;
   };
 
   return Object.assign(pipeline, { mayReadBody, errors, answers });

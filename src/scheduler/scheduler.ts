@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
-import type { JobRecord, JobStore, UnitOfWork } from '../store/ports.js';
+import type { JobChange, JobRecord, JobStore, UnitOfWork } from '../store/ports.js';
 import { isDomainError } from '../errors.js';
 import { isJob, type JobRunners } from './job-kinds.js';
 
@@ -50,7 +50,7 @@ export class Scheduler {
 
   start(): Promise<void> {
     this.stopped = false;
-    this.unsubscribe ??= this.jobs.onChange(() => this.woken());
+    this.unsubscribe ??= this.jobs.onChange((change) => this.woken(change));
     return this.drain();
   }
 
@@ -123,9 +123,11 @@ export class Scheduler {
   }
 
   /** Jobs changed (here, or on another instance): due ones run now, the timer moves to the earliest. */
-  private woken(): void {
+  private woken(change: JobChange): void {
     if (this.stopped) return;
-    void this.arm();
+    // The store said when the new jobs fall due: the timer only moves earlier, no need to read the queue.
+    if (change.earliest !== undefined) this.armAt(change.earliest);
+    else void this.arm();
   }
 
   private async arm(): Promise<void> {
@@ -139,6 +141,12 @@ export class Scheduler {
     }
     if (this.stopped) return;
     if (next === undefined) return this.disarm();
+    this.armAt(next);
+  }
+
+  /** A timer that fires at `next` at the latest (Infinity: no change). */
+  private armAt(next: number): void {
+    if (this.stopped || !Number.isFinite(next)) return;
     // A timer that fires no later than needed stays: most changes (a job scheduled far ahead) move nothing.
     if (this.timer !== undefined && this.timerAt !== undefined && this.timerAt <= next) return;
     this.disarm();

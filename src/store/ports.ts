@@ -29,6 +29,12 @@ export interface TableSpec<T extends Owned> {
   filters?: { [field: string]: (value: T) => FilterValue };
   /** Ids unique across accounts, looked up without one (`getGlobal`): a key's account, a payer page's charge. */
   globalIds?: boolean;
+  /**
+   * An account's settings: few records, read by nearly every request of the account, rarely
+   * changed. A shared store may keep them in memory, valid while the account's version is
+   * unchanged. `account`: which of a record's keys names the account whose settings it is.
+   */
+  settings?: { account: 'accountId' | 'id' };
 }
 
 export interface ListQuery {
@@ -136,7 +142,17 @@ export interface JobStore {
   /** The real instant (ms since the epoch) the earliest job falls due, to arm a timer. */
   nextRealDueAt(): Promise<number | undefined>;
   /** Called when jobs or clocks change, here or on another instance. */
-  onChange(listener: () => void): () => void;
+  onChange(listener: (change: JobChange) => void): () => void;
+}
+
+/**
+ * What a change to the jobs did, as far as the store knows. `earliest`: the real instant (ms)
+ * the jobs it scheduled fall due, or Infinity when it only removed jobs, so a scheduler need not
+ * read the queue again to know when to wake; absent: anything may have moved (a clock, a change
+ * it cannot see): look at the queue.
+ */
+export interface JobChange {
+  earliest?: number;
 }
 
 /** The account clocks outside any unit: read only. */

@@ -57,7 +57,7 @@ interface AccountLimits {
   minimums: MinimumRule[];
 }
 
-export const LIMITS: TableSpec<AccountLimits> = { name: 'limits' };
+export const LIMITS: TableSpec<AccountLimits> = { name: 'limits', settings: { account: 'accountId' } };
 
 /** Each account's purchase minimums, by currency and optionally by method (`PUT /_sandbox/limits`). */
 export class Limits {

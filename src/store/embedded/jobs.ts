@@ -1,6 +1,6 @@
 import type { Collection } from '../collection.js';
 import { JobHeap, type Entry } from '../job-heap.js';
-import type { ClockReader, ClockStore, JobRecord, JobStore, UnitJobs } from '../ports.js';
+import type { ClockReader, ClockStore, JobChange, JobRecord, JobStore, UnitJobs } from '../ports.js';
 import type { Store } from '../store.js';
 import { settle, type ClockChange, type EmbeddedUnit, type PendingJob, type UnitClocksHost, type UnitJobsHost } from './units.js';
 
@@ -15,19 +15,20 @@ const byDue = (a: JobRecord, b: JobRecord): number => a.dueAt - b.dueAt || a.seq
 
 /** Tells the local scheduler that jobs or clocks changed (once the unit that changed them is durable: EmbeddedUnit.apply). */
 class Signals {
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(change: JobChange) => void>();
 
+  /** The queue is in memory: the scheduler reads it again rather than being told what moved. */
   fire(): void {
     for (const listener of [...this.listeners]) {
       try {
-        listener();
+        listener({});
       } catch {
         // one listener's failure must not keep the others asleep
       }
     }
   }
 
-  onChange(listener: () => void): () => void {
+  onChange(listener: (change: JobChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -210,7 +211,7 @@ export class EmbeddedJobStore implements JobStore, UnitJobsHost {
     return Promise.resolve(this.live()?.realDue);
   }
 
-  onChange(listener: () => void): () => void {
+  onChange(listener: (change: JobChange) => void): () => void {
     return this.signals.onChange(listener);
   }
 

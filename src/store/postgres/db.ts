@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { StoreUnavailable } from '../ports.js';
 import type { Logger } from '../types.js';
+import { AccountVersions } from './versions.js';
 
 /** What an operation runs its statements through: the current unit's connection, or a pooled one in autocommit. */
 export interface Session {
@@ -170,6 +171,8 @@ export class Frame {
   private tail: Promise<unknown> = Promise.resolve();
   private writes: Write[] = [];
   private readonly overlays = new Map<string, Map<string, unknown>>();
+  /** Accounts whose settings the unit changed: their versions are raised with its commit. */
+  private readonly touched = new Set<string>();
 
   /** This unit as a scope: store views bound to it (`in(frame)`) join it, whatever async context calls them. */
   readonly scope: Scope;
@@ -201,6 +204,16 @@ export class Frame {
   /** Buffers a statement for the commit. */
   write(statement: Write): void {
     this.writes.push(statement);
+  }
+
+  /** The unit changes `account`'s settings (a cached record): its version is raised at the commit. */
+  touch(account: string): void {
+    this.touched.add(account);
+  }
+
+  /** Whether the unit changed `account`'s settings: its reads of them must not come from memory. */
+  changed(account: string): boolean {
+    return this.touched.has(account);
   }
 
   get begun(): boolean {
@@ -298,6 +311,10 @@ export class Frame {
   async commit(): Promise<void> {
     if (this.failure !== undefined) throw this.failure;
     const statements = this.takeWrites();
+    const versions = this.db.versions;
+    for (const account of this.touched) {
+      statements.push({ ...AccountVersions.bump(account), committed: (result) => versions.observe(account, Number((result.rows[0] as { version?: string } | undefined)?.version)) });
+    }
     if (statements.length === 0 && !this.held) return;
     const begun = this.held !== undefined;
     this.held ??= await this.db.hold();
@@ -347,6 +364,8 @@ export class Db implements Scope {
    */
   readonly reads: pg.Pool;
   readonly config: pg.ClientConfig;
+  /** Accounts' settings kept in memory, checked against their versions (versions.ts). */
+  readonly versions = new AccountVersions();
 
   constructor(private readonly options: DbOptions) {
     this.config = {

@@ -1,5 +1,8 @@
-import type { ClockStore, JobRecord, JobStore } from '../ports.js';
-import { boundTo, type Db, type Frame, type Scope, type Session } from './db.js';
+import type pg from 'pg';
+import type { ClockStore, JobChange, JobRecord, JobStore } from '../ports.js';
+import { boundTo, type Db, type Frame, type Scope } from './db.js';
+import { SequenceBlocks } from './sequence-blocks.js';
+import { AccountVersions } from './versions.js';
 
 /** The channel on which instances tell each other that jobs or clocks changed. */
 export const JOBS_CHANNEL = 'sandbox_jobs';
@@ -17,34 +20,74 @@ const COLUMNS = 'account_id, id, kind, ref, due_at, seq';
 
 const toJob = (row: JobRow): JobRecord => ({ id: row.id, accountId: row.account_id, kind: row.kind, ref: row.ref, dueAt: row.due_at, seq: Number(row.seq) });
 
+/** What a unit did to the jobs, told to the schedulers once it has committed. */
+interface UnitChange {
+  /** The earliest real due instant of the jobs it scheduled (Infinity: none). */
+  earliest: number;
+  /** Jobs scheduled whose real due instant is not known yet (their statement's result). */
+  unreported: number;
+  /** Something the schedulers must look at the queue for (a clock moved). */
+  unknown: boolean;
+}
+
 /** Wakes the schedulers: this instance's once the change is committed, the others' through NOTIFY (sent at commit). */
 export class JobSignals {
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(change: JobChange) => void>();
+  private readonly units = new WeakMap<Frame, UnitChange>();
 
   constructor(readonly instanceId: string) {}
 
-  /** SQL that notifies the other instances; its parameter is `payload`. */
+  /** The NOTIFY payload of a change that tells no due instant; its parameter is `payload`. */
   readonly payload = (): string => JSON.stringify({ from: this.instanceId });
 
-  /** Jobs or clocks changed in the scope's unit (once per unit), or just now outside one. */
-  changed(scope: Scope): void {
-    const frame = scope.frame;
-    if (frame) frame.once('jobs changed', () => this.fire());
-    else scope.afterCommit(() => this.fire());
+  /** SQL for the NOTIFY payload of jobs scheduled: this instance and their real due instant (`at`, an SQL expression). */
+  payloadOf(at: string, fromParameter: string): string {
+    return `json_build_object('from', ${fromParameter}::text, 'at', ${at})::text`;
   }
 
-  /** A notification from another instance, or the LISTEN connection coming back (what it missed is unknown). */
-  fire(): void {
+  /** Jobs or clocks changed in the scope's unit (once per unit), or just now outside one: the schedulers look at the queue. */
+  changed(scope: Scope): void {
+    const frame = scope.frame;
+    if (frame) this.of(frame).unknown = true;
+    else scope.afterCommit(() => this.fire({}));
+  }
+
+  /** The change a unit makes, told once it has committed. */
+  of(frame: Frame): UnitChange {
+    let change = this.units.get(frame);
+    if (change === undefined) {
+      const made: UnitChange = { earliest: Number.POSITIVE_INFINITY, unreported: 0, unknown: false };
+      this.units.set(frame, made);
+      frame.once('jobs changed', () => this.fire(made.unknown || made.unreported > 0 ? {} : { earliest: made.earliest }));
+      change = made;
+    }
+    return change;
+  }
+
+  /** A NOTIFY from an instance (this one's own are already told). */
+  heard(payload: string): void {
+    let message: { from?: unknown; at?: unknown };
+    try {
+      message = JSON.parse(payload) as { from?: unknown; at?: unknown };
+    } catch {
+      message = {};
+    }
+    if (message.from === this.instanceId) return;
+    this.fire(typeof message.at === 'number' && Number.isFinite(message.at) ? { earliest: message.at } : {});
+  }
+
+  /** A change, or the LISTEN connection coming back (what it missed is unknown: `{}`). */
+  fire(change: JobChange = {}): void {
     for (const listener of [...this.listeners]) {
       try {
-        listener();
+        listener(change);
       } catch {
         // one scheduler's failure must not keep the others asleep
       }
     }
   }
 
-  onChange(listener: () => void): () => void {
+  onChange(listener: (change: JobChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -52,37 +95,6 @@ export class JobSignals {
 
 /** How many values of jobs_seq an instance takes at once. */
 const SEQ_BLOCK = 64;
-
-/**
- * Job seqs (ids and the tie-breaker between jobs due at the same instant), taken from jobs_seq
- * in blocks, so that scheduling a job costs no round trip of its own: increasing within an
- * instance; between instances, jobs due at the same instant may run in either order.
- */
-class SeqBlocks {
-  private values: number[] = [];
-  private refilling: Promise<void> | undefined;
-
-  constructor(private readonly db: Db) {}
-
-  /** `frame`: the caller's unit; once it holds a connection, the block is taken on it (nextval ignores transactions), never on a second one it would wait for. */
-  async take(frame: Frame | undefined): Promise<number> {
-    for (;;) {
-      const value = this.values.shift();
-      if (value !== undefined) return value;
-      const refill = async (s: Session) => {
-        const { rows } = await s.query<{ v: string }>("SELECT nextval('jobs_seq') AS v FROM generate_series(1, $1)", [SEQ_BLOCK], 'jobs_seq_block');
-        this.values.push(...rows.map((row) => Number(row.v)).sort((a, b) => a - b));
-      };
-      const held = frame?.held;
-      // A unit holding a connection must not wait for another from the pool (all of them may be held by such units).
-      if (held) await refill(held);
-      else {
-        this.refilling ??= this.db.pooled(refill).finally(() => (this.refilling = undefined));
-        await this.refilling;
-      }
-    }
-  }
-}
 
 /** What the unit did to a job: scheduled it (the record), removed it (null), or completed the one of this seq. */
 type OwnJob = JobRecord | null | { completed: number };
@@ -96,7 +108,7 @@ const jobKey = (accountId: string, kind: string, ref: string): string => `${acco
  * schedule, cancel and complete are buffered (sent at its commit) and its reads see them.
  */
 export class PgJobStore implements JobStore {
-  private readonly seqs: SeqBlocks;
+  private readonly seqs: SequenceBlocks;
   /** Where calls go: no unit (the repository's own store: committed state, autocommit), or the unit this view is bound to (`in`). */
   scope: Scope;
 
@@ -105,7 +117,7 @@ export class PgJobStore implements JobStore {
     private readonly now: () => number,
     private readonly signals: JobSignals,
   ) {
-    this.seqs = new SeqBlocks(db);
+    this.seqs = new SequenceBlocks(db, 'jobs_seq', SEQ_BLOCK, 'jobs_seq_block');
     this.scope = db;
   }
 
@@ -131,21 +143,33 @@ export class PgJobStore implements JobStore {
     const seq = await this.seqs.take(frame);
     const record: JobRecord = Object.assign(own ?? { ...job, id: '', seq: 0 }, { id: `job_${seq}`, seq });
     // Scheduling again replaces the job: a new id and seq (so an earlier claim's complete leaves it), no lease.
+    // Its real due instant (on the account's clock as committed) travels back and in the NOTIFY, so no scheduler reads the queue for it.
+    const realDue = (result: pg.QueryResult | undefined): number => Number((result?.rows[0] as { real_due?: unknown } | undefined)?.real_due ?? Number.NaN);
     const statement = {
       text: `WITH saved AS (
                INSERT INTO jobs (account_id, id, kind, ref, due_at, seq) VALUES ($1, $2, $3, $4, $5, $6)
                ON CONFLICT (account_id, kind, ref) DO UPDATE
                  SET id = EXCLUDED.id, due_at = EXCLUDED.due_at, seq = EXCLUDED.seq, lease_until = NULL, claimed_by = NULL
-               RETURNING 1)
-             SELECT pg_notify('${JOBS_CHANNEL}', $7) FROM saved`,
-      values: [record.accountId, record.id, record.kind, record.ref, record.dueAt, seq, this.signals.payload()],
+               RETURNING due_at - COALESCE((SELECT offset_ms FROM clocks WHERE account_id = $1), 0) AS real_due)
+             SELECT real_due, pg_notify('${JOBS_CHANNEL}', ${this.signals.payloadOf('real_due', '$7')}) FROM saved`,
+      values: [record.accountId, record.id, record.kind, record.ref, record.dueAt, seq, this.signals.instanceId],
     };
     if (frame) {
-      frame.write(statement);
-      frame.once('jobs changed', () => this.signals.fire());
+      const change = this.signals.of(frame);
+      change.unreported++;
+      frame.write({
+        ...statement,
+        committed: (result) => {
+          const at = realDue(result);
+          if (Number.isFinite(at)) {
+            change.earliest = Math.min(change.earliest, at);
+            change.unreported--;
+          }
+        },
+      });
     } else {
-      await this.scope.write(statement);
-      this.signals.changed(this.scope);
+      const at = realDue(await this.scope.write(statement));
+      this.signals.fire(Number.isFinite(at) ? { earliest: at } : {});
     }
     return { ...record };
   }
@@ -153,28 +177,17 @@ export class PgJobStore implements JobStore {
   async cancel(accountId: string, kind: string, ref: string): Promise<void> {
     const frame = this.scope.frame;
     if (frame) this.overlay(frame).set(jobKey(accountId, kind, ref), null);
-    await this.scope.write({
-      text: `WITH gone AS (DELETE FROM jobs WHERE account_id = $1 AND kind = $2 AND ref = $3 RETURNING 1)
-             SELECT count(*) AS n, CASE WHEN count(*) > 0 THEN pg_notify('${JOBS_CHANNEL}', $4) END FROM gone`,
-      values: [accountId, kind, ref, this.signals.payload()],
-      // Only a job that was there wakes the schedulers.
-      committed: (result) => {
-        if (Number((result.rows[0] as { n?: string } | undefined)?.n ?? 0) > 0) this.signals.fire();
-      },
-    });
+    // A removal never makes a scheduler wake sooner: no scheduler is told (a timer set for the job finds nothing due, and looks again).
+    await this.scope.write({ text: 'DELETE FROM jobs WHERE account_id = $1 AND kind = $2 AND ref = $3', values: [accountId, kind, ref] });
   }
 
   cancelAll(accountId: string): Promise<number> {
-    const text = `WITH gone AS (DELETE FROM jobs WHERE account_id = $1 RETURNING 1)
-                  SELECT count(*) AS n, CASE WHEN count(*) > 0 THEN pg_notify('${JOBS_CHANNEL}', $2) END FROM gone`;
-    const values = [accountId, this.signals.payload()];
+    const text = `WITH gone AS (DELETE FROM jobs WHERE account_id = $1 RETURNING 1) SELECT count(*) AS n FROM gone`;
+    const values = [accountId];
     const frame = this.scope.frame;
     const removed = frame ? frame.inTransaction<{ n: string }>(text, values) : this.db.pooled((s) => s.query<{ n: string }>(text, values));
-    return removed.then(({ rows }) => {
-      const n = Number(rows[0]?.n ?? 0);
-      if (n > 0) this.signals.changed(this.scope);
-      return n;
-    });
+    // A removal makes no scheduler wake sooner (see cancel).
+    return removed.then(({ rows }) => Number(rows[0]?.n ?? 0));
   }
 
   isScheduled(accountId: string, kind: string, ref: string): Promise<boolean> {
@@ -246,7 +259,7 @@ export class PgJobStore implements JobStore {
     });
   }
 
-  onChange(listener: () => void): () => void {
+  onChange(listener: (change: JobChange) => void): () => void {
     return this.signals.onChange(listener);
   }
 }
@@ -257,7 +270,7 @@ export class PgClockStore implements ClockStore {
   scope: Scope;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly signals: JobSignals,
   ) {
     this.scope = db;
@@ -280,7 +293,24 @@ export class PgClockStore implements ClockStore {
     const seen = frame?.overlay<Promise<number>>('clocks read');
     const known = seen?.get(accountId);
     if (known) return known;
-    const read = this.scope.session(async (s) => (await s.query<{ offset_ms: number }>('SELECT offset_ms FROM clocks WHERE account_id = $1', [accountId], 'clock_offset')).rows[0]?.offset_ms ?? 0);
+    // The clock is one of the account's settings (versions.ts): read from memory at its latest version.
+    const versions = this.db.versions;
+    const mine = frame?.changed(accountId) ?? false;
+    const cached = mine ? undefined : versions.lookup(`clocks\0${accountId}`, accountId);
+    if (cached !== undefined) return Promise.resolve(cached === null ? 0 : Number(cached));
+    const epoch = versions.current;
+    const read = this.scope.session(async (s) => {
+      const row = (
+        await s.query<{ offset_ms: string | null; version: string | null }>(
+          `SELECT c.offset_ms::text AS offset_ms, v.version FROM (SELECT $1::text AS a) k
+           LEFT JOIN clocks c ON c.account_id = k.a LEFT JOIN account_versions v ON v.account_id = k.a`,
+          [accountId],
+          'clock_offset_versioned',
+        )
+      ).rows[0];
+      if (!mine && !(frame?.changed(accountId) ?? false)) versions.remember(`clocks\0${accountId}`, accountId, Number(row?.version ?? 0), row?.offset_ms ?? null, epoch);
+      return row?.offset_ms == null ? 0 : Number(row.offset_ms);
+    });
     if (seen) {
       seen.set(accountId, read);
       read.catch(() => seen.delete(accountId));
@@ -300,9 +330,11 @@ export class PgClockStore implements ClockStore {
     const frame = this.scope.frame;
     if (!frame) {
       const result = await this.scope.write({ text, values });
+      await this.bumped(accountId);
       this.signals.changed(this.scope);
       return (result?.rows[0] as { offset_ms?: number } | undefined)?.offset_ms ?? ms;
     }
+    frame.touch(accountId);
     // The offset after the move as this unit sees it; PostgreSQL adds `ms` to what it has at the commit.
     const offset = (await this.offsetOf(accountId)) + ms;
     this.overlay(frame).set(accountId, offset);
@@ -313,8 +345,18 @@ export class PgClockStore implements ClockStore {
 
   async reset(accountId: string): Promise<void> {
     const frame = this.scope.frame;
-    if (frame) this.overlay(frame).set(accountId, 0);
+    if (frame) {
+      this.overlay(frame).set(accountId, 0);
+      frame.touch(accountId);
+    }
     await this.scope.write({ text: `WITH gone AS (DELETE FROM clocks WHERE account_id = $1 RETURNING 1) SELECT pg_notify('${JOBS_CHANNEL}', $2) FROM gone`, values: [accountId, this.signals.payload()] });
+    if (!frame) await this.bumped(accountId);
     this.signals.changed(this.scope);
+  }
+
+  /** Outside a unit, a clock moved at once: its account's version rises after it. */
+  private async bumped(accountId: string): Promise<void> {
+    const result = await this.scope.write(AccountVersions.bump(accountId));
+    this.db.versions.observe(accountId, Number((result?.rows[0] as { version?: string } | undefined)?.version));
   }
 }

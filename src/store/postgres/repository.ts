@@ -11,6 +11,8 @@ import { ensureTable, quote, shapeOf, underSchemaLock } from './schema.js';
 import { PgObjectStore } from './objects.js';
 import { PgRequestLogStore, type LogLimits } from './request-log.js';
 import { PgTable } from './table.js';
+import { SequenceBlocks } from './sequence-blocks.js';
+import { VERSIONS_CHANNEL } from './versions.js';
 
 export interface PostgresOptions {
   /** `postgres://user:password@host:port/database` (anything node-postgres accepts). */
@@ -33,6 +35,8 @@ const SEQUENCE_NAME = /^[a-z][a-z0-9_]*$/;
 const LOCK_NOT_AVAILABLE = '55P03';
 
 const DEFAULT_POOL_SIZE = 10;
+/** How many values of a sequence an instance takes in one round trip. */
+const SEQUENCE_BLOCK = 16;
 
 /** SANDBOX_PG_POOL_SIZE: the pool size when the caller gives none (a deployment tunes it without a new flag). */
 function poolSizeFromEnv(): number | undefined {
@@ -84,15 +88,21 @@ export class PostgresRepository implements Repository {
     this.sequences = { next: (name) => this.nextValue(name) };
     this.listener = new Listener(
       db.config,
-      [BUS_CHANNEL, JOBS_CHANNEL],
+      [BUS_CHANNEL, JOBS_CHANNEL, VERSIONS_CHANNEL],
       (channel, payload) => {
         if (channel === BUS_CHANNEL) this.bus.received(payload);
-        else if (payload !== signals.payload()) signals.fire();
+        else if (channel === VERSIONS_CHANNEL) db.versions.announced(payload);
+        else signals.heard(payload);
       },
-      // Changes made while it was away were not heard: the schedulers look again.
-      () => signals.fire(),
+      // Changes made while it was away were not heard: the schedulers look again, and settings are read afresh.
+      () => {
+        db.versions.forget();
+        signals.fire();
+      },
       logger,
     );
+    // Settings are served from memory only while other instances' changes are heard.
+    db.versions.usable = () => this.listener.connected;
   }
 
   /** Migrates the database (once, whichever instance comes first) and connects. Fails if the database cannot be reached now. */
@@ -138,15 +148,20 @@ export class PostgresRepository implements Repository {
     return table;
   }
 
+  private readonly blocks = new Map<string, SequenceBlocks>();
+
+  /** A sequence's next value, from this instance's block of it (a purchase takes three: its id and two events). */
   private nextValue(name: string): Promise<number> {
     if (!SEQUENCE_NAME.test(name)) return Promise.reject(new Error(`sequence name ${name} must be lower-case letters, digits and _`));
-    const sequence = quote(`seq_${name}`);
-    return this.db.session(async (s) => {
-      await this.once(`sequence ${name}`, (ddl) => ddl.query(`CREATE SEQUENCE IF NOT EXISTS ${sequence}`).then(() => undefined));
-      // nextval is outside transactions: a value is never handed out twice, even by a unit that rolls back.
-      const { rows } = await s.query<{ value: string }>(`SELECT nextval('${sequence}') AS value`, [], statementName(`nextval_${name}`));
-      return Number(rows[0]?.value);
-    });
+    let blocks = this.blocks.get(name);
+    if (blocks === undefined) {
+      const sequence = quote(`seq_${name}`);
+      blocks = new SequenceBlocks(this.db, sequence, SEQUENCE_BLOCK, statementName(`nextval_${name}`), () =>
+        this.once(`sequence ${name}`, (ddl) => ddl.query(`CREATE SEQUENCE IF NOT EXISTS ${sequence}`).then(() => undefined)),
+      );
+      this.blocks.set(name, blocks);
+    }
+    return blocks.take();
   }
 
   /**

@@ -10,7 +10,7 @@ import type { Session } from './db.js';
  */
 
 /** Tables of the store itself (migrations); a TableSpec may not take these names. */
-export const RESERVED_TABLES = new Set(['clocks', 'jobs', 'bus_payloads', 'schema_migrations', 'objects', 'request_log']);
+export const RESERVED_TABLES = new Set(['clocks', 'jobs', 'bus_payloads', 'schema_migrations', 'objects', 'request_log', 'account_versions']);
 
 /** Both sessions that create objects take this lock, so two instances never race on DDL. */
 export const SCHEMA_LOCK = 7_246_119_354_112_201n;

@@ -2,12 +2,15 @@ import pg from 'pg';
 import { CursorNotFound, UniqueViolation, type ListQuery, type Owned, type Page, type Table, type TableSpec } from '../ports.js';
 import { boundTo, statementName, type Db, type Frame, type Scope, type Session } from './db.js';
 import { GLOBAL_ID, filterJson, quote, type TableShape } from './schema.js';
+import { AccountVersions } from './versions.js';
 
 const DEFAULT_LIMIT = 20;
 const DEFAULT_BATCH = 100;
 const UNIQUE_VIOLATION = '23505';
 
 type ValueRow<T> = { value: T };
+/** A settings record as text (what is kept in memory) with its account's version in the same snapshot. */
+type VersionedRow = { value: string | null; version: string | null };
 
 const key = (accountId: string, id: string): string => `${accountId}\0${id}`;
 
@@ -25,9 +28,10 @@ export class PgTable<T extends Owned> implements Table<T> {
   scope: Scope;
   private readonly t: string;
   private readonly upsert: string;
-  private readonly sql: { get: string; lock: string; global: string };
+  private readonly sql: { get: string; lock: string; global: string; versioned: string; versionedUnique: string };
   /** Prepared statement names (per connection, prepared on first use): the hot reads. */
-  private readonly names: { get: string; global: string };
+  private readonly names: { get: string; global: string; versioned: string };
+  private readonly db: Db;
 
   constructor(
     db: Db,
@@ -36,6 +40,7 @@ export class PgTable<T extends Owned> implements Table<T> {
     private readonly ready: () => Promise<void>,
   ) {
     this.scope = db;
+    this.db = db;
     this.t = quote(shape.table);
     const names = ['account_id', 'id', 'value', ...shape.columns.map((c) => c.name)].map(quote);
     const params = names.map((_, i) => `$${i + 1}${i === 2 || shape.columns[i - 3]?.type === 'jsonb' ? '::jsonb' : ''}`);
@@ -45,8 +50,15 @@ export class PgTable<T extends Owned> implements Table<T> {
       get: `SELECT value FROM ${this.t} WHERE account_id = $1 AND id = $2`,
       lock: `SELECT value FROM ${this.t} WHERE account_id = $1 AND id = $2 FOR UPDATE`,
       global: `SELECT value FROM ${this.t} WHERE id = $1`,
+      // One row even when the record is absent: its absence is known at that version too.
+      versioned: `SELECT t.value::text AS value, v.version FROM (SELECT $1::text AS a, $2::text AS i) k
+                  LEFT JOIN ${this.t} t ON t.account_id = k.a AND t.id = k.i
+                  LEFT JOIN account_versions v ON v.account_id = k.${spec.settings?.account === 'id' ? 'i' : 'a'}`,
+      versionedUnique: `SELECT t.value::text AS value, v.version FROM ${this.t} t
+                        LEFT JOIN account_versions v ON v.account_id = t.${spec.settings?.account === 'id' ? 'id' : 'account_id'}
+                        WHERE t.account_id = $1 AND t.`,
     };
-    this.names = { get: statementName(`get_${shape.table}`), global: statementName(`global_${shape.table}`) };
+    this.names = { get: statementName(`get_${shape.table}`), global: statementName(`global_${shape.table}`), versioned: statementName(`versioned_${shape.table}`) };
     this.upsert = `INSERT INTO ${this.t} (${names.join(', ')}) VALUES (${params.join(', ')}) ON CONFLICT (account_id, id) DO UPDATE SET ${updates.join(', ')}`;
   }
 
@@ -86,7 +98,43 @@ export class PgTable<T extends Owned> implements Table<T> {
     const frame = this.scope.frame;
     const own = frame && this.overlay(frame).get(key(accountId, id));
     if (own !== undefined) return Promise.resolve(parsed<T>(own));
+    if (this.spec.settings) return this.settingsGet(frame, accountId, id);
     return this.run(async (s) => (await s.query<ValueRow<T>>(this.sql.get, [accountId, id], this.names.get)).rows[0]?.value);
+  }
+
+  /** The account whose settings a record is (whose version its changes raise). */
+  private settingsAccount(accountId: string, id: string): string {
+    return this.spec.settings?.account === 'id' ? id : accountId;
+  }
+
+  private cacheKey(accountId: string, id: string): string {
+    return `${this.spec.name}\0${key(accountId, id)}`;
+  }
+
+  /** A settings record: from memory at the account's latest version, else read with the version of its snapshot and kept. */
+  private settingsGet(frame: Frame | undefined, accountId: string, id: string): Promise<T | undefined> {
+    const account = this.settingsAccount(accountId, id);
+    const versions = this.db.versions;
+    // A unit that changed the account's settings reads what it changed (sent already, or not): never memory.
+    const mine = frame?.changed(account) ?? false;
+    const cached = mine ? undefined : versions.lookup(this.cacheKey(accountId, id), account);
+    if (cached !== undefined) return Promise.resolve(parsed<T>(cached));
+    const epoch = versions.current;
+    return this.run(async (s) => {
+      const row = (await s.query<VersionedRow>(this.sql.versioned, [accountId, id], this.names.versioned)).rows[0];
+      const json = row?.value ?? null;
+      if (!mine && !(frame?.changed(account) ?? false)) versions.remember(this.cacheKey(accountId, id), account, Number(row?.version ?? 0), json, epoch);
+      return parsed<T>(json);
+    });
+  }
+
+  /** A change to a settings record: its account's version rises with the unit's commit, or at once outside one. */
+  private async changedSettings(frame: Frame | undefined, accountId: string, id: string): Promise<void> {
+    if (!this.spec.settings) return;
+    const account = this.settingsAccount(accountId, id);
+    if (frame) return frame.touch(account);
+    const result = await this.scope.write(AccountVersions.bump(account));
+    this.db.versions.observe(account, Number((result?.rows[0] as { version?: string } | undefined)?.version));
   }
 
   getForUpdate(accountId: string, id: string): Promise<T | undefined> {
@@ -130,10 +178,31 @@ export class PgTable<T extends Owned> implements Table<T> {
         if (record !== undefined && column.encode(record) === uniqueKey) return Promise.resolve(record);
       }
     }
+    if (this.spec.settings) return this.settingsUnique(frame, accountId, column.name, uniqueKey);
     return this.run(async (s) => {
       const found = (await s.query<ValueRow<T>>(`SELECT value FROM ${this.t} WHERE account_id = $1 AND ${quote(column.name)} = $2`, [accountId, uniqueKey], statementName(`unique_${this.shape.table}_${column.name}`))).rows[0]?.value;
       // A record the unit changed or deleted since is no longer the key's holder.
       if (found !== undefined && overlay?.has(key(found.accountId, found.id))) return undefined;
+      return found;
+    });
+  }
+
+  /**
+   * A settings record by unique key (an account by its key's hash: every request's
+   * authentication): always from the database, since its version is how the request learns
+   * the account's current one. The record is kept, so a later read of it by id is from memory.
+   */
+  private settingsUnique(frame: Frame | undefined, accountId: string, columnName: string, uniqueKey: string): Promise<T | undefined> {
+    const overlay = frame && this.overlay(frame);
+    const versions = this.db.versions;
+    const epoch = versions.current;
+    return this.run(async (s) => {
+      const row = (await s.query<VersionedRow>(`${this.sql.versionedUnique}${quote(columnName)} = $2`, [accountId, uniqueKey], statementName(`vunique_${this.shape.table}_${columnName}`))).rows[0];
+      const found = parsed<T>(row?.value ?? null);
+      if (found === undefined || row === undefined) return undefined;
+      if (overlay?.has(key(found.accountId, found.id))) return undefined;
+      const account = this.settingsAccount(found.accountId, found.id);
+      if (!(frame?.changed(account) ?? false)) versions.remember(this.cacheKey(found.accountId, found.id), account, Number(row.version ?? 0), row.value, epoch);
       return found;
     });
   }
@@ -144,6 +213,7 @@ export class PgTable<T extends Owned> implements Table<T> {
     }
     const params = [value.accountId, value.id, JSON.stringify(value), ...this.shape.columns.map((c) => c.encode(value))];
     const frame = this.scope.frame;
+    if (frame && this.spec.settings) frame.touch(this.settingsAccount(value.accountId, value.id));
     if (frame && this.shape.columns.some((c) => c.kind === 'unique' && params[3 + this.shape.columns.indexOf(c)] !== null)) {
       // A record with a unique key of the spec (a product's externalId): sent at once, so that a clash is this put's
       // UniqueViolation and the unit goes on, as domain code expects (one round trip, with what is buffered before it).
@@ -165,7 +235,7 @@ export class PgTable<T extends Owned> implements Table<T> {
       } catch (err) {
         throw this.uniqueViolation(err, value) ?? err;
       }
-    });
+    }).then(() => this.changedSettings(undefined, value.accountId, value.id));
   }
 
   private uniqueViolation(err: unknown, value: T): UniqueViolation | undefined {
@@ -181,13 +251,14 @@ export class PgTable<T extends Owned> implements Table<T> {
   delete(accountId: string, id: string): Promise<void> {
     const frame = this.scope.frame;
     if (frame) {
+      if (this.spec.settings) frame.touch(this.settingsAccount(accountId, id));
       this.overlay(frame).set(key(accountId, id), null);
       frame.write({ text: `DELETE FROM ${this.t} WHERE account_id = $1 AND id = $2`, values: [accountId, id] });
       return frame.exclusive(this.ready);
     }
     return this.run(async (s) => {
       await s.query(`DELETE FROM ${this.t} WHERE account_id = $1 AND id = $2`, [accountId, id]);
-    });
+    }).then(() => this.changedSettings(undefined, accountId, id));
   }
 
   list(accountId: string, query: ListQuery = {}): Promise<Page<T>> {
@@ -238,8 +309,16 @@ export class PgTable<T extends Owned> implements Table<T> {
   }
 
   deleteAll(accountId: string): Promise<number> {
+    // Settings versioned by record id (accounts) would need every deleted record's account raised.
+    if (this.spec.settings?.account === 'id') return Promise.reject(new Error(`${this.spec.name}: deleteAll is not offered for settings kept per record`));
     const frame = this.scope.frame;
-    if (!frame) return this.run(async (s) => (await s.query(`DELETE FROM ${this.t} WHERE account_id = $1`, [accountId])).rowCount ?? 0);
+    if (frame && this.spec.settings) frame.touch(accountId);
+    if (!frame) {
+      return this.run(async (s) => (await s.query(`DELETE FROM ${this.t} WHERE account_id = $1`, [accountId])).rowCount ?? 0).then(async (n) => {
+        await this.changedSettings(undefined, accountId, '');
+        return n;
+      });
+    }
     // How many it removed is the answer: it runs in the transaction, after the unit's writes.
     return (async () => {
       await this.ready();

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Owned, TableSpec } from '../../../src/store/ports.js';
+import type { JobChange, Owned, TableSpec } from '../../../src/store/ports.js';
 import { PostgresRepository } from '../../../src/store/postgres/index.js';
 import { PG_INSTALL_TIMEOUT_MS } from '../../helpers/postgres.js';
 import { createTestDatabase } from '../../helpers/shared-postgres.js';
@@ -131,14 +131,31 @@ describe('two instances on one database', () => {
   it("B's scheduler hears of A's schedules and clock moves", async () => {
     const [a, b] = [await instance('A'), await instance('B')];
     const acct = account();
-    let woken = 0;
-    b.jobs.onChange(() => woken++);
-    await a.units.run((unit) => unit.jobs.schedule({ accountId: acct, kind: 'k', ref: 'x', dueAt: now + 60_000 }));
-    await until(() => woken === 1, 'B woken by the schedule on A');
+    const heardOnB: JobChange[] = [];
+    const toldOnA: JobChange[] = [];
+    b.jobs.onChange((change) => heardOnB.push(change));
+    a.jobs.onChange((change) => toldOnA.push(change));
+    await a.units.run(async (unit) => {
+      await unit.jobs.schedule({ accountId: acct, kind: 'k', ref: 'x', dueAt: now + 60_000 });
+      await unit.jobs.schedule({ accountId: acct, kind: 'k', ref: 'y', dueAt: now + 30_000 });
+    });
+    // When the jobs fall due travels with the change, so neither scheduler reads the queue for it.
+    expect(toldOnA).toEqual([{ earliest: now + 30_000 }]);
+    await until(() => heardOnB.length === 2, 'B woken by the schedules on A');
+    expect(heardOnB.map((change) => change.earliest).sort()).toEqual([now + 30_000, now + 60_000]);
     await a.units.run((unit) => unit.clocks.advance(acct, 60_000));
-    await until(() => woken === 2, 'B woken by the clock advance on A');
+    await until(() => heardOnB.length === 3, 'B woken by the clock advance on A');
+    // A clock moved: every job of the account may be due sooner, so the queue is read.
+    expect(heardOnB[2]).toEqual({});
+    await a.units.run((unit) => unit.jobs.schedule({ accountId: acct, kind: 'k', ref: 'z', dueAt: now + 90_000 }));
+    // On the account's clock, 60 s ahead now.
+    await until(() => heardOnB.length === 4, 'B woken by the schedule on the moved clock');
+    expect(heardOnB[3]).toEqual({ earliest: now + 30_000 });
+    // A removal makes no scheduler wake sooner: it tells nothing (a timer set for the job finds nothing due and looks again).
+    await b.units.run((unit) => unit.jobs.cancel(acct, 'k', 'z'));
+    expect(heardOnB).toHaveLength(4);
     expect(await b.clocks.offsetOf(acct)).toBe(60_000);
-    expect((await b.jobs.claimDue(10, 1_000, acct)).map((j) => j.ref)).toEqual(['x']);
+    expect((await b.jobs.claimDue(10, 1_000, acct)).map((j) => j.ref)).toEqual(['y', 'x']);
   });
 
   it('a message published on A reaches subscribers on B after the commit, large ones too, rolled-back ones never', async () => {
