@@ -112,8 +112,8 @@ interface Envelope {
 /**
  * Events for every instance. This instance's subscribers get a message right after the commit
  * (without the round trip through the database, and even if the LISTEN connection is down);
- * other instances through NOTIFY, sent in the same transaction so PostgreSQL delivers it only
- * at commit, and never for a unit that rolled back.
+ * other instances through NOTIFY, sent once the unit has committed (never for one that rolled
+ * back), with the other notifications of that moment (notifier.ts).
  */
 export class PgBus implements EventBus {
   private readonly subscribers = new Map<string, Set<(message: unknown) => void>>();
@@ -136,20 +136,33 @@ export class PgBus implements EventBus {
     const json = JSON.stringify(message ?? null);
     scope.afterCommit(() => this.deliver(accountId, JSON.parse(json)));
     const small = `{"from":${JSON.stringify(this.instanceId)},"a":${JSON.stringify(accountId)},"m":${json}}`;
+    // Notified once committed (notifier.ts: a NOTIFY inside the unit would serialise every commit of the database).
     if (Buffer.byteLength(small) <= MAX_NOTIFY_BYTES) {
-      scope.fireAndForget({ text: 'SELECT pg_notify($1, $2)', values: [BUS_CHANNEL, small] }, 'publishing an event');
+      this.db.notifier.notify(scope, BUS_CHANNEL, small);
       return;
     }
+    // Its id is known once the insert's result is (at the commit, or earlier when the unit's writes were sent
+    // before a read); it is queued in publishing order with the unit's other messages, whichever comes last.
+    let id: string | undefined;
+    let due = false;
+    const send = () => this.db.notifier.queue(BUS_CHANNEL, JSON.stringify({ from: this.instanceId, a: accountId, ref: id }));
     scope.fireAndForget(
       {
         // Old payloads every instance has had time to read go as new ones come.
-        text: `WITH old AS (DELETE FROM bus_payloads WHERE created_at < now() - interval '5 minutes'),
-                    saved AS (INSERT INTO bus_payloads (account_id, message) VALUES ($1, $2::jsonb) RETURNING id)
-               SELECT pg_notify($3, json_build_object('from', $4::text, 'a', $1::text, 'ref', saved.id::text)::text) FROM saved`,
-        values: [accountId, json, BUS_CHANNEL, this.instanceId],
+        text: `WITH old AS (DELETE FROM bus_payloads WHERE created_at < now() - interval '5 minutes')
+               INSERT INTO bus_payloads (account_id, message) VALUES ($1, $2::jsonb) RETURNING id`,
+        values: [accountId, json],
+        committed: (result) => {
+          id = String((result.rows[0] as { id?: string | number } | undefined)?.id ?? '');
+          if (due) send();
+        },
       },
       'publishing an event',
     );
+    scope.afterCommit(() => {
+      if (id !== undefined) send();
+      else due = true;
+    });
   }
 
   subscribe(accountId: string, listener: (message: unknown) => void): () => void {

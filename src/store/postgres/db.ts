@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { StoreUnavailable } from '../ports.js';
 import type { Logger } from '../types.js';
-import { AccountVersions } from './versions.js';
+import { Notifier } from './notifier.js';
+import { AccountVersions, VERSIONS_CHANNEL } from './versions.js';
 
 /** What an operation runs its statements through: the current unit's connection, or a pooled one in autocommit. */
 export interface Session {
@@ -311,10 +312,7 @@ export class Frame {
   async commit(): Promise<void> {
     if (this.failure !== undefined) throw this.failure;
     const statements = this.takeWrites();
-    const versions = this.db.versions;
-    for (const account of this.touched) {
-      statements.push({ ...AccountVersions.bump(account), committed: (result) => versions.observe(account, Number((result.rows[0] as { version?: string } | undefined)?.version)) });
-    }
+    for (const account of this.touched) statements.push({ ...AccountVersions.bump(account), committed: (result) => this.db.raised(account, result) });
     if (statements.length === 0 && !this.held) return;
     const begun = this.held !== undefined;
     this.held ??= await this.db.hold();
@@ -366,6 +364,8 @@ export class Db implements Scope {
   readonly config: pg.ClientConfig;
   /** Accounts' settings kept in memory, checked against their versions (versions.ts). */
   readonly versions = new AccountVersions();
+  /** NOTIFY sent after commits, batched (notifier.ts). */
+  readonly notifier: Notifier;
 
   constructor(private readonly options: DbOptions) {
     this.config = {
@@ -375,10 +375,19 @@ export class Db implements Scope {
       // A database that does not answer at all must become a 503, not a request that hangs.
       connectionTimeoutMillis: 5_000,
     };
+    this.notifier = new Notifier(this, options.logger);
     this.pool = new pg.Pool({ ...this.config, max: options.poolSize, idleTimeoutMillis: 30_000 });
     this.reads = new pg.Pool({ ...this.config, max: options.poolSize, idleTimeoutMillis: 30_000 });
     // Idle clients whose server went away: the pool drops them and makes new ones on demand.
     for (const pool of [this.pool, this.reads]) pool.on('error', (err) => options.logger.warn({ err: err.message }, 'PostgreSQL: an idle connection was lost'));
+  }
+
+  /** An account's version was raised (AccountVersions.bump's result): known here at once, announced to the others. */
+  raised(account: string, result: pg.QueryResult | undefined): void {
+    const version = Number((result?.rows[0] as { version?: string } | undefined)?.version);
+    if (!Number.isSafeInteger(version)) return;
+    this.versions.observe(account, version);
+    this.notifier.queue(VERSIONS_CHANNEL, `${version} ${account}`);
   }
 
   /** As a Scope: no unit (a unit's calls go through its handle, `frame.scope`). */
@@ -517,6 +526,7 @@ export class Db implements Scope {
   }
 
   async end(): Promise<void> {
+    await this.notifier.drain();
     await Promise.all([this.pool.end(), this.reads.end()]);
   }
 }

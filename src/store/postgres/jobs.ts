@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { ClockStore, JobChange, JobRecord, JobStore } from '../ports.js';
 import { boundTo, type Db, type Frame, type Scope } from './db.js';
+import type { Notifier } from './notifier.js';
 import { SequenceBlocks } from './sequence-blocks.js';
 import { AccountVersions } from './versions.js';
 
@@ -35,14 +36,14 @@ export class JobSignals {
   private readonly listeners = new Set<(change: JobChange) => void>();
   private readonly units = new WeakMap<Frame, UnitChange>();
 
-  constructor(readonly instanceId: string) {}
+  constructor(
+    readonly instanceId: string,
+    private readonly notifier: Notifier,
+  ) {}
 
-  /** The NOTIFY payload of a change that tells no due instant; its parameter is `payload`. */
-  readonly payload = (): string => JSON.stringify({ from: this.instanceId });
-
-  /** SQL for the NOTIFY payload of jobs scheduled: this instance and their real due instant (`at`, an SQL expression). */
-  payloadOf(at: string, fromParameter: string): string {
-    return `json_build_object('from', ${fromParameter}::text, 'at', ${at})::text`;
+  /** What the other instances are told (once committed): this instance, and when the jobs scheduled fall due, if that is what changed. */
+  private payload(at?: number): string {
+    return JSON.stringify(at === undefined ? { from: this.instanceId } : { from: this.instanceId, at });
   }
 
   /** Jobs or clocks changed in the scope's unit (once per unit), or just now outside one: the schedulers look at the queue. */
@@ -50,6 +51,18 @@ export class JobSignals {
     const frame = scope.frame;
     if (frame) this.of(frame).unknown = true;
     else scope.afterCommit(() => this.fire({}));
+    this.notifier.notify(scope, JOBS_CHANNEL, this.payload());
+  }
+
+  /** A job scheduled, committed: it falls due at `at` (real time), or at an instant unknown (NaN). */
+  scheduled(change: UnitChange | undefined, at: number): void {
+    const known = Number.isFinite(at);
+    if (change === undefined) this.fire(known ? { earliest: at } : {});
+    else if (known) {
+      change.earliest = Math.min(change.earliest, at);
+      change.unreported--;
+    }
+    this.notifier.queue(JOBS_CHANNEL, this.payload(known ? at : undefined));
   }
 
   /** The change a unit makes, told once it has committed. */
@@ -146,30 +159,18 @@ export class PgJobStore implements JobStore {
     // Its real due instant (on the account's clock as committed) travels back and in the NOTIFY, so no scheduler reads the queue for it.
     const realDue = (result: pg.QueryResult | undefined): number => Number((result?.rows[0] as { real_due?: unknown } | undefined)?.real_due ?? Number.NaN);
     const statement = {
-      text: `WITH saved AS (
-               INSERT INTO jobs (account_id, id, kind, ref, due_at, seq) VALUES ($1, $2, $3, $4, $5, $6)
-               ON CONFLICT (account_id, kind, ref) DO UPDATE
-                 SET id = EXCLUDED.id, due_at = EXCLUDED.due_at, seq = EXCLUDED.seq, lease_until = NULL, claimed_by = NULL
-               RETURNING due_at - COALESCE((SELECT offset_ms FROM clocks WHERE account_id = $1), 0) AS real_due)
-             SELECT real_due, pg_notify('${JOBS_CHANNEL}', ${this.signals.payloadOf('real_due', '$7')}) FROM saved`,
-      values: [record.accountId, record.id, record.kind, record.ref, record.dueAt, seq, this.signals.instanceId],
+      text: `INSERT INTO jobs (account_id, id, kind, ref, due_at, seq) VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (account_id, kind, ref) DO UPDATE
+               SET id = EXCLUDED.id, due_at = EXCLUDED.due_at, seq = EXCLUDED.seq, lease_until = NULL, claimed_by = NULL
+             RETURNING due_at - COALESCE((SELECT offset_ms FROM clocks WHERE account_id = $1), 0) AS real_due`,
+      values: [record.accountId, record.id, record.kind, record.ref, record.dueAt, seq],
     };
     if (frame) {
       const change = this.signals.of(frame);
       change.unreported++;
-      frame.write({
-        ...statement,
-        committed: (result) => {
-          const at = realDue(result);
-          if (Number.isFinite(at)) {
-            change.earliest = Math.min(change.earliest, at);
-            change.unreported--;
-          }
-        },
-      });
+      frame.write({ ...statement, committed: (result) => this.signals.scheduled(change, realDue(result)) });
     } else {
-      const at = realDue(await this.scope.write(statement));
-      this.signals.fire(Number.isFinite(at) ? { earliest: at } : {});
+      this.signals.scheduled(undefined, realDue(await this.scope.write(statement)));
     }
     return { ...record };
   }
@@ -259,6 +260,11 @@ export class PgJobStore implements JobStore {
     });
   }
 
+  /** The schedulers look at the queue (nothing told them of a change: the repository's periodic look). */
+  wake(): void {
+    this.signals.fire({});
+  }
+
   onChange(listener: (change: JobChange) => void): () => void {
     return this.signals.onChange(listener);
   }
@@ -325,8 +331,8 @@ export class PgClockStore implements ClockStore {
                     INSERT INTO clocks (account_id, offset_ms) VALUES ($1, $2)
                     ON CONFLICT (account_id) DO UPDATE SET offset_ms = clocks.offset_ms + EXCLUDED.offset_ms
                     RETURNING offset_ms)
-                  SELECT offset_ms, pg_notify('${JOBS_CHANNEL}', $3) FROM moved`;
-    const values = [accountId, ms, this.signals.payload()];
+                  SELECT offset_ms FROM moved`;
+    const values = [accountId, ms];
     const frame = this.scope.frame;
     if (!frame) {
       const result = await this.scope.write({ text, values });
@@ -349,14 +355,13 @@ export class PgClockStore implements ClockStore {
       this.overlay(frame).set(accountId, 0);
       frame.touch(accountId);
     }
-    await this.scope.write({ text: `WITH gone AS (DELETE FROM clocks WHERE account_id = $1 RETURNING 1) SELECT pg_notify('${JOBS_CHANNEL}', $2) FROM gone`, values: [accountId, this.signals.payload()] });
+    await this.scope.write({ text: 'DELETE FROM clocks WHERE account_id = $1', values: [accountId] });
     if (!frame) await this.bumped(accountId);
     this.signals.changed(this.scope);
   }
 
   /** Outside a unit, a clock moved at once: its account's version rises after it. */
   private async bumped(accountId: string): Promise<void> {
-    const result = await this.scope.write(AccountVersions.bump(accountId));
-    this.db.versions.observe(accountId, Number((result?.rows[0] as { version?: string } | undefined)?.version));
+    this.db.raised(accountId, await this.scope.write(AccountVersions.bump(accountId)));
   }
 }

@@ -35,6 +35,12 @@ const SEQUENCE_NAME = /^[a-z][a-z0-9_]*$/;
 const LOCK_NOT_AVAILABLE = '55P03';
 
 const DEFAULT_POOL_SIZE = 10;
+/**
+ * How often an instance looks again without being told: its schedulers read the queue, and
+ * settings are read afresh. Notifications are sent after commits (notifier.ts), so one from an
+ * instance that died in between never comes; this bounds what that can delay.
+ */
+const REVISIT_MS = 10_000;
 /** How many values of a sequence an instance takes in one round trip. */
 const SEQUENCE_BLOCK = 16;
 
@@ -69,6 +75,7 @@ export class PostgresRepository implements Repository {
   private readonly ensured = new Map<string, Promise<void>>();
   private readonly listener: Listener;
   private closing: Promise<void> | undefined;
+  private revisit: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly db: Db,
@@ -76,7 +83,7 @@ export class PostgresRepository implements Repository {
     logger: Logger,
   ) {
     this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-    const signals = new JobSignals(this.instanceId);
+    const signals = new JobSignals(this.instanceId, db.notifier);
     this.jobs = new PgJobStore(db, options.now ?? Date.now, signals);
     this.clocks = new PgClockStore(db, signals);
     this.bus = new PgBus(db, this.instanceId, logger);
@@ -115,6 +122,10 @@ export class PostgresRepository implements Repository {
       await repository.listener.start().catch((err: unknown) => {
         throw mapError(err);
       });
+      repository.revisit = setInterval(() => {
+        db.versions.forget();
+        repository.jobs.wake();
+      }, REVISIT_MS).unref();
     } catch (err) {
       await repository.close();
       throw err;
@@ -208,6 +219,7 @@ export class PostgresRepository implements Repository {
   }
 
   close(): Promise<void> {
+    clearInterval(this.revisit);
     this.closing ??= (async () => {
       await this.listener.stop();
       await this.db.end();

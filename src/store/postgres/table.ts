@@ -133,8 +133,7 @@ export class PgTable<T extends Owned> implements Table<T> {
     if (!this.spec.settings) return;
     const account = this.settingsAccount(accountId, id);
     if (frame) return frame.touch(account);
-    const result = await this.scope.write(AccountVersions.bump(account));
-    this.db.versions.observe(account, Number((result?.rows[0] as { version?: string } | undefined)?.version));
+    this.db.raised(account, await this.scope.write(AccountVersions.bump(account)));
   }
 
   getForUpdate(accountId: string, id: string): Promise<T | undefined> {

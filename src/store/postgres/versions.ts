@@ -81,15 +81,13 @@ export class AccountVersions {
 
   /**
    * The statement a unit that changed `account`'s settings sends with its commit: it raises the
-   * version and announces it; its one row's `version` is the new version.
+   * version; its one row's `version` is the new version (announced once committed: Db.raised).
    */
   static bump(account: string): { text: string; values: string[] } {
     return {
-      text: `WITH v AS (
-               INSERT INTO account_versions (account_id, version) VALUES ($1, 1)
-               ON CONFLICT (account_id) DO UPDATE SET version = account_versions.version + 1
-               RETURNING version)
-             SELECT version, pg_notify('${VERSIONS_CHANNEL}', version || ' ' || $1) FROM v`,
+      text: `INSERT INTO account_versions (account_id, version) VALUES ($1, 1)
+             ON CONFLICT (account_id) DO UPDATE SET version = account_versions.version + 1
+             RETURNING version`,
       values: [account],
     };
   }

@@ -59,11 +59,16 @@ describe('PostgreSQL restarts under two instances', () => {
       a.units.run((unit) => unit.jobs.schedule({ accountId: acct, kind: 'k', ref: 'x', dueAt: now })),
       a.clocks.offsetOf(acct),
       a.units.run((unit) => unit.clocks.advance(acct, 1_000)),
-      // Publishing while down: the unit fails, and its message is heard nowhere (checked below).
-      a.units.run(async (unit) => unit.publish(acct, { lost: true })),
+      // Publishing with a change while down: the unit fails, and its message is heard nowhere (checked below).
+      a.units.run(async (unit) => {
+        unit.publish(acct, { lost: true });
+        await unit.table(charges).put({ id: 'ch_4', accountId: acct, status: 'PENDING' });
+      }),
       a.sequences.next('restart_counter'),
       b.table(charges).count(acct),
     ]);
+    // A unit that only publishes changes nothing durable: it commits, and its notification, sent after (notifier.ts), is lost.
+    await expect(a.units.run(async (unit) => unit.publish(acct, { lost: 'live only' }))).resolves.toBeUndefined();
     for (const failure of failures) {
       expect(failure.status).toBe('rejected');
       if (failure.status === 'rejected') expect(failure.reason).toBeInstanceOf(StoreUnavailable);
@@ -83,6 +88,7 @@ describe('PostgreSQL restarts under two instances', () => {
     await a.units.run(async (unit) => unit.publish(acct, { after: 'restart' }));
     await eventually(async () => expect(heard).toContainEqual({ after: 'restart' }));
     expect(heard).not.toContainEqual({ lost: true });
+    expect(heard).not.toContainEqual({ lost: 'live only' });
     expect(unhandled).toEqual([]);
   }, 60_000);
 
