@@ -49,6 +49,18 @@ async function untilNextAttempt(client: Client, d: Delivery): Promise<number> {
   return Math.max(0, Date.parse(String(d.nextAttemptAt)) - (await clockNow(client)));
 }
 
+/**
+ * Attempt `n` (0-based) was not made before the instant `d` said it was due. Real time runs
+ * on the account clock too: on a loaded machine it may reach the instant without an advance,
+ * so what is checked is when the attempt was made, not whether it was.
+ */
+async function notBeforeDue(client: Client, txId: string, d: Delivery, n: number): Promise<void> {
+  const now = await deliveryOf(client, txId);
+  const made = now.attempts[n];
+  if (made === undefined) expect(now.attempts).toHaveLength(n);
+  else expect(Date.parse(made.at)).toBeGreaterThanOrEqual(Date.parse(String(d.nextAttemptAt)));
+}
+
 describe('retries on the account clock', () => {
   it('500, 500, 200: retried after ~1 s then ~2 s of account clock, then delivered; same delivery id throughout', async () => {
     const { client } = await createAccount(sb);
@@ -69,8 +81,7 @@ describe('retries on the account clock', () => {
     // Not sent while the account clock has not reached it…
     const margin = 500;
     await advance(client, Math.max(0, (await untilNextAttempt(client, d)) - margin));
-    expect((await deliveryOf(client, txId)).attempts).toHaveLength(1);
-    expect(r.requests).toHaveLength(1);
+    await notBeforeDue(client, txId, d, 1);
     // …and sent once it has, without waiting in real time.
     await advance(client, margin);
     d = await waitForDelivery(client, txId, attempts(2), 'second attempt');
@@ -79,7 +90,7 @@ describe('retries on the account clock', () => {
     expect(retryGap(d, 1)).toBeGreaterThanOrEqual(2000);
     expect(Date.parse(String(d.nextAttemptAt))).toBeLessThanOrEqual(seen + 2200);
     await advance(client, Math.max(0, (await untilNextAttempt(client, d)) - margin));
-    expect((await deliveryOf(client, txId)).attempts).toHaveLength(2);
+    await notBeforeDue(client, txId, d, 2);
     await advance(client, margin);
     d = await waitForDelivery(client, txId, attempts(3), 'third attempt');
 
