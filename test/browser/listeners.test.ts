@@ -110,6 +110,25 @@ describe('console: webhook listeners', () => {
     await page.close();
   });
 
+  it('says what to do when the sandbox does not answer, at sign-in and after', async () => {
+    const { key } = await ownAccount('console-unreachable');
+    const page = await chromium.context.newPage();
+    page.setDefaultTimeout(15_000);
+    // The connection refused, as when the sandbox (or the tunnel to it) is gone.
+    await page.route('**/_sandbox/clock', (route) => route.abort('connectionrefused'));
+    await page.goto(`${sandbox.url}/_sandbox/`);
+    await page.getByLabel('Secret key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#sign-in-error', { hasText: 'Cannot sign in: the sandbox did not answer: check that it is still running (and the tunnel or proxy to it, if any), then reload this page.' }).waitFor();
+    await page.unroute('**/_sandbox/clock');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#live.on').waitFor();
+    await page.route('**/_sandbox/listeners', (route) => route.abort('connectionrefused'));
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.locator('#toast', { hasText: 'Reading the listeners failed: the sandbox did not answer: check that it is still running' }).waitFor();
+    await page.close();
+  });
+
   it("shows a listener's connection error, and with no listener says what to run, readable at phone width", async () => {
     const { own, key } = await ownAccount('console-listeners-phone');
     expect((await own.put('/_sandbox/webhook-url', { delivery: 'listeners' })).status).toBe(200);
