@@ -334,7 +334,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
             ...createTransactionHandlers({ accounts, transactions, transitions, clocks, advances, targets, presenter }),
             ...createWithdrawalHandlers({ withdrawals, ledger, limits, targets }),
             ...createPageHandlers({ accounts, transactions, transitions, shared, publicUrl: publicUrlNow }),
-            ...createWebhookHandlers({ deliveries, events }),
+            ...createWebhookHandlers({ deliveries, events, listeners }),
             ...createAutopilotHandlers(autopilot),
             ...createFaultHandlers(faults),
             ...createInspectorHandlers(config, requestLog, shared),

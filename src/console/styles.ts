@@ -90,6 +90,20 @@ summary{cursor:pointer;padding:3px 0}
 .hint{background:var(--warn-bg);color:var(--warn);border-radius:6px;padding:6px 10px;margin:8px 0}
 .note{background:#e0e7ff;color:#1e3a8a;border-radius:6px;padding:8px 12px}
 .error{color:var(--bad);font-weight:600;min-height:1em;margin:0}
+.note.warn{background:var(--warn-bg);color:var(--warn)}
+.note p{margin:0}
+/* A command to copy: whole on a wide screen, broken anywhere on a phone rather than overflowing. */
+.note code.command{display:block;margin:6px 0 0;padding:6px 8px;background:#fff;color:var(--fg);border-radius:4px;overflow-wrap:anywhere}
+.listening-region{margin:0 0 12px}
+.delivery-modes{border:1px solid var(--line);border-radius:8px;padding:8px 12px;margin:0 0 10px;background:var(--card)}
+.delivery-modes legend{font-weight:600;font-size:14px;padding:0 4px}
+.choice{display:grid;grid-template-columns:auto 1fr;gap:0 8px;align-items:baseline;margin:4px 0}
+.choice p{grid-column:2;margin:0 0 4px}
+.attempts .via{margin-top:4px;color:var(--muted)}
+.attempts .via strong{color:var(--fg)}
+.attempts .offered{margin:2px 0 0;padding-left:16px}
+.attempts .remedy{margin:4px 0 0;color:var(--warn)}
+.attempts .cell-at,.attempts .cell-time{white-space:nowrap}
 .links a{font-weight:600}
 .fields{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:8px 12px;margin:0 0 4px}
 .field{display:grid;gap:3px;align-content:start;min-width:0}
@@ -127,5 +141,15 @@ footer{max-width:1180px;margin:0 auto;padding:16px}
   table.transactions .cell-amount{grid-area:amount}
   table.transactions .cell-ref{grid-area:ref;color:var(--muted);font-size:13px}
   table.transactions .cell-created{grid-area:created;color:var(--muted);font-size:13px}
+  /* Attempts as cards too: number, answer (with who gave it) and time, then when, then the body. */
+  table.attempts,table.attempts tbody{display:block}
+  table.attempts thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
+  table.attempts tr{display:grid;grid-template-columns:auto minmax(0,1fr) auto;grid-template-areas:"n answer time" "n at at" "n body body";gap:2px 10px;padding:8px 4px;border-bottom:1px solid var(--line)}
+  table.attempts td{display:block;border:0;padding:0;min-width:0}
+  table.attempts .cell-n{grid-area:n;font-weight:600}
+  table.attempts .cell-answer{grid-area:answer}
+  table.attempts .cell-time{grid-area:time;text-align:right;white-space:nowrap}
+  table.attempts .cell-at{grid-area:at;color:var(--muted);font-size:13px}
+  table.attempts .cell-body{grid-area:body}
 }
 `;

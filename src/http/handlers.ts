@@ -50,9 +50,10 @@ const json = <S extends number, J>(status: S, body: J) => ({ status, json: body 
  * step is durable before the next (the product change before its old image file goes; a replayed
  * webhook's attempt recorded before the answer; a reset before the files go; every step of a clock
  * advance, so the jobs it runs are units of their own). Health changes nothing and must answer
- * while the store is away, so it opens no unit (on PostgreSQL a unit begins with a connection).
+ * while the store is away, so it opens no unit (on PostgreSQL a unit begins with a connection);
+ * nor does the listeners' census, which would hold that connection while other instances answer.
  */
-export const SELF_COMMITTING: ReadonlySet<OperationId> = new Set<OperationId>(['uploadProductImage', 'deleteProductImage', 'resetAccount', 'replayWebhook', 'advanceClock', 'getHealth']);
+export const SELF_COMMITTING: ReadonlySet<OperationId> = new Set<OperationId>(['uploadProductImage', 'deleteProductImage', 'resetAccount', 'replayWebhook', 'advanceClock', 'getHealth', 'listListeners']);
 
 /** Calls are typed from openapi.yaml (src/http/call.ts): they reach handlers only after its schemas accepted them. */
 export function createHandlers(s: Services): Handlers {

@@ -1,11 +1,14 @@
+import { deliveryModeOf } from '../accounts/accounts.js';
 import type { Events } from '../events/events.js';
 import type { Deliveries } from '../webhooks/deliveries.js';
+import type { Listeners } from '../webhooks/listeners.js';
 import { owner, type Handlers } from './call.js';
 import { HttpError } from './errors.js';
 
 export interface WebhookServices {
   deliveries: Deliveries;
   events: Events;
+  listeners: Listeners;
 }
 
 export function createWebhookHandlers(s: WebhookServices): Handlers {
@@ -30,6 +33,10 @@ export function createWebhookHandlers(s: WebhookServices): Handlers {
       }) }),
     getEventStream: () => {
       throw new HttpError(426, 'this is a WebSocket endpoint: connect with Upgrade: websocket');
+    },
+    listListeners: async (call) => {
+      const account = owner(call);
+      return { status: 200, json: { delivery: deliveryModeOf(account), listeners: await s.listeners.census(account.id) } };
     },
     getListenStream: () => {
       throw new HttpError(426, 'this is a WebSocket endpoint for webhook listeners: run `payments-sandbox listen` (docs/listening.md), or connect with Upgrade: websocket');

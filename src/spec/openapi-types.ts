@@ -754,6 +754,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sandbox/listeners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's delivery mode and its connected webhook listeners
+         * @description The listeners connected now to `/_sandbox/listen` with the account's key (`payments-sandbox listen`),
+         *     oldest first, and the account's delivery mode: in `direct` mode connected listeners receive nothing.
+         *     On a shared store (several instances on one PostgreSQL) the instance asks the others over the
+         *     store's bus and names the listeners of those that answer within 400 ms, so this call takes that long there.
+         */
+        get: operations["listListeners"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sandbox/autopilot": {
         parameters: {
             query?: never;
@@ -1945,6 +1968,16 @@ export interface components {
          * @enum {string}
          */
         WebhookDeliveryMode: "direct" | "listeners";
+        WebhookListeners: {
+            delivery: components["schemas"]["WebhookDeliveryMode"];
+            listeners: {
+                /** @description As the delivery log shows it ("via listener <name>"): `listen --name`, by default host:pid. */
+                name: string;
+                /** @description The events it takes (`listen --events`); `*`: every event. */
+                events: string;
+                connectedAt: components["schemas"]["Timestamp"];
+            }[];
+        };
         /**
          * @description pending (attempts left), delivered (a 2xx), failed (every attempt failed), undeliverable (no URL).
          * @enum {string}
@@ -3633,6 +3666,30 @@ export interface operations {
                     "application/json": components["schemas"]["TransactionError"];
                 };
             };
+            503: components["responses"]["TransactionUnavailable"];
+        };
+    };
+    listListeners: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The mode and the listeners. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookListeners"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };

@@ -61,6 +61,14 @@ export interface ListenerOutcome extends AttemptOutcome {
   listeners: ListenerReport[];
 }
 
+/** A connected listener as `GET /_sandbox/listeners` and the console show it. */
+export interface ListenerPresence {
+  name: string;
+  /** Its `--events` filter (`*`: every event). */
+  events: string;
+  connectedAt: string;
+}
+
 /** What the hub needs of a connected listener. */
 export interface ListenerConnection {
   /** Shown in the delivery log ("via listener <name>"). */
@@ -106,6 +114,7 @@ export class EventFilter {
 interface Listener {
   connection: ListenerConnection;
   events: EventFilter;
+  connectedAt: string;
   /** Offer ids sent to it and not answered yet. */
   pending: Set<string>;
 }
@@ -131,6 +140,8 @@ export interface ListenersOptions {
   relay?: ListenerRelay;
   /** Told when relaying fails (the store is away): the attempt then has this instance's listeners only. */
   onRelayError?: (error: unknown) => void;
+  /** With a relay: how long a census waits for other instances to name their listeners. */
+  censusMs?: number;
 }
 
 /**
@@ -139,7 +150,9 @@ export interface ListenersOptions {
  */
 export type RelayMessage =
   | { kind: 'listener.offer'; from: string; offer: ListenerOffer }
-  | { kind: 'listener.answer'; from: string; to: string; id: string; outcome: ListenerOutcome };
+  | { kind: 'listener.answer'; from: string; to: string; id: string; outcome: ListenerOutcome }
+  | { kind: 'listener.census'; from: string; id: string }
+  | { kind: 'listener.present'; from: string; to: string; id: string; listeners: ListenerPresence[] };
 
 /** The bus, as the hub uses it. */
 export interface ListenerRelay {
@@ -149,6 +162,12 @@ export interface ListenerRelay {
 
 /** What another instance's listeners have left to answer in: theirs ends this much before the offering instance's. */
 const RELAY_MARGIN_MS = 500;
+/**
+ * How long a census waits for other instances: no instance knows how many others there are, so
+ * it cannot tell the last answer from a slow one. A NOTIFY travels in milliseconds; this is the
+ * margin for a loaded database, and what a reading of the listeners costs on the shared store.
+ */
+export const CENSUS_MS = 400;
 
 /** A connection as the hub keeps it: hand it the socket's answers, and `close` when the socket closes. */
 export interface ConnectedListener {
@@ -165,6 +184,8 @@ export class Listeners {
   private readonly byAccount = new Map<string, Set<Listener>>();
   private readonly offers = new Map<string, PendingOffer>();
   private readonly connectedHooks: ((accountId: string) => void)[] = [];
+  /** Censuses under way here: what other instances answered, by census id. */
+  private readonly censuses = new Map<string, ListenerPresence[]>();
   private readonly maxPending: number;
   /** This instance, as relayed messages name it. */
   private readonly instanceId = randomUUID();
@@ -185,7 +206,7 @@ export class Listeners {
   }
 
   connect(accountId: string, connection: ListenerConnection, events: EventFilter = EventFilter.ALL): ConnectedListener {
-    const listener: Listener = { connection, events, pending: new Set() };
+    const listener: Listener = { connection, events, connectedAt: new Date().toISOString(), pending: new Set() };
     let set = this.byAccount.get(accountId);
     if (!set) this.byAccount.set(accountId, (set = new Set()));
     set.add(listener);
@@ -211,6 +232,36 @@ export class Listeners {
   /** How many listeners of the account are connected here. */
   count(accountId: string): number {
     return this.byAccount.get(accountId)?.size ?? 0;
+  }
+
+  /**
+   * The account's listeners, oldest first: this instance's, and with a relay every other
+   * instance's that answers within `censusMs` (instances without a listener of the account do
+   * not hear the question). Read by people (the console), so a wait is affordable.
+   */
+  async census(accountId: string): Promise<ListenerPresence[]> {
+    const here = this.presentHere(accountId);
+    const relay = this.options.relay;
+    if (!relay) return here;
+    const id = `lsc_${randomUUID()}`;
+    const answers: ListenerPresence[] = [];
+    this.censuses.set(id, answers);
+    const release = this.holdRelay(accountId);
+    try {
+      await relay.publish(accountId, { kind: 'listener.census', from: this.instanceId, id });
+      await new Promise((resolve) => setTimeout(resolve, this.options.censusMs ?? CENSUS_MS));
+    } catch (error) {
+      // The store is away: this instance's listeners are all that can be told.
+      this.options.onRelayError?.(error);
+    } finally {
+      this.censuses.delete(id);
+      release();
+    }
+    return [...here, ...answers].sort((a, b) => a.connectedAt.localeCompare(b.connectedAt) || a.name.localeCompare(b.name));
+  }
+
+  private presentHere(accountId: string): ListenerPresence[] {
+    return [...(this.byAccount.get(accountId) ?? [])].map((l) => ({ name: l.connection.name, events: l.events.text, connectedAt: l.connectedAt }));
   }
 
   /**
@@ -301,6 +352,16 @@ export class Listeners {
   private relayed(accountId: string, message: unknown): void {
     const m = parseRelayMessage(message);
     if (!m || m.from === this.instanceId) return;
+    if (m.kind === 'listener.census') {
+      const here = this.presentHere(accountId);
+      if (here.length === 0) return;
+      this.options.relay?.publish(accountId, { kind: 'listener.present', from: this.instanceId, to: m.from, id: m.id, listeners: here }).catch((error: unknown) => this.options.onRelayError?.(error));
+      return;
+    }
+    if (m.kind === 'listener.present') {
+      if (m.to === this.instanceId) this.censuses.get(m.id)?.push(...m.listeners);
+      return;
+    }
     if (m.kind === 'listener.answer') {
       if (m.to !== this.instanceId) return;
       const pending = this.offers.get(m.id);
@@ -411,7 +472,17 @@ function parseRelayMessage(message: unknown): RelayMessage | undefined {
   if (m.kind === 'listener.answer' && typeof m.to === 'string' && typeof m.id === 'string' && typeof m.outcome === 'object' && m.outcome !== null && Array.isArray((m.outcome as { listeners?: unknown }).listeners)) {
     return message as RelayMessage;
   }
+  if (m.kind === 'listener.census' && typeof m.id === 'string') return { kind: m.kind, from: m.from, id: m.id };
+  if (m.kind === 'listener.present' && typeof m.to === 'string' && typeof m.id === 'string' && Array.isArray(m.listeners)) {
+    return { kind: m.kind, from: m.from, to: m.to, id: m.id, listeners: m.listeners.filter(isPresence) };
+  }
   return undefined;
+}
+
+function isPresence(value: unknown): value is ListenerPresence {
+  if (typeof value !== 'object' || value === null) return false;
+  const p = value as Record<string, unknown>;
+  return typeof p.name === 'string' && typeof p.events === 'string' && typeof p.connectedAt === 'string';
 }
 
 /** A listener's name as the log shows it: printable, bounded. */

@@ -4,6 +4,9 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
 /** dns.lookup with `all: true`: the resolver the connect-time check asks (tests give a table). */
 export type Resolve = (hostname: string, options: LookupAllOptions, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
 
+/** What the owner of a refused target can do: the attempt is not retried, so the delivery waits for a replay. */
+const LISTENERS_WAY_OUT = 'to receive it where this sandbox cannot post, switch the account to listeners mode (payments-sandbox listen --take-over, or the console\'s Account view; docs/listening.md), then replay it';
+
 /** Error code of a connection refused by the policy in its lookup, before the socket connects. */
 export const TARGET_REFUSED = 'ESANDBOXTARGET';
 
@@ -177,9 +180,9 @@ export class WebhookTargets {
     return this.notListed(host);
   }
 
-  /** The message a refused delivery attempt records. */
+  /** The message a refused delivery attempt records, with the way to receive it all the same. */
   static deliveryMessage(reason: string): string {
-    return `refused by the webhook target policy: ${reason}`;
+    return `refused by the webhook target policy: ${reason}; ${LISTENERS_WAY_OUT}`;
   }
 
   /**

@@ -30,7 +30,7 @@ describe('console routes', () => {
   });
 
   it('serve the client modules as JavaScript, and nothing else from the client folder', async () => {
-    for (const name of ['console', 'api', 'dom', 'state', 'transactions', 'webhooks', 'requests', 'catalog', 'settings', 'context']) {
+    for (const name of ['console', 'api', 'dom', 'state', 'transactions', 'webhooks', 'requests', 'catalog', 'settings', 'context', 'listening']) {
       const res = await get(`/_sandbox/console/${name}.js`);
       expect(res.status, name).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/javascript/);

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Account, Health, Product, Transaction } from '../../src/spec/types.js';
 import { IMAGES, createProduct, imageForm, uploadImage } from '../helpers/catalog.js';
 import { pixBody } from '../helpers/purchases.js';
-import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import WebSocket from 'ws';
+import { basic, startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { createTestDatabase } from '../helpers/shared-postgres.js';
 import { dropTestDatabase } from '../helpers/test-store.js';
 
@@ -74,5 +75,27 @@ describe('two instances on one database', () => {
       const all = (await onA.get<{ data: { path: string; status: number }[] }>('/_sandbox/requests?limit=100')).body.data;
       expect(all.map((e) => `${e.status} ${e.path}`)).toEqual(['200 /v2/products', '400 /v2/products']);
     });
+  });
+
+  it("name the webhook listeners connected to either instance, as the console shows them", async () => {
+    const created = await a.client.post<Account & { secretKey: string }>('/_sandbox/accounts', { name: 'listened' });
+    const key = created.body.secretKey;
+    const ws = new WebSocket(`${a.url.replace('http', 'ws')}/_sandbox/listen?name=on-a&events=cashin.*`, { headers: { authorization: basic(key) } });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        ws.once('message', () => resolve());
+        ws.once('error', reject);
+      });
+      interface Listening {
+        listeners: { name: string; events: string }[];
+      }
+      for (const sb of [a, b]) {
+        const res = await sb.clientFor(key).get<Listening>('/_sandbox/listeners');
+        expect(res.status).toBe(200);
+        expect(res.body.listeners.map(({ name, events }) => ({ name, events }))).toEqual([{ name: 'on-a', events: 'cashin.*' }]);
+      }
+    } finally {
+      ws.terminate();
+    }
   });
 });

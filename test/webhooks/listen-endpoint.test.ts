@@ -81,6 +81,35 @@ describe('listeners delivery mode', () => {
     expect(await next()).toMatchObject({ type: 'hello', name: 'ci-job', delivery: 'direct', timeoutMs: 5_000 });
   });
 
+  it('GET /_sandbox/listeners names the connected listeners with their filters, and the mode they wait in', async () => {
+    interface Listening {
+      delivery: string;
+      listeners: { name: string; events: string; connectedAt: string }[];
+    }
+    const read = async (): Promise<Listening> => {
+      const res = await sb.client.get<Listening>('/_sandbox/listeners');
+      expect(res.status).toBe(200);
+      return res.body;
+    };
+    expect(await read()).toEqual({ delivery: 'direct', listeners: [] });
+    const first = await listen('?name=laptop');
+    await first.next();
+    const second = await listen('?name=ci-7&events=cashin.*');
+    await second.next();
+    await sb.client.put('/_sandbox/webhook-url', { delivery: 'listeners' });
+    const shown = await read();
+    expect(shown.delivery).toBe('listeners');
+    expect(shown.listeners.map(({ name, events }) => ({ name, events })).sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+      { name: 'ci-7', events: 'cashin.*' },
+      { name: 'laptop', events: '*' },
+    ]);
+    // Another account sees none of them.
+    const other = await sb.client.post<{ secretKey: string }>('/_sandbox/accounts', { name: 'listeners-census-other' });
+    expect((await sb.clientFor(other.body.secretKey).get<Listening>('/_sandbox/listeners')).body.listeners).toEqual([]);
+    first.ws.close();
+    await expect.poll(async () => (await read()).listeners.map((l) => l.name)).toEqual(['ci-7']);
+  });
+
   it('an attempt is offered with its exact signed request, answered, and logged via the listener', async () => {
     await sb.client.put('/_sandbox/webhook-url', { delivery: 'listeners' });
     const { ws, next } = await listen('?name=laptop');

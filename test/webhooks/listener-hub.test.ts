@@ -59,6 +59,20 @@ describe('Listeners (the hub)', () => {
     expect(() => EventFilter.parse('*'.repeat(40))).toThrow(/wildcards/);
   });
 
+  it('names the connected listeners of an account, with their event filters, until they disconnect', async () => {
+    const hub = new Listeners({ timeoutMs: 50 });
+    expect(await hub.census('acc_1')).toEqual([]);
+    const all = fakeListener(hub, 'acc_1', 'laptop', () => 200);
+    const cashins = hub.connect('acc_1', { name: 'ci-7', send: () => true }, EventFilter.parse('cashin.*'));
+    fakeListener(hub, 'acc_2', 'someone-else', () => 200);
+    const named = await hub.census('acc_1');
+    expect(named.map(({ name, events }) => ({ name, events }))).toEqual([{ name: 'laptop', events: '*' }, { name: 'ci-7', events: 'cashin.*' }]);
+    for (const l of named) expect(Date.parse(l.connectedAt)).not.toBeNaN();
+    all.connected.close();
+    cashins.close();
+    expect(await hub.census('acc_1')).toEqual([]);
+  });
+
   it('takes only well-formed answers, and caps what it keeps of them', () => {
     expect(parseAnswer({ type: 'answer', id: 'x', deliveryId: 'd', attempt: 1, status: 200, durationMs: 2, body: 'b'.repeat(5000) })?.body).toHaveLength(1024);
     expect(parseAnswer({ type: 'answer', id: 'x', deliveryId: 'd', attempt: 1 })).toBeUndefined();
@@ -69,7 +83,7 @@ describe('Listeners (the hub)', () => {
 });
 
 /** Two instances' hubs on one bus: what `unit.publish` does on the shared store, delivered asynchronously. */
-function pairOnOneBus(timeoutMs: number): [Listeners, Listeners] {
+function pairOnOneBus(timeoutMs: number, censusMs?: number): [Listeners, Listeners] {
   const subscribers = new Map<string, Set<(message: unknown) => void>>();
   const relay = {
     publish: async (accountId: string, message: unknown) => {
@@ -83,7 +97,8 @@ function pairOnOneBus(timeoutMs: number): [Listeners, Listeners] {
       return () => set.delete(handler);
     },
   };
-  return [new Listeners({ timeoutMs, relay }), new Listeners({ timeoutMs, relay })];
+  const options = { timeoutMs, relay, ...(censusMs !== undefined && { censusMs }) };
+  return [new Listeners(options), new Listeners(options)];
 }
 
 describe('Listeners over a shared bus', () => {
@@ -98,6 +113,17 @@ describe('Listeners over a shared bus', () => {
     expect(remote.got[0]).toMatchObject({ deliveryId: 'whd_1', headers: { 'x-signature': 'abc' }, body: '{"a":1}' });
     // The other instance's listener answers within less time than the offering one waits.
     expect(remote.got[0]!.timeoutMs).toBeLessThan(2_000);
+  });
+
+  it("a census names the other instance's listeners too; an instance without one of the account says nothing", async () => {
+    const [a, b] = pairOnOneBus(2_000, 1_000);
+    expect(await a.census('acc_1')).toEqual([]);
+    const remote = fakeListener(b, 'acc_1', 'on-b', () => 200);
+    fakeListener(a, 'acc_1', 'on-a', () => 200);
+    fakeListener(b, 'acc_2', 'other-account', () => 200);
+    expect((await a.census('acc_1')).map((l) => l.name).sort()).toEqual(['on-a', 'on-b']);
+    remote.connected.close();
+    expect((await a.census('acc_1')).map((l) => l.name)).toEqual(['on-a']);
   });
 
   it('a failed answer from the other instance is the outcome at the timeout; with no listener anywhere, none is connected', async () => {

@@ -70,6 +70,7 @@ describe('reproductions (issue 22)', () => {
       expect(attempt).toMatchObject({ httpStatus: null, responseBody: null });
       expect(attempt!.error).toMatch(/refused by the webhook target policy/);
       expect(attempt!.error).toContain('SANDBOX_WEBHOOK_ALLOW');
+      expect(attempt!.error).toContain('switch the account to listeners mode (payments-sandbox listen --take-over');
       expect(JSON.stringify(delivery)).not.toContain('hunter2');
       expect(internal.requests).toHaveLength(0);
     } finally {

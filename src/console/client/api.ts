@@ -14,6 +14,9 @@ export interface Answer<T = unknown> {
 
 const KEY = 'payments-sandbox.secretKey';
 
+/** What a call that got no answer says. */
+export const UNREACHABLE = 'the sandbox did not answer: check that it is still running (and the tunnel or proxy to it, if any), then reload this page';
+
 /** The key lives in sessionStorage only: it goes when the tab closes, never into localStorage or cookies. */
 export const session = {
   get: (): string | null => sessionStorage.getItem(KEY),
@@ -36,8 +39,15 @@ export class Api {
     // Marks the console's own calls, so a request log can tell them from the integration's.
     const headers: Record<string, string> = { authorization: authorization(this.key), accept: 'application/json', 'x-sandbox-client': 'console' };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      text = await res.text();
+    } catch {
+      // No answer at all (the sandbox stopped, a tunnel or proxy in between closed): a failed call like any other, status 0.
+      return { status: 0, ok: false, body: { message: UNREACHABLE } as T, hint: null, missing: false };
+    }
     let parsed: unknown = text;
     try {
       parsed = text ? JSON.parse(text) : null;
@@ -82,5 +92,5 @@ export class Api {
 export function describe(answer: Answer): string {
   const body = answer.body as { message?: unknown; error?: unknown } | null;
   const message = body && typeof body === 'object' ? String(body.message ?? body.error ?? '') : String(body ?? '');
-  return `${answer.status} ${message}${answer.hint ? ` — ${answer.hint}` : ''}`.trim();
+  return `${answer.status === 0 ? '' : answer.status} ${message}${answer.hint ? ` — ${answer.hint}` : ''}`.trim();
 }

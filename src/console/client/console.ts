@@ -165,7 +165,12 @@ async function signIn(event: SubmitEvent): Promise<void> {
   const key = input.value.trim();
   const answer = await new Api(key).get('/_sandbox/clock');
   if (!answer.ok) {
-    error.textContent = answer.status === 401 ? 'That key was refused: check it and try again.' : `The sandbox answered ${describe(answer)}`;
+    error.textContent =
+      answer.status === 401
+        ? 'That key was refused: check it and try again. The default account\'s key is printed when the sandbox starts; another account\'s is answered when it is created (POST /_sandbox/accounts).'
+        : answer.status === 0
+          ? `Cannot sign in: ${describe(answer)}.`
+          : `The sandbox answered ${describe(answer)}`;
     input.focus();
     return;
   }

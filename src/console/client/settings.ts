@@ -1,7 +1,8 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
-import type { View } from './context.js';
+import type { Context, View } from './context.js';
 import { facts, h, replaceChildren, unavailable, when } from './dom.js';
+import { listeningRegion, type Listening } from './listening.js';
 
 interface Clock {
   now: string;
@@ -14,6 +15,8 @@ interface Account {
   name: string;
   permissions: string[];
   webhookUrl: string | null;
+  /** Absent from a sandbox older than listeners mode: its webhooks are direct. */
+  webhookDelivery?: Listening['delivery'];
   /** Who-am-I answers it; a change of the webhook URL does not (secrets only in creation and who-am-I). */
   webhookSecret?: string;
   createdAt: string;
@@ -80,10 +83,57 @@ export const clockView: View = (ctx) => {
   void draw();
 };
 
-/** Who the key belongs to, the webhook secret to verify signatures with, and the global webhook URL. */
+const MODES: readonly [Listening['delivery'], string, string][] = [
+  ['direct', 'Direct', 'The sandbox posts each webhook to its URL itself. Needs the URL reachable from where the sandbox runs.'],
+  [
+    'listeners',
+    'Listeners',
+    'The sandbox connects to nothing: each attempt goes to the listeners connected with this account\'s key (payments-sandbox listen), which post it from where they run and report the answer. For a shared sandbox that cannot reach your machine or CI job.',
+  ],
+];
+
+/**
+ * The delivery-mode switch: a radio group that calls the control API on change, and goes back to
+ * the mode in effect when the sandbox refuses.
+ */
+function deliverySwitch(ctx: Context, onSwitched: (account: Account) => void): { element: HTMLElement; set(mode: Listening['delivery']): void } {
+  let current: Listening['delivery'] = 'direct';
+  const radios = MODES.map(([mode, label, help]) => {
+    const input = h('input', { type: 'radio', name: 'webhook-delivery', id: `delivery-${mode}`, value: mode, 'aria-describedby': `delivery-${mode}-help` });
+    input.addEventListener('change', () => void choose(mode));
+    return { mode, input, element: h('div', { class: 'choice' }, input, h('label', { for: `delivery-${mode}` }, label), h('p', { id: `delivery-${mode}-help`, class: 'small muted' }, help)) };
+  });
+  const set = (mode: Listening['delivery']): void => {
+    current = mode;
+    for (const r of radios) r.input.checked = r.mode === mode;
+  };
+  async function choose(mode: Listening['delivery']): Promise<void> {
+    if (mode === current) return;
+    for (const r of radios) r.input.disabled = true;
+    const answer = await ctx.api.put<Account>('/_sandbox/webhook-url', { delivery: mode });
+    for (const r of radios) r.input.disabled = false;
+    if (!answer.ok) {
+      set(current);
+      return answer.missing ? ctx.notify('Delivery modes are not available in this sandbox version.', 'bad') : ctx.fail('Switching the delivery mode', answer);
+    }
+    set(answer.body.webhookDelivery ?? mode);
+    ctx.notify(mode === 'listeners' ? 'Webhooks now go to this account\'s listeners; the sandbox posts nothing itself.' : 'Webhooks are now posted by the sandbox to their URL.', 'ok');
+    onSwitched(answer.body);
+  }
+  const element = h('fieldset', { class: 'delivery-modes' }, h('legend', {}, 'How webhooks leave'), radios.map((r) => r.element));
+  return { element, set };
+}
+
+/** Who the key belongs to, the webhook secret to verify signatures with, the global webhook URL and the delivery mode. */
 export const accountView: View = (ctx) => {
   const details = h('div');
   const secret = h('div');
+  const listening = listeningRegion(ctx);
+  const modes = deliverySwitch(ctx, (account) => {
+    show(account);
+    void listening.draw();
+  });
+  const urlHelp = h('p', { class: 'muted small' }, 'Used when a transaction has no postbackUrl.');
   const url = h('input', { id: 'webhook-url', type: 'url', placeholder: 'https://example.com/webhooks', autocomplete: 'off' });
   const form = h(
     'form',
@@ -107,15 +157,23 @@ export const accountView: View = (ctx) => {
     replaceChildren(secret, h('h2', {}, 'Webhook secret'), h('p', { class: 'muted small' }, 'The HMAC-SHA256 key of every webhook\'s x-signature header.'), h('p', { class: 'row' }, code, toggle, copy));
   }
   function show(account: Account): void {
+    const mode = account.webhookDelivery ?? 'direct';
     replaceChildren(details, facts([
       ['Account', h('span', { class: 'mono' }, account.id)],
       ['Name', account.name],
       ['User id', account.userId ? h('span', { class: 'mono' }, account.userId) : null],
       ['Permissions', account.permissions.join(', ')],
       ['Webhook URL', h('span', { id: 'account-webhook-url', class: 'mono id' }, account.webhookUrl ?? 'not set')],
+      ['Webhook delivery', h('span', { id: 'account-webhook-delivery' }, mode)],
       ['Created', when(account.createdAt)],
     ]));
     url.value = account.webhookUrl ?? '';
+    // In listeners mode the URL is fetched by the listener, so it is named as that machine sees it.
+    urlHelp.textContent =
+      mode === 'listeners'
+        ? 'Used when a transaction has no postbackUrl. The listener posts to it from where it runs (so http://localhost:3000/hooks means the listener\'s machine), unless it was started with --forward-to.'
+        : 'Used when a transaction has no postbackUrl.';
+    modes.set(mode);
     if (account.webhookSecret !== undefined) showSecret(account.webhookSecret);
   }
   async function save(value: string | null): Promise<void> {
@@ -129,7 +187,22 @@ export const accountView: View = (ctx) => {
     void save(url.value.trim() || null);
   });
   form.querySelector('#webhook-url-clear')?.addEventListener('click', () => void save(null));
-  replaceChildren(ctx.root, h('h1', { tabindex: -1 }, 'Account'), details, h('h2', {}, 'Global webhook URL'), h('p', { class: 'muted small' }, 'Used when a transaction has no postbackUrl.'), form, secret);
+  const check = h('button', { type: 'button', class: 'secondary', id: 'listeners-refresh' }, 'Check listeners again');
+  check.addEventListener('click', () => void listening.draw());
+  replaceChildren(
+    ctx.root,
+    h('h1', { tabindex: -1 }, 'Account'),
+    details,
+    h('h2', {}, 'Webhook delivery'),
+    modes.element,
+    listening.element,
+    h('p', { class: 'row buttons' }, check),
+    h('h2', {}, 'Global webhook URL'),
+    urlHelp,
+    form,
+    secret,
+  );
+  void listening.draw();
   void (async () => {
     const answer = await ctx.api.get<Account>('/_sandbox/account');
     if (answer.ok) return show(answer.body);

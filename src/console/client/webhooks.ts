@@ -2,6 +2,7 @@
 /// <reference lib="dom.iterable" />
 import { type Context, redrawOn, type View } from './context.js';
 import { h, pre, replaceChildren, statusBadge, unavailable, when } from './dom.js';
+import { listeningRegion } from './listening.js';
 
 export interface Attempt {
   at: string;
@@ -13,8 +14,17 @@ export interface Attempt {
   fault?: string | null;
   /** Listeners mode: "listener <name>", whose answer this is. */
   via?: string;
+  /** Listeners mode: every listener the attempt was offered to, with its answer. */
+  listeners?: ListenerAnswer[];
   /** As sent; null for attempts an older sandbox recorded. */
   requestHeaders?: Record<string, string> | null;
+}
+
+interface ListenerAnswer {
+  name: string;
+  httpStatus: number | null;
+  error: string | null;
+  durationMs: number;
 }
 
 /** The request of a delivery exactly as sent (GET /_sandbox/webhooks `request`). */
@@ -55,7 +65,41 @@ function wire(request: SentRequest, headers: Record<string, string>): string {
   return [`${request.method} ${target}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`), '', request.body].join('\n');
 }
 
-function attemptsTable(attempts: readonly Attempt[]): HTMLElement {
+/**
+ * What to do about the latest attempt's failure, when the answer alone does not say. `over`: no
+ * attempt is left (the delivery failed), so only a replay sends it again.
+ */
+function remedyOf(a: Attempt, over: boolean): string | null {
+  if (a.error === null || a.httpStatus !== null) return null;
+  const then = over ? ', then replay this delivery' : '';
+  if (a.error.startsWith('no listener connected')) {
+    return a.error === 'no listener connected'
+      ? `Start payments-sandbox listen with this account's key (the Account view shows the command)${over ? then : ': it receives this delivery as soon as it connects'}.`
+      : `The listeners connected take other events (their --events): start one that takes this event${then}.`;
+  }
+  if (a.error.startsWith('listener not reading')) return `The listener is connected but not taking attempts: restart it${then}.`;
+  if (a.via) return `${a.via.charAt(0).toUpperCase()}${a.via.slice(1)} got no answer where it posts this delivery (its --forward-to, else the delivery's URL as its own machine sees it): check that your app runs there${then}.`;
+  return null;
+}
+
+/**
+ * Who answered, in listeners mode: "via listener <name>", and when the attempt was offered to
+ * several listeners (the first 2xx wins), each one's answer.
+ */
+function viaOf(a: Attempt): HTMLElement | null {
+  const others = (a.listeners ?? []).filter((l) => `listener ${l.name}` !== a.via);
+  if (!a.via && others.length === 0) return null;
+  return h(
+    'div',
+    { class: 'via small' },
+    a.via ? h('span', { class: 'via-name' }, 'via ', h('strong', { class: 'id' }, a.via)) : null,
+    others.length > 0
+      ? h('ul', { class: 'offered', 'aria-label': 'Other listeners offered this attempt' }, others.map((l) => h('li', {}, h('span', { class: 'id' }, `listener ${l.name}`), `: ${answerOf({ ...l, at: '' })}, ${l.durationMs} ms`)))
+      : null,
+  );
+}
+
+function attemptsTable(attempts: readonly Attempt[], over: boolean): HTMLElement {
   if (attempts.length === 0) return h('p', { class: 'muted' }, 'No attempt yet.');
   return h(
     'div',
@@ -68,17 +112,26 @@ function attemptsTable(attempts: readonly Attempt[]): HTMLElement {
       h(
         'tbody',
         {},
-        attempts.map((a, i) =>
-          h(
+        attempts.map((a, i) => {
+          // Said once, under the latest attempt: earlier ones failed the same way or were overcome.
+          const remedy = i === attempts.length - 1 ? remedyOf(a, over) : null;
+          return h(
             'tr',
-            {},
-            h('td', {}, String(i + 1), a.replay ? h('span', { class: 'tag' }, 'replay') : null),
-            h('td', {}, when(a.at)),
-            h('td', {}, answerOf(a), a.fault ? h('span', { class: 'tag' }, `fault ${a.fault}`) : null, a.via ? h('span', { class: 'tag' }, `via ${a.via}`) : null),
-            h('td', {}, `${a.durationMs} ms`),
-            h('td', { class: 'id' }, a.responseBody ? h('code', {}, a.responseBody) : '—'),
-          ),
-        ),
+            { 'data-attempt': i + 1, ...(a.via && { 'data-via': a.via }) },
+            h('td', { class: 'cell-n' }, String(i + 1), a.replay ? h('span', { class: 'tag' }, 'replay') : null),
+            h('td', { class: 'cell-at' }, when(a.at)),
+            h(
+              'td',
+              { class: 'cell-answer' },
+              h('span', { class: 'answer' }, answerOf(a)),
+              a.fault ? h('span', { class: 'tag' }, `fault ${a.fault}`) : null,
+              viaOf(a),
+              remedy ? h('p', { class: 'remedy small' }, remedy) : null,
+            ),
+            h('td', { class: 'cell-time' }, `${a.durationMs} ms`),
+            h('td', { class: 'cell-body id' }, a.responseBody ? h('code', { 'aria-label': `Response body of attempt ${i + 1}` }, a.responseBody) : h('span', { class: 'muted' }, 'no body')),
+          );
+        }),
       ),
     ),
   );
@@ -108,7 +161,8 @@ export function deliveryCard(ctx: Context, d: Delivery, onChange: () => void): H
     if (answer.missing) return ctx.notify('Replay is not available in this sandbox version.', 'bad');
     if (!answer.ok) return ctx.fail('Replay', answer);
     const last = answer.body.attempts.at(-1);
-    ctx.notify(`Replayed ${d.id}: ${last?.httpStatus !== null && last?.httpStatus !== undefined ? `HTTP ${last.httpStatus}` : (last?.error ?? 'sent')}`, answer.body.status === 'delivered' ? 'ok' : 'bad');
+    const outcome = last ? answerOf(last) : 'sent';
+    ctx.notify(`Replayed ${d.id}: ${outcome}${last?.via ? ` via ${last.via}` : ''}`, last && last.httpStatus !== null && last.httpStatus >= 200 && last.httpStatus < 300 ? 'ok' : 'bad');
     onChange();
   });
   return h(
@@ -137,15 +191,16 @@ export function deliveryCard(ctx: Context, d: Delivery, onChange: () => void): H
       h('summary', {}, 'Request body and headers'),
       d.request ? sentRequest(d) : pre(d.payload, `Body of ${d.id}`),
     ),
-    h('details', { open: d.attempts.length > 0 }, h('summary', {}, 'Attempts'), attemptsTable(d.attempts)),
+    h('details', { open: d.attempts.length > 0 }, h('summary', {}, 'Attempts'), attemptsTable(d.attempts, d.status === 'failed')),
     h('div', { class: 'row' }, replay),
   );
 }
 
-/** The delivery log, newest first, filtered by status. */
+/** The delivery log, newest first, filtered by status, under the account's delivery mode and listeners. */
 export const webhooksView: View = (ctx) => {
   let status = '';
   const list = h('div', { class: 'stack', 'aria-live': 'polite' });
+  const listening = listeningRegion(ctx, () => h('a', { href: '#/account' }, 'Change the mode'));
   const select = h(
     'select',
     { id: 'wh-status' },
@@ -159,6 +214,7 @@ export const webhooksView: View = (ctx) => {
   replaceChildren(
     ctx.root,
     h('h1', { tabindex: -1 }, 'Webhook deliveries'),
+    listening.element,
     h('div', { class: 'filters' }, h('label', { for: 'wh-status' }, 'Status'), select),
     list,
   );
@@ -170,5 +226,7 @@ export const webhooksView: View = (ctx) => {
     replaceChildren(list, deliveries.length === 0 ? h('p', { class: 'empty' }, 'No deliveries yet. A paid, expired or declined transaction sends one.') : deliveries.map((d) => deliveryCard(ctx, d, () => void draw())));
   }
   void draw();
-  return redrawOn(ctx, (e) => e !== null && e.type.startsWith('webhook.'), draw);
+  void listening.draw();
+  // An attempt made is when a listener may have come or gone: the note is read again with the log.
+  return redrawOn(ctx, (e) => e !== null && e.type.startsWith('webhook.'), () => Promise.all([draw(), listening.draw()]).then(() => undefined));
 };
