@@ -146,11 +146,17 @@ export interface RunningListener {
   ready: Promise<void>;
   /** Resolves when the listener stops for good: by `close()`, or rejects on a fatal refusal (the key revoked). */
   done: Promise<void>;
-  close(): void;
+  /**
+   * Stops for good; resolves once the socket is closed (cut after CLOSE_WAIT_MS), so a process
+   * that ran a listener (a scenario run) is not held open by a closing handshake.
+   */
+  close(): Promise<void>;
 }
 
 /** Leaves the sandbox time to receive the answer before its own wait for it ends. */
 const ANSWER_MARGIN_MS = 250;
+/** How long a close waits for the sandbox's side of the closing handshake before cutting the connection. */
+const CLOSE_WAIT_MS = 1_000;
 
 export function startListener(options: ListenerOptions): RunningListener {
   const { firstMs, maxMs } = options.reconnect ?? { firstMs: 500, maxMs: 10_000 };
@@ -277,8 +283,17 @@ export function startListener(options: ListenerOptions): RunningListener {
     close() {
       closed = true;
       if (timer) clearTimeout(timer);
-      socket?.close(1000, 'listener stopped');
       resolveDone();
+      const ws = socket;
+      if (!ws || ws.readyState === ws.CLOSED) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const cut = setTimeout(() => ws.terminate(), CLOSE_WAIT_MS);
+        ws.once('close', () => {
+          clearTimeout(cut);
+          resolve();
+        });
+        ws.close(1000, 'listener stopped');
+      });
     },
   };
 }
