@@ -169,6 +169,8 @@ export function startListener(options: ListenerOptions): RunningListener {
   let timer: NodeJS.Timeout | undefined;
   let failures = 0;
   let everConnected = false;
+  /** Offers being handled: a close lets their answers go out first. */
+  const handling = new Set<Promise<void>>();
   let resolveReady!: () => void;
   let rejectReady!: (error: Error) => void;
   const ready = new Promise<void>((resolve, reject) => ((resolveReady = resolve), (rejectReady = reject)));
@@ -214,7 +216,11 @@ export function startListener(options: ListenerOptions): RunningListener {
         resolveReady();
         return;
       }
-      if (message.type === 'attempt') void handle(ws, message as unknown as ListenerOffer);
+      if (message.type === 'attempt') {
+        const handled = handle(ws, message as unknown as ListenerOffer);
+        handling.add(handled);
+        void handled.finally(() => handling.delete(handled));
+      }
     });
     ws.on('close', () => {
       if (closed) return;
@@ -280,13 +286,14 @@ export function startListener(options: ListenerOptions): RunningListener {
   return {
     ready,
     done,
-    close() {
+    async close() {
       closed = true;
       if (timer) clearTimeout(timer);
       resolveDone();
+      await settled([...handling], CLOSE_WAIT_MS);
       const ws = socket;
-      if (!ws || ws.readyState === ws.CLOSED) return Promise.resolve();
-      return new Promise<void>((resolve) => {
+      if (!ws || ws.readyState === ws.CLOSED) return;
+      await new Promise<void>((resolve) => {
         const cut = setTimeout(() => ws.terminate(), CLOSE_WAIT_MS);
         ws.once('close', () => {
           clearTimeout(cut);
@@ -296,6 +303,14 @@ export function startListener(options: ListenerOptions): RunningListener {
       });
     },
   };
+}
+
+/** Resolves once every promise settled, or after `ms`, whichever comes first. */
+export async function settled(promises: readonly Promise<unknown>[], ms: number): Promise<void> {
+  if (promises.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.allSettled(promises), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 /** The one readable line of a delivery. */
