@@ -37,7 +37,7 @@ const exitOnUsage = (error: CommanderError): never => process.exit(error.exitCod
 
 async function reachable(baseUrl: string): Promise<void> {
   const health = await new SandboxHttp(baseUrl).call({ method: 'GET', path: '/_sandbox/health', key: null });
-  if (health.status === 0) throw new UsageError(`cannot reach the sandbox: ${health.error ?? baseUrl}`);
+  if (health.status === 0) throw new UsageError(`cannot reach the sandbox: ${health.error ?? baseUrl}; start it (payments-sandbox start) or check --base-url (without it, the runner starts a sandbox of its own)`);
   if (health.status !== 200) throw new UsageError(`${baseUrl} does not look like a payments-sandbox: GET /_sandbox/health answered ${health.status}`);
 }
 

@@ -18,7 +18,7 @@ import type { Exchange } from './types.js';
 export type WebhookRoute = 'auto' | 'listener' | 'direct';
 
 /** The text after a refusal's reason: how a person gets out of it, which the runner does by itself. */
-const WAY_OUT = /; to receive webhooks where this sandbox cannot post.*$/s;
+export const WAY_OUT = /; to receive webhooks where this sandbox cannot post.*$/s;
 
 /** The run-wide choice: once the sandbox refused the receiver, every later account of the run starts as a listener's. */
 export class RunWebhooks implements WebhookPath {
@@ -41,9 +41,8 @@ export class RunWebhooks implements WebhookPath {
    * the field, as src/http/handlers.ts answers), in which case the run listens from now on.
    */
   refused(exchange: Exchange, field: string): boolean {
-    if (this.route !== 'auto' || exchange.status !== 400) return false;
+    if (this.route !== 'auto' || !isRefusal(exchange, field)) return false;
     const message = messageOf(exchange.responseBody);
-    if (!message.startsWith(`${field} `) || !/webhook target/.test(message)) return false;
     this.route = 'listener';
     if (!this.refusedOnce) {
       this.refusedOnce = true;
@@ -52,6 +51,11 @@ export class RunWebhooks implements WebhookPath {
       );
     }
     return true;
+  }
+
+  /** Whether `exchange` is that refusal on a run told never to listen (`--webhooks direct`): its failure says how to get past it. */
+  refusedDirect(exchange: Exchange, field: string): boolean {
+    return this.route === 'direct' && isRefusal(exchange, field);
   }
 
   /** A listener for one account, forwarding each attempt to the delivery's own URL; resolves once the sandbox greeted it. */
@@ -106,6 +110,11 @@ export async function stopListening(state: ScenarioState): Promise<void> {
     await close();
     if (restoreDirect !== undefined) await state.http.call({ method: 'PUT', path: '/_sandbox/webhook-url', body: { delivery: 'direct' }, key: restoreDirect });
   }
+}
+
+function isRefusal(exchange: Exchange, field: string): boolean {
+  const message = messageOf(exchange.responseBody);
+  return exchange.status === 400 && message.startsWith(`${field} `) && /webhook target/.test(message);
 }
 
 function messageOf(body: unknown): string {

@@ -4,14 +4,14 @@ import { StepFailure } from './failure.js';
 import { expandPatterns } from './files.js';
 import { SandboxHttp } from './http.js';
 import { startInProcessSandbox } from './in-process.js';
-import { RunWebhooks, listenFor, stopListening, type WebhookRoute } from './listening.js';
+import { RunWebhooks, WAY_OUT, listenFor, stopListening, type WebhookRoute } from './listening.js';
 import { loadScenario, ScenarioLoadError } from './load.js';
 import { WebhookReceiver } from './receiver.js';
 import { accountInfo } from './steps/account.js';
-import { call, checkAnswer, type AccountInfo, type Params, type ScenarioState } from './steps/context.js';
+import { call, checkAnswer, errorText, hintText, type AccountInfo, type Params, type ScenarioState } from './steps/context.js';
 import { STEPS } from './steps/index.js';
 import { render, TemplateError, type TemplateContext } from './template.js';
-import type { RunEvent, RunSummary, Scenario, ScenarioAccount, ScenarioResult, StepFailureInfo, StepKind, StepResult } from './types.js';
+import type { Exchange, RunEvent, RunSummary, Scenario, ScenarioAccount, ScenarioResult, StepFailureInfo, StepKind, StepResult } from './types.js';
 
 export interface RunOptions {
   /** A running sandbox to talk to over HTTP; without it, one is started in this process on a temporary store. */
@@ -156,6 +156,10 @@ function failureOf(error: unknown, state: ScenarioState): StepFailureInfo {
   return { message, mismatches: [], details: error instanceof TemplateError || !(error instanceof Error) ? [] : (error.stack ?? '').split('\n').slice(1, 4).map((l) => l.trim()), ...(last && { exchange: last }) };
 }
 
+/** The target policy's refusal on a run told never to listen: the way out is the runner's own, not `listen`. */
+const directRefusal = (exchange: Exchange): StepFailure =>
+  new StepFailure(`the sandbox refuses the receiver's address${errorText(exchange.responseBody).replace(WAY_OUT, '')}: run without --webhooks direct, and the runner takes the webhooks as a listener`, { exchange });
+
 /** Creates the scenario's account (or checks the given key) and points its webhooks at the receiver. */
 async function setUpAccount(spec: ScenarioAccount, state: ScenarioState, adminToken: string | undefined): Promise<AccountInfo> {
   if (spec.key !== undefined) {
@@ -167,6 +171,7 @@ async function setUpAccount(spec: ScenarioAccount, state: ScenarioState, adminTo
     if (spec.webhookUrl === null || (spec.webhookUrl !== undefined && !state.webhooks.viaListener)) {
       const put = await call(state, { method: 'PUT', path: '/_sandbox/webhook-url', body: { url: spec.webhookUrl }, key: spec.key });
       if (spec.webhookUrl !== null && state.webhooks.refused(put, 'url')) await listenFor(state, spec.key, spec.webhookUrl, true);
+      else if (spec.webhookUrl !== null && state.webhooks.refusedDirect(put, 'url')) throw directRefusal(put);
       else checkAnswer(put, undefined, 200);
     } else if (spec.webhookUrl !== undefined) {
       await listenFor(state, spec.key, spec.webhookUrl, true);
@@ -187,6 +192,10 @@ async function setUpAccount(spec: ScenarioAccount, state: ScenarioState, adminTo
   // Created without the URL the target policy refused; listeners mode stores it as given.
   const refused = url !== null && !listening && state.webhooks.refused(created, 'webhookUrl');
   if (refused) created = await create(null);
+  if (created.status === 401 && adminToken === undefined) {
+    throw new StepFailure(`this sandbox creates accounts only with its admin token (401${hintText(created)}): give it with --admin-token (or SANDBOX_ADMIN_TOKEN)`, { exchange: created });
+  }
+  if (url !== null && state.webhooks.refusedDirect(created, 'webhookUrl')) throw directRefusal(created);
   checkAnswer(created, undefined, 201);
   const info = accountInfo(created.responseBody);
   if (url !== null && (listening || refused)) await listenFor(state, info.secretKey, url, false);

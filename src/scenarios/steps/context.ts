@@ -24,6 +24,8 @@ export interface WebhookPath {
   readonly viaListener: boolean;
   /** Whether the answer is the sandbox's target policy refusing `field`'s URL: the run listens from then on. */
   refused(exchange: Exchange, field: string): boolean;
+  /** Whether the answer is that refusal on a run told never to listen (`--webhooks direct`). */
+  refusedDirect(exchange: Exchange, field: string): boolean;
   /** Takes the account's webhooks as a listener that forwards each one to its own URL. */
   listen(secretKey: string): Promise<{ close(): Promise<void> }>;
 }
@@ -124,9 +126,15 @@ export function checkAnswer(exchange: Exchange, expect: ExpectSpec | undefined, 
   if (mismatches.length === 0) return;
   const statusMiss = mismatches[0]?.path === 'status';
   const message = statusMiss
-    ? `expected HTTP ${wanted === '2xx' ? '2xx' : Array.isArray(wanted) ? wanted.join(' or ') : wanted}, got ${exchange.status}${errorText(exchange.responseBody)}`
+    ? `expected HTTP ${wanted === '2xx' ? '2xx' : Array.isArray(wanted) ? wanted.join(' or ') : wanted}, got ${exchange.status}${errorText(exchange.responseBody)}${hintText(exchange)}`
     : `the answer does not match (${mismatches.length} difference${mismatches.length > 1 ? 's' : ''})`;
   throw new StepFailure(message, { mismatches, exchange });
+}
+
+/** ` (<explanation>)` from the sandbox's x-sandbox-hint, when it gave one beside a terse message (`Unauthorized`). */
+export function hintText(exchange: Exchange): string {
+  const hint = exchange.headers['x-sandbox-hint'];
+  return hint && !errorText(exchange.responseBody).includes(hint) ? ` (${hint})` : '';
 }
 
 /** `: <message>` of an error body in either shape, for one-line failure messages. */
