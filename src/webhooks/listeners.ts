@@ -319,9 +319,9 @@ export class Listeners {
   /**
    * Offers an attempt to every listener of the account that takes its event (on every instance,
    * with a relay); resolves with the first 2xx answer, or once every listener answered otherwise
-   * (the last such answer), or at the timeout. With no listener to offer it to it fails at once
-   * (with a relay: at the timeout, when no other instance's listener answered either); the
-   * schedule retries it.
+   * (the last such answer), or at the timeout. With no listener to offer it to, here or (by the
+   * presence records) on another instance, it fails at once; the schedule retries it. With a relay
+   * but no presence records, it waits for other instances' answers up to the timeout.
    */
   async offer(accountId: string, request: Omit<ListenerOffer, 'type' | 'id' | 'timeoutMs'>): Promise<ListenerOutcome> {
     const offer: ListenerOffer = { type: 'attempt', id: `lso_${randomUUID()}`, ...request, timeoutMs: this.options.timeoutMs };
@@ -450,6 +450,7 @@ export class Listeners {
       pending.lastFailure = outcome;
       return this.finishIfAnswered(pending);
     }
+    // Answered even with no listener of ours for it (its outcome names none): the offering instance then waits for us no more.
     const offer = { ...m.offer, timeoutMs: Math.max(m.offer.timeoutMs - RELAY_MARGIN_MS, 100) };
     void this.offerHere(accountId, offer, undefined).then((outcome) =>
       this.options.relay?.publish(accountId, { kind: 'listener.answer', from: this.instanceId, to: m.from, id: m.offer.id, outcome }).catch((error: unknown) => this.options.onRelayError?.(error)),
