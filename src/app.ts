@@ -70,6 +70,7 @@ import { DEFAULT_RETRY, Deliveries } from './webhooks/deliveries.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
 import { WebhookTargets } from './webhooks/targets.js';
 import { Listeners } from './webhooks/listeners.js';
+import { StoredPresence } from './webhooks/presence.js';
 import { LISTEN_PATH, listenStream, type ListenStream } from './webhooks/listen-stream.js';
 import { Withdrawals } from './withdrawals/withdrawals.js';
 
@@ -164,7 +165,8 @@ export function composeDomain(options: DomainOptions): Domain {
         publish: (accountId, message) => units.run(async (unit) => unit.publish(accountId, message)),
         subscribe: (accountId, handler) => repository.bus.subscribe(accountId, handler),
       },
-      onRelayError: (error: unknown) => logger.warn({ err: error }, 'offering a webhook attempt to other instances\' listeners failed'),
+      presence: new StoredPresence({ repository, clock }),
+      onRelayError: (error: unknown) => logger.warn({ err: error }, 'offering a webhook attempt to other instances\' listeners, or recording which listeners are connected here, failed'),
     }),
   });
   const deliveries = new Deliveries({
@@ -399,6 +401,8 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       close: async () => {
         stream?.close();
         listening?.close();
+        // Other instances stop offering to this one's listeners before its store closes.
+        await listeners.close();
         running.stop();
         await retention?.stop();
         // Attempts under way are recorded before the store closes; their retries are stored. A

@@ -72,7 +72,7 @@ async function listenCommand(opts: ListenCommandOptions): Promise<number> {
     await listener.ready;
     const where = routes.length === 0 ? "each delivery's own URL" : routes.map((r) => (r.events ? `${r.events.text} → ${r.url}` : r.url)).join(', ');
     process.stderr.write(`Ready: listening for account ${account.id}'s webhooks on ${baseUrl}${opts.events ? ` (events ${opts.events})` : ''}, forwarding to ${where}. Ctrl-C stops.\n`);
-    const stop = (): void => listener.close();
+    const stop = (): void => void listener.close();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     await listener.done;

@@ -146,11 +146,17 @@ export interface RunningListener {
   ready: Promise<void>;
   /** Resolves when the listener stops for good: by `close()`, or rejects on a fatal refusal (the key revoked). */
   done: Promise<void>;
-  close(): void;
+  /**
+   * Stops for good; resolves once the socket is closed (cut after CLOSE_WAIT_MS), so a process
+   * that ran a listener (a scenario run) is not held open by a closing handshake.
+   */
+  close(): Promise<void>;
 }
 
 /** Leaves the sandbox time to receive the answer before its own wait for it ends. */
 const ANSWER_MARGIN_MS = 250;
+/** How long a close waits for the sandbox's side of the closing handshake before cutting the connection. */
+const CLOSE_WAIT_MS = 1_000;
 
 export function startListener(options: ListenerOptions): RunningListener {
   const { firstMs, maxMs } = options.reconnect ?? { firstMs: 500, maxMs: 10_000 };
@@ -163,6 +169,8 @@ export function startListener(options: ListenerOptions): RunningListener {
   let timer: NodeJS.Timeout | undefined;
   let failures = 0;
   let everConnected = false;
+  /** Offers being handled: a close lets their answers go out first. */
+  const handling = new Set<Promise<void>>();
   let resolveReady!: () => void;
   let rejectReady!: (error: Error) => void;
   const ready = new Promise<void>((resolve, reject) => ((resolveReady = resolve), (rejectReady = reject)));
@@ -208,7 +216,11 @@ export function startListener(options: ListenerOptions): RunningListener {
         resolveReady();
         return;
       }
-      if (message.type === 'attempt') void handle(ws, message as unknown as ListenerOffer);
+      if (message.type === 'attempt') {
+        const handled = handle(ws, message as unknown as ListenerOffer);
+        handling.add(handled);
+        void handled.finally(() => handling.delete(handled));
+      }
     });
     ws.on('close', () => {
       if (closed) return;
@@ -274,13 +286,31 @@ export function startListener(options: ListenerOptions): RunningListener {
   return {
     ready,
     done,
-    close() {
+    async close() {
       closed = true;
       if (timer) clearTimeout(timer);
-      socket?.close(1000, 'listener stopped');
       resolveDone();
+      await settled([...handling], CLOSE_WAIT_MS);
+      const ws = socket;
+      if (!ws || ws.readyState === ws.CLOSED) return;
+      await new Promise<void>((resolve) => {
+        const cut = setTimeout(() => ws.terminate(), CLOSE_WAIT_MS);
+        ws.once('close', () => {
+          clearTimeout(cut);
+          resolve();
+        });
+        ws.close(1000, 'listener stopped');
+      });
     },
   };
+}
+
+/** Resolves once every promise settled, or after `ms`, whichever comes first. */
+export async function settled(promises: readonly Promise<unknown>[], ms: number): Promise<void> {
+  if (promises.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.allSettled(promises), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 /** The one readable line of a delivery. */

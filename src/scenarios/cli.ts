@@ -6,6 +6,7 @@ import { expandPatterns } from './files.js';
 import { SandboxHttp } from './http.js';
 import { ConsoleReporter } from './report/console.js';
 import { toJUnitXml } from './report/junit.js';
+import type { WebhookRoute } from './listening.js';
 import { loadScenarios, runScenarios, type RunOptions } from './run.js';
 import { SCHEMA_PATH } from './schema.js';
 
@@ -19,6 +20,7 @@ interface RunCommandOptions {
   adminToken?: string;
   instructionDelay?: number;
   receiverHost?: string;
+  webhooks: WebhookRoute;
   color: boolean;
 }
 
@@ -35,7 +37,7 @@ const exitOnUsage = (error: CommanderError): never => process.exit(error.exitCod
 
 async function reachable(baseUrl: string): Promise<void> {
   const health = await new SandboxHttp(baseUrl).call({ method: 'GET', path: '/_sandbox/health', key: null });
-  if (health.status === 0) throw new UsageError(`cannot reach the sandbox: ${health.error ?? baseUrl}`);
+  if (health.status === 0) throw new UsageError(`cannot reach the sandbox: ${health.error ?? baseUrl}; start it (payments-sandbox start) or check --base-url (without it, the runner starts a sandbox of its own)`);
   if (health.status !== 200) throw new UsageError(`${baseUrl} does not look like a payments-sandbox: GET /_sandbox/health answered ${health.status}`);
 }
 
@@ -79,6 +81,7 @@ async function runCommand(patterns: string[], opts: RunCommandOptions): Promise<
     ...(opts.adminToken !== undefined && { adminToken: opts.adminToken }),
     ...(opts.instructionDelay !== undefined && { instructionDelayMs: opts.instructionDelay }),
     ...(opts.receiverHost !== undefined && { receiverHost: '0.0.0.0', receiverPublicHost: opts.receiverHost }),
+    webhooks: opts.webhooks,
     ...(reporter && { onEvent: reporter.onEvent }),
   };
   const summary = await runScenarios(loaded.scenarios, options);
@@ -168,6 +171,14 @@ export function registerScenarioCommand(program: Command): void {
     .addOption(new Option('--admin-token <token>', 'Bearer token for creating accounts when the sandbox has one').env('SANDBOX_ADMIN_TOKEN'))
     .addOption(new Option('--instruction-delay <ms>', 'in-process sandbox: delay before payment instructions are filled (default 2000)').argParser(integer))
     .addOption(new Option('--receiver-host <host>', 'host name the sandbox uses to reach the webhook receiver, e.g. host.docker.internal (the receiver then listens on all interfaces)'))
+    .addOption(
+      new Option(
+        '--webhooks <how>',
+        "how webhooks reach the runner's receiver: auto (the sandbox posts them; once it refuses the receiver's address, each account's are taken as a listener over /_sandbox/listen), listener (always so: a sandbox that cannot reach this machine), direct (never a listener)",
+      )
+        .choices(['auto', 'listener', 'direct'])
+        .default('auto'),
+    )
     .option('--no-color', 'no colours, even on a terminal (NO_COLOR works too)')
     .exitOverride(exitOnUsage)
     .action(act(runCommand));

@@ -4,13 +4,14 @@ import { StepFailure } from './failure.js';
 import { expandPatterns } from './files.js';
 import { SandboxHttp } from './http.js';
 import { startInProcessSandbox } from './in-process.js';
+import { RunWebhooks, WAY_OUT, listenFor, stopListening, type WebhookRoute } from './listening.js';
 import { loadScenario, ScenarioLoadError } from './load.js';
 import { WebhookReceiver } from './receiver.js';
 import { accountInfo } from './steps/account.js';
-import { call, checkAnswer, type AccountInfo, type Params, type ScenarioState } from './steps/context.js';
+import { call, checkAnswer, errorText, hintText, type AccountInfo, type Params, type ScenarioState } from './steps/context.js';
 import { STEPS } from './steps/index.js';
 import { render, TemplateError, type TemplateContext } from './template.js';
-import type { RunEvent, RunSummary, Scenario, ScenarioAccount, ScenarioResult, StepFailureInfo, StepKind, StepResult } from './types.js';
+import type { Exchange, RunEvent, RunSummary, Scenario, ScenarioAccount, ScenarioResult, StepFailureInfo, StepKind, StepResult } from './types.js';
 
 export interface RunOptions {
   /** A running sandbox to talk to over HTTP; without it, one is started in this process on a temporary store. */
@@ -23,6 +24,13 @@ export interface RunOptions {
   receiverHost?: string;
   /** Host name the sandbox uses to reach the receiver, e.g. host.docker.internal (default: receiverHost). */
   receiverPublicHost?: string;
+  /**
+   * How webhooks reach the runner's receiver: `auto` (default) lets the sandbox post them, and takes
+   * them as a listener (the account in listeners delivery mode) once the sandbox refuses the
+   * receiver's address; `listener` does so from the start (a sandbox that cannot reach this
+   * machine); `direct` never does.
+   */
+  webhooks?: WebhookRoute;
   /** `{{ env.NAME }}` values (default process.env). */
   env?: Record<string, string | undefined>;
   /** Progress, as it happens (reporters). */
@@ -32,7 +40,7 @@ export interface RunOptions {
 /** Runs one scenario file (or an already loaded scenario). Rejects with a ScenarioLoadError when the file is invalid. */
 export async function runScenario(file: string | Scenario, options: RunOptions = {}): Promise<ScenarioResult> {
   const scenario = typeof file === 'string' ? await loadScenario(file) : file;
-  return withSandbox(options, (baseUrl) => execute(scenario, baseUrl, options));
+  return withSandbox(options, (baseUrl) => execute(scenario, baseUrl, options, runWebhooks(baseUrl, options)));
 }
 
 export interface LoadedScenarios {
@@ -72,8 +80,9 @@ export async function runScenarios(patterns: readonly string[] | Scenario[], opt
   const started = systemClock.nowMs();
   return withSandbox(options, async (baseUrl, inProcess) => {
     options.onEvent?.({ type: 'run:start', baseUrl, inProcess, files: scenarios.map((s) => s.file) });
+    const webhooks = runWebhooks(baseUrl, options);
     const results: ScenarioResult[] = [];
-    for (const scenario of scenarios) results.push(await execute(scenario, baseUrl, options));
+    for (const scenario of scenarios) results.push(await execute(scenario, baseUrl, options, webhooks));
     return {
       ok: results.every((r) => r.ok),
       durationMs: systemClock.nowMs() - started,
@@ -94,6 +103,9 @@ async function withSandbox<T>(options: RunOptions, work: (baseUrl: string, inPro
     await sandbox.stop();
   }
 }
+
+const runWebhooks = (baseUrl: string, options: RunOptions): RunWebhooks =>
+  new RunWebhooks(baseUrl, options.webhooks ?? 'auto', (message) => options.onEvent?.({ type: 'run:note', message }));
 
 const TRANSACTION_KINDS: readonly string[] = ['waitForInstruction', 'pay', 'expire', 'decline', 'refund', 'chargeback', 'expectTransaction'];
 
@@ -144,6 +156,10 @@ function failureOf(error: unknown, state: ScenarioState): StepFailureInfo {
   return { message, mismatches: [], details: error instanceof TemplateError || !(error instanceof Error) ? [] : (error.stack ?? '').split('\n').slice(1, 4).map((l) => l.trim()), ...(last && { exchange: last }) };
 }
 
+/** The target policy's refusal on a run told never to listen: the way out is the runner's own, not `listen`. */
+const directRefusal = (exchange: Exchange): StepFailure =>
+  new StepFailure(`the sandbox refuses the receiver's address${errorText(exchange.responseBody).replace(WAY_OUT, '')}: run without --webhooks direct, and the runner takes the webhooks as a listener`, { exchange });
+
 /** Creates the scenario's account (or checks the given key) and points its webhooks at the receiver. */
 async function setUpAccount(spec: ScenarioAccount, state: ScenarioState, adminToken: string | undefined): Promise<AccountInfo> {
   if (spec.key !== undefined) {
@@ -152,23 +168,41 @@ async function setUpAccount(spec: ScenarioAccount, state: ScenarioState, adminTo
     checkAnswer(clock, undefined, 200);
     const accountId = (clock.responseBody as { accountId?: unknown }).accountId;
     if (typeof accountId === 'string') info.id = accountId;
-    if (spec.webhookUrl !== undefined) {
+    if (spec.webhookUrl === null || (spec.webhookUrl !== undefined && !state.webhooks.viaListener)) {
       const put = await call(state, { method: 'PUT', path: '/_sandbox/webhook-url', body: { url: spec.webhookUrl }, key: spec.key });
-      checkAnswer(put, undefined, 200);
+      if (spec.webhookUrl !== null && state.webhooks.refused(put, 'url')) await listenFor(state, spec.key, spec.webhookUrl, true);
+      else if (spec.webhookUrl !== null && state.webhooks.refusedDirect(put, 'url')) throw directRefusal(put);
+      else checkAnswer(put, undefined, 200);
+    } else if (spec.webhookUrl !== undefined) {
+      await listenFor(state, spec.key, spec.webhookUrl, true);
     }
     return info;
   }
-  const body: Record<string, unknown> = {
-    name: spec.name ?? state.scenario.name.slice(0, 255),
-    webhookUrl: spec.webhookUrl === undefined ? state.receiver.url : spec.webhookUrl,
-    ...(spec.permissions !== undefined && { permissions: spec.permissions }),
-  };
-  const created = await call(state, { method: 'POST', path: '/_sandbox/accounts', body, key: null, ...(adminToken !== undefined && { bearer: adminToken }) });
+  const url = spec.webhookUrl === undefined ? state.receiver.url : spec.webhookUrl;
+  const create = (webhookUrl: string | null) =>
+    call(state, {
+      method: 'POST',
+      path: '/_sandbox/accounts',
+      body: { name: spec.name ?? state.scenario.name.slice(0, 255), webhookUrl, ...(spec.permissions !== undefined && { permissions: spec.permissions }) },
+      key: null,
+      ...(adminToken !== undefined && { bearer: adminToken }),
+    });
+  const listening = url !== null && state.webhooks.viaListener;
+  let created = await create(listening ? null : url);
+  // Created without the URL the target policy refused; listeners mode stores it as given.
+  const refused = url !== null && !listening && state.webhooks.refused(created, 'webhookUrl');
+  if (refused) created = await create(null);
+  if (created.status === 401 && adminToken === undefined) {
+    throw new StepFailure(`this sandbox creates accounts only with its admin token (401${hintText(created)}): give it with --admin-token (or SANDBOX_ADMIN_TOKEN)`, { exchange: created });
+  }
+  if (url !== null && state.webhooks.refusedDirect(created, 'webhookUrl')) throw directRefusal(created);
   checkAnswer(created, undefined, 201);
-  return accountInfo(created.responseBody);
+  const info = accountInfo(created.responseBody);
+  if (url !== null && (listening || refused)) await listenFor(state, info.secretKey, url, false);
+  return info;
 }
 
-async function execute(scenario: Scenario, baseUrl: string, options: RunOptions): Promise<ScenarioResult> {
+async function execute(scenario: Scenario, baseUrl: string, options: RunOptions, webhooks: RunWebhooks): Promise<ScenarioResult> {
   const startedAt = new Date();
   const started = performance.now();
   const env = options.env ?? process.env;
@@ -184,6 +218,8 @@ async function execute(scenario: Scenario, baseUrl: string, options: RunOptions)
     scenario,
     http: new SandboxHttp(baseUrl),
     receiver,
+    webhooks,
+    listeners: [],
     account: { secretKey: '' },
     adminToken: options.adminToken,
     steps: {},
@@ -250,6 +286,7 @@ async function execute(scenario: Scenario, baseUrl: string, options: RunOptions)
       }
     }
   } finally {
+    await stopListening(state);
     await receiver.stop();
   }
   const result: ScenarioResult = {

@@ -172,6 +172,8 @@ export interface RunSummary {
 /** Progress, for reporters. */
 export type RunEvent =
   | { type: 'run:start'; baseUrl: string; inProcess: boolean; files: string[] }
+  /** Something the person running should know about the whole run (how its webhooks arrive). */
+  | { type: 'run:note'; message: string }
   | { type: 'scenario:start'; file: string; name: string }
   | { type: 'step:end'; file: string; step: StepResult }
   | { type: 'scenario:end'; result: ScenarioResult };

@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { onJsonMessage } from '../events/websockets.js';
-import { ListenError } from '../listen/listener.js';
+import { ListenError, settled } from '../listen/listener.js';
 import type { ListenerAnswer, ListenerOffer } from '../webhooks/listeners.js';
 import { basicAuthorization } from './http.js';
 
@@ -47,6 +47,8 @@ export async function openListenSocket(options: ListenSocketOptions): Promise<Li
   let socket: WebSocket | undefined;
   let retry: NodeJS.Timeout | undefined;
   let failures = 0;
+  /** Answers being made: a close lets them go out first, or the sandbox records the listener gone and retries what the test already has. */
+  const answering = new Set<Promise<void>>();
 
   const connect = (onHello: () => void, onRefused: (error: Error) => void): void => {
     const ws = new WebSocket(wsUrl, { headers: { authorization: basicAuthorization(options.secretKey) }, handshakeTimeout: CONNECT_TIMEOUT_MS });
@@ -65,7 +67,11 @@ export async function openListenSocket(options: ListenSocketOptions): Promise<Li
         return onHello();
       }
       // The sandbox's own message: its shape is ListenerOffer (src/webhooks/listeners.ts).
-      if (message.type === 'attempt') void answer(ws, message as ListenerOffer);
+      if (message.type === 'attempt') {
+        const answered = answer(ws, message as ListenerOffer);
+        answering.add(answered);
+        void answered.finally(() => answering.delete(answered));
+      }
     });
     ws.on('close', () => {
       if (closed) return;
@@ -109,12 +115,13 @@ export async function openListenSocket(options: ListenSocketOptions): Promise<Li
   });
 
   return {
-    close() {
+    async close() {
       closed = true;
       if (retry) clearTimeout(retry);
+      await settled([...answering], CLOSE_WAIT_MS);
       const ws = socket;
-      if (!ws || ws.readyState === ws.CLOSED) return Promise.resolve();
-      return new Promise<void>((resolve) => {
+      if (!ws || ws.readyState === ws.CLOSED) return;
+      await new Promise<void>((resolve) => {
         const cut = setTimeout(() => ws.terminate(), CLOSE_WAIT_MS);
         ws.once('close', () => {
           clearTimeout(cut);

@@ -14,7 +14,7 @@ import type { WebhookDeliveryMode } from '../spec/types.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { WithdrawalRecord } from '../withdrawals/withdrawals.js';
 import type { AttemptOutcome, WebhookSender } from './dispatcher.js';
-import { NO_LISTENER, type ListenerReport, type Listeners } from './listeners.js';
+import { LISTENER_DISCONNECTED, NO_LISTENER, type ListenerReport, type Listeners } from './listeners.js';
 import { webhookBody, withdrawalWebhookBody, type WebhookBody, type WebhookEvent } from './payload.js';
 import { signedText, sortKeysDeep } from './signature.js';
 import { VERSION } from '../version.js';
@@ -163,13 +163,16 @@ export class Deliveries {
   }
 
   /**
-   * The account's pending deliveries whose last attempt found no listener, due now: a listener
-   * started (or reconnected) after they were made receives them at once. At most a page of them;
-   * the rest keep their retries.
+   * The account's pending deliveries whose last attempt found no listener, or lost it as it went,
+   * due now: a listener started (or reconnected) after they were made receives them at once. At
+   * most a page of them; the rest keep their retries.
    */
   private async offerPending(accountId: string): Promise<void> {
     const { data } = await this.records.table.list(accountId, { limit: 100, where: { status: 'pending' } });
-    const waiting = data.filter((d) => d.attempts.at(-1)?.error?.startsWith(NO_LISTENER));
+    const waiting = data.filter((d) => {
+      const error = d.attempts.at(-1)?.error;
+      return error?.startsWith(NO_LISTENER) || error === LISTENER_DISCONNECTED;
+    });
     if (waiting.length === 0) return;
     await this.units.run(async (unit) => {
       const now = await this.options.clocks.nowMs(accountId);

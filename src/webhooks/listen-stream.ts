@@ -2,7 +2,7 @@ import { WebSocketServer } from 'ws';
 import { deliveryModeOf } from '../accounts/accounts.js';
 import { refuse, type UpgradeHandler } from '../events/event-stream.js';
 import { heartbeat, onJsonMessage } from '../events/websockets.js';
-import { EventFilter, listenerName, type Listeners } from './listeners.js';
+import { EventFilter, listenerName, type ConnectedListener, type Listeners } from './listeners.js';
 
 /** The webhook listeners' WebSocket (`payments-sandbox listen`): served beside the event stream, with its checks. */
 export const LISTEN_PATH = '/_sandbox/listen';
@@ -38,24 +38,37 @@ export function listenStream(listeners: Listeners, options: { heartbeatMs?: numb
     const name = listenerName(url.searchParams.get('name'));
     wss.handleUpgrade(req, socket, head, (ws) => {
       beat.watch(ws);
-      // Before any offer: the listener learns its name and the account's mode first.
-      ws.send(JSON.stringify({ type: 'hello', accountId: account.id, name, delivery: deliveryModeOf(account), events: events.text, timeoutMs: listeners.timeoutMs }));
-      const connected = listeners.connect(
-        account.id,
-        {
-          name,
-          send: (offer) => {
-            if (ws.readyState !== ws.OPEN || ws.bufferedAmount > MAX_LISTENER_BUFFERED_BYTES) return false;
-            ws.send(JSON.stringify(offer));
-            return true;
-          },
-        },
-        events,
-      );
-      onJsonMessage(ws, (message) => connected.answer(message));
-      const closed = (): void => connected.close();
+      let connected: ConnectedListener | undefined;
+      let gone = false;
+      const closed = (): void => {
+        gone = true;
+        connected?.close();
+      };
       ws.once('close', closed);
       ws.once('error', closed);
+      onJsonMessage(ws, (message) => connected?.answer(message));
+      void listeners
+        .connect(
+          account.id,
+          {
+            name,
+            // Once every instance can reach it, before any offer: the listener learns its name and the account's mode first.
+            greet: () => {
+              if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'hello', accountId: account.id, name, delivery: deliveryModeOf(account), events: events.text, timeoutMs: listeners.timeoutMs }));
+            },
+            send: (offer) => {
+              if (ws.readyState !== ws.OPEN || ws.bufferedAmount > MAX_LISTENER_BUFFERED_BYTES) return false;
+              ws.send(JSON.stringify(offer));
+              return true;
+            },
+          },
+          events,
+        )
+        .then((c) => {
+          connected = c;
+          // Gone while its presence was being recorded.
+          if (gone) c.close();
+        });
     });
   };
 

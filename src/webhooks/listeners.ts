@@ -62,7 +62,7 @@ export interface ListenerOutcome extends AttemptOutcome {
 }
 
 /** A connected listener as `GET /_sandbox/listeners` and the console show it. */
-export interface ListenerPresence {
+export interface ListenerSummary {
   name: string;
   /** Its `--events` filter (`*`: every event). */
   events: string;
@@ -73,11 +73,15 @@ export interface ListenerPresence {
 export interface ListenerConnection {
   /** Shown in the delivery log ("via listener <name>"). */
   readonly name: string;
+  /** Called once, when the listener is known to every instance, before any offer (the socket's hello). */
+  greet?(): void;
   /** Sends the offer; false when it could not (the socket is closing, or it does not read). */
   send(offer: ListenerOffer): boolean;
 }
 
 export const NO_LISTENER = 'no listener connected';
+/** What an offer a listener owed records when it goes: the listener's next connection is offered it again at once. */
+export const LISTENER_DISCONNECTED = 'listener disconnected';
 /** Offers one listener may have unanswered at once; past it the listener is skipped ("busy") until it answers. */
 export const MAX_PENDING_PER_LISTENER = 256;
 /** The longest listener name and event filter kept. */
@@ -112,6 +116,8 @@ export class EventFilter {
 }
 
 interface Listener {
+  /** Its presence record's id (shared store). */
+  id: string;
   connection: ListenerConnection;
   events: EventFilter;
   connectedAt: string;
@@ -121,8 +127,12 @@ interface Listener {
 
 interface PendingOffer {
   accountId: string;
-  /** Offered to other instances' listeners too: their answers may come until the timeout. */
-  relayed: boolean;
+  /**
+   * Offered to other instances' listeners too: the instances whose answers are still to come
+   * (known from presence records), or `unknown` (no presence records: any may answer until the
+   * timeout). Undefined: offered here only.
+   */
+  relayed: Set<string> | 'unknown' | undefined;
   /** Listeners that still owe an answer. */
   waiting: Set<Listener>;
   reports: ListenerReport[];
@@ -138,10 +148,36 @@ export interface ListenersOptions {
   maxPendingPerListener?: number;
   /** A shared store's bus: attempts made here reach listeners connected to other instances, and theirs reach ours. */
   relay?: ListenerRelay;
-  /** Told when relaying fails (the store is away): the attempt then has this instance's listeners only. */
+  /**
+   * A shared store's record of which instance has which listeners: an attempt is relayed only when
+   * another instance has a listener of the account, and fails at once when no instance has one.
+   * Without it, every attempt is relayed and waits for answers up to the timeout.
+   */
+  presence?: ListenerPresence;
+  /** Told when relaying, or keeping the presence records, fails (the store is away). */
   onRelayError?: (error: unknown) => void;
   /** With a relay: how long a census waits for other instances to name their listeners. */
   censusMs?: number;
+}
+
+/** A listener as the presence records show it to other instances. */
+export interface PresentListener {
+  id: string;
+  accountId: string;
+  name: string;
+  /** Its event filter as text (EventFilter.text). */
+  events: string;
+}
+
+/** The presence records (src/webhooks/presence.ts on the store). */
+export interface ListenerPresence {
+  /** How often an instance refreshes its listeners' records. */
+  readonly refreshMs: number;
+  /** Records these listeners as connected to `instance` now (written, or refreshed). */
+  here(instance: string, listeners: readonly PresentListener[]): Promise<void>;
+  gone(listeners: readonly Pick<PresentListener, 'accountId' | 'id'>[]): Promise<void>;
+  /** The account's listeners on instances other than `instance`, refreshed recently, with their instance. */
+  elsewhere(accountId: string, instance: string): Promise<(PresentListener & { instance: string })[]>;
 }
 
 /**
@@ -152,13 +188,18 @@ export type RelayMessage =
   | { kind: 'listener.offer'; from: string; offer: ListenerOffer }
   | { kind: 'listener.answer'; from: string; to: string; id: string; outcome: ListenerOutcome }
   | { kind: 'listener.census'; from: string; id: string }
-  | { kind: 'listener.present'; from: string; to: string; id: string; listeners: ListenerPresence[] };
+  | { kind: 'listener.present'; from: string; to: string; id: string; listeners: ListenerSummary[] };
 
 /** The bus, as the hub uses it. */
 export interface ListenerRelay {
   publish(accountId: string, message: RelayMessage): Promise<void>;
   subscribe(accountId: string, handler: (message: unknown) => void): () => void;
 }
+
+/** How long an instance keeps hearing an account's relayed offers after its last listener's record was removed. */
+const RELEASE_GRACE_MS = 1_000;
+/** How long closing waits for the presence records to be removed. */
+const CLOSE_WAIT_MS = 2_000;
 
 /** What another instance's listeners have left to answer in: theirs ends this much before the offering instance's. */
 const RELAY_MARGIN_MS = 500;
@@ -185,12 +226,17 @@ export class Listeners {
   private readonly offers = new Map<string, PendingOffer>();
   private readonly connectedHooks: ((accountId: string) => void)[] = [];
   /** Censuses under way here: what other instances answered, by census id. */
-  private readonly censuses = new Map<string, ListenerPresence[]>();
+  private readonly censuses = new Map<string, ListenerSummary[]>();
   private readonly maxPending: number;
   /** This instance, as relayed messages name it. */
   private readonly instanceId = randomUUID();
   /** Bus subscriptions per account, held while it has listeners here or offers waiting for other instances' answers. */
   private readonly relaySubscriptions = new Map<string, { holders: number; unsubscribe: () => void }>();
+  /** Refreshes this instance's presence records while it has listeners. */
+  private refresher: NodeJS.Timeout | undefined;
+  /** Presence writes under way: `close` waits for them before the store closes. */
+  private readonly writes = new Set<Promise<void>>();
+  private closed = false;
 
   constructor(private readonly options: ListenersOptions) {
     this.maxPending = options.maxPendingPerListener ?? MAX_PENDING_PER_LISTENER;
@@ -205,11 +251,21 @@ export class Listeners {
     this.connectedHooks.push(hook);
   }
 
-  connect(accountId: string, connection: ListenerConnection, events: EventFilter = EventFilter.ALL): ConnectedListener {
-    const listener: Listener = { connection, events, connectedAt: new Date().toISOString(), pending: new Set() };
+  /**
+   * Connects a listener of the account: on a shared store its presence is recorded first, so that
+   * once it is greeted an attempt made by any instance reaches it; then it is greeted and offered
+   * what is pending.
+   */
+  async connect(accountId: string, connection: ListenerConnection, events: EventFilter = EventFilter.ALL): Promise<ConnectedListener> {
+    const listener: Listener = { id: randomUUID(), connection, events, connectedAt: new Date().toISOString(), pending: new Set() };
+    const present: PresentListener = { id: listener.id, accountId, name: connection.name, events: events.text };
+    // Not recorded (the store is away): other instances learn of it at the next refresh.
+    if (this.options.presence) await this.track(this.options.presence.here(this.instanceId, [present]));
+    connection.greet?.();
     let set = this.byAccount.get(accountId);
     if (!set) this.byAccount.set(accountId, (set = new Set()));
     set.add(listener);
+    this.refreshPresence();
     const release = this.holdRelay(accountId);
     for (const hook of this.connectedHooks) hook(accountId);
     let open = true;
@@ -218,15 +274,62 @@ export class Listeners {
       close: () => {
         if (!open) return;
         open = false;
-        release();
         const own = this.byAccount.get(accountId);
         own?.delete(listener);
         if (own?.size === 0) this.byAccount.delete(accountId);
+        const removed = this.options.presence && !this.closed ? this.track(this.options.presence.gone([present])) : Promise.resolve();
+        // Offers relayed by an instance that read the record before its removal still get this one's "none here".
+        void removed.then(() => setTimeout(release, RELEASE_GRACE_MS).unref());
+        this.refreshPresence();
         // What it owed is answered for it: a listener gone is one that will not answer.
-        for (const id of [...listener.pending]) this.settle(id, listener, { name: connection.name, httpStatus: null, error: 'listener disconnected', durationMs: 0 }, null);
+        for (const id of [...listener.pending]) this.settle(id, listener, { name: connection.name, httpStatus: null, error: LISTENER_DISCONNECTED, durationMs: 0 }, null);
         listener.pending.clear();
       },
     };
+  }
+
+  /**
+   * Stops refreshing presence and removes this instance's records (its listeners are closing with
+   * it); resolves once written, or after CLOSE_WAIT_MS: a store that went away must not keep the
+   * instance from stopping (its records then go stale).
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.refresher);
+    this.refresher = undefined;
+    const presence = this.options.presence;
+    if (!presence) return;
+    const written = Promise.all([...this.writes]).then(() => this.track(presence.gone(this.present())));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([written, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS).unref()))]);
+    clearTimeout(timer);
+  }
+
+  /** A presence write, awaited by `close`; its failure is reported, never thrown (the refresh writes it again). */
+  private track(write: Promise<void>): Promise<void> {
+    const tracked = write.catch((error: unknown) => this.options.onRelayError?.(error));
+    this.writes.add(tracked);
+    void tracked.finally(() => this.writes.delete(tracked));
+    return tracked;
+  }
+
+  /** This instance's listeners as presence records. */
+  private present(): PresentListener[] {
+    return [...this.byAccount].flatMap(([accountId, set]) => [...set].map((l) => ({ id: l.id, accountId, name: l.connection.name, events: l.events.text })));
+  }
+
+  /** Refreshes the presence records every refreshMs while this instance has listeners; stops when it has none. */
+  private refreshPresence(): void {
+    const presence = this.options.presence;
+    if (!presence || this.closed) return;
+    if (this.byAccount.size === 0) {
+      clearInterval(this.refresher);
+      this.refresher = undefined;
+      return;
+    }
+    if (this.refresher) return;
+    this.refresher = setInterval(() => void this.track(presence.here(this.instanceId, this.present())), presence.refreshMs);
+    this.refresher.unref();
   }
 
   /** How many listeners of the account are connected here. */
@@ -239,12 +342,12 @@ export class Listeners {
    * instance's that answers within `censusMs` (instances without a listener of the account do
    * not hear the question). Read by people (the console), so a wait is affordable.
    */
-  async census(accountId: string): Promise<ListenerPresence[]> {
+  async census(accountId: string): Promise<ListenerSummary[]> {
     const here = this.presentHere(accountId);
     const relay = this.options.relay;
     if (!relay) return here;
     const id = `lsc_${randomUUID()}`;
-    const answers: ListenerPresence[] = [];
+    const answers: ListenerSummary[] = [];
     this.censuses.set(id, answers);
     const release = this.holdRelay(accountId);
     try {
@@ -260,34 +363,60 @@ export class Listeners {
     return [...here, ...answers].sort((a, b) => a.connectedAt.localeCompare(b.connectedAt) || a.name.localeCompare(b.name));
   }
 
-  private presentHere(accountId: string): ListenerPresence[] {
+  private presentHere(accountId: string): ListenerSummary[] {
     return [...(this.byAccount.get(accountId) ?? [])].map((l) => ({ name: l.connection.name, events: l.events.text, connectedAt: l.connectedAt }));
   }
 
   /**
    * Offers an attempt to every listener of the account that takes its event (on every instance,
    * with a relay); resolves with the first 2xx answer, or once every listener answered otherwise
-   * (the last such answer), or at the timeout. With no listener to offer it to it fails at once
-   * (with a relay: at the timeout, when no other instance's listener answered either); the
-   * schedule retries it.
+   * (the last such answer), or at the timeout. With no listener to offer it to, here or (by the
+   * presence records) on another instance, it fails at once; the schedule retries it. With a relay
+   * but no presence records, it waits for other instances' answers up to the timeout.
    */
-  offer(accountId: string, request: Omit<ListenerOffer, 'type' | 'id' | 'timeoutMs'>): Promise<ListenerOutcome> {
+  async offer(accountId: string, request: Omit<ListenerOffer, 'type' | 'id' | 'timeoutMs'>): Promise<ListenerOutcome> {
     const offer: ListenerOffer = { type: 'attempt', id: `lso_${randomUUID()}`, ...request, timeoutMs: this.options.timeoutMs };
     const relay = this.options.relay;
-    if (!relay) return this.offerHere(accountId, offer, false);
+    if (!relay) return this.offerHere(accountId, offer, undefined);
+    const elsewhere = await this.elsewhere(accountId, offer.event);
+    if (elsewhere === 'none' || elsewhere === 'filters') return this.offerHere(accountId, offer, undefined, elsewhere === 'filters');
     const release = this.holdRelay(accountId);
-    const outcome = this.offerHere(accountId, offer, true);
+    const outcome = this.offerHere(accountId, offer, elsewhere);
     relay.publish(accountId, { kind: 'listener.offer', from: this.instanceId, offer }).catch((error: unknown) => this.options.onRelayError?.(error));
     void outcome.finally(release);
     return outcome;
   }
 
-  /** Offers to this instance's listeners; `relayed`: other instances' answers may come too, so only a 2xx or the timeout ends it. */
-  private offerHere(accountId: string, offer: ListenerOffer, relayed: boolean): Promise<ListenerOutcome> {
+  /**
+   * The other instances with a listener of the account that takes the event, or whether they have
+   * only listeners that filter it out, or none. Without presence records (or when they cannot be
+   * read): `unknown`, as if any might.
+   */
+  private async elsewhere(accountId: string, event: string): Promise<Set<string> | 'unknown' | 'filters' | 'none'> {
+    const presence = this.options.presence;
+    if (!presence) return 'unknown';
+    let others: (PresentListener & { instance: string })[];
+    try {
+      others = await presence.elsewhere(accountId, this.instanceId);
+    } catch (error) {
+      this.options.onRelayError?.(error);
+      return 'unknown';
+    }
+    if (others.length === 0) return 'none';
+    const instances = new Set(others.filter((o) => filterOf(o.events).matches(event)).map((o) => o.instance));
+    return instances.size > 0 ? instances : 'filters';
+  }
+
+  /**
+   * Offers to this instance's listeners. `relayed`: other instances' answers may come too (from
+   * those named, or from any until the timeout). `filteredElsewhere`: other instances' listeners
+   * filter the event out.
+   */
+  private offerHere(accountId: string, offer: ListenerOffer, relayed: PendingOffer['relayed'], filteredElsewhere = false): Promise<ListenerOutcome> {
     const all = [...(this.byAccount.get(accountId) ?? [])];
     const takers = all.filter((l) => l.events.matches(offer.event));
-    if (takers.length === 0 && !relayed) {
-      const error = all.length === 0 ? NO_LISTENER : `${NO_LISTENER} that takes ${offer.event} (the connected ones filter it out with --events)`;
+    if (takers.length === 0 && relayed === undefined) {
+      const error = all.length === 0 && !filteredElsewhere ? NO_LISTENER : `${NO_LISTENER} that takes ${offer.event} (the connected ones filter it out with --events)`;
       return Promise.resolve({ httpStatus: null, error, durationMs: 0, responseBody: null, ok: false, listeners: [] });
     }
     const started = performance.now();
@@ -296,7 +425,7 @@ export class Listeners {
       timer.unref();
       const pending: PendingOffer = {
         accountId,
-        relayed,
+        relayed: relayed instanceof Set ? new Set(relayed) : relayed,
         waiting: new Set(),
         reports: [],
         started,
@@ -323,8 +452,15 @@ export class Listeners {
           pending.reports.push({ name, httpStatus: null, error: 'listener not reading', durationMs: 0 });
         }
       }
-      if (pending.waiting.size === 0 && !relayed) pending.finish(this.failure(pending));
+      this.finishIfAnswered(pending);
     });
+  }
+
+  /** Ends an offer that every listener it waits for answered without a 2xx: the last such answer is its outcome. */
+  private finishIfAnswered(pending: PendingOffer): void {
+    if (pending.waiting.size > 0) return;
+    if (pending.relayed === 'unknown' || (pending.relayed instanceof Set && pending.relayed.size > 0)) return;
+    pending.finish(this.failure(pending));
   }
 
   /** Subscribes to the account's relayed messages while someone here needs them; the returned function lets go. */
@@ -366,16 +502,18 @@ export class Listeners {
       if (m.to !== this.instanceId) return;
       const pending = this.offers.get(m.id);
       if (!pending) return;
+      if (pending.relayed instanceof Set) pending.relayed.delete(m.from);
+      // An instance that had no listener for it by the time it came says so, and is waited for no more.
+      if (m.outcome.listeners.length === 0 && !m.outcome.ok) return this.finishIfAnswered(pending);
       pending.reports.push(...m.outcome.listeners);
       const outcome: ListenerOutcome = { ...m.outcome, listeners: pending.reports };
       if (outcome.ok) return pending.finish(outcome);
       pending.lastFailure = outcome;
-      return;
+      return this.finishIfAnswered(pending);
     }
-    const takers = [...(this.byAccount.get(accountId) ?? [])].filter((l) => l.events.matches(m.offer.event));
-    if (takers.length === 0) return; // no listener of ours takes it: the offering instance hears nothing from us
+    // Answered even with no listener of ours for it (its outcome names none): the offering instance then waits for us no more.
     const offer = { ...m.offer, timeoutMs: Math.max(m.offer.timeoutMs - RELAY_MARGIN_MS, 100) };
-    void this.offerHere(accountId, offer, false).then((outcome) =>
+    void this.offerHere(accountId, offer, undefined).then((outcome) =>
       this.options.relay?.publish(accountId, { kind: 'listener.answer', from: this.instanceId, to: m.from, id: m.offer.id, outcome }).catch((error: unknown) => this.options.onRelayError?.(error)),
     );
   }
@@ -409,7 +547,7 @@ export class Listeners {
     // First 2xx wins: the others' later answers are not waited for.
     if (outcome.ok) return pending.finish(outcome);
     pending.lastFailure = outcome;
-    if (pending.waiting.size === 0 && !pending.relayed) pending.finish(this.failure(pending));
+    this.finishIfAnswered(pending);
   }
 
   private expire(id: string): void {
@@ -438,6 +576,15 @@ export class Listeners {
 }
 
 const is2xx = (status: number): boolean => status >= 200 && status < 300;
+
+/** A filter as another instance recorded it; one that does not parse (it always does) takes every event rather than none. */
+function filterOf(text: string): EventFilter {
+  try {
+    return EventFilter.parse(text);
+  } catch {
+    return EventFilter.ALL;
+  }
+}
 
 /** An answer as a listener may send it, checked field by field: anything else is ignored. */
 export function parseAnswer(message: unknown): ListenerAnswer | undefined {
@@ -479,7 +626,7 @@ function parseRelayMessage(message: unknown): RelayMessage | undefined {
   return undefined;
 }
 
-function isPresence(value: unknown): value is ListenerPresence {
+function isPresence(value: unknown): value is ListenerSummary {
   if (typeof value !== 'object' || value === null) return false;
   const p = value as Record<string, unknown>;
   return typeof p.name === 'string' && typeof p.events === 'string' && typeof p.connectedAt === 'string';

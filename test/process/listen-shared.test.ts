@@ -8,7 +8,8 @@ import { PG_INSTALL_TIMEOUT_MS } from '../helpers/postgres.js';
 import { created, pixBody } from '../helpers/purchases.js';
 import { createTestDatabase } from '../helpers/shared-postgres.js';
 import { SharedSandboxes, newAccount, type SharedInstance } from '../helpers/shared-sandboxes.js';
-import { startReceiver, waitForDelivery, type Behaviour, type Receiver } from '../helpers/webhooks.js';
+import { listDeliveries, startReceiver, waitForDelivery, waitUntil, type Behaviour, type Receiver } from '../helpers/webhooks.js';
+import { cashedOut, cashOutBody, fund } from '../helpers/withdrawals.js';
 
 let pair: SharedSandboxes;
 let a: SharedInstance;
@@ -18,7 +19,7 @@ const receivers: Receiver[] = [];
 
 beforeAll(async () => {
   pair = new SharedSandboxes(await createTestDatabase('listen_shared'));
-  const args = ['--instruction-delay', '600000', '--webhook-allow', 'example.com'];
+  const args = ['--instruction-delay', '600000', '--withdrawal-delay', '100', '--webhook-allow', 'example.com'];
   a = await pair.start('A', { args });
   b = await pair.start('B', { args });
 }, PG_INSTALL_TIMEOUT_MS);
@@ -54,6 +55,27 @@ describe('listen on the shared store', () => {
     const replayed = await onA.post<{ attempts: { replay: boolean; httpStatus: number | null; via?: string }[] }>(`/_sandbox/webhooks/${delivery.id}/replay`);
     expect(replayed.body.attempts.at(-1)).toMatchObject({ replay: true, httpStatus: 200, via: 'listener on-b' });
     expect(r.requests).toHaveLength(3);
+  });
+
+  it('two --forward-to routes on B split cashin.* and cashout.* made on A, each once', async () => {
+    const cashIn = await receiver(200);
+    const cashOut = await receiver(200);
+    const account = await newAccount(a, { name: 'Shared routes' });
+    await spawnListen(listeners, b.url, ['--key', account.secretKey, '--take-over', '--forward-to', `cashin.*=${cashIn.url}`, '--forward-to', `cashout.*=${cashOut.url}`]);
+    const onA = a.clientFor(account.secretKey);
+    const tx = await created(onA, pixBody());
+    expect((await onA.post(`/_sandbox/transactions/${tx.id}/pay`)).status).toBe(200);
+    await fund(onA, 20_000);
+    await cashedOut(onA, cashOutBody());
+    await cashIn.waitForRequests(1, 15_000);
+    await cashOut.waitForRequests(1, 15_000);
+    const data = await waitUntil(async () => {
+      const list = (await listDeliveries(onA)).data;
+      return list.length === 2 && list.every((d) => d.status === 'delivered') && list;
+    }, 'both deliveries recorded delivered', 10_000);
+    expect(cashIn.requests.map((q) => q.headers['x-sandbox-event'])).toEqual(['cashin.paid']);
+    expect(cashOut.requests.map((q) => q.headers['x-sandbox-event'])).toEqual(['cashout.success']);
+    expect(data.map((d) => [d.event, d.attempts.length]).sort()).toEqual([['cashin.paid', 1], ['cashout.success', 1]]);
   });
 
   it('a listener on B killed and started again receives what A made meanwhile', async () => {

@@ -1,19 +1,20 @@
 // The listeners hub on its own (src/webhooks/listeners.ts): offers, answers, timeouts, bounds.
-import { describe, expect, it } from 'vitest';
-import { EventFilter, Listeners, NO_LISTENER, parseAnswer, type ListenerOffer } from '../../src/webhooks/listeners.js';
+import { describe, expect, it, vi } from 'vitest';
+import { EventFilter, Listeners, NO_LISTENER, parseAnswer, type ConnectedListener, type ListenerOffer, type ListenerPresence, type PresentListener } from '../../src/webhooks/listeners.js';
 
 /** A listener that answers each offer with `status(offer)` (or nothing: `undefined`) and keeps what it got. */
-function fakeListener(hub: Listeners, accountId: string, name: string, status: (offer: ListenerOffer) => number | undefined) {
+async function fakeListener(hub: Listeners, accountId: string, name: string, status: (offer: ListenerOffer) => number | undefined, events?: string) {
   const got: ListenerOffer[] = [];
-  const connected = hub.connect(accountId, {
+  let connected: ConnectedListener | undefined;
+  connected = await hub.connect(accountId, {
     name,
     send: (offer) => {
       got.push(offer);
       const answer = status(offer);
-      if (answer !== undefined) queueMicrotask(() => connected.answer({ type: 'answer', id: offer.id, deliveryId: offer.deliveryId, attempt: offer.attempt, status: answer, durationMs: 3 }));
+      if (answer !== undefined) queueMicrotask(() => connected?.answer({ type: 'answer', id: offer.id, deliveryId: offer.deliveryId, attempt: offer.attempt, status: answer, durationMs: 3 }));
       return true;
     },
-  });
+  }, EventFilter.parse(events));
   return { got, connected };
 }
 
@@ -22,7 +23,7 @@ describe('Listeners (the hub)', () => {
 
   it('a listener that never answers times out, and one that disconnects fails its offers at once', async () => {
     const hub = new Listeners({ timeoutMs: 50 });
-    const silent = fakeListener(hub, 'acc_1', 'silent', () => undefined);
+    const silent = await fakeListener(hub, 'acc_1', 'silent', () => undefined);
     const outcome = await hub.offer('acc_1', request);
     expect(outcome).toMatchObject({ ok: false, error: 'no answer within 50 ms', listeners: [{ name: 'silent' }] });
     const pending = hub.offer('acc_1', request);
@@ -33,7 +34,7 @@ describe('Listeners (the hub)', () => {
 
   it('keeps a bounded number of unanswered offers per listener', async () => {
     const hub = new Listeners({ timeoutMs: 60_000, maxPendingPerListener: 2 });
-    const silent = fakeListener(hub, 'acc_1', 'silent', () => undefined);
+    const silent = await fakeListener(hub, 'acc_1', 'silent', () => undefined);
     void hub.offer('acc_1', request);
     void hub.offer('acc_1', request);
     expect(await hub.offer('acc_1', request)).toMatchObject({ ok: false, error: 'listener busy: 2 attempts unanswered' });
@@ -42,8 +43,8 @@ describe('Listeners (the hub)', () => {
 
   it('an answer for another listener\'s offer, or a repeated one, changes nothing', async () => {
     const hub = new Listeners({ timeoutMs: 50 });
-    const a = fakeListener(hub, 'acc_1', 'a', () => undefined);
-    const b = fakeListener(hub, 'acc_1', 'b', () => undefined);
+    const a = await fakeListener(hub, 'acc_1', 'a', () => undefined);
+    const b = await fakeListener(hub, 'acc_1', 'b', () => undefined);
     const pending = hub.offer('acc_1', request);
     const offer = a.got[0]!;
     b.connected.answer({ type: 'answer', id: 'lso_other', deliveryId: offer.deliveryId, attempt: 1, status: 200, durationMs: 1 });
@@ -83,7 +84,7 @@ describe('Listeners (the hub)', () => {
 });
 
 /** Two instances' hubs on one bus: what `unit.publish` does on the shared store, delivered asynchronously. */
-function pairOnOneBus(timeoutMs: number, censusMs?: number): [Listeners, Listeners] {
+function pairOnOneBus(timeoutMs: number, shared: { censusMs?: number; presence?: ListenerPresence } = {}): [Listeners, Listeners] {
   const subscribers = new Map<string, Set<(message: unknown) => void>>();
   const relay = {
     publish: async (accountId: string, message: unknown) => {
@@ -97,7 +98,7 @@ function pairOnOneBus(timeoutMs: number, censusMs?: number): [Listeners, Listene
       return () => set.delete(handler);
     },
   };
-  const options = { timeoutMs, relay, ...(censusMs !== undefined && { censusMs }) };
+  const options = { timeoutMs, relay, ...(shared.censusMs !== undefined && { censusMs: shared.censusMs }), ...(shared.presence && { presence: shared.presence }) };
   return [new Listeners(options), new Listeners(options)];
 }
 
@@ -106,7 +107,7 @@ describe('Listeners over a shared bus', () => {
 
   it('an attempt made on one instance reaches a listener connected to the other, and its answer comes back', async () => {
     const [a, b] = pairOnOneBus(2_000);
-    const remote = fakeListener(b, 'acc_1', 'on-b', () => 200);
+    const remote = await fakeListener(b, 'acc_1', 'on-b', () => 200);
     const outcome = await a.offer('acc_1', request);
     expect(outcome).toMatchObject({ ok: true, httpStatus: 200, via: 'listener on-b', listeners: [{ name: 'on-b', httpStatus: 200 }] });
     expect(remote.got).toHaveLength(1);
@@ -116,7 +117,7 @@ describe('Listeners over a shared bus', () => {
   });
 
   it("a census names the other instance's listeners too; an instance without one of the account says nothing", async () => {
-    const [a, b] = pairOnOneBus(2_000, 1_000);
+    const [a, b] = pairOnOneBus(2_000, { censusMs: 1_000 });
     expect(await a.census('acc_1')).toEqual([]);
     const remote = fakeListener(b, 'acc_1', 'on-b', () => 200);
     fakeListener(a, 'acc_1', 'on-a', () => 200);
@@ -128,9 +129,110 @@ describe('Listeners over a shared bus', () => {
 
   it('a failed answer from the other instance is the outcome at the timeout; with no listener anywhere, none is connected', async () => {
     const [a, b] = pairOnOneBus(300);
-    const remote = fakeListener(b, 'acc_1', 'on-b', () => 500);
+    const remote = await fakeListener(b, 'acc_1', 'on-b', () => 500);
     expect(await a.offer('acc_1', request)).toMatchObject({ ok: false, httpStatus: 500, via: 'listener on-b' });
     remote.connected.close();
     expect(await a.offer('acc_1', request)).toMatchObject({ ok: false, error: NO_LISTENER });
+  });
+});
+
+/** The presence records of a shared store, in memory: what src/webhooks/presence.ts keeps in a table. */
+function memoryPresence(): ListenerPresence & { records: Map<string, PresentListener & { instance: string }> } {
+  const records = new Map<string, PresentListener & { instance: string }>();
+  return {
+    records,
+    refreshMs: 60_000,
+    here: async (instance, listeners) => {
+      for (const l of listeners) records.set(l.id, { ...l, instance });
+    },
+    gone: async (listeners) => {
+      for (const l of listeners) records.delete(l.id);
+    },
+    elsewhere: async (accountId, instance) => [...records.values()].filter((r) => r.accountId === accountId && r.instance !== instance),
+  };
+}
+
+describe('Listeners over a shared bus, with presence records', () => {
+  const request = { deliveryId: 'whd_1', attempt: 1, event: 'cashin.paid' as const, url: null, headers: {}, body: '{}', replay: false };
+  // Long enough that an attempt waiting for it would outlast the test: "at once" is an outcome before it.
+  const TIMEOUT = 120_000;
+
+  it('with no listener on any instance, an attempt fails at once with "no listener connected"', async () => {
+    const presence = memoryPresence();
+    const [a] = pairOnOneBus(TIMEOUT, { presence: presence });
+    expect(await a.offer('acc_1', request)).toEqual({ httpStatus: null, error: NO_LISTENER, durationMs: 0, responseBody: null, ok: false, listeners: [] });
+  });
+
+  it('a listener on the other instance is recorded, and the attempt is relayed to it; once it goes, the next fails at once', async () => {
+    const presence = memoryPresence();
+    const [a, b] = pairOnOneBus(TIMEOUT, { presence: presence });
+    const remote = await fakeListener(b, 'acc_1', 'on-b', () => 200);
+    expect([...presence.records.values()]).toMatchObject([{ accountId: 'acc_1', name: 'on-b', events: '*' }]);
+    expect(await a.offer('acc_1', request)).toMatchObject({ ok: true, via: 'listener on-b' });
+    remote.connected.close();
+    await vi.waitFor(() => expect(presence.records.size).toBe(0));
+    expect(await a.offer('acc_1', request)).toMatchObject({ ok: false, error: NO_LISTENER, listeners: [] });
+    expect(remote.got).toHaveLength(1);
+  });
+
+  it("a non-2xx from the other instance's listener is the outcome once every instance with a listener answered, not at the timeout", async () => {
+    const presence = memoryPresence();
+    const [a, b] = pairOnOneBus(TIMEOUT, { presence: presence });
+    await fakeListener(b, 'acc_1', 'failing-on-b', () => 500);
+    expect(await a.offer('acc_1', request)).toMatchObject({ ok: false, httpStatus: 500, via: 'listener failing-on-b', listeners: [{ name: 'failing-on-b', httpStatus: 500 }] });
+  });
+
+  it('an instance whose listener left as the offer came says it has none, and is waited for no more', async () => {
+    const presence = memoryPresence();
+    // The record's removal not written yet: A still reads it, and relays.
+    let removed!: () => void;
+    const removal = new Promise<void>((resolve) => (removed = resolve));
+    const [a, b] = pairOnOneBus(TIMEOUT, { presence: { ...presence, gone: async (listeners) => (await removal, presence.gone(listeners)) } });
+    const remote = await fakeListener(b, 'acc_1', 'leaving', () => 200);
+    remote.connected.close();
+    expect(await a.offer('acc_1', request)).toMatchObject({ ok: false, error: NO_LISTENER, listeners: [] });
+    removed();
+    await vi.waitFor(() => expect(presence.records.size).toBe(0));
+    expect(remote.got).toEqual([]);
+  });
+
+  it("another instance's listener that filters the event out: fails at once, saying why", async () => {
+    const presence = memoryPresence();
+    const [a, b] = pairOnOneBus(TIMEOUT, { presence: presence });
+    const remote = await fakeListener(b, 'acc_1', 'cash-out-only', () => 200, 'cashout.*');
+    expect(await a.offer('acc_1', request)).toMatchObject({ ok: false, error: `${NO_LISTENER} that takes cashin.paid (the connected ones filter it out with --events)`, listeners: [] });
+    expect(remote.got).toEqual([]);
+  });
+
+  it('a listener is greeted once its presence is recorded, and before any offer', async () => {
+    const presence = memoryPresence();
+    let record!: () => void;
+    const recorded = new Promise<void>((resolve) => (record = resolve));
+    const slow: ListenerPresence = { ...presence, here: async (instance, listeners) => (await recorded, presence.here(instance, listeners)) };
+    const [a] = pairOnOneBus(TIMEOUT, { presence: slow });
+    const seen: string[] = [];
+    a.onConnected(() => void a.offer('acc_1', request));
+    const connecting = a.connect('acc_1', {
+      name: 'ordered',
+      greet: () => seen.push(`greet (recorded: ${presence.records.size})`),
+      send: (offer) => (seen.push(offer.type), true),
+    });
+    await Promise.resolve();
+    expect(seen).toEqual([]);
+    record();
+    const connected = await connecting;
+    await vi.waitFor(() => expect(seen).toEqual(['greet (recorded: 1)', 'attempt']));
+    connected.close();
+  });
+
+  it("closing an instance's hub removes its listeners' records", async () => {
+    const presence = memoryPresence();
+    const [a, b] = pairOnOneBus(TIMEOUT, { presence: presence });
+    await fakeListener(b, 'acc_1', 'one', () => 200);
+    await fakeListener(b, 'acc_2', 'two', () => 200);
+    expect(presence.records.size).toBe(2);
+    await b.close();
+    expect(presence.records.size).toBe(0);
+    expect(await a.offer('acc_2', request)).toMatchObject({ ok: false, error: NO_LISTENER });
   });
 });

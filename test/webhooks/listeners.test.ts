@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
 import type { PurchaseRequest } from '../../src/spec/types.js';
-import { EventFilter, NO_LISTENER, type Listeners, type ListenerOffer } from '../../src/webhooks/listeners.js';
+import { EventFilter, NO_LISTENER, type Listeners, type ConnectedListener, type ListenerOffer } from '../../src/webhooks/listeners.js';
 import { domainKit, pixPurchase, type DomainKit } from '../helpers/domain.js';
 
 let kit: DomainKit;
@@ -14,16 +14,17 @@ afterEach(() => kit.close());
 const pix = (): PurchaseRequest => pixPurchase({ postbackUrl: 'http://localhost:3000/hooks' });
 
 /** A listener that answers each offer with `status(offer)` (or nothing: `undefined`) and keeps what it got. */
-function fakeListener(hub: Listeners, accountId: string, name: string, status: (offer: ListenerOffer) => number | undefined, events?: string) {
+async function fakeListener(hub: Listeners, accountId: string, name: string, status: (offer: ListenerOffer) => number | undefined, events?: string) {
   const got: ListenerOffer[] = [];
-  const connected = hub.connect(
+  let connected: ConnectedListener | undefined;
+  connected = await hub.connect(
     accountId,
     {
       name,
       send: (offer) => {
         got.push(offer);
         const answer = status(offer);
-        if (answer !== undefined) queueMicrotask(() => connected.answer({ type: 'answer', id: offer.id, deliveryId: offer.deliveryId, attempt: offer.attempt, status: answer, durationMs: 3, body: `from ${name}` }));
+        if (answer !== undefined) queueMicrotask(() => connected?.answer({ type: 'answer', id: offer.id, deliveryId: offer.deliveryId, attempt: offer.attempt, status: answer, durationMs: 3, body: `from ${name}` }));
         return true;
       },
     },
@@ -48,7 +49,7 @@ describe('listeners mode in the Deliveries service', () => {
   it('offers the exact signed request to the listener, never to the sender, and records its answer via the listener', async () => {
     kit = await domainKit();
     const account = await listenersAccount();
-    const { got } = fakeListener(kit.listeners, account.id, 'laptop', () => 200);
+    const { got } = await fakeListener(kit.listeners, account.id, 'laptop', () => 200);
     const txId = await pay(account);
     expect(kit.sender.sent).toEqual([]);
     expect(got).toHaveLength(1);
@@ -68,7 +69,7 @@ describe('listeners mode in the Deliveries service', () => {
     const txId = await pay(account);
     let [delivery] = (await kit.deliveries.list(account.id, { transactionId: txId })).data;
     expect(delivery).toMatchObject({ status: 'pending', attempts: [{ error: NO_LISTENER, httpStatus: null }] });
-    const { got } = fakeListener(kit.listeners, account.id, 'late', () => 204);
+    const { got } = await fakeListener(kit.listeners, account.id, 'late', () => 204);
     // Offered again now, not at the retry's backoff: the account's clock does not move.
     await expect.poll(() => got.length, { timeout: 2_000 }).toBe(1);
     await expect.poll(async () => (await kit.deliveries.list(account.id, { transactionId: txId })).data[0]?.status, { timeout: 2_000 }).toBe('delivered');
@@ -80,7 +81,7 @@ describe('listeners mode in the Deliveries service', () => {
     kit = await domainKit();
     const account = await listenersAccount();
     let answers = 0;
-    const { got } = fakeListener(kit.listeners, account.id, 'flaky', () => (++answers === 1 ? 500 : 200));
+    const { got } = await fakeListener(kit.listeners, account.id, 'flaky', () => (++answers === 1 ? 500 : 200));
     const txId = await pay(account);
     let [delivery] = (await kit.deliveries.list(account.id, { transactionId: txId })).data;
     expect(delivery).toMatchObject({ status: 'pending', attempts: [{ httpStatus: 500, error: 'HTTP 500', via: 'listener flaky' }] });
@@ -97,9 +98,9 @@ describe('listeners mode in the Deliveries service', () => {
   it('several listeners: offered to all, the first 2xx wins; a listener filtering the event out is not offered it', async () => {
     kit = await domainKit();
     const account = await listenersAccount();
-    const failing = fakeListener(kit.listeners, account.id, 'a', () => 503);
-    const ok = fakeListener(kit.listeners, account.id, 'b', () => 200);
-    const other = fakeListener(kit.listeners, account.id, 'c', () => 200, 'cashout.*');
+    const failing = await fakeListener(kit.listeners, account.id, 'a', () => 503);
+    const ok = await fakeListener(kit.listeners, account.id, 'b', () => 200);
+    const other = await fakeListener(kit.listeners, account.id, 'c', () => 200, 'cashout.*');
     const txId = await pay(account);
     expect([failing.got.length, ok.got.length, other.got.length]).toEqual([1, 1, 0]);
     const [delivery] = (await kit.deliveries.list(account.id, { transactionId: txId })).data;
@@ -110,7 +111,7 @@ describe('listeners mode in the Deliveries service', () => {
   it('direct mode is untouched: the sender posts, listeners get nothing', async () => {
     kit = await domainKit();
     const account = await kit.account('http://receiver.test/hook');
-    const { got } = fakeListener(kit.listeners, account.id, 'idle', () => 200);
+    const { got } = await fakeListener(kit.listeners, account.id, 'idle', () => 200);
     await pay(account);
     expect(kit.sender.sent).toHaveLength(1);
     expect(got).toEqual([]);

@@ -40,6 +40,9 @@ export class ConsoleReporter {
           '',
         ]);
         break;
+      case 'run:note':
+        this.write([p.dim(event.message), '']);
+        break;
       case 'scenario:start':
         this.write([scenarioHeading(event.file, event.name, p)]);
         break;

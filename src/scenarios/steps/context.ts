@@ -18,11 +18,33 @@ export interface StepRecord {
   headers?: Record<string, string>;
 }
 
+/** How the run's webhooks reach the receiver (src/scenarios/listening.ts). */
+export interface WebhookPath {
+  /** Whether accounts take their webhooks as listeners from the start (the sandbox refused the receiver, or the run was asked to). */
+  readonly viaListener: boolean;
+  /** Whether the answer is the sandbox's target policy refusing `field`'s URL: the run listens from then on. */
+  refused(exchange: Exchange, field: string): boolean;
+  /** Whether the answer is that refusal on a run told never to listen (`--webhooks direct`). */
+  refusedDirect(exchange: Exchange, field: string): boolean;
+  /** Takes the account's webhooks as a listener that forwards each one to its own URL. */
+  listen(secretKey: string): Promise<{ close(): Promise<void> }>;
+}
+
+/** A listener the scenario runs: closed when it ends, and a given account it took out of direct delivery put back. */
+export interface ScenarioListener {
+  close(): Promise<void>;
+  /** The key of an account to put back in direct delivery. */
+  restoreDirect?: string;
+}
+
 /** Everything a step can see and change while its scenario runs. */
 export interface ScenarioState {
   scenario: Scenario;
   http: SandboxHttp;
   receiver: WebhookReceiver;
+  webhooks: WebhookPath;
+  /** The listeners taking the scenario's accounts' webhooks, when the receiver is reached that way. */
+  listeners: ScenarioListener[];
   account: AccountInfo;
   adminToken: string | undefined;
   /** Records of the steps with an id, so far. */
@@ -58,6 +80,8 @@ export interface CallDefinition {
   /** A number, or '2xx'. */
   defaultStatus: number | '2xx';
   onSuccess?(exchange: Exchange, state: ScenarioState): void;
+  /** More calls a success needs (an account's listener), after onSuccess. */
+  afterSuccess?(exchange: Exchange, params: Params, state: ScenarioState): Promise<void>;
 }
 
 export const str = (value: unknown): string | undefined => (value === undefined || value === null ? undefined : String(value));
@@ -102,9 +126,15 @@ export function checkAnswer(exchange: Exchange, expect: ExpectSpec | undefined, 
   if (mismatches.length === 0) return;
   const statusMiss = mismatches[0]?.path === 'status';
   const message = statusMiss
-    ? `expected HTTP ${wanted === '2xx' ? '2xx' : Array.isArray(wanted) ? wanted.join(' or ') : wanted}, got ${exchange.status}${errorText(exchange.responseBody)}`
+    ? `expected HTTP ${wanted === '2xx' ? '2xx' : Array.isArray(wanted) ? wanted.join(' or ') : wanted}, got ${exchange.status}${errorText(exchange.responseBody)}${hintText(exchange)}`
     : `the answer does not match (${mismatches.length} difference${mismatches.length > 1 ? 's' : ''})`;
   throw new StepFailure(message, { mismatches, exchange });
+}
+
+/** ` (<explanation>)` from the sandbox's x-sandbox-hint, when it gave one beside a terse message (`Unauthorized`). */
+export function hintText(exchange: Exchange): string {
+  const hint = exchange.headers['x-sandbox-hint'];
+  return hint && !errorText(exchange.responseBody).includes(hint) ? ` (${hint})` : '';
 }
 
 /** `: <message>` of an error body in either shape, for one-line failure messages. */
@@ -126,6 +156,7 @@ export function callStep(definition: CallDefinition): StepDefinition {
       const exchange = await call(state, options);
       checkAnswer(exchange, params.expect as ExpectSpec | undefined, definition.defaultStatus);
       definition.onSuccess?.(exchange, state);
+      await definition.afterSuccess?.(exchange, params, state);
       return recordOf(exchange);
     },
   };

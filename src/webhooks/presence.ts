@@ -1,0 +1,75 @@
+import type { Clock } from '../clock.js';
+import { Records } from '../records/records.js';
+import type { Repository, TableSpec } from '../store/ports.js';
+import type { ListenerPresence, PresentListener } from './listeners.js';
+
+/**
+ * Which instance has which listeners connected, on a shared store: a record per connected
+ * listener, written when it connects, refreshed by its instance every REFRESH_MS, deleted when it
+ * goes. An instance offering an attempt reads the account's records: with none, no listener is
+ * connected anywhere and the attempt fails at once (to be retried), rather than waiting for
+ * answers that cannot come. A record its instance stopped refreshing (the instance died) counts
+ * for STALE_MS at most, then is removed by the next reader.
+ */
+
+interface PresenceRecord {
+  /** The listener's id. */
+  id: string;
+  accountId: string;
+  /** The instance it is connected to (its Listeners' id). */
+  instance: string;
+  name: string;
+  /** Its event filter, as text (`*` for every event). */
+  events: string;
+  /** When its instance last refreshed it (ms since the epoch, that instance's clock). */
+  seenAt: number;
+}
+
+export const LISTENER_PRESENCE: TableSpec<PresenceRecord> = { name: 'listenerPresence' };
+
+export const REFRESH_MS = 5_000;
+/** Three refreshes missed: the instance is gone (or its clock is that far off). */
+export const STALE_MS = 3 * REFRESH_MS;
+
+export class StoredPresence implements ListenerPresence {
+  readonly refreshMs: number;
+  private readonly staleMs: number;
+  private readonly records: Records<PresenceRecord>;
+
+  constructor(private readonly options: { repository: Repository; clock: Clock; refreshMs?: number }) {
+    this.refreshMs = options.refreshMs ?? REFRESH_MS;
+    this.staleMs = 3 * this.refreshMs;
+    this.records = new Records(options.repository, LISTENER_PRESENCE);
+  }
+
+  async here(instance: string, listeners: readonly PresentListener[]): Promise<void> {
+    if (listeners.length === 0) return;
+    const seenAt = this.options.clock.nowMs();
+    await this.options.repository.units.run(async (unit) => {
+      const table = this.records.in(unit);
+      for (const l of listeners) await table.put({ id: l.id, accountId: l.accountId, instance, name: l.name, events: l.events, seenAt });
+    });
+  }
+
+  async gone(listeners: readonly Pick<PresentListener, 'accountId' | 'id'>[]): Promise<void> {
+    if (listeners.length === 0) return;
+    await this.options.repository.units.run(async (unit) => {
+      const table = this.records.in(unit);
+      for (const l of listeners) await table.delete(l.accountId, l.id);
+    });
+  }
+
+  async elsewhere(accountId: string, instance: string): Promise<(PresentListener & { instance: string })[]> {
+    const since = this.options.clock.nowMs() - this.staleMs;
+    const fresh: (PresentListener & { instance: string })[] = [];
+    const stale: PresenceRecord[] = [];
+    for await (const r of this.records.table.scan(accountId)) {
+      if (r.instance === instance) continue;
+      if (r.seenAt >= since) fresh.push({ id: r.id, accountId: r.accountId, instance: r.instance, name: r.name, events: r.events });
+      else stale.push(r);
+    }
+    // A dead instance's records, gone for good: the next reader tries again if this fails.
+    if (stale.length > 0) await this.gone(stale).catch(() => undefined);
+    return fresh;
+  }
+}
