@@ -63,9 +63,9 @@ describe('Listeners (the hub)', () => {
   it('names the connected listeners of an account, with their event filters, until they disconnect', async () => {
     const hub = new Listeners({ timeoutMs: 50 });
     expect(await hub.census('acc_1')).toEqual([]);
-    const all = fakeListener(hub, 'acc_1', 'laptop', () => 200);
-    const cashins = hub.connect('acc_1', { name: 'ci-7', send: () => true }, EventFilter.parse('cashin.*'));
-    fakeListener(hub, 'acc_2', 'someone-else', () => 200);
+    const all = await fakeListener(hub, 'acc_1', 'laptop', () => 200);
+    const cashins = await hub.connect('acc_1', { name: 'ci-7', send: () => true }, EventFilter.parse('cashin.*'));
+    await fakeListener(hub, 'acc_2', 'someone-else', () => 200);
     const named = await hub.census('acc_1');
     expect(named.map(({ name, events }) => ({ name, events }))).toEqual([{ name: 'laptop', events: '*' }, { name: 'ci-7', events: 'cashin.*' }]);
     for (const l of named) expect(Date.parse(l.connectedAt)).not.toBeNaN();
@@ -119,9 +119,9 @@ describe('Listeners over a shared bus', () => {
   it("a census names the other instance's listeners too; an instance without one of the account says nothing", async () => {
     const [a, b] = pairOnOneBus(2_000, { censusMs: 1_000 });
     expect(await a.census('acc_1')).toEqual([]);
-    const remote = fakeListener(b, 'acc_1', 'on-b', () => 200);
-    fakeListener(a, 'acc_1', 'on-a', () => 200);
-    fakeListener(b, 'acc_2', 'other-account', () => 200);
+    const remote = await fakeListener(b, 'acc_1', 'on-b', () => 200);
+    await fakeListener(a, 'acc_1', 'on-a', () => 200);
+    await fakeListener(b, 'acc_2', 'other-account', () => 200);
     expect((await a.census('acc_1')).map((l) => l.name).sort()).toEqual(['on-a', 'on-b']);
     remote.connected.close();
     expect((await a.census('acc_1')).map((l) => l.name)).toEqual(['on-a']);
