@@ -17,10 +17,7 @@ import { WithdrawalEvents, balanceEvents } from './events/withdrawal-events.js';
 import { Faults, operationIdsOf } from './faults/faults.js';
 import { HttpFaults } from './http/faults.js';
 import { loadFaultsFile } from './faults/load-faults.js';
-import { createAutopilotHandlers } from './http/autopilot-handlers.js';
-import { createFaultHandlers } from './http/fault-handlers.js';
-import { SELF_COMMITTING, createHandlers } from './http/handlers.js';
-import { createInspectorHandlers } from './http/inspector-handlers.js';
+import { createEndpoints } from './http/endpoints.js';
 import { JsonTexts } from './http/json-text.js';
 import { TransactionPresenter } from './http/present-transaction.js';
 import type { AnyReply } from './http/call.js';
@@ -32,15 +29,11 @@ import { GLOBAL_LOG_BYTES, RequestLog, requestLogPruner, type RequestLogEntry, t
 import { SharedRequestLog, UNAUTHENTICATED_ACCOUNT } from './http/shared-request-log.js';
 import { requestLogging } from './http/request-log-middleware.js';
 import { exposureWarning, sharedUseOf } from './http/shared-use.js';
-import { createTransactionHandlers } from './http/transaction-handlers.js';
-import { createWebhookHandlers } from './http/webhook-handlers.js';
-import { createWithdrawalHandlers } from './http/withdrawal-handlers.js';
 import { CashInLedger } from './ledger/cashin-ledger.js';
 import { Ledger } from './ledger/ledger.js';
 import type { Logger } from './log.js';
 import { MockResponder } from './http/mock.js';
 import { FileObjectStorage, MemoryObjectStorage } from './objects/object-storage.js';
-import { createPageHandlers } from './pages/handlers.js';
 import { Health } from './sandbox/health.js';
 import { AccountReset } from './sandbox/reset.js';
 import { Retention } from './sandbox/retention.js';
@@ -323,31 +316,25 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     retention?.add('events', (unit, id, cutoff, limit) => events.deleteOlderThan(unit, id, cutoff, limit));
     if (config.retentionDays !== undefined) retention?.add('requests', requestLogPruner(requestLog, config.retentionDays, () => clock.nowMs()));
 
-    const mock = new MockResponder({ seed: config.mockSeed });
+    const mock = new MockResponder({ seed: config.mockSeed, limits: { jsonBytes: config.jsonLimitBytes, imageBytes: config.imageLimitBytes } });
+    const health = new Health(clock, () => repository.health(), (detail) => logger.warn({ detail }, 'health: the store is unavailable'));
     const pipeline = createPipeline({
       document,
-      // Mock mode: no handler, so every operation is answered from its schema by the fallback.
-      handlers: config.mock
-        ? {}
-        : {
-            ...createHandlers({ config, accounts, products, offers, images, objects, reset, health: new Health(clock, () => repository.health(), (detail) => logger.warn({ detail }, 'health: the store is unavailable')), shared, targets }),
-            ...createTransactionHandlers({ accounts, transactions, transitions, clocks, advances, targets, presenter }),
-            ...createWithdrawalHandlers({ withdrawals, ledger, limits, targets }),
-            ...createPageHandlers({ accounts, transactions, transitions, shared, publicUrl: publicUrlNow }),
-            ...createWebhookHandlers({ deliveries, events }),
-            ...createAutopilotHandlers(autopilot),
-            ...createFaultHandlers(faults),
-            ...createInspectorHandlers(config, requestLog, shared),
-          },
+      endpoints: createEndpoints({
+        config, accounts, products, offers, images, objects, reset, health, shared, targets, transactions, transitions, clocks, advances, presenter,
+        withdrawals, ledger, limits, publicUrl: publicUrlNow, deliveries, events, autopilot, faults, requestLog,
+      }),
+      // Mock mode: every operation is answered from its schema by the fallback, none by its handler.
+      mock: config.mock,
+      admin: (what) => shared.requireAdminOrLoopback(config.adminToken, what),
       accounts,
       adminToken: config.adminToken,
       units,
-      selfCommitting: SELF_COMMITTING,
       answers,
       logger,
       jsonLimitBytes: config.jsonLimitBytes,
       // A generated Pix gets the image of its own code, as every Pix answer does.
-      fallback: async (operation, req) => withQrCode(presenter, mock.respond(operation, req)),
+      fallback: async (operation, req, answer) => withQrCode(presenter, mock.respond(operation, req, answer)),
       faults: httpFaults,
     });
 

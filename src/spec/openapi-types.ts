@@ -2349,7 +2349,7 @@ export interface components {
                 "text/html": string;
             };
         };
-        /** @description Validation failed (the message names the field and the rule), product archived, or externalId already exists. */
+        /** @description Validation failed (the message names the field and the rule), product archived, or externalId already exists. `x-message` is the answer to a query parameter the operation does not take (`?unexpected=1`). */
         ProductBadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -2389,7 +2389,7 @@ export interface components {
                 "application/json": components["schemas"]["ProductError"];
             };
         };
-        /** @description Body larger than the limit (JSON 1 MB, image 5 MB). */
+        /** @description JSON body larger than the limit (1 MB). */
         ProductTooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -2407,7 +2407,7 @@ export interface components {
                 "application/json": components["schemas"]["ProductError"];
             };
         };
-        /** @description Validation error; the message names the field and the rule (amounts out of range answer the exact messages integrations match on, the rule in `x-sandbox-hint`). */
+        /** @description Validation error; the message names the field and the rule (amounts out of range answer the exact messages integrations match on, the rule in `x-sandbox-hint`). `x-message` is the answer to a query parameter the operation does not take (`?unexpected=1`). */
         TransactionBadRequest: {
             headers: {
                 /** @description The sandbox's longer explanation when `message` is an exact text integrations match on. */
@@ -2451,7 +2451,7 @@ export interface components {
                 "application/json": components["schemas"]["TransactionError"];
             };
         };
-        /** @description The transaction or withdrawal is not in a state that allows this: exactly `Transaction already processed` (it has moved on: paid, ended, refunded, a repeated externalId) or `Transaction not approved` (a refund or chargeback of a charge never paid); the state and what the call needs in `x-sandbox-hint`. */
+        /** @description The transaction or withdrawal has moved on (paid, ended, a repeated externalId): exactly `Transaction already processed`, the state and what the call needs in `x-sandbox-hint`. */
         TransactionConflict: {
             headers: {
                 [name: string]: unknown;
@@ -2501,6 +2501,138 @@ export interface components {
         };
         /** @description Wrong Content-Type. */
         TransactionUnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description Validation failed (the message names the field and the rule), product archived, or externalId already exists. `x-message` is the answer to an empty or blank name. */
+        ProductNameBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProductError"];
+            };
+        };
+        /** @description Validation failed (the message names the field and the rule), or the product is archived. `x-message` is the answer to an amount that is not a positive integer. */
+        OfferBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProductError"];
+            };
+        };
+        /** @description The offer's product is not one of this account's. */
+        OfferProductNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProductError"];
+            };
+        };
+        /** @description Image larger than the limit (5 MB). */
+        ImageTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProductError"];
+            };
+        };
+        /** @description The upload is not multipart/form-data. */
+        ImageUnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProductError"];
+            };
+        };
+        /** @description Validation error; the message names the field and the rule. An amount out of its currency's range answers exactly `Sale value below minimum` or `Sale value above maximum` (integrations match on them), the rule in `x-sandbox-hint`; `x-message` is the answer to an amount below the minimum. */
+        PurchaseBadRequest: {
+            headers: {
+                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on. */
+                "x-sandbox-hint"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description Validation error; the message names the field and the rule. A Pix key that does not fit its `pixType`, or the closed-account magic key, answers exactly `Invalid PIX key or account closed` (the key's rule in `x-sandbox-hint`); `x-message` is that answer. */
+        CashOutBadRequest: {
+            headers: {
+                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on. */
+                "x-sandbox-hint"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description No such withdrawal in this account (exactly `Withdrawal not found`, the id in `x-sandbox-hint`). */
+        WithdrawalNotFound: {
+            headers: {
+                /** @description What was looked up. */
+                "x-sandbox-hint"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description No such webhook delivery in this account. */
+        WebhookNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description Nowhere to send it again - the transaction has no postbackUrl and the account no webhook URL. */
+        WebhookConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description No such object. */
+        ObjectNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description With the admin token, `accountId` names no account. */
+        AccountNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description A refund or chargeback of a charge never paid - exactly `Transaction not approved`; the state and what the call needs in `x-sandbox-hint`. */
+        TransactionNotApproved: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description A control call that changes state takes JSON or no body at all, so that a form of another site cannot make it. `x-message` is the answer to a text/plain body. */
+        ControlUnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
             };
@@ -2584,7 +2716,7 @@ export interface operations {
                     "application/json": components["schemas"]["Product"];
                 };
             };
-            400: components["responses"]["ProductBadRequest"];
+            400: components["responses"]["ProductNameBadRequest"];
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             413: components["responses"]["ProductTooLarge"];
@@ -2674,7 +2806,7 @@ export interface operations {
                     "application/json": components["schemas"]["Product"];
                 };
             };
-            400: components["responses"]["ProductBadRequest"];
+            400: components["responses"]["ProductNameBadRequest"];
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
@@ -2718,8 +2850,8 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
-            413: components["responses"]["ProductTooLarge"];
-            415: components["responses"]["ProductUnsupportedMediaType"];
+            413: components["responses"]["ImageTooLarge"];
+            415: components["responses"]["ImageUnsupportedMediaType"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2806,10 +2938,10 @@ export interface operations {
                     "application/json": components["schemas"]["Offer"];
                 };
             };
-            400: components["responses"]["ProductBadRequest"];
+            400: components["responses"]["OfferBadRequest"];
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
-            404: components["responses"]["ProductNotFound"];
+            404: components["responses"]["OfferProductNotFound"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
             503: components["responses"]["ProductUnavailable"];
@@ -2837,7 +2969,7 @@ export interface operations {
                     "application/json": components["schemas"]["Transaction"];
                 };
             };
-            400: components["responses"]["TransactionBadRequest"];
+            400: components["responses"]["PurchaseBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
@@ -2907,7 +3039,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
-            409: components["responses"]["TransactionConflict"];
+            409: components["responses"]["TransactionNotApproved"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -2935,7 +3067,7 @@ export interface operations {
                     "application/json": components["schemas"]["Withdrawal"];
                 };
             };
-            400: components["responses"]["TransactionBadRequest"];
+            400: components["responses"]["CashOutBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             409: components["responses"]["TransactionConflict"];
@@ -2971,7 +3103,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["WithdrawalNotFound"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3056,7 +3188,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3089,7 +3221,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3120,9 +3252,9 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["AccountNotFound"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3189,7 +3321,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3227,7 +3359,7 @@ export interface operations {
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3258,7 +3390,7 @@ export interface operations {
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3295,7 +3427,7 @@ export interface operations {
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3324,9 +3456,9 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
-            409: components["responses"]["TransactionConflict"];
+            409: components["responses"]["TransactionNotApproved"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3361,9 +3493,9 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
-            409: components["responses"]["TransactionConflict"];
+            409: components["responses"]["TransactionNotApproved"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3447,7 +3579,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3505,7 +3637,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["WebhookNotFound"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3532,10 +3664,10 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
-            409: components["responses"]["TransactionConflict"];
+            404: components["responses"]["WebhookNotFound"];
+            409: components["responses"]["WebhookConflict"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3686,7 +3818,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3712,7 +3844,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3854,7 +3986,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3880,7 +4012,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3912,7 +4044,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3998,7 +4130,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["WithdrawalNotFound"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4026,10 +4158,10 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["WithdrawalNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4061,10 +4193,10 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["WithdrawalNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4096,10 +4228,10 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["WithdrawalNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4131,10 +4263,10 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["WithdrawalNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4188,7 +4320,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4213,7 +4345,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4692,7 +4824,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["ObjectNotFound"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };

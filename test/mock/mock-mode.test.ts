@@ -341,7 +341,7 @@ describe('stateful mode', () => {
     await repository.units.run((unit) => accounts.ensureDefault(unit, 'sk_test_fallback'));
     const router = createPipeline({
       document,
-      handlers: { getHealth: () => ({ status: 200, json: { status: 'ok', version: 'handled', uptimeMs: 1, store: { kind: 'embedded', ok: true } } }) },
+      endpoints: { getHealth: { handle: () => ({ status: 200, json: { status: 'ok', version: 'handled', uptimeMs: 1, store: { kind: 'embedded', ok: true } } }) } },
       accounts,
       adminToken: undefined,
       units: repository.units,
