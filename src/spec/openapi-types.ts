@@ -2777,7 +2777,6 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
-            413: components["responses"]["ProductTooLarge"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2880,7 +2879,6 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
-            413: components["responses"]["ProductTooLarge"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -3320,7 +3318,6 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
-            413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
@@ -3389,7 +3386,6 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
@@ -3457,7 +3453,6 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionNotApproved"];
-            413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
@@ -3666,7 +3661,6 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["WebhookNotFound"];
             409: components["responses"]["WebhookConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
@@ -3843,7 +3837,6 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
@@ -4011,7 +4004,6 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
@@ -4160,7 +4152,6 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["WithdrawalNotFound"];
             409: components["responses"]["TransactionConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
@@ -4415,7 +4406,6 @@ export interface operations {
             403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -4449,7 +4439,6 @@ export interface operations {
             403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -4519,7 +4508,6 @@ export interface operations {
             403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -4553,7 +4541,6 @@ export interface operations {
             403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -4623,7 +4610,6 @@ export interface operations {
             403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -4657,7 +4643,6 @@ export interface operations {
             403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -4761,7 +4746,6 @@ export interface operations {
             403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -4795,7 +4779,6 @@ export interface operations {
             403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
