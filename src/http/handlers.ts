@@ -6,7 +6,7 @@ import { toOffer } from '../catalog/offers.js';
 import type { Products } from '../catalog/products.js';
 import { toProduct } from '../catalog/products.js';
 import type { Config } from '../config.js';
-import type { ObjectStorage } from '../objects/object-storage.js';
+import type { ObjectStore } from '../store/ports.js';
 import type { Health } from '../sandbox/health.js';
 import type { AccountReset } from '../sandbox/reset.js';
 import type { WebhookDeliveryMode } from '../spec/types.js';
@@ -22,7 +22,7 @@ export interface CatalogServices {
   products: Products;
   offers: Offers;
   images: ProductImages;
-  objects: ObjectStorage;
+  objects: ObjectStore;
   reset: AccountReset;
   health: Health;
   targets: WebhookTargets;

@@ -118,7 +118,7 @@ beforeAll(async () => {
   operations = new OpenAPIRouter({ definition: await loadOpenApi() }).getOperations().map((operation) => ({
     id: operation.operationId ?? '',
     route: `${operation.method.toUpperCase()} ${operation.path}`,
-    permission: typeof operation['x-permission'] === 'string' ? operation['x-permission'] : '-',
+    permission: 'x-permission' in operation && typeof operation['x-permission'] === 'string' ? operation['x-permission'] : '-',
   }));
 });
 
