@@ -253,8 +253,7 @@ export function pathParams(template: string, path: string): Record<string, strin
 
 /** openapi.yaml's `x-message` of an error response: the exact message the stateful sandbox answers in the case the response describes. */
 function messageOf(response: ResponseObject): string | undefined {
-  const message: unknown = (response as ResponseObject & { 'x-message'?: unknown })['x-message'];
-  return typeof message === 'string' ? message : undefined;
+  return 'x-message' in response && typeof response['x-message'] === 'string' ? response['x-message'] : undefined;
 }
 
 /** The x-sandbox-hint of a mock 409 of a transaction call, where the stateful sandbox sends one beside the short message. */

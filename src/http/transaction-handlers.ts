@@ -1,7 +1,8 @@
 import { deliveryModeOf, type Accounts } from '../accounts/accounts.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { ClockAdvances } from '../scheduler/advance-clock.js';
-import type { Clock } from '../spec/types.js';
+import type { MockAnswer } from '../mock/answer.js';
+import type { Clock, TransactionStatus } from '../spec/types.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
 import type { Transitions } from '../transactions/transitions.js';
@@ -32,7 +33,7 @@ const clockOf = async (s: TransactionServices, accountId: string): Promise<Clock
 });
 
 /** What a control call leaves a transaction in, in mock mode. */
-const leaves = (status: 'PENDING' | 'APPROVED' | 'BLOCKED' | 'REFUNDED' | 'CHARGEBACK', reason: string | null) => ({ transaction: { status, reason } });
+const leaves = (status: TransactionStatus, reason: string | null): MockAnswer => ({ transaction: { status, reason } });
 /** A 409's x-sandbox-hint in mock mode, as the state machine words it (src/transactions/transitions.ts). */
 const PAID = { is: 'APPROVED (paid by PIX)', only: 'a PENDING' };
 const UNPAID = { is: 'PENDING', only: 'an APPROVED' };

@@ -1,6 +1,5 @@
-import type { components } from '../spec/openapi-types.js';
 import type { Rng } from '../rails/random.js';
-import type { OperationId, WithdrawalStatus } from '../spec/types.js';
+import type { OperationId, TransactionStatus, WithdrawalStatus } from '../spec/types.js';
 
 /**
  * What mock mode needs to know of an operation beyond openapi.yaml, written beside its handler
@@ -10,7 +9,7 @@ import type { OperationId, WithdrawalStatus } from '../spec/types.js';
  */
 export interface MockAnswer {
   /** The transaction a control call leaves: its status and statusReason. */
-  readonly transaction?: { readonly status: components['schemas']['TransactionStatus']; readonly reason: string | null };
+  readonly transaction?: { readonly status: TransactionStatus; readonly reason: string | null };
   /** The withdrawal a control call leaves; `ends` names the unhappy end whose message it carries. */
   readonly withdrawal?: { readonly status: WithdrawalStatus; readonly ends?: 'reject' | 'fail' | 'return' };
   /**
