@@ -231,7 +231,7 @@ export interface SandboxOptions {
 export const REQUEST_LOG_MAX_BYTES = 32 * 1024 * 1024;
 
 /** The store a configuration chooses (src/store/open.ts), a data file of an earlier version brought up to this one's layout. */
-export function openConfiguredStore(config: Config, clock: Clock, logger: Logger): Promise<OpenedStore> {
+function openConfiguredStore(config: Config, clock: Clock, logger: Logger): Promise<OpenedStore> {
   return openStore({
     store: config.store,
     dataFile: config.inMemory ? undefined : config.dataFile,

@@ -61,7 +61,7 @@ function bindOne<K extends OperationId, S>(into: Endpoints, table: EndpointTable
   (into as Partial<Record<K, BoundEndpoint<K>>>)[id] = bound;
 }
 
-/** The options of each endpoint of a table, without its handler: what the table test and the docs list. */
+/** The options of each endpoint of a table, without its handler: what the endpoint table test lists. */
 export function optionsOf<S>(table: EndpointTable<S>): { [K in OperationId]?: EndpointOptions } {
   return Object.fromEntries(
     Object.entries(table).map(([id, endpoint]: [string, EndpointOptions]) => {
