@@ -1,5 +1,4 @@
 import type { Express } from 'express';
-import { dirname, join } from 'node:path';
 import type { Server } from 'node:http';
 import { Accounts, type AccountRecord } from './accounts/accounts.js';
 import { Autopilot, transactionActionRunner, withdrawalActionRunner } from './autopilot/autopilot.js';
@@ -17,10 +16,7 @@ import { WithdrawalEvents, balanceEvents } from './events/withdrawal-events.js';
 import { Faults, operationIdsOf } from './faults/faults.js';
 import { HttpFaults } from './http/faults.js';
 import { loadFaultsFile } from './faults/load-faults.js';
-import { createAutopilotHandlers } from './http/autopilot-handlers.js';
-import { createFaultHandlers } from './http/fault-handlers.js';
-import { SELF_COMMITTING, createHandlers } from './http/handlers.js';
-import { createInspectorHandlers } from './http/inspector-handlers.js';
+import { createEndpoints } from './http/endpoints.js';
 import { JsonTexts } from './http/json-text.js';
 import { TransactionPresenter } from './http/present-transaction.js';
 import type { AnyReply } from './http/call.js';
@@ -31,16 +27,11 @@ import { QrRenderer } from './pages/qr-renderer.js';
 import { GLOBAL_LOG_BYTES, RequestLog, requestLogPruner, type RequestLogEntry, type RequestLogStore } from './http/request-log.js';
 import { SharedRequestLog, UNAUTHENTICATED_ACCOUNT } from './http/shared-request-log.js';
 import { requestLogging } from './http/request-log-middleware.js';
-import { exposureWarning, sharedUseOf } from './http/shared-use.js';
-import { createTransactionHandlers } from './http/transaction-handlers.js';
-import { createWebhookHandlers } from './http/webhook-handlers.js';
-import { createWithdrawalHandlers } from './http/withdrawal-handlers.js';
+import { exposureWarning, sharedUseOf, type SharedUse } from './http/shared-use.js';
 import { CashInLedger } from './ledger/cashin-ledger.js';
 import { Ledger } from './ledger/ledger.js';
 import type { Logger } from './log.js';
 import { MockResponder } from './http/mock.js';
-import { FileObjectStorage, MemoryObjectStorage } from './objects/object-storage.js';
-import { createPageHandlers } from './pages/handlers.js';
 import { Health } from './sandbox/health.js';
 import { AccountReset } from './sandbox/reset.js';
 import { Retention } from './sandbox/retention.js';
@@ -53,10 +44,8 @@ import { Jobs } from './scheduler/jobs.js';
 import { Scheduler } from './scheduler/scheduler.js';
 import { loadOpenApi } from './spec/openapi.js';
 import type { Transaction } from './spec/types.js';
-import { EmbeddedRepository } from './store/embedded/repository.js';
-import { PostgresRepository } from './store/postgres/repository.js';
-import type { Repository } from './store/ports.js';
-import type { ObjectStorage } from './objects/object-storage.js';
+import { openStore } from './store/open.js';
+import type { ObjectStore, OpenedStore, Repository } from './store/ports.js';
 import type { AutopilotRule } from './spec/types.js';
 import type { FeeTable } from './transactions/fees.js';
 import type { WebhookSender } from './webhooks/dispatcher.js';
@@ -96,7 +85,7 @@ export interface DomainOptions {
   repository: Repository;
   clock: Clock;
   logger: Logger;
-  objects: ObjectStorage;
+  objects: ObjectStore;
   /** Sends webhook attempts (src/webhooks/dispatcher.ts). */
   dispatcher: WebhookSender;
   /** Resolves once the answers of the current turn are written (the HTTP layer's answer writer, src/http/reply.ts). */
@@ -233,30 +222,43 @@ export function composeDomain(options: DomainOptions): Domain {
 export interface SandboxOptions {
   /** Real time; tests pass a FakeClock. */
   clock?: Clock;
+  /**
+   * The store, opened (src/store/open.ts); the sandbox closes it when it closes, and lets it go
+   * when its start fails. Default: the one the configuration chooses, opened here.
+   */
+  store?: OpenedStore;
 }
 
 /** The shared request log's bound per account besides its entry count: entries keep bodies of up to 64 KiB each. */
 export const REQUEST_LOG_MAX_BYTES = 32 * 1024 * 1024;
 
-/** The repository a configuration asks for: the embedded journaled file (or memory), or PostgreSQL shared by many instances. */
-type OpenedStore = { kind: 'embedded'; repository: EmbeddedRepository } | { kind: 'postgres'; repository: PostgresRepository };
-
-async function openStore(config: Config, clock: Clock, logger: Logger): Promise<OpenedStore> {
-  const now = (): number => clock.nowMs();
-  if (config.store.kind === 'postgres') {
-    return { kind: 'postgres', repository: await PostgresRepository.open({ connectionString: config.store.url, now, logger }) };
-  }
-  return { kind: 'embedded', repository: await EmbeddedRepository.open({ file: config.inMemory ? undefined : config.dataFile, now, compactMinBytes: config.compactMinBytes, logger }) };
+/** The store a configuration chooses (src/store/open.ts), a data file of an earlier version brought up to this one's layout. */
+function openConfiguredStore(config: Config, clock: Clock, logger: Logger): Promise<OpenedStore> {
+  return openStore({
+    store: config.store,
+    dataFile: config.inMemory ? undefined : config.dataFile,
+    compactMinBytes: config.compactMinBytes,
+    now: () => clock.nowMs(),
+    logger,
+    upgrade: (repository) => upgradeDataFile(repository, logger),
+  });
 }
 
-/** The composition root: opens the repository (upgrading an earlier version's data file), builds the domain, and puts the spec-driven router in front. */
+/** The composition root: opens the store unless given one (upgrading an earlier version's data file), builds the domain, and puts the spec-driven router in front. */
 export async function createSandbox(config: Config, logger: Logger, options: SandboxOptions = {}): Promise<Sandbox> {
   const clock = options.clock ?? systemClock;
   // Settings that cannot be read fail the start before the store is opened (and locked).
-  const targets = WebhookTargets.parse(config.webhookAllow);
-  const shared = sharedUseOf(config);
-  const [document, opened] = await Promise.all([loadOpenApi(), openStore(config, clock, logger)]);
-  const repository: Repository = opened.repository;
+  let targets: WebhookTargets;
+  let shared: SharedUse;
+  try {
+    targets = WebhookTargets.parse(config.webhookAllow);
+    shared = sharedUseOf(config);
+  } catch (error) {
+    await options.store?.abandon();
+    throw error;
+  }
+  const [document, opened] = await Promise.all([loadOpenApi(), options.store ?? openConfiguredStore(config, clock, logger)]);
+  const { repository } = opened;
   const { units } = repository;
   let publicUrl = config.publicUrl ?? `http://localhost:${config.port}`;
   const publicUrlNow = (): string => publicUrl;
@@ -266,12 +268,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
   const texts = new JsonTexts();
   const presenter = new TransactionPresenter(new QrRenderer(), texts);
   try {
-    // Only a data file can have been written by an earlier layout; PostgreSQL tables are made by this one.
-    if (opened.kind === 'embedded') await upgradeDataFile(opened.repository, logger);
-
-    // Images live where the records do: beside the data file, in memory, or in PostgreSQL for every instance.
-    const objects: ObjectStorage =
-      opened.kind === 'postgres' ? opened.repository.objects : config.inMemory ? new MemoryObjectStorage() : new FileObjectStorage(join(dirname(config.dataFile), 'objects'));
+    const { objects } = opened;
     const dispatcher = new Dispatcher(config.webhookTimeoutMs, { targets });
     const domain = composeDomain({
       repository,
@@ -285,7 +282,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       fees: loadFeeTable(config.feesFile),
       operationIds: operationIdsOf(document),
       autopilotRules: config.autopilotFile ? loadRulesFile(config.autopilotFile, document).rules : [],
-      sharedStore: opened.kind === 'postgres',
+      sharedStore: opened.shared,
       settings: config,
     });
     const { accounts, products, offers, images, clocks, limits, events, faults, deliveries, listeners, ledger, autopilot, transactions, transitions, withdrawals, advances, reset } = domain;
@@ -299,12 +296,12 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     }
     const httpFaults = new HttpFaults(faults);
     // Shared by every instance on PostgreSQL; in memory only on the embedded store (a request is not a journal write).
-    const sharedLog = opened.kind === 'postgres' ? opened.repository.requestLog<RequestLogEntry>({
-            entries: config.requestLogSize,
-            bytes: REQUEST_LOG_MAX_BYTES,
-            // The unauthenticated requests' log, which anyone can fill, keeps the embedded store's bound.
-            tighter: { accountId: UNAUTHENTICATED_ACCOUNT, bytes: GLOBAL_LOG_BYTES },
-          }) : undefined;
+    const sharedLog = opened.requestLog<RequestLogEntry>({
+      entries: config.requestLogSize,
+      bytes: REQUEST_LOG_MAX_BYTES,
+      // The unauthenticated requests' log, which anyone can fill, keeps the embedded store's bound.
+      tighter: { accountId: UNAUTHENTICATED_ACCOUNT, bytes: GLOBAL_LOG_BYTES },
+    });
     const requestLog: RequestLogStore = sharedLog ? new SharedRequestLog(config.requestLogSize, sharedLog) : new RequestLog(config.requestLogSize);
     if (config.seedFile) {
       const seed = loadSeedFile(config.seedFile, document);
@@ -325,31 +322,25 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     retention?.add('events', (unit, id, cutoff, limit) => events.deleteOlderThan(unit, id, cutoff, limit));
     if (config.retentionDays !== undefined) retention?.add('requests', requestLogPruner(requestLog, config.retentionDays, () => clock.nowMs()));
 
-    const mock = new MockResponder({ seed: config.mockSeed });
+    const mock = new MockResponder({ seed: config.mockSeed, limits: { jsonBytes: config.jsonLimitBytes, imageBytes: config.imageLimitBytes } });
+    const health = new Health(clock, () => repository.health(), (detail) => logger.warn({ detail }, 'health: the store is unavailable'));
     const pipeline = createPipeline({
       document,
-      // Mock mode: no handler, so every operation is answered from its schema by the fallback.
-      handlers: config.mock
-        ? {}
-        : {
-            ...createHandlers({ config, accounts, products, offers, images, objects, reset, health: new Health(clock, () => repository.health(), (detail) => logger.warn({ detail }, 'health: the store is unavailable')), shared, targets }),
-            ...createTransactionHandlers({ accounts, transactions, transitions, clocks, advances, targets, presenter }),
-            ...createWithdrawalHandlers({ withdrawals, ledger, limits, targets }),
-            ...createPageHandlers({ accounts, transactions, transitions, shared, publicUrl: publicUrlNow }),
-            ...createWebhookHandlers({ deliveries, events, listeners }),
-            ...createAutopilotHandlers(autopilot),
-            ...createFaultHandlers(faults),
-            ...createInspectorHandlers(config, requestLog, shared),
-          },
+      endpoints: createEndpoints({
+        config, accounts, products, offers, images, objects, reset, health, shared, targets, transactions, transitions, clocks, advances, presenter,
+        withdrawals, ledger, limits, publicUrl: publicUrlNow, deliveries, events, listeners, autopilot, faults, requestLog,
+      }),
+      // Mock mode: every operation is answered from its schema by the fallback, none by its handler.
+      mock: config.mock,
+      admin: (what) => shared.requireAdminOrLoopback(config.adminToken, what),
       accounts,
       adminToken: config.adminToken,
       units,
-      selfCommitting: SELF_COMMITTING,
       answers,
       logger,
       jsonLimitBytes: config.jsonLimitBytes,
       // A generated Pix gets the image of its own code, as every Pix answer does.
-      fallback: async (operation, req) => withQrCode(presenter, mock.respond(operation, req)),
+      fallback: async (operation, req, answer) => withQrCode(presenter, mock.respond(operation, req, answer)),
       faults: httpFaults,
     });
 
@@ -413,16 +404,13 @@ export async function createSandbox(config: Config, logger: Logger, options: San
         });
         await Promise.all(ids.map((id) => deliveries.idle(id)));
         await dispatcher.close();
-        // The last requests' entries are written before the connections close.
-        await sharedLog?.flush();
-        await repository.close();
+        await opened.close();
       },
     };
   } catch (error) {
     scheduler?.stop();
     // Releases the data file's lock (or the database's connections), so a corrected file (seed, faults) can be tried again in this process.
-    if (opened.kind === 'embedded') await opened.repository.store.close({ snapshot: false }).catch(() => undefined);
-    else await opened.repository.close().catch(() => undefined);
+    await opened.abandon();
     throw error;
   }
 }

@@ -1,7 +1,7 @@
 import { fileTypeFromBuffer } from 'file-type';
 import { randomUUID } from 'node:crypto';
 import { invalid } from '../errors.js';
-import type { ObjectStorage } from '../objects/object-storage.js';
+import type { ObjectStore } from '../store/ports.js';
 import type { UnitOfWork } from '../store/ports.js';
 import type { Owner, ProductRecord, Products } from './products.js';
 
@@ -17,7 +17,7 @@ export const OBJECTS_PATH = '/_sandbox/objects/';
 
 export interface ProductImagesOptions {
   products: Products;
-  storage: ObjectStorage;
+  storage: ObjectStore;
   /** The image change is a unit of its own: durable before the old file goes (the HTTP layer runs these outside one). */
   units: UnitOfWork;
   /** Read at upload time: with port 0 the URL is known only once the server listens. */

@@ -1,13 +1,14 @@
 import type { Autopilot } from '../autopilot/autopilot.js';
-import type { AccountRecord } from '../accounts/accounts.js';
-import { owner, type Handlers } from './call.js';
+import { owner } from './call.js';
+import { json, type EndpointTable } from './endpoint.js';
 
-const accountId = (call: { account: AccountRecord | undefined }): string => owner(call).id;
-
-export function createAutopilotHandlers(autopilot: Autopilot): Handlers {
-  return {
-    getAutopilot: async (call) => ({ status: 200, json: await autopilot.state(accountId(call)) }),
-    setAutopilot: async (call) => ({ status: 200, json: await autopilot.set(call.unit, accountId(call), call.body) }),
-    clearAutopilot: async (call) => ({ status: 200, json: await autopilot.clear(call.unit, accountId(call)) }),
-  };
+export interface AutopilotServices {
+  autopilot: Autopilot;
 }
+
+/** The account's autopilot rules. */
+export const autopilotEndpoints = {
+  getAutopilot: { handle: async (call, s) => json(200, await s.autopilot.state(owner(call).id)) },
+  setAutopilot: { handle: async (call, s) => json(200, await s.autopilot.set(call.unit, owner(call).id, call.body)) },
+  clearAutopilot: { handle: async (call, s) => json(200, await s.autopilot.clear(call.unit, owner(call).id)) },
+} satisfies EndpointTable<AutopilotServices>;

@@ -51,8 +51,8 @@ export interface Call<K extends OperationId> {
   admin: boolean;
   /**
    * The request's unit of work: what the handler changes goes through it, and is durable before
-   * the answer leaves. Operations that commit in steps (SELF_COMMITTING) run units of their own
-   * and get one that refuses use.
+   * the answer leaves. Operations that commit in steps (their endpoint's `ownUnits`) run units
+   * of their own and get one that refuses use.
    */
   unit: Unit;
   params: PathParams<K>;
@@ -61,7 +61,6 @@ export interface Call<K extends OperationId> {
 }
 
 export type Handler<K extends OperationId> = (call: Call<K>) => Reply<K> | Promise<Reply<K>>;
-export type Handlers = { [K in OperationId]?: Handler<K> };
 
 /** A reply of any operation: what the pipeline sends, and what the schema-generated mock answers. */
 export type AnyReply = (JsonReply<number, unknown> | BytesReply<number> | RedirectReply);

@@ -1,10 +1,14 @@
 import type { Faults } from '../faults/faults.js';
-import { owner, type Handlers } from './call.js';
+import { owner } from './call.js';
+import { json, type EndpointTable } from './endpoint.js';
 
-export function createFaultHandlers(faults: Faults): Handlers {
-  return {
-    getFaults: async (call) => ({ status: 200, json: await faults.state(owner(call).id) }),
-    setFaults: async (call) => ({ status: 200, json: await faults.set(call.unit, owner(call).id, call.body) }),
-    clearFaults: async (call) => ({ status: 200, json: await faults.clear(call.unit, owner(call).id) }),
-  };
+export interface FaultServices {
+  faults: Faults;
 }
+
+/** The account's fault rules. */
+export const faultEndpoints = {
+  getFaults: { handle: async (call, s) => json(200, await s.faults.state(owner(call).id)) },
+  setFaults: { handle: async (call, s) => json(200, await s.faults.set(call.unit, owner(call).id, call.body)) },
+  clearFaults: { handle: async (call, s) => json(200, await s.faults.clear(call.unit, owner(call).id)) },
+} satisfies EndpointTable<FaultServices>;

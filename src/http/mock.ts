@@ -8,11 +8,11 @@ import type { AnyReply as Reply } from './call.js';
 import { headerText } from './reply.js';
 import { createAjv } from './validator.js';
 import { seededRng } from '../rails/random.js';
-import { TRANSACTION_NOT_FOUND } from '../transactions/transactions.js';
-import { coherent, type MockRequest } from '../mock/coherent.js';
+import { DEFAULTS } from '../config.js';
+import type { MockAnswer, MockRequest } from '../mock/answer.js';
+import { coherent } from '../mock/coherent.js';
 import { preferredStatus } from '../mock/prefer.js';
 import { seedFor } from '../mock/seed.js';
-import { withdrawalRefusal } from '../mock/withdrawal.js';
 
 type ResponseObject = OpenAPIV3_1.ResponseObject;
 type SchemaObject = OpenAPIV3_1.SchemaObject;
@@ -67,6 +67,8 @@ const PNG_1X1 = Buffer.from(
 
 export interface MockResponderOptions {
   seed: number;
+  /** The body limits the sandbox enforces, named by the 413s (`{jsonLimit}`, `{imageLimit}` in openapi.yaml's x-message). */
+  limits?: { jsonBytes: number; imageBytes: number };
 }
 
 /**
@@ -83,12 +85,16 @@ export class MockResponder {
   /** Bounded by the operations × statuses × attempts of openapi.yaml. */
   private readonly raw = new Map<string, unknown>();
   private readonly validators = new SchemaValidators();
+  private readonly limits: { jsonLimit: string; imageLimit: string };
 
   constructor(options: MockResponderOptions) {
     this.seed = options.seed;
+    const limits = options.limits ?? { jsonBytes: DEFAULTS.jsonLimitBytes, imageBytes: DEFAULTS.imageLimitBytes };
+    this.limits = { jsonLimit: sizeOf(limits.jsonBytes), imageLimit: sizeOf(limits.imageBytes) };
   }
 
-  respond(operation: Operation, req: Pick<ExpressRequest, 'headers' | 'path'> & Partial<Pick<ExpressRequest, 'body' | 'query'>>): Reply {
+  /** The operation's answer; `answer` is what its endpoint says of mock mode (src/http/endpoint.ts). */
+  respond(operation: Operation, req: Pick<ExpressRequest, 'headers' | 'path'> & Partial<Pick<ExpressRequest, 'body' | 'query'>>, answer?: MockAnswer): Reply {
     const operationId = operation.operationId ?? `${operation.method} ${operation.path}`;
     const request: MockRequest = { params: pathParams(operation.path, req.path), query: (req.query ?? {}) as Record<string, unknown>, body: req.body as unknown };
     const responses = (operation.responses ?? {}) as Record<string, ResponseObject>;
@@ -100,19 +106,20 @@ export class MockResponder {
     // RFC 7240: a preference the server cannot apply is ignored; applied ones are named.
     if (honoured) headers['preference-applied'] = `code=${status}`;
     // What the service refuses whatever its state (a key that does not fit its type), the mock refuses too, unless a status was asked for.
-    const refusal = honoured ? undefined : withdrawalRefusal(operationId, request);
+    const refusal = honoured ? undefined : answer?.refusal?.(request);
     if (refusal) return { status: refusal.status, json: errorBody(familyOf(req.path), refusal.status, refusal.message), headers: { ...headers, 'x-sandbox-hint': headerText(refusal.hint) } };
     const response = responses[String(status)] ?? { description: '' };
     const content = response.content ?? {};
     const json = content['application/json'];
-    if (json && status >= 400) {
-      // The error the real endpoint answers, in its family's shape: what a client matches on.
-      const hint = errorHint(operationId, status, request.params);
+    const message = messageOf(response);
+    if (json && message !== undefined) {
+      // The error the real endpoint answers, as openapi.yaml words it, in its family's shape: what a client matches on.
+      const hint = status === 409 ? conflictHint(answer, request.params) : undefined;
       if (hint !== undefined) headers['x-sandbox-hint'] = headerText(hint);
-      return { status, json: errorBody(familyOf(req.path), status, errorMessage(operationId, status, request.params)), headers };
+      return { status, json: errorBody(familyOf(req.path), status, this.fill(message, request)), headers };
     }
     if (json) {
-      return { status, json: json.schema ? this.body(operationId, status, json.schema as SchemaObject, exampleOf(json), request) : null, headers };
+      return { status, json: json.schema ? this.body(operationId, status, json.schema as SchemaObject, exampleOf(json), request, answer) : null, headers };
     }
     if (status >= 300 && status < 400) {
       const location = this.location(operationId, status, response, req.path);
@@ -131,7 +138,7 @@ export class MockResponder {
    * The body of one documented status: the response's own example when it has a valid one,
    * else a generated one, made coherent; the same for every request, given the seed.
    */
-  body(operationId: string, status: number, schema: SchemaObject, example?: unknown, request?: MockRequest): unknown {
+  body(operationId: string, status: number, schema: SchemaObject, example?: unknown, request?: MockRequest, answer?: MockAnswer): unknown {
     const key = `${operationId} ${status}`;
     // What depends on a request (echoed fields, the id asked for) is made anew for each one.
     if (request === undefined && this.bodies.has(key)) return this.bodies.get(key);
@@ -145,7 +152,7 @@ export class MockResponder {
       if (generated === undefined) continue;
       for (const candidate of [withStatus(generated, status), generated]) {
         // The values that make the body coherent come from the same seed: one request, one answer.
-        const ctx = { operationId, rng: seededRng(seedFor(this.seed, operationId, status, attempt) ^ 0x5bd1e995), ...(request && { request }) };
+        const ctx = { operationId, rng: seededRng(seedFor(this.seed, operationId, status, attempt) ^ 0x5bd1e995), ...(request && { request }), ...(answer && { answer }) };
         const coherentBody = coherent(candidate, ctx);
         if (validate(coherentBody)) {
           if (request === undefined) this.bodies.set(key, coherentBody);
@@ -154,6 +161,19 @@ export class MockResponder {
       }
     }
     throw new Error(`json-schema-faker generated no valid body for ${key} in ${MAX_ATTEMPTS} attempts`);
+  }
+
+  /**
+   * An x-message with its placeholders filled: `{id}`, `{key}` from the path, another name from
+   * the request body's field of that name, `{jsonLimit}` and `{imageLimit}` from the limits.
+   */
+  private fill(message: string, request: MockRequest): string {
+    const body = request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
+    return message.replace(/\{(\w+)\}/g, (placeholder, name: string) => {
+      if (name === 'jsonLimit' || name === 'imageLimit') return this.limits[name];
+      const value = request.params[name] ?? body[name];
+      return typeof value === 'string' ? value : placeholder;
+    });
   }
 
   /** json-schema-faker's body for one attempt's seed, kept: generating is the slow part. */
@@ -231,58 +251,14 @@ export function pathParams(template: string, path: string): Record<string, strin
   return params;
 }
 
-/**
- * What a call answers on a transaction past the state it needs (src/transactions/transitions.ts
- * words it so): the exact message, and the explanation of the x-sandbox-hint header.
- */
-const CONFLICTS: Readonly<Record<string, { message: string; is: string; only: string; verb: string }>> = {
-  payTransaction: { message: 'Transaction already processed', is: 'APPROVED (paid by PIX)', only: 'a PENDING', verb: 'paid' },
-  expireTransaction: { message: 'Transaction already processed', is: 'APPROVED (paid by PIX)', only: 'a PENDING', verb: 'expired' },
-  declineTransaction: { message: 'Transaction already processed', is: 'APPROVED (paid by PIX)', only: 'a PENDING', verb: 'declined' },
-  refundTransaction: { message: 'Transaction not approved', is: 'PENDING', only: 'an APPROVED', verb: 'refunded' },
-  refundPurchase: { message: 'Transaction not approved', is: 'PENDING', only: 'an APPROVED', verb: 'refunded' },
-  chargebackTransaction: { message: 'Transaction not approved', is: 'PENDING', only: 'an APPROVED', verb: 'charged back' },
-};
-
-/** The x-sandbox-hint of a mock error, where the stateful sandbox sends one beside a short message. */
-export function errorHint(operationId: string, status: number, params: Record<string, string>): string | undefined {
-  const done = CONFLICTS[operationId];
-  if (status !== 409 || !done) return undefined;
-  return `transaction ${params.id || '100000000'} is ${done.is}; only ${done.only} transaction can be ${done.verb}`;
+/** openapi.yaml's `x-message` of an error response: the exact message the stateful sandbox answers in the case the response describes. */
+function messageOf(response: ResponseObject): string | undefined {
+  return 'x-message' in response && typeof response['x-message'] === 'string' ? response['x-message'] : undefined;
 }
 
-const TRANSACTION_OPERATIONS: readonly string[] = ['getTransaction', 'fillTransaction', 'payTransaction', 'expireTransaction', 'declineTransaction', 'refundTransaction', 'chargebackTransaction'];
-
-/**
- * The message the stateful sandbox answers for this operation and status (where a client matches
- * on it: `Transaction not found`, `Sale value below minimum`); 401 and 403 as the contract words them.
- */
-export function errorMessage(operationId: string, status: number, params: Record<string, string>): string {
-  const id = params.id ?? params.key ?? '';
-  switch (status) {
-    case 400:
-      if (operationId === 'createPurchase') return 'Sale value below minimum';
-      if (operationId === 'createProduct' || operationId === 'updateProduct') return 'name must be 1 to 255 characters long after trimming';
-      if (operationId === 'createOffer') return 'amount must be a positive integer number of centavos';
-      return 'request body is not valid for this operation';
-    case 401:
-      return 'Unauthorized';
-    case 403:
-      return 'Forbidden';
-    case 404:
-      if (TRANSACTION_OPERATIONS.includes(operationId) || /Checkout|Boleto|Pix/.test(operationId)) return TRANSACTION_NOT_FOUND;
-      if (operationId === 'getWebhook' || operationId === 'replayWebhook') return `webhook delivery ${id} not found`;
-      if (operationId === 'getObject') return `object ${id} not found`;
-      if (id.startsWith('prd_') || /Product|Offer/.test(operationId)) return `product ${id || 'prd_3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70'} not found`;
-      return 'not found';
-    case 409:
-      // The withdrawal calls and cash-out answer the same exact text for a repeat or an ended withdrawal.
-      return CONFLICTS[operationId]?.message ?? (/Withdrawal|CashOut/.test(operationId) ? 'Transaction already processed' : `transaction ${id || '100000000'} is not in a state that allows this`);
-    case 413:
-      return `request body is larger than the limit of ${sizeOf(1024 * 1024)}`;
-    case 415:
-      return 'Content-Type must be application/json';
-    default:
-      return `HTTP ${status}`;
-  }
+/** The x-sandbox-hint of a mock 409 of a transaction call, where the stateful sandbox sends one beside the short message. */
+function conflictHint(answer: MockAnswer | undefined, params: Record<string, string>): string | undefined {
+  const conflict = answer?.conflict;
+  if (!conflict) return undefined;
+  return `transaction ${params.id || '100000000'} is ${conflict.is}; only ${conflict.only} transaction can be ${conflict.verb}`;
 }

@@ -4,10 +4,9 @@ import type { Accounts } from '../accounts/accounts.js';
 import { DEFAULTS } from '../config.js';
 import type { Logger } from '../log.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
-import type { OperationId } from '../spec/types.js';
 import type { UnitOfWork } from '../store/ports.js';
 import { Authenticator } from './authenticate.js';
-import type { Handlers } from './call.js';
+import type { Endpoints } from './endpoint.js';
 import type { HttpFaults } from './faults.js';
 import { HandleStage, type Fallback } from './handle.js';
 import { ErrorMapper } from './map-errors.js';
@@ -45,19 +44,22 @@ export type Pipeline = RequestHandler & {
 
 export interface PipelineOptions {
   document: OpenApiDocument;
-  handlers: Handlers;
+  /** Each operation's handler and what it runs under (src/http/endpoints.ts). */
+  endpoints: Endpoints;
   accounts: Accounts;
   adminToken: string | undefined;
   /** Each handler runs as `units.run(() => handler(call))`; the answer leaves when it resolves. */
   units: Pick<UnitOfWork, 'run'>;
-  /** Operations whose handlers manage their own units of work (src/http/handlers.ts): run outside one. */
-  selfCommitting?: ReadonlySet<OperationId>;
+  /** Mock mode: every operation is answered by the fallback. */
+  mock?: boolean;
+  /** Refuses an endpoint's admin act where it is closed (src/http/shared-use.ts). */
+  admin?: (what: string) => void;
   logger: Logger;
   /** express.json()'s limit, named in a 413 (default: the configuration default). */
   jsonLimitBytes?: number;
   /** This sandbox's answer writer, when the composition root made it first (the webhooks wait on it); else a new one. */
   answers?: AnswerWriter;
-  /** Answers operations without a handler (the schema-generated mock) instead of a 501. */
+  /** Answers operations without an endpoint, and every one in mock mode (the schema-generated mock), instead of a 501. */
   fallback?: Fallback;
   /** The accounts' fault rules (src/faults), applied right after authentication. */
   faults?: HttpFaults;
@@ -74,7 +76,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   // openapi.yaml's x-not-used: likewise read once, a malformed entry failing the start.
   const ignoreNotUsed = notUsedFields(router.getOperations());
   const authenticator = new Authenticator(options.accounts, options.adminToken);
-  const handling = new HandleStage(options.handlers, options.units, options.fallback, options.selfCommitting);
+  const handling = new HandleStage({ endpoints: options.endpoints, units: options.units, fallback: options.fallback, mock: options.mock, admin: options.admin });
 
   const run = async (req: Request, res: Response): Promise<void> => {
     const operation = matchOperation(router, notEmulated, req.method, req.path);

@@ -1,14 +1,16 @@
 import { deliveryModeOf, type Accounts } from '../accounts/accounts.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { ClockAdvances } from '../scheduler/advance-clock.js';
-import type { Clock } from '../spec/types.js';
+import type { MockAnswer } from '../mock/answer.js';
+import type { Clock, TransactionStatus } from '../spec/types.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { Transactions } from '../transactions/transactions.js';
 import type { Transitions } from '../transactions/transitions.js';
 import type { WebhookTargets } from '../webhooks/targets.js';
 import { checkWebhookTarget } from './handlers.js';
 import type { TransactionPresenter } from './present-transaction.js';
-import { owner, type Handlers } from './call.js';
+import { owner } from './call.js';
+import { json, type EndpointTable } from './endpoint.js';
 
 export interface TransactionServices {
   accounts: Accounts;
@@ -21,60 +23,94 @@ export interface TransactionServices {
   presenter: TransactionPresenter;
 }
 
-const json = <S extends number, J>(status: S, body: J) => ({ status, json: body });
+/** A transaction's answer, as GET /transactions/:id shows it (a Pix with its QR image). */
+const present = async <S extends number>(s: TransactionServices, status: S, pending: Promise<TransactionRecord>) => json(status, await s.presenter.present((await pending).view));
 
-export function createTransactionHandlers(s: TransactionServices): Handlers {
-  const present = async <S extends number>(status: S, pending: Promise<TransactionRecord>) => json(status, await s.presenter.present((await pending).view));
-  const clockOf = async (accountId: string): Promise<Clock> => ({
-    accountId,
-    now: await s.clocks.nowIso(accountId),
-    offsetMs: await s.clocks.offsetOf(accountId),
-  });
-  return {
-    createPurchase: (call) => {
+const clockOf = async (s: TransactionServices, accountId: string): Promise<Clock> => ({
+  accountId,
+  now: await s.clocks.nowIso(accountId),
+  offsetMs: await s.clocks.offsetOf(accountId),
+});
+
+/** What a control call leaves a transaction in, in mock mode. */
+const leaves = (status: TransactionStatus, reason: string | null): MockAnswer => ({ transaction: { status, reason } });
+/** A 409's x-sandbox-hint in mock mode, as the state machine words it (src/transactions/transitions.ts). */
+const PAID = { is: 'APPROVED (paid by PIX)', only: 'a PENDING' };
+const UNPAID = { is: 'PENDING', only: 'an APPROVED' };
+
+/** Purchases, lookups, the control calls that move a transaction on, and the account clock. */
+export const transactionEndpoints = {
+  createPurchase: {
+    handle: (call, s) => {
       const input = call.body;
       checkWebhookTarget(s.targets, 'postbackUrl', input.postbackUrl, deliveryModeOf(owner(call)));
-      return present(201, s.transactions.create(call.unit, owner(call), input));
+      return present(s, 201, s.transactions.create(call.unit, owner(call), input));
     },
-    getTransaction: (call) => {
+  },
+  getTransaction: {
+    handle: (call, s) => {
       const id = call.params.id;
       // searchBy=id is what typed clients send by default: the same as no searchBy.
       const record = call.query.searchBy === 'externalId' ? s.transactions.getByExternalId(owner(call), id) : s.transactions.get(owner(call), id);
-      return present(200, record);
+      return present(s, 200, record);
     },
-
-    listTransactions: async (call) => {
+  },
+  listTransactions: {
+    handle: async (call, s) => {
       const { status, currency, method, createdFrom, createdTo, externalIdPrefix, limit, startingAfter } = call.query;
       const page = await s.transactions.list(owner(call).id, { status, currency, method, createdFrom, createdTo, externalIdPrefix, limit, startingAfter });
       // Each item as GET /transactions/:id answers it (a Pix with its QR image).
       return json(200, { data: await Promise.all(page.data.map((record) => s.presenter.present(record.view))), hasMore: page.hasMore });
     },
-
-    fillTransaction: (call) => present(200, s.transitions.fill(call.unit, owner(call).id, call.params.id)),
-    payTransaction: (call) => {
+  },
+  fillTransaction: {
+    mock: leaves('PENDING', null),
+    handle: (call, s) => present(s, 200, s.transitions.fill(call.unit, owner(call).id, call.params.id)),
+  },
+  payTransaction: {
+    mock: { ...leaves('APPROVED', null), conflict: { ...PAID, verb: 'paid' } },
+    handle: (call, s) => {
       const { rail } = call.body ?? {};
-      return present(200, s.transitions.pay(call.unit, owner(call).id, call.params.id, rail));
+      return present(s, 200, s.transitions.pay(call.unit, owner(call).id, call.params.id, rail));
     },
-    expireTransaction: (call) => present(200, s.transitions.expire(call.unit, owner(call).id, call.params.id)),
-    declineTransaction: (call) => {
+  },
+  expireTransaction: {
+    mock: { ...leaves('BLOCKED', 'EXPIRED'), conflict: { ...PAID, verb: 'expired' } },
+    handle: (call, s) => present(s, 200, s.transitions.expire(call.unit, owner(call).id, call.params.id)),
+  },
+  declineTransaction: {
+    mock: { ...leaves('BLOCKED', 'DECLINED'), conflict: { ...PAID, verb: 'declined' } },
+    handle: (call, s) => {
       const { message } = call.body ?? {};
-      return present(200, s.transitions.decline(call.unit, owner(call).id, call.params.id, { message }));
+      return present(s, 200, s.transitions.decline(call.unit, owner(call).id, call.params.id, { message }));
     },
-    refundTransaction: (call) => present(200, s.transitions.refund(call.unit, owner(call).id, call.params.id)),
-    // What integrations call; the control API's refund is the same transition.
-    refundPurchase: (call) => {
+  },
+  refundTransaction: {
+    mock: { ...leaves('REFUNDED', 'REFUNDED'), conflict: { ...UNPAID, verb: 'refunded' } },
+    handle: (call, s) => present(s, 200, s.transitions.refund(call.unit, owner(call).id, call.params.id)),
+  },
+  // What integrations call; the control API's refund is the same transition.
+  refundPurchase: {
+    mock: { ...leaves('REFUNDED', 'REFUNDED'), conflict: { ...UNPAID, verb: 'refunded' } },
+    handle: (call, s) => {
       const { amount } = call.body ?? {};
-      return present(200, s.transitions.refund(call.unit, owner(call).id, call.params.id, { amount }));
+      return present(s, 200, s.transitions.refund(call.unit, owner(call).id, call.params.id, { amount }));
     },
-    chargebackTransaction: (call) => {
+  },
+  chargebackTransaction: {
+    mock: { ...leaves('CHARGEBACK', 'CHARGEBACK'), conflict: { ...UNPAID, verb: 'charged back' } },
+    handle: (call, s) => {
       const { reason } = call.body ?? {};
-      return present(200, s.transitions.chargeback(call.unit, owner(call).id, call.params.id, reason));
+      return present(s, 200, s.transitions.chargeback(call.unit, owner(call).id, call.params.id, reason));
     },
-    getClock: async (call) => json(200, await clockOf(owner(call).id)),
-    advanceClock: async (call) => {
+  },
+  getClock: { handle: async (call, s) => json(200, await clockOf(s, owner(call).id)) },
+  advanceClock: {
+    ownUnits: 'every step of an advance is durable before the next, so the jobs it runs are units of their own',
+    handle: async (call, s) => {
       const account = owner(call);
       await s.advances.advance(account.id, call.body.ms);
-      return json(200, await clockOf(account.id));
+      return json(200, await clockOf(s, account.id));
     },
-  };
-}
+  },
+} satisfies EndpointTable<TransactionServices>;

@@ -1,8 +1,9 @@
-import { deliveryModeOf } from '../accounts/accounts.js';
 import type { Events } from '../events/events.js';
+import { deliveryModeOf } from '../accounts/accounts.js';
 import type { Deliveries } from '../webhooks/deliveries.js';
 import type { Listeners } from '../webhooks/listeners.js';
-import { owner, type Handlers } from './call.js';
+import { owner } from './call.js';
+import { json, type EndpointTable } from './endpoint.js';
 import { HttpError } from './errors.js';
 
 export interface WebhookServices {
@@ -11,35 +12,48 @@ export interface WebhookServices {
   listeners: Listeners;
 }
 
-export function createWebhookHandlers(s: WebhookServices): Handlers {
-  return {
-    listWebhooks: async (call) =>
-      ({ status: 200, json: await s.deliveries.list(owner(call).id, {
+/** Webhook deliveries, the event log, and the plain-HTTP side of the two WebSocket endpoints. */
+export const webhookEndpoints = {
+  listWebhooks: {
+    handle: async (call, s) =>
+      json(200, await s.deliveries.list(owner(call).id, {
         transactionId: call.query.transactionId,
         withdrawalId: call.query.withdrawalId,
         status: call.query.status,
         limit: call.query.limit,
         startingAfter: call.query.startingAfter,
-      }) }),
-    getWebhook: async (call) => ({ status: 200, json: await s.deliveries.get(owner(call).id, call.params.id) }),
-    replayWebhook: async (call) => ({ status: 200, json: await s.deliveries.replay(owner(call).id, call.params.id) }),
-    listEvents: async (call) =>
-      ({ status: 200, json: await s.events.list(owner(call).id, {
+      })),
+  },
+  getWebhook: { handle: async (call, s) => json(200, await s.deliveries.get(owner(call).id, call.params.id)) },
+  replayWebhook: {
+    ownUnits: "the replayed attempt is recorded before the answer, and its post follows in a unit of its own",
+    handle: async (call, s) => json(200, await s.deliveries.replay(owner(call).id, call.params.id)),
+  },
+  listEvents: {
+    handle: async (call, s) =>
+      json(200, await s.events.list(owner(call).id, {
         type: call.query.type,
         transactionId: call.query.transactionId,
         withdrawalId: call.query.withdrawalId,
         limit: call.query.limit,
         startingAfter: call.query.startingAfter,
-      }) }),
-    getEventStream: () => {
+      })),
+  },
+  getEventStream: {
+    handle: () => {
       throw new HttpError(426, 'this is a WebSocket endpoint: connect with Upgrade: websocket');
     },
-    listListeners: async (call) => {
+  },
+  listListeners: {
+    ownUnits: 'it changes nothing, and a unit would hold a database connection while the census waits for other instances',
+    handle: async (call, s) => {
       const account = owner(call);
-      return { status: 200, json: { delivery: deliveryModeOf(account), listeners: await s.listeners.census(account.id) } };
+      return json(200, { delivery: deliveryModeOf(account), listeners: await s.listeners.census(account.id) });
     },
-    getListenStream: () => {
+  },
+  getListenStream: {
+    handle: () => {
       throw new HttpError(426, 'this is a WebSocket endpoint for webhook listeners: run `payments-sandbox listen` (docs/listening.md), or connect with Upgrade: websocket');
     },
-  };
-}
+  },
+} satisfies EndpointTable<WebhookServices>;

@@ -5,17 +5,11 @@
  */
 import { fromCharset, type Rng } from '../rails/random.js';
 import { sortKeysDeep } from '../webhooks/signature.js';
-import { AMOUNT_LIMITS, isTransactionLike, mockTransaction, type MockRequest } from './transaction.js';
+import { answers, type MockContext } from './answer.js';
+import { AMOUNT_LIMITS, isTransactionLike, mockTransaction } from './transaction.js';
 import { isWithdrawal, isWithdrawalLookup, mockWithdrawal, mockWithdrawalLookup, SAMPLE_KEYS } from './withdrawal.js';
 
-export { AMOUNT_LIMITS, type MockRequest };
-
-/** What a body is made coherent with: the operation, a seeded source of values, and the request when there is one. */
-export interface MockContext {
-  operationId: string;
-  rng: Rng;
-  request?: MockRequest;
-}
+export { AMOUNT_LIMITS };
 import { clabeCheckDigit } from '../rails/clabe.js';
 
 type Json = Record<string, unknown>;
@@ -51,13 +45,12 @@ const isDelivery = (o: Json): boolean => typeof o.id === 'string' && o.id.starts
 
 function coherentProduct(product: Json, ctx: MockContext): Json {
   const out = { ...product };
-  const { operationId } = ctx;
   if (!USER_ID.test(String(out.createdByUserId))) out.createdByUserId = `usr_${uuid4(ctx.rng)}`;
   const asked = ctx.request?.params.id;
-  if (asked !== undefined && PRODUCT_ID.test(asked) && operationId !== 'listProducts') out.id = asked;
-  if (operationId === 'createProduct' || operationId === 'updateProduct') Object.assign(out, echoed(ctx, ['name', 'description', 'externalId', 'metadata', 'active']));
+  if (asked !== undefined && PRODUCT_ID.test(asked) && !answers(ctx, 'listProducts')) out.id = asked;
+  if (answers(ctx, 'createProduct') || answers(ctx, 'updateProduct')) Object.assign(out, echoed(ctx, ['name', 'description', 'externalId', 'metadata', 'active']));
   if (typeof out.createdAt === 'string' && typeof out.updatedAt === 'string' && out.updatedAt < out.createdAt) out.updatedAt = out.createdAt;
-  if (operationId === 'archiveProduct') {
+  if (answers(ctx, 'archiveProduct')) {
     // Archiving: inactive, archived at its last update.
     out.active = false;
     out.deletedAt = out.updatedAt;
@@ -65,20 +58,20 @@ function coherentProduct(product: Json, ctx: MockContext): Json {
     // Lists hold live products only, and a read of an archived one is the rarer case.
     out.deletedAt = null;
   }
-  if (operationId === 'createProduct') {
+  if (answers(ctx, 'createProduct')) {
     out.active = true;
     out.imageUrl = null;
     out.updatedAt = out.createdAt;
   }
-  if (operationId === 'deleteProductImage') out.imageUrl = null;
+  if (answers(ctx, 'deleteProductImage')) out.imageUrl = null;
   return out;
 }
 
 function coherentOffer(offer: Json, ctx: MockContext): Json {
   const out = { ...offer };
   const asked = ctx.request?.params.id;
-  if (ctx.operationId === 'listProductOffers' && asked !== undefined && PRODUCT_ID.test(asked)) out.productId = asked;
-  if (ctx.operationId === 'createOffer') {
+  if (answers(ctx, 'listProductOffers') && asked !== undefined && PRODUCT_ID.test(asked)) out.productId = asked;
+  if (answers(ctx, 'createOffer')) {
     Object.assign(out, echoed(ctx, ['productId', 'name', 'amount', 'billingCycle']));
     if (!('billingCycle' in bodyOf(ctx))) out.billingCycle = null;
     out.updatedAt = out.createdAt;
@@ -90,8 +83,8 @@ function coherentOffer(offer: Json, ctx: MockContext): Json {
 function coherentAccount(account: Json, ctx: MockContext): Json {
   const out = { ...account };
   if (!USER_ID.test(String(out.userId))) out.userId = `usr_${uuid4(ctx.rng)}`;
-  if (ctx.operationId === 'createAccount') Object.assign(out, echoed(ctx, ['name', 'permissions', 'webhookUrl']));
-  if (ctx.operationId === 'setWebhookUrl' && 'url' in bodyOf(ctx)) out.webhookUrl = bodyOf(ctx).url;
+  if (answers(ctx, 'createAccount')) Object.assign(out, echoed(ctx, ['name', 'permissions', 'webhookUrl']));
+  if (answers(ctx, 'setWebhookUrl') && 'url' in bodyOf(ctx)) out.webhookUrl = bodyOf(ctx).url;
   return out;
 }
 
@@ -188,12 +181,12 @@ export function coherent(body: unknown, ctx: MockContext): unknown {
   if (Array.isArray(body)) return body.map((item) => coherent(item, ctx));
   if (!isObject(body)) return body;
   // A transaction is made whole (src/mock/transaction.ts); its parts need nothing more.
-  if (isTransactionLike(body)) return mockTransaction(body, ctx.operationId, ctx.rng, ctx.request);
+  if (isTransactionLike(body)) return mockTransaction(body, ctx);
   let out: Json = Object.fromEntries(Object.entries(body).map(([k, v]) => [k, coherent(v, ctx)]));
   if (Array.isArray(out.actions) && typeof out.name === 'string') return coherentRule(out);
   // A withdrawal is made whole (src/mock/withdrawal.ts), as a transaction is.
-  if (isWithdrawal(out)) return mockWithdrawal(out, ctx.operationId, ctx.rng, ctx.request);
-  if (isWithdrawalLookup(out)) return mockWithdrawalLookup(out, ctx.rng, ctx.request);
+  if (isWithdrawal(out)) return mockWithdrawal(out, ctx);
+  if (isWithdrawalLookup(out)) return mockWithdrawalLookup(out, ctx);
   if ('balance' in out && 'garanteeBalance' in out) return { ...out, garanteeBalance: 0 };
   if (isProduct(out)) out = coherentProduct(out, ctx);
   else if (isOffer(out)) out = coherentOffer(out, ctx);

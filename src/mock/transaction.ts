@@ -1,5 +1,6 @@
 import { DEFAULT_ACCOUNT_ID } from '../accounts/accounts.js';
-import { digits, intBelow, pick, type Rng } from '../rails/random.js';
+import { digits, intBelow, pick } from '../rails/random.js';
+import { answers, type MockContext } from './answer.js';
 import { chargeClabe } from '../rails/clabe.js';
 import { feeFor, DEFAULT_FEES } from '../transactions/fees.js';
 import { DEFAULT_LIMITS } from '../transactions/limits.js';
@@ -31,13 +32,6 @@ export const AMOUNT_LIMITS: Readonly<Record<string, { min: number; max: number }
 
 type Currency = 'COP' | 'ARS' | 'BRL' | 'MXN';
 
-/** What of the request the answer must agree with. */
-export interface MockRequest {
-  params: Record<string, string>;
-  query: Record<string, unknown>;
-  body: unknown;
-}
-
 export const METHODS: Readonly<Record<Currency, readonly string[]>> = {
   COP: ['BANK_TRANSFER', 'PSE', 'NEQUI', 'BREB'],
   ARS: ['BANK_TRANSFER'],
@@ -46,16 +40,6 @@ export const METHODS: Readonly<Record<Currency, readonly string[]>> = {
 };
 const STATUSES = ['PENDING', 'APPROVED', 'REFUNDED', 'CHARGEBACK', 'BLOCKED'] as const;
 type Status = (typeof STATUSES)[number];
-
-/** The status each control call leads to, and why (statusReason). */
-const OUTCOME: Readonly<Record<string, { status: Status; reason: string | null }>> = {
-  fillTransaction: { status: 'PENDING', reason: null },
-  payTransaction: { status: 'APPROVED', reason: null },
-  expireTransaction: { status: 'BLOCKED', reason: 'EXPIRED' },
-  declineTransaction: { status: 'BLOCKED', reason: 'DECLINED' },
-  refundTransaction: { status: 'REFUNDED', reason: 'REFUNDED' },
-  chargebackTransaction: { status: 'CHARGEBACK', reason: 'CHARGEBACK' },
-};
 
 const DAY_MS = 86_400_000;
 const PIX_LIFETIME_MS = DAY_MS;
@@ -71,9 +55,11 @@ const MERCHANT = { id: DEFAULT_ACCOUNT_ID, name: 'Sandbox merchant' };
 
 export const isTransactionLike = (o: Json): boolean => typeof o.transactionId === 'string' && 'currency' in o && 'method' in o && 'status' in o;
 
-export function mockTransaction(generated: Json, operationId: string, rng: Rng, request: MockRequest | undefined): Json {
+export function mockTransaction(generated: Json, ctx: MockContext): Json {
+  const { rng, request } = ctx;
   const body = isObject(request?.body) ? request.body : {};
-  const creating = operationId === 'createPurchase';
+  const creating = answers(ctx, 'createPurchase');
+  const outcome = ctx.answer?.transaction;
 
   const currency: Currency = creating ? (isCurrency(body.currency) ? body.currency : 'BRL') : isCurrency(generated.currency) ? generated.currency : 'BRL';
   const methods = METHODS[currency];
@@ -98,8 +84,8 @@ export function mockTransaction(generated: Json, operationId: string, rng: Rng, 
     const outcome = method === 'CREDIT_CARD' ? (cardNumber ? cardOutcome(cardNumber) : { status: 'APPROVED' as const, declineReason: null }) : undefined;
     status = outcome?.status ?? 'PENDING';
     reason = status === 'BLOCKED' ? 'DECLINED' : null;
-  } else if (OUTCOME[operationId]) {
-    ({ status, reason } = OUTCOME[operationId]);
+  } else if (outcome) {
+    ({ status, reason } = outcome);
   } else {
     status = STATUSES.includes(generated.status as Status) ? (generated.status as Status) : 'PENDING';
     reason =
@@ -165,7 +151,7 @@ export function mockTransaction(generated: Json, operationId: string, rng: Rng, 
     method !== 'CREDIT_CARD' &&
     currency !== 'MXN' &&
     // A plain Pix has its code from the 201 on (the default --pix-instruction immediate).
-    (paid || method === 'PIX' || operationId === 'fillTransaction' || (!creating && (status !== 'PENDING' || rng() < 0.5)));
+    (paid || method === 'PIX' || answers(ctx, 'fillTransaction') || (!creating && (status !== 'PENDING' || rng() < 0.5)));
   if (!filled) return view;
   const dueDate = currency === 'BRL' && method !== 'PIX' ? (str(body.dueDate) ?? new Date(createdMs + 3 * DAY_MS).toISOString().slice(0, 10)) : null;
   const input = { id, accountId: MERCHANT.id, accountName: MERCHANT.name, currency, method, amount, dueDate };

@@ -7,7 +7,7 @@ import { cashOutFee, DEFAULT_FEES } from '../transactions/fees.js';
 import { DEFAULT_MESSAGES, outcomeOfKey } from '../withdrawals/magic-keys.js';
 import { INVALID_PIX_KEY, normalizePixKey } from '../withdrawals/pix-keys.js';
 import { receiverOf } from '../withdrawals/receiver.js';
-import type { MockRequest } from './transaction.js';
+import { answers, type MockContext, type MockRefusal, type MockRequest } from './answer.js';
 
 /**
  * A mock withdrawal: the values json-schema-faker drew made into one the service could answer,
@@ -34,13 +34,6 @@ export const SAMPLE_KEYS: Readonly<Record<PixType, string>> = {
   EVP: '3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70',
 };
 
-/** The status each control call leads to, and the message of its unhappy end. */
-const OUTCOME: Readonly<Record<string, { status: Status; action?: keyof typeof DEFAULT_MESSAGES }>> = {
-  approveWithdrawal: { status: 'WITHDRAW_APPROVED' },
-  rejectWithdrawal: { status: 'WITHDRAW_REJECTED', action: 'reject' },
-  failWithdrawal: { status: 'WITHDRAW_ERROR', action: 'fail' },
-  returnWithdrawal: { status: 'WITHDRAW_RETURNED', action: 'return' },
-};
 const MESSAGE_OF: Partial<Record<Status, string>> = {
   WITHDRAW_REJECTED: DEFAULT_MESSAGES.reject,
   WITHDRAW_ERROR: DEFAULT_MESSAGES.fail,
@@ -79,8 +72,7 @@ const bodyOf = (request: MockRequest | undefined): Json => (request && isObject(
  * whose key does not fit its `pixType`, or the closed-account magic key. 400 with the exact
  * message integrations match on, the explanation as the hint.
  */
-export function withdrawalRefusal(operationId: string, request: MockRequest): { status: number; message: string; hint: string } | undefined {
-  if (operationId !== 'createCashOut') return undefined;
+export function cashOutRefusal(request: MockRequest): MockRefusal | undefined {
   const body = bodyOf(request);
   const type = body.pixType;
   const key = body.pixKey;
@@ -114,17 +106,19 @@ function timesOf(generated: Json): { createdAt: string; updatedAt: string } {
 }
 
 /** Status, end-to-end id and error of a withdrawal as the lifecycle leaves them. */
-function stateOf(generated: Json, operationId: string, request: MockRequest | undefined, rng: Rng, at: string): { status: Status; endToEndId: string | null; error: string | null } {
-  const outcome = OUTCOME[operationId];
-  const status: Status = operationId === 'createCashOut' ? 'WITHDRAW_REQUEST' : (outcome?.status ?? (isStatus(generated.status) ? generated.status : pick(rng, STATUSES)));
+function stateOf(generated: Json, ctx: MockContext, at: string): { status: Status; endToEndId: string | null; error: string | null } {
+  const { rng, request } = ctx;
+  const outcome = ctx.answer?.withdrawal;
+  const status: Status = answers(ctx, 'createCashOut') ? 'WITHDRAW_REQUEST' : (outcome?.status ?? (isStatus(generated.status) ? generated.status : pick(rng, STATUSES)));
   const asked = str(bodyOf(request).message);
-  const error = outcome?.action ? (asked ?? DEFAULT_MESSAGES[outcome.action]) : (MESSAGE_OF[status] ?? null);
+  const error = outcome?.ends ? (asked ?? DEFAULT_MESSAGES[outcome.ends]) : (MESSAGE_OF[status] ?? null);
   return { status, endToEndId: PAID_OUT.includes(status) ? endToEndId(SANDBOX_INSTITUTION.ispb, new Date(at), rng) : null, error };
 }
 
-export function mockWithdrawal(generated: Json, operationId: string, rng: Rng, request: MockRequest | undefined): Json {
+export function mockWithdrawal(generated: Json, ctx: MockContext): Json {
+  const { rng, request } = ctx;
   const body = bodyOf(request);
-  const creating = operationId === 'createCashOut';
+  const creating = answers(ctx, 'createCashOut');
   const type: PixType = creating && isType(body.pixType) ? body.pixType : isType(generated.pixType) ? generated.pixType : pick(rng, TYPES);
   const key = creating ? keyOf(type, body.pixKey) : SAMPLE_KEYS[type];
   const document = creating ? str(body.document) : undefined;
@@ -134,7 +128,7 @@ export function mockWithdrawal(generated: Json, operationId: string, rng: Rng, r
   const id = !creating && asked !== undefined && UUID_V4.test(asked) ? asked : str(generated.id) && UUID_V4.test(String(generated.id)) ? String(generated.id) : uuid4(rng);
   const times = timesOf(generated);
   const updatedAt = creating ? times.createdAt : times.updatedAt;
-  const state = stateOf(generated, operationId, request, rng, updatedAt);
+  const state = stateOf(generated, ctx, updatedAt);
   return {
     id,
     externalId: creating ? (str(body.externalId) ?? null) : (str(generated.externalId) ?? null),
@@ -156,13 +150,14 @@ export function mockWithdrawal(generated: Json, operationId: string, rng: Rng, r
 }
 
 /** `GET /withdraws/collect/:id`: the id asked for (or the externalId, with searchBy=externalId), coherent. */
-export function mockWithdrawalLookup(generated: Json, rng: Rng, request: MockRequest | undefined): Json {
+export function mockWithdrawalLookup(generated: Json, ctx: MockContext): Json {
+  const { rng, request } = ctx;
   const byExternalId = request?.query.searchBy === 'externalId';
   const asked = request?.params.id;
   const type = pick(rng, TYPES);
   const receiver = receiverOf(type, SAMPLE_KEYS[type], undefined);
   const at = timesOf(generated).updatedAt;
-  const state = stateOf(generated, 'getWithdrawal', request, rng, at);
+  const state = stateOf(generated, ctx, at);
   return {
     withdrawalId: !byExternalId && asked !== undefined ? asked : uuid4(rng),
     externalId: byExternalId && asked !== undefined ? asked : (str(generated.externalId) ?? null),

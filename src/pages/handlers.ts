@@ -3,7 +3,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Accounts } from '../accounts/accounts.js';
 import type { Request as ExpressRequest } from 'express';
 import { isDomainError, notFound } from '../errors.js';
-import { owner, type AnyReply, type BytesReply, type Handlers, type RedirectReply } from '../http/call.js';
+import { owner, type AnyReply, type BytesReply, type RedirectReply } from '../http/call.js';
+import { json, type EndpointTable } from '../http/endpoint.js';
 import { HttpError } from '../http/errors.js';
 import { statusOf } from '../http/map-errors.js';
 import type { SharedUse } from '../http/shared-use.js';
@@ -59,7 +60,7 @@ function tokenMatches(record: TransactionRecord, token: unknown): boolean {
  * whether the id exists.
  */
 /** What a payer page's call carries: the transaction id, and the link's token. */
-interface PageCall {
+export interface PageCall {
   req: ExpressRequest;
   unit: Unit;
   params: { id: string };
@@ -81,10 +82,10 @@ async function payerTransaction(s: PageServices, call: PageCall, kind?: Kind): P
  * HttpError carrying it, rendered by the error stage), while an API client (or a test)
  * asking for JSON, or for anything, keeps the JSON error the rest of the API answers with.
  */
-function forPeople<R extends AnyReply>(handler: (call: PageCall) => R | Promise<R>): (call: PageCall) => Promise<R> {
-  return async (call) => {
+function forPeople<R extends AnyReply>(handler: (call: PageCall, s: PageServices) => R | Promise<R>): (call: PageCall, s: PageServices) => Promise<R> {
+  return async (call, s) => {
     try {
-      const reply = await handler(call);
+      const reply = await handler(call, s);
       const answered: AnyReply = reply;
       const document = 'bytes' in answered && answered.contentType === HTML ? String(answered.bytes) : undefined;
       return { ...reply, headers: { ...payerPageHeaders(document), ...answered.headers } };
@@ -121,53 +122,66 @@ function pagesOf(record: TransactionRecord & { payerToken: string }, base: strin
   };
 }
 
-export function createPageHandlers(s: PageServices): Handlers {
-  const decide = (kind: Kind, path: (id: string) => string, outcome: 'approved' | 'rejected', rail?: Rail) =>
-    forPeople(async (call) => {
-      const { record } = await payerTransaction(s, call, kind);
-      // The buttons are the page's own forms: a page of another site must not press them for the payer.
-      if (!s.shared.sameOrigin(call.req)) {
-        const from = call.req.headers.origin ?? `a ${String(call.req.headers['sec-fetch-site'])} page`;
-        throw new HttpError(403, `the payer page's buttons take POSTs from the page itself, not from ${from}`);
-      }
-      if (outcome === 'approved') await s.transitions.pay(call.unit, record.accountId, record.id, rail);
-      else await s.transitions.decline(call.unit, record.accountId, record.id, { reason: 'REJECTED' });
-      return redirect(`${withToken(path(record.id), record.payerToken)}&result=${outcome}`);
-    });
-  return {
-    getCheckoutPage: forPeople(async (call) => {
+/** A payer page's button: the transition it makes, then back to the page with its result. */
+const decide = (kind: Kind, path: (id: string) => string, outcome: 'approved' | 'rejected', rail?: Rail) =>
+  forPeople(async (call, s) => {
+    const { record } = await payerTransaction(s, call, kind);
+    // The buttons are the page's own forms: a page of another site must not press them for the payer.
+    if (!s.shared.sameOrigin(call.req)) {
+      const from = call.req.headers.origin ?? `a ${String(call.req.headers['sec-fetch-site'])} page`;
+      throw new HttpError(403, `the payer page's buttons take POSTs from the page itself, not from ${from}`);
+    }
+    if (outcome === 'approved') await s.transitions.pay(call.unit, record.accountId, record.id, rail);
+    else await s.transitions.decline(call.unit, record.accountId, record.id, { reason: 'REJECTED' });
+    return redirect(`${withToken(path(record.id), record.payerToken)}&result=${outcome}`);
+  });
+
+/** The payer pages (the link's token instead of a key), their buttons, the Pix QR image, and the links' lookup. */
+export const pageEndpoints = {
+  getCheckoutPage: {
+    handle: forPeople(async (call, s) => {
       const { record, merchant } = await payerTransaction(s, call, 'checkout');
       return htmlPage(renderCheckoutPage(record, merchant, resultOf(call)));
     }),
-    approveCheckout: decide('checkout', checkoutPath, 'approved'),
-    rejectCheckout: decide('checkout', checkoutPath, 'rejected'),
-    getBoletoPage: forPeople(async (call) => {
+  },
+  approveCheckout: { handle: decide('checkout', checkoutPath, 'approved') },
+  rejectCheckout: { handle: decide('checkout', checkoutPath, 'rejected') },
+  getBoletoPage: {
+    handle: forPeople(async (call, s) => {
       const { record, merchant } = await payerTransaction(s, call, 'boleto');
       return htmlPage(renderBoletoPage(record, merchant, resultOf(call)));
     }),
-    approveBoleto: decide('boleto', boletoPath, 'approved', 'BOLETO'),
-    rejectBoleto: decide('boleto', boletoPath, 'rejected'),
-    getPixPage: forPeople(async (call) => {
+  },
+  approveBoleto: { handle: decide('boleto', boletoPath, 'approved', 'BOLETO') },
+  rejectBoleto: { handle: decide('boleto', boletoPath, 'rejected') },
+  getPixPage: {
+    handle: forPeople(async (call, s) => {
       const { record, merchant } = await payerTransaction(s, call, 'pix');
       return htmlPage(renderPixPage(record, merchant, resultOf(call)));
     }),
-    approvePix: decide('pix', pixPagePath, 'approved', 'PIX'),
-    rejectPix: decide('pix', pixPagePath, 'rejected'),
-    getSpeiPage: forPeople(async (call) => {
+  },
+  approvePix: { handle: decide('pix', pixPagePath, 'approved', 'PIX') },
+  rejectPix: { handle: decide('pix', pixPagePath, 'rejected') },
+  getSpeiPage: {
+    handle: forPeople(async (call, s) => {
       const { record, merchant } = await payerTransaction(s, call, 'spei');
       return htmlPage(renderSpeiPage(record, merchant, resultOf(call)));
     }),
-    approveSpei: decide('spei', speiPagePath, 'approved'),
-    rejectSpei: decide('spei', speiPagePath, 'rejected'),
-    getPixQr: async (call) => {
+  },
+  approveSpei: { handle: decide('spei', speiPagePath, 'approved') },
+  rejectSpei: { handle: decide('spei', speiPagePath, 'rejected') },
+  getPixQr: {
+    handle: async (call, s) => {
       const { record } = await payerTransaction(s, call);
       const code = 'pixCode' in record.view ? record.view.pixCode : undefined;
       if (!code) throw notFound(`transaction ${record.id} has no Pix code${code === '' ? ' yet' : ''}`);
       return { status: 200, contentType: 'image/png', bytes: await pixQrPng(code), headers: payerPageHeaders() };
     },
-    getPayerPages: async (call) => {
+  },
+  getPayerPages: {
+    handle: async (call, s) => {
       const record = await s.transactions.withPayerToken(call.unit, await s.transactions.get(owner(call), call.params.id));
-      return { status: 200, json: pagesOf(record, s.publicUrl()) };
+      return json(200, pagesOf(record, s.publicUrl()));
     },
-  };
-}
+  },
+} satisfies EndpointTable<PageServices>;

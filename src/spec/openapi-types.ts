@@ -2382,7 +2382,7 @@ export interface components {
                 "text/html": string;
             };
         };
-        /** @description Validation failed (the message names the field and the rule), product archived, or externalId already exists. */
+        /** @description Validation failed (the message names the field and the rule), product archived, or externalId already exists. `x-message` is the answer to a query parameter the operation does not take (`?unexpected=1`). */
         ProductBadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -2422,7 +2422,7 @@ export interface components {
                 "application/json": components["schemas"]["ProductError"];
             };
         };
-        /** @description Body larger than the limit (JSON 1 MB, image 5 MB). */
+        /** @description JSON body larger than the limit (1 MB). */
         ProductTooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -2440,7 +2440,7 @@ export interface components {
                 "application/json": components["schemas"]["ProductError"];
             };
         };
-        /** @description Validation error; the message names the field and the rule (amounts out of range answer the exact messages integrations match on, the rule in `x-sandbox-hint`). */
+        /** @description Validation error; the message names the field and the rule (amounts out of range answer the exact messages integrations match on, the rule in `x-sandbox-hint`). `x-message` is the answer to a query parameter the operation does not take (`?unexpected=1`). */
         TransactionBadRequest: {
             headers: {
                 /** @description The sandbox's longer explanation when `message` is an exact text integrations match on. */
@@ -2484,7 +2484,7 @@ export interface components {
                 "application/json": components["schemas"]["TransactionError"];
             };
         };
-        /** @description The transaction or withdrawal is not in a state that allows this: exactly `Transaction already processed` (it has moved on: paid, ended, refunded, a repeated externalId) or `Transaction not approved` (a refund or chargeback of a charge never paid); the state and what the call needs in `x-sandbox-hint`. */
+        /** @description The transaction or withdrawal has moved on (paid, ended, a repeated externalId): exactly `Transaction already processed`, the state and what the call needs in `x-sandbox-hint`. */
         TransactionConflict: {
             headers: {
                 [name: string]: unknown;
@@ -2534,6 +2534,138 @@ export interface components {
         };
         /** @description Wrong Content-Type. */
         TransactionUnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description Validation failed (the message names the field and the rule), product archived, or externalId already exists. `x-message` is the answer to an empty or blank name. */
+        ProductNameBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProductError"];
+            };
+        };
+        /** @description Validation failed (the message names the field and the rule), or the product is archived. `x-message` is the answer to an amount that is not a positive integer. */
+        OfferBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProductError"];
+            };
+        };
+        /** @description The offer's product is not one of this account's. */
+        OfferProductNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProductError"];
+            };
+        };
+        /** @description Image larger than the limit (5 MB). */
+        ImageTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProductError"];
+            };
+        };
+        /** @description The upload is not multipart/form-data. */
+        ImageUnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProductError"];
+            };
+        };
+        /** @description Validation error; the message names the field and the rule. An amount out of its currency's range answers exactly `Sale value below minimum` or `Sale value above maximum` (integrations match on them), the rule in `x-sandbox-hint`; `x-message` is the answer to an amount below the minimum. */
+        PurchaseBadRequest: {
+            headers: {
+                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on. */
+                "x-sandbox-hint"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description Validation error; the message names the field and the rule. A Pix key that does not fit its `pixType`, or the closed-account magic key, answers exactly `Invalid PIX key or account closed` (the key's rule in `x-sandbox-hint`); `x-message` is that answer. */
+        CashOutBadRequest: {
+            headers: {
+                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on. */
+                "x-sandbox-hint"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description No such withdrawal in this account (exactly `Withdrawal not found`, the id in `x-sandbox-hint`). */
+        WithdrawalNotFound: {
+            headers: {
+                /** @description What was looked up. */
+                "x-sandbox-hint"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description No such webhook delivery in this account. */
+        WebhookNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description Nowhere to send it again - the transaction has no postbackUrl and the account no webhook URL. */
+        WebhookConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description No such object. */
+        ObjectNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description With the admin token, `accountId` names no account. */
+        AccountNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description A refund or chargeback of a charge never paid - exactly `Transaction not approved`; the state and what the call needs in `x-sandbox-hint`. */
+        TransactionNotApproved: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description A control call that changes state takes JSON or no body at all, so that a form of another site cannot make it. `x-message` is the answer to a text/plain body. */
+        ControlUnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
             };
@@ -2617,7 +2749,7 @@ export interface operations {
                     "application/json": components["schemas"]["Product"];
                 };
             };
-            400: components["responses"]["ProductBadRequest"];
+            400: components["responses"]["ProductNameBadRequest"];
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             413: components["responses"]["ProductTooLarge"];
@@ -2678,7 +2810,6 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
-            413: components["responses"]["ProductTooLarge"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2707,7 +2838,7 @@ export interface operations {
                     "application/json": components["schemas"]["Product"];
                 };
             };
-            400: components["responses"]["ProductBadRequest"];
+            400: components["responses"]["ProductNameBadRequest"];
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
@@ -2751,8 +2882,8 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
-            413: components["responses"]["ProductTooLarge"];
-            415: components["responses"]["ProductUnsupportedMediaType"];
+            413: components["responses"]["ImageTooLarge"];
+            415: components["responses"]["ImageUnsupportedMediaType"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2781,7 +2912,6 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
-            413: components["responses"]["ProductTooLarge"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2839,10 +2969,10 @@ export interface operations {
                     "application/json": components["schemas"]["Offer"];
                 };
             };
-            400: components["responses"]["ProductBadRequest"];
+            400: components["responses"]["OfferBadRequest"];
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
-            404: components["responses"]["ProductNotFound"];
+            404: components["responses"]["OfferProductNotFound"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
             503: components["responses"]["ProductUnavailable"];
@@ -2870,7 +3000,7 @@ export interface operations {
                     "application/json": components["schemas"]["Transaction"];
                 };
             };
-            400: components["responses"]["TransactionBadRequest"];
+            400: components["responses"]["PurchaseBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
@@ -2940,7 +3070,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
-            409: components["responses"]["TransactionConflict"];
+            409: components["responses"]["TransactionNotApproved"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -2968,7 +3098,7 @@ export interface operations {
                     "application/json": components["schemas"]["Withdrawal"];
                 };
             };
-            400: components["responses"]["TransactionBadRequest"];
+            400: components["responses"]["CashOutBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             409: components["responses"]["TransactionConflict"];
@@ -3004,7 +3134,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["WithdrawalNotFound"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3089,7 +3219,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3122,7 +3252,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3153,9 +3283,9 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["AccountNotFound"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3221,8 +3351,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
-            413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3260,7 +3389,7 @@ export interface operations {
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3290,8 +3419,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
-            413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3328,7 +3456,7 @@ export interface operations {
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3357,9 +3485,8 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
-            409: components["responses"]["TransactionConflict"];
-            413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            409: components["responses"]["TransactionNotApproved"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3394,9 +3521,9 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
-            409: components["responses"]["TransactionConflict"];
+            409: components["responses"]["TransactionNotApproved"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3480,7 +3607,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3538,7 +3665,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["WebhookNotFound"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3565,10 +3692,9 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
-            409: components["responses"]["TransactionConflict"];
-            413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            404: components["responses"]["WebhookNotFound"];
+            409: components["responses"]["WebhookConflict"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3743,7 +3869,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3768,8 +3894,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3911,7 +4036,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3936,8 +4061,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3969,7 +4093,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4055,7 +4179,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["WithdrawalNotFound"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4083,10 +4207,9 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["WithdrawalNotFound"];
             409: components["responses"]["TransactionConflict"];
-            413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4118,10 +4241,10 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["WithdrawalNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4153,10 +4276,10 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["WithdrawalNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4188,10 +4311,10 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["WithdrawalNotFound"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4245,7 +4368,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4270,7 +4393,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
-            415: components["responses"]["TransactionUnsupportedMediaType"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4340,7 +4463,6 @@ export interface operations {
             403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -4374,7 +4496,6 @@ export interface operations {
             403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -4444,7 +4565,6 @@ export interface operations {
             403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -4478,7 +4598,6 @@ export interface operations {
             403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -4548,7 +4667,6 @@ export interface operations {
             403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -4582,7 +4700,6 @@ export interface operations {
             403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -4686,7 +4803,6 @@ export interface operations {
             403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -4720,7 +4836,6 @@ export interface operations {
             403: components["responses"]["PayerPageForbidden"];
             404: components["responses"]["PayerPageNotFound"];
             409: components["responses"]["PayerPageConflict"];
-            413: components["responses"]["TransactionTooLarge"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -4749,7 +4864,7 @@ export interface operations {
             };
             400: components["responses"]["TransactionBadRequest"];
             403: components["responses"]["TransactionForbidden"];
-            404: components["responses"]["TransactionNotFound"];
+            404: components["responses"]["ObjectNotFound"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };

@@ -24,6 +24,7 @@ export type OperationId = keyof operations;
 export type Clock = Schemas['Clock'];
 export type PurchaseRequest = Schemas['PurchaseRequest'];
 export type Transaction = Schemas['Transaction'];
+export type TransactionStatus = Schemas['TransactionStatus'];
 export type AutopilotRules = Schemas['AutopilotRules'];
 export type AutopilotRule = Schemas['AutopilotRule'];
 export type AutopilotState = Schemas['AutopilotState'];

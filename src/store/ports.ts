@@ -217,3 +217,81 @@ export class StoreUnavailable extends Error {
     this.name = 'StoreUnavailable';
   }
 }
+
+/** An object's bytes and media type (product images). */
+export interface StoredObject {
+  bytes: Buffer;
+  contentType: string;
+}
+
+/**
+ * Where objects live beside the records: files next to the data file, memory, or a table every
+ * instance reads. An object belongs to an account (a shared store keys it so) but is read by key
+ * alone, since its URL is public and names no account (keys are random).
+ */
+export interface ObjectStore {
+  put(accountId: string, key: string, object: StoredObject): Promise<void>;
+  get(key: string): Promise<StoredObject | undefined>;
+  delete(accountId: string, key: string): Promise<void>;
+}
+
+/** One entry to append: the columns lists filter on, and the entry as it is shown. */
+export interface LogRow<E = unknown> {
+  accountId: string;
+  traceId: string;
+  path: string;
+  status: number | null;
+  /** ISO instant the request came */
+  at: string;
+  entry: E;
+}
+
+export interface LogQuery {
+  /** an exact status */
+  status?: number;
+  /** a status class: 4 for 4xx */
+  statusClass?: number;
+  pathPrefix?: string;
+  traceId?: string;
+  limit: number;
+  /** traceId of the last entry of the previous page */
+  startingAfter?: string;
+}
+
+export interface LogLimits {
+  /** entries kept per account */
+  entries: number;
+  /** bytes of entries (their JSON) kept per account */
+  bytes: number;
+  /** A smaller byte bound for one log: the unauthenticated requests', which anyone can fill. */
+  tighter?: { accountId: string; bytes: number };
+}
+
+/** A log kept in the store and shared by its instances (the request log on PostgreSQL), bounded per account. */
+export interface SharedLog<E> {
+  /** Queued; written with what else arrives at the same moment. */
+  append(row: LogRow<E>): void;
+  /** undefined: `startingAfter` names no entry of the log. */
+  list(accountId: string, query: LogQuery): Promise<{ data: E[]; hasMore: boolean } | undefined>;
+  deleteOlderThan(accountId: string, cutoff: string, limit: number): Promise<number>;
+  /** Writes what is queued. */
+  flush(): Promise<void>;
+}
+
+/**
+ * A store opened for a sandbox (src/store/open.ts): the repository, and what lives beside it.
+ * Whoever opened it knows its kind; whoever is handed it needs only this.
+ */
+export interface OpenedStore {
+  readonly repository: Repository;
+  /** Product images: beside the data file, in memory, or in the database. */
+  readonly objects: ObjectStore;
+  /** Several instances share it (PostgreSQL): what one instance changes, the others see. */
+  readonly shared: boolean;
+  /** A log kept in the store, shared by its instances; undefined when each instance keeps its own in memory. */
+  requestLog<E>(limits: LogLimits): SharedLog<E> | undefined;
+  /** Writes what its logs queued, then closes it. */
+  close(): Promise<void>;
+  /** After a failed start: lets it go without writing anything more (a data file keeps its journal and is not compacted). */
+  abandon(): Promise<void>;
+}

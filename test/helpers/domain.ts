@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { composeDomain, type Domain, type DomainOptions } from '../../src/app.js';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
 import { FakeClock } from '../../src/clock.js';
-import { MemoryObjectStorage } from '../../src/objects/object-storage.js';
+import { MemoryObjectStore } from '../../src/store/embedded/objects.js';
 import type { OpenApiDocument } from '../../src/spec/openapi.js';
 import type { PurchaseRequest } from '../../src/spec/types.js';
 import { loadOpenApi } from '../../src/spec/openapi.js';
@@ -102,7 +102,7 @@ export async function domainKit(settings: Partial<DomainOptions['settings']> = {
     repository: ports,
     clock,
     logger: pino({ level: 'silent' }),
-    objects: new MemoryObjectStorage(),
+    objects: new MemoryObjectStore(),
     dispatcher: sender,
     afterAnswers: options.afterAnswers ?? (() => Promise.resolve()),
     publicUrl: () => 'http://sandbox.test',

@@ -1,5 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import type { Call, Handler, Handlers, PathParams, QueryParams, Reply, RequestBody } from '../../src/http/call.js';
+import type { Call, Handler, PathParams, QueryParams, Reply, RequestBody } from '../../src/http/call.js';
+import { bindEndpoints, type BoundEndpoint, type EndpointTable, type Endpoints } from '../../src/http/endpoint.js';
 import type { AutopilotRules, PurchaseRequest, Transaction, WithdrawalStatus } from '../../src/spec/types.js';
 
 /**
@@ -40,10 +41,30 @@ describe('Handler<K>', () => {
       expectTypeOf(call.params).toEqualTypeOf<Record<string, never>>();
       return { status: 201, json: {} as Transaction };
     };
-    const handlers: Handlers = { createPurchase: purchase };
-    expectTypeOf(handlers.createPurchase).toEqualTypeOf<Handler<'createPurchase'> | undefined>();
+    const endpoints: Endpoints = { createPurchase: { handle: purchase } };
+    expectTypeOf(endpoints.createPurchase?.handle).toEqualTypeOf<Handler<'createPurchase'> | undefined>();
     // @ts-expect-error getTransaction's call has no body to read an amount from
     const lookup: Handler<'getTransaction'> = (call) => ({ status: 200, json: { amount: call.body.amount } as unknown as Transaction });
     void lookup;
+  });
+
+  it('types a family table by operation id: its calls, its services, and its names', () => {
+    const table = {
+      createPurchase: {
+        ownUnits: 'why it commits in steps',
+        handle: (call, s) => {
+          expectTypeOf(call.body.amount).toEqualTypeOf<PurchaseRequest['amount']>();
+          expectTypeOf(s).toEqualTypeOf<{ tag: string }>();
+          return { status: 201, json: {} as Transaction };
+        },
+      },
+    } satisfies EndpointTable<{ tag: string }>;
+    expectTypeOf(bindEndpoints(table, { tag: 't' }).createPurchase).toEqualTypeOf<BoundEndpoint<'createPurchase'> | undefined>();
+    // @ts-expect-error a name that is no operation of openapi.yaml
+    const misspelt = { createPurchases: { handle: () => ({ status: 201, json: {} as Transaction }) } } satisfies EndpointTable<unknown>;
+    void misspelt;
+    // @ts-expect-error a status createPurchase does not document
+    const undocumented = { createPurchase: { handle: () => ({ status: 202, json: {} as Transaction }) } } satisfies EndpointTable<unknown>;
+    void undocumented;
   });
 });

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Accounts, type AccountRecord } from '../../src/accounts/accounts.js';
 import { systemClock } from '../../src/clock.js';
 import { DomainError } from '../../src/errors.js';
-import type { AnyCall as Call, AnyReply, Handlers } from '../../src/http/call.js';
+import type { AnyCall as Call, AnyReply } from '../../src/http/call.js';
+import type { Endpoints } from '../../src/http/endpoint.js';
 import { HttpError } from '../../src/http/errors.js';
 import type { HttpFaults } from '../../src/http/faults.js';
 import { createPipeline } from '../../src/http/pipeline.js';
@@ -198,7 +199,8 @@ beforeAll(async () => {
   reader = await repository.units.run((unit) => accounts.create(unit, { name: 'reader', permissions: ['createTransaction'] }));
   const router = createPipeline({
     document: DOCUMENT,
-    handlers: handlers as unknown as Handlers,
+    // The test document's operations are not openapi.yaml's: the endpoints' types cannot apply.
+    endpoints: Object.fromEntries(Object.entries(handlers).map(([id, handle]) => [id, { handle }])) as unknown as Endpoints,
     accounts,
     adminToken: ADMIN,
     units,
@@ -220,7 +222,7 @@ beforeAll(async () => {
 
   const fallbackRouter = createPipeline({
     document: DOCUMENT,
-    handlers: {},
+    endpoints: {},
     accounts,
     adminToken: undefined,
     units: { run: (work) => repository.units.run(work) },

@@ -7,7 +7,7 @@ import { Accounts } from '../../src/accounts/accounts.js';
 import { systemClock } from '../../src/clock.js';
 import { parseResponseValidationMode, resolveConfig, type ResponseValidationMode } from '../../src/config.js';
 import { INVALID_HEADER, ResponseValidator, installResponseValidation } from '../../src/http/response-validation.js';
-import type { Handlers } from '../../src/http/call.js';
+import type { Endpoints } from '../../src/http/endpoint.js';
 import { createPipeline } from '../../src/http/pipeline.js';
 import { sendError } from '../../src/http/reply.js';
 import { loadOpenApi, type OpenApiDocument } from '../../src/spec/openapi.js';
@@ -20,14 +20,14 @@ const KEY = 'sk_test_response_validation';
 /** Handlers that break the contract on purpose (their types would not let them: hence the cast). */
 const BROKEN = {
   // Health's status is the constant "ok" and it has no other fields.
-  getHealth: () => ({ status: 200, json: { status: 'degraded', version: '1', uptimeMs: 1, store: { kind: 'embedded', ok: true } } }),
+  getHealth: { handle: () => ({ status: 200, json: { status: 'degraded', version: '1', uptimeMs: 1, store: { kind: 'embedded', ok: true } } }) },
   // 202 is not a status getClock documents.
-  getClock: () => ({ status: 202, json: { accountId: 'acc_default', now: new Date().toISOString(), offsetMs: 0 } }),
+  getClock: { handle: () => ({ status: 202, json: { accountId: 'acc_default', now: new Date().toISOString(), offsetMs: 0 } }) },
   // A JSON body where the spec documents an HTML page.
-  getCheckoutPage: () => ({ status: 200, json: { html: '<p>' } }),
+  getCheckoutPage: { handle: () => ({ status: 200, json: { html: '<p>' } }) },
   // A valid answer: errors and successes that match pass untouched.
-  getAutopilot: () => ({ status: 200, json: { source: 'none', rules: [] } }),
-} as unknown as Handlers;
+  getAutopilot: { handle: () => ({ status: 200, json: { source: 'none', rules: [] } }) },
+} as unknown as Endpoints;
 
 interface Harness {
   url: string;
@@ -59,7 +59,7 @@ async function harness(mode: ResponseValidationMode): Promise<Harness> {
   const store = repository.store;
   const accounts = new Accounts({ repository, clock: systemClock });
   await repository.units.run((unit) => accounts.ensureDefault(unit, KEY));
-  const router = createPipeline({ document, handlers: BROKEN, accounts, adminToken: undefined, units: repository.units, logger });
+  const router = createPipeline({ document, endpoints: BROKEN, accounts, adminToken: undefined, units: repository.units, logger });
   const app = express();
   const validator = installResponseValidation(app, { document, mode, logger });
   app.use(express.json({ limit: 100 }));

@@ -5,6 +5,8 @@ import { isValidCbu } from '../../src/rails/argentina.js';
 import { AMOUNT_LIMITS } from '../../src/mock/coherent.js';
 import { METHODS } from '../../src/mock/transaction.js';
 import { MockResponder } from '../../src/http/mock.js';
+import { endpointOptions } from '../../src/http/endpoints.js';
+import type { MockAnswer } from '../../src/mock/answer.js';
 import { ARGENTINE_BANKS, MEXICAN_BANKS, PSE_BANKS } from '../../src/rails/banks.js';
 import { isValidClabe } from '../../src/rails/clabe.js';
 import { isValidBarcode, isValidDigitableLine } from '../../src/rails/boleto.js';
@@ -22,6 +24,8 @@ import { isValidCnpj, isValidCpf } from '../../src/rails/documents.js';
  */
 type Json = Record<string, unknown>;
 
+const MOCK_ANSWERS: ReadonlyMap<string, MockAnswer | undefined> = new Map(Object.entries(endpointOptions()).map(([id, options]) => [id, options.mock]));
+
 let operations: Map<string, Operation>;
 beforeAll(async () => {
   operations = new Map(new OpenAPIRouter({ definition: await loadOpenApi() }).getOperations().map((op) => [op.operationId ?? '', op]));
@@ -38,12 +42,17 @@ interface Call {
 function answer(seed: number, call: Call): { status: number; json: Json; headers: Record<string, string> } {
   const operation = operations.get(call.operationId);
   if (!operation) throw new Error(`no operation ${call.operationId}`);
-  const reply = new MockResponder({ seed }).respond(operation, {
-    headers: call.prefer ? { prefer: call.prefer } : {},
-    path: call.path,
-    body: call.body,
-    query: call.query ?? {},
-  } as Parameters<MockResponder['respond']>[1]);
+  const reply = new MockResponder({ seed }).respond(
+    operation,
+    {
+      headers: call.prefer ? { prefer: call.prefer } : {},
+      path: call.path,
+      body: call.body,
+      query: call.query ?? {},
+    } as Parameters<MockResponder['respond']>[1],
+    // What the operation's endpoint says of mock mode, as the sandbox hands it over.
+    MOCK_ANSWERS.get(call.operationId),
+  );
   if (!('json' in reply)) throw new Error(`${call.operationId} answered no JSON`);
   return { status: reply.status, json: reply.json as Json, headers: (reply.headers ?? {}) as Record<string, string> };
 }

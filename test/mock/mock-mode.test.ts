@@ -15,45 +15,9 @@ import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
 import { basic, startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { expectTransactionError } from '../helpers/catalog.js';
 import { assertMatchesSpec } from '../helpers/spec.js';
+import { BODIES, PNG, PRODUCT_ID, pathOf } from '../helpers/mock-requests.js';
 
 type ResponseObject = OpenAPIV3_1.ResponseObject;
-
-const PRODUCT_ID = 'prd_3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70';
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
-
-/** A request each operation's validation accepts; an operation with a JSON body and no entry here fails the test. */
-const BODIES: Record<string, unknown> = {
-  createProduct: { name: 'Camiseta azul', externalId: 'SKU-001' },
-  updateProduct: { name: 'Camiseta azul marino' },
-  createOffer: { productId: PRODUCT_ID, name: 'Mensal', amount: 4990, billingCycle: 'MONTHLY' },
-  createPurchase: {
-    paymentMethod: 'PIX',
-    amount: 15000,
-    name: 'Maria Silva',
-    email: 'maria@example.com',
-    phone: '11987654321',
-    cpf: '52998224725',
-    description: 'Pedido 1003',
-    responsibleDocument: '11222333000181',
-    responsibleExternalId: 'cli-79',
-  },
-  createAccount: { name: 'ci-run-42' },
-  setWebhookUrl: { url: 'https://example.test/hooks' },
-  resetAccount: {},
-  payTransaction: {},
-  declineTransaction: { message: 'Saldo insuficiente' },
-  chargebackTransaction: { reason: 'MED: fraude' },
-  advanceClock: { ms: 1000 },
-  setAutopilot: { rules: [] },
-  setFaults: { rules: [] },
-  createCashOut: { amount: 5000, pixType: 'EVP', pixKey: '3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70' },
-  refundPurchase: {},
-  creditBalance: { amount: 100000 },
-  rejectWithdrawal: { message: 'Conta encerrada' },
-  failWithdrawal: {},
-  returnWithdrawal: {},
-  setLimits: { minimums: [{ currency: 'BRL', amount: 500 }] },
-};
 
 interface Route {
   method: string;
@@ -70,9 +34,6 @@ function routes(document: OpenApiDocument): Route[] {
     responses: (operation.responses ?? {}) as Record<string, ResponseObject>,
   }));
 }
-
-const pathOf = (template: string): string =>
-  template.replace('{key}', `img_${PRODUCT_ID.slice(4)}.png`).replace('{id}', template.startsWith('/v2/') ? PRODUCT_ID : '100000000');
 
 /** The status the mock answers without a preference: first 2xx, else first 3xx, else first sendable one. */
 function expectedStatus(responses: Record<string, ResponseObject>): number {
@@ -341,7 +302,7 @@ describe('stateful mode', () => {
     await repository.units.run((unit) => accounts.ensureDefault(unit, 'sk_test_fallback'));
     const router = createPipeline({
       document,
-      handlers: { getHealth: () => ({ status: 200, json: { status: 'ok', version: 'handled', uptimeMs: 1, store: { kind: 'embedded', ok: true } } }) },
+      endpoints: { getHealth: { handle: () => ({ status: 200, json: { status: 'ok', version: 'handled', uptimeMs: 1, store: { kind: 'embedded', ok: true } } }) } },
       accounts,
       adminToken: undefined,
       units: repository.units,

@@ -375,7 +375,7 @@ export class Db implements Scope {
       // A database that does not answer at all must become a 503, not a request that hangs.
       connectionTimeoutMillis: 5_000,
     };
-    this.notifier = new Notifier(this, options.logger);
+    this.notifier = new Notifier((text, values) => this.pooled((s) => s.query(text, values)), options.logger);
     this.pool = new pg.Pool({ ...this.config, max: options.poolSize, idleTimeoutMillis: 30_000 });
     this.reads = new pg.Pool({ ...this.config, max: options.poolSize, idleTimeoutMillis: 30_000 });
     // Idle clients whose server went away: the pool drops them and makes new ones on demand.

@@ -1,5 +1,7 @@
 import type { Logger } from '../types.js';
-import type { Db, Scope } from './db.js';
+
+/** Runs one statement on a pooled connection in autocommit (Db.pooled). */
+export type Send = (text: string, values: readonly unknown[]) => Promise<unknown>;
 
 /** pg_notify calls per statement (two parameters each; a statement takes at most 65,535). */
 const MAX_PER_STATEMENT = 500;
@@ -24,12 +26,12 @@ export class Notifier {
   private scheduled = false;
 
   constructor(
-    private readonly db: Db,
+    private readonly sendStatement: Send,
     private readonly logger: Logger,
   ) {}
 
   /** Sent once `scope`'s unit has committed (never if it rolls back); at once outside a unit. */
-  notify(scope: Scope, channel: string, payload: string): void {
+  notify(scope: { afterCommit(effect: () => void): void }, channel: string, payload: string): void {
     scope.afterCommit(() => this.queue(channel, payload));
   }
 
@@ -51,8 +53,7 @@ export class Notifier {
     const batch = this.pending.splice(0, MAX_PER_STATEMENT);
     const text = `SELECT ${batch.map((_, i) => `pg_notify($${2 * i + 1}, $${2 * i + 2})`).join(', ')}`;
     const values = batch.flatMap(({ channel, payload }) => [channel, payload]);
-    this.sending = this.db
-      .pooled((s) => s.query(text, values))
+    this.sending = this.sendStatement(text, values)
       .then(
         () => undefined,
         (err: unknown) => this.logger.warn({ err: err instanceof Error ? err.message : String(err), notifications: batch.length }, 'PostgreSQL: notifications not sent'),

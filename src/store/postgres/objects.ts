@@ -1,16 +1,14 @@
+import type { ObjectStore, StoredObject } from '../ports.js';
 import type { Db } from './db.js';
 
-export interface PgObject {
-  bytes: Buffer;
-  contentType: string;
-}
+export type PgObject = StoredObject;
 
 /**
  * Object bytes (product images) in the `objects` table, so that every instance serves every
  * image. A put is its own statement, committed before it returns (the image is durable before
  * the product points at it), whether or not a unit of work is running.
  */
-export class PgObjectStore {
+export class PgObjectStore implements ObjectStore {
   constructor(private readonly db: Db) {}
 
   put(accountId: string, key: string, object: PgObject): Promise<void> {

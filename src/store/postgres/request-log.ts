@@ -1,37 +1,8 @@
+import type { LogLimits, LogQuery, LogRow, SharedLog } from '../ports.js';
 import type { Logger } from '../types.js';
 import type { Db } from './db.js';
 
-/** One entry to append: the columns lists filter on, and the entry as it is shown. */
-export interface LogRow<E = unknown> {
-  accountId: string;
-  traceId: string;
-  path: string;
-  status: number | null;
-  /** ISO instant the request came */
-  at: string;
-  entry: E;
-}
-
-export interface LogQuery {
-  /** an exact status */
-  status?: number;
-  /** a status class: 4 for 4xx */
-  statusClass?: number;
-  pathPrefix?: string;
-  traceId?: string;
-  limit: number;
-  /** traceId of the last entry of the previous page */
-  startingAfter?: string;
-}
-
-export interface LogLimits {
-  /** entries kept per account */
-  entries: number;
-  /** bytes of entries (their JSON) kept per account */
-  bytes: number;
-  /** A smaller byte bound for one log: the unauthenticated requests', which anyone can fill. */
-  tighter?: { accountId: string; bytes: number };
-}
+export type { LogLimits, LogQuery, LogRow } from '../ports.js';
 
 /** An entry's JSON cannot hold what PostgreSQL's jsonb refuses: U+0000 becomes U+FFFD (the log is for reading). */
 const jsonText = (value: unknown): string => JSON.stringify(value).replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd');
@@ -42,7 +13,7 @@ const jsonText = (value: unknown): string => JSON.stringify(value).replace(/(?<!
  * touched down to their bounds, so the table never grows beyond `entries` and `bytes` per
  * account (plus one batch).
  */
-export class PgRequestLogStore<E = unknown> {
+export class PgRequestLogStore<E = unknown> implements SharedLog<E> {
   private pending: LogRow<E>[] = [];
   private flushing: Promise<void> | undefined;
   private scheduled = false;

@@ -1,21 +1,6 @@
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-
-export interface StoredObject {
-  bytes: Buffer;
-  contentType: string;
-}
-
-/**
- * The sandbox's stand-in for the service's object storage (product images). Objects belong to
- * an account (the shared store keys them by it); they are read by key alone, since their URL is
- * public and names no account (keys are random).
- */
-export interface ObjectStorage {
-  put(accountId: string, key: string, object: StoredObject): Promise<void>;
-  get(key: string): Promise<StoredObject | undefined>;
-  delete(accountId: string, key: string): Promise<void>;
-}
+import type { ObjectStore, StoredObject } from '../ports.js';
 
 const CONTENT_TYPES: Record<string, string> = {
   png: 'image/png',
@@ -24,14 +9,14 @@ const CONTENT_TYPES: Record<string, string> = {
   gif: 'image/gif',
 };
 
-export const contentTypeOfKey = (key: string): string =>
+const contentTypeOfKey = (key: string): string =>
   CONTENT_TYPES[key.slice(key.lastIndexOf('.') + 1)] ?? 'application/octet-stream';
 
 /**
  * Files under `<data dir>/objects`, written durably (tmp, fsync, rename) before a 2xx. One
  * directory for every account, as earlier versions wrote it: keys are random, so they never clash.
  */
-export class FileObjectStorage implements ObjectStorage {
+export class FileObjectStore implements ObjectStore {
   constructor(private readonly dir: string) {}
 
   async put(_accountId: string, key: string, object: StoredObject): Promise<void> {
@@ -62,7 +47,7 @@ export class FileObjectStorage implements ObjectStorage {
 }
 
 /** `--in-memory` keeps nothing on disk, images included. */
-export class MemoryObjectStorage implements ObjectStorage {
+export class MemoryObjectStore implements ObjectStore {
   private readonly objects = new Map<string, StoredObject>();
 
   async put(_accountId: string, key: string, object: StoredObject): Promise<void> {
