@@ -1,4 +1,4 @@
-import type { Request as ExpressRequest } from 'express';
+import type { ApiRequest } from './request.js';
 import type { Unit, UnitOfWork } from '../store/ports.js';
 import type { OperationId } from '../spec/types.js';
 import type { AnyCall, AnyReply, Handlers } from './call.js';
@@ -8,7 +8,7 @@ import type { SandboxOperation } from './match.js';
 import type { Validated } from './validate.js';
 
 /** Answers operations without a handler (the schema-generated mock) instead of a 501. */
-export type Fallback = (operation: SandboxOperation, req: ExpressRequest) => AnyReply | Promise<AnyReply>;
+export type Fallback = (operation: SandboxOperation, req: ApiRequest) => AnyReply | Promise<AnyReply>;
 
 type ErasedHandler = (call: AnyCall) => AnyReply | Promise<AnyReply>;
 
@@ -33,7 +33,7 @@ const OWN_UNITS: Unit = {
 };
 
 /**
- * Stage 6, handle: runs the operation's handler as one unit of work (src/store/ports.ts):
+ * Stage 7, handle: runs the operation's handler as one unit of work (src/store/ports.ts):
  * what it changes is committed, durable, when `units.run` resolves, and only then may the
  * answer leave ("durable before the 2xx"). The handler gets the unit in its call; a handler
  * that throws leaves nothing of its unit behind.
@@ -53,7 +53,7 @@ export class HandleStage {
     this.handlers = new Map(Object.entries(handlers) as [OperationId, ErasedHandler][]);
   }
 
-  async handle(operation: SandboxOperation, caller: Caller, validated: Validated, req: ExpressRequest): Promise<AnyReply> {
+  async handle(operation: SandboxOperation, caller: Caller, validated: Validated, req: ApiRequest): Promise<AnyReply> {
     const handler = operation.operationId === undefined ? undefined : this.handlers.get(operation.operationId);
     if (!handler) {
       // The mock changes nothing: no unit of work.
