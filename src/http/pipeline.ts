@@ -183,7 +183,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const refuseUpgrade = (message: IncomingMessage, socket: Duplex, error: HttpError): void => {
     try {
       const { method, path } = ApiRequest.of(message);
-      replies.refuseUpgrade(socket, { method, path }, errors.replyFor({ method, path, traceId: null }, error));
+      // A handshake is no operation of openapi.yaml, whatever its path: its answer is not checked against one.
+      replies.refuseUpgrade(socket, { method, path }, { ...errors.replyFor({ method, path, traceId: null }, error), unchecked: true });
     } catch {
       socket.destroy();
     }
