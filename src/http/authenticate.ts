@@ -19,7 +19,7 @@ const unlessUnavailable = (error: unknown): undefined => {
 const UNAUTHORIZED = 'API key invalid or absent: send Authorization: Basic base64("secret:" + secretKey)';
 
 /**
- * Stage 3, authenticate: the operation's security requirements, as OpenAPI defines them: any
+ * Stage 5, authenticate: the operation's security requirements, as OpenAPI defines them: any
  * one requirement object must hold, and within it every scheme (`{}` needs nothing). A
  * scheme the sandbox does not implement never holds.
  */

@@ -7,7 +7,7 @@ import { HttpError, sizeOf } from './errors.js';
 import { keptBody, unreadBody, type Exchange } from './request-logging.js';
 
 /**
- * Stage 4, body: reads the JSON body of a request whose operation takes one, once its caller
+ * Stage 6, body: reads the JSON body of a request whose operation takes one, once its caller
  * is authenticated (src/http/pipeline.ts runs it after match and authenticate). A body sent
  * to anything else (no operation, no such operation's body, credentials refused) is
  * discarded as it arrives, never buffered or parsed; the request log notes it unread.
@@ -97,17 +97,19 @@ function mediaTypeOf(headers: IncomingHttpHeaders): { type: string; charset: str
 
 /** Text from the body's bytes in its charset: JSON is Unicode (RFC 8259), so a `utf-*` one, UTF-8 when unnamed. */
 function decoderFor(charset = 'utf-8'): (raw: Buffer) => string {
-  const unsupported = new HttpError(415, `unsupported charset "${charset.toUpperCase()}"`);
-  if (!charset.startsWith('utf-')) throw unsupported;
-  if (charset === 'utf-8') return (raw) => raw.toString('utf8');
+  if (charset === 'utf-8') return utf8;
+  const unsupported = (): HttpError => new HttpError(415, `unsupported charset "${charset.toUpperCase()}"`);
+  if (!charset.startsWith('utf-')) throw unsupported();
   let decoder: TextDecoder;
   try {
     decoder = new TextDecoder(charset);
   } catch {
-    throw unsupported;
+    throw unsupported();
   }
   return (raw) => decoder.decode(raw);
 }
+
+const utf8 = (raw: Buffer): string => raw.toString('utf8');
 
 /** A stream inflating the body per its Content-Encoding, the request piped into it; undefined for a body sent as it is. */
 function inflaterFor(req: IncomingMessage): Transform | undefined {

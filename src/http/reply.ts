@@ -6,7 +6,7 @@ import type { AnyReply } from './call.js';
 import { errorBody, familyOf } from './errors.js';
 import { FAULT_HEADER } from './faults.js';
 import type { JsonTexts } from './json-text.js';
-import type { Exchange } from './request-logging.js';
+import { TRACE_HEADER, type Exchange } from './request-logging.js';
 import { INVALID_HEADER, type ResponseValidation } from './response-validation.js';
 
 /** A reply as the reply stage takes it: a handler's or the mock's, or the error stage's; `unchecked` skips response validation (a fault rule's injected status). */
@@ -44,7 +44,8 @@ export class ReplyStage {
       return;
     }
     const answer = this.render(exchange.request, exchange.traceId, reply);
-    const headers: OutgoingHttpHeaders = { ...reply.headers, ...answer.headers };
+    const { headers } = answer;
+    headers[TRACE_HEADER] = exchange.traceId;
     if (exchange.fault !== null) headers[FAULT_HEADER] = exchange.fault;
     exchange.answered({ status: answer.status, contentType: answer.contentType, body: answer.body, bytes: answer.bytes, hint: headerOf(headers, HINT_HEADER) });
     res.writeHead(answer.status, headers);
@@ -62,7 +63,7 @@ export class ReplyStage {
       const body = JSON.stringify(errorBody(familyOf(exchange.request.path), 500, 'internal error of the sandbox; see its log'));
       const bytes = Buffer.byteLength(body);
       exchange.answered({ status: 500, contentType: JSON_TYPE, body, bytes, hint: undefined });
-      res.writeHead(500, { 'content-type': JSON_TYPE, 'content-length': bytes });
+      res.writeHead(500, { 'content-type': JSON_TYPE, 'content-length': bytes, [TRACE_HEADER]: exchange.traceId });
       res.end(body);
     } catch {
       res.destroy();
@@ -76,15 +77,16 @@ export class ReplyStage {
    */
   refuseUpgrade(socket: Duplex, request: RequestLine, reply: Outgoing): void {
     const answer = this.render(request, null, reply);
-    const headers: OutgoingHttpHeaders = { ...reply.headers, ...answer.headers, connection: 'close' };
+    const headers: OutgoingHttpHeaders = { ...answer.headers, connection: 'close' };
     const lines = Object.entries(headers)
       .filter((entry): entry is [string, string | number] => typeof entry[1] === 'string' || typeof entry[1] === 'number')
       .map(([name, value]) => `${name}: ${String(value)}\r\n`);
     socket.end(`HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? ''}\r\n${lines.join('')}\r\n${answer.body.toString()}`);
   }
 
-  /** The status, the content headers and the body of a reply. */
+  /** The status, the headers (the reply's, and those of its content) and the body of a reply. */
   private render(request: RequestLine, traceId: string | null, reply: Outgoing): Rendered {
+    const headers: OutgoingHttpHeaders = { ...reply.headers };
     if ('json' in reply) {
       let { status } = reply;
       let json = reply.json;
@@ -96,17 +98,17 @@ export class ReplyStage {
           if (review.replacement) ({ status, json } = review.replacement);
         }
       }
-      const body = this.texts.textOf(json) ?? JSON.stringify(json);
-      return withBody(status, JSON_TYPE, body, invalid === undefined ? {} : { [INVALID_HEADER]: invalid });
+      if (invalid !== undefined) headers[INVALID_HEADER] = invalid;
+      return withBody(status, JSON_TYPE, this.texts.textOf(json) ?? JSON.stringify(json), headers);
     }
     if ('redirect' in reply) {
       // Any client follows the Location; the text says where for one that shows the answer.
-      const body = `${STATUS_CODES[reply.status] ?? 'Redirect'}. Redirecting to ${reply.redirect}`;
-      return withBody(reply.status, 'text/plain; charset=utf-8', body, { location: reply.redirect });
+      headers.location = reply.redirect;
+      return withBody(reply.status, 'text/plain; charset=utf-8', `${STATUS_CODES[reply.status] ?? 'Redirect'}. Redirecting to ${reply.redirect}`, headers);
     }
     // Text goes out as UTF-8, and says so.
     const type = typeof reply.bytes === 'string' ? withCharset(reply.contentType) : reply.contentType;
-    return withBody(reply.status, type, reply.bytes, {});
+    return withBody(reply.status, type, reply.bytes, headers);
   }
 }
 
@@ -118,12 +120,18 @@ interface Rendered {
   headers: OutgoingHttpHeaders;
 }
 
+/** The rendered answer, its content headers added to `headers` (the stage's own object). */
 function withBody(status: number, contentType: string, body: Buffer | string, headers: OutgoingHttpHeaders): Rendered {
   // RFC 9110: 204 and 304 have no content, 205 an empty one.
   if (status === 204 || status === 304) return { status, contentType: undefined, body: '', bytes: 0, headers };
-  if (status === 205) return { status, contentType: undefined, body: '', bytes: 0, headers: { ...headers, 'content-length': 0 } };
+  if (status === 205) {
+    headers['content-length'] = 0;
+    return { status, contentType: undefined, body: '', bytes: 0, headers };
+  }
   const bytes = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-  return { status, contentType, body, bytes, headers: { ...headers, 'content-type': contentType, 'content-length': bytes } };
+  headers['content-type'] = contentType;
+  headers['content-length'] = bytes;
+  return { status, contentType, body, bytes, headers };
 }
 
 /** What an answer's shape and its validation depend on. */

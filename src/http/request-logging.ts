@@ -84,8 +84,8 @@ export class Exchange {
 }
 
 /**
- * The request log stage, first in the pipeline: gives every request its trace id (on its
- * answer too) and, when its socket closes, writes the request's pino line (at `level`; with
+ * Stage 2, the request log, first of the pipeline: gives every request its trace id (which
+ * every answer carries: the reply stage's, and the app's for people) and, when its socket closes, writes the request's pino line (at `level`; with
  * both bodies when debug is enabled) and its request log entry from what the exchange
  * gathered. One record feeds both, so they agree on trace id, duration and account. A
  * request that never got an answer (a timeout or reset fault, a client that left) is logged
@@ -103,7 +103,6 @@ export class RequestLogging {
     const traceId = randomText(TRACE_ID_BYTES, 'hex');
     const startedMs = nowMs();
     const started = performance.now();
-    response.setHeader(TRACE_HEADER, traceId);
     let entryDone: () => void = () => undefined;
     const entryWritten = new Promise<void>((resolve) => (entryDone = resolve));
     let announced = false;

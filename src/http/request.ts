@@ -44,6 +44,11 @@ export class ApiRequest {
     return this.message.url ?? '/';
   }
 
+  /** Whether the target has a query string. */
+  get hasQuery(): boolean {
+    return this.search !== '';
+  }
+
   /** Each query parameter, a repeated one as a list: node's querystring, the parser express 5 uses by default. */
   get query(): ParsedUrlQuery {
     return (this.parsedQuery ??= parseQuery(this.search));

@@ -1,7 +1,7 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { createServer, type IncomingMessage, type Server, type ServerOptions } from 'node:http';
 import type { Pipeline } from './pipeline.js';
-import type { Exchange } from './request-logging.js';
+import { TRACE_HEADER, type Exchange } from './request-logging.js';
 import { guardStalledWrites } from './stalled-writes.js';
 
 export interface HttpServerOptions {
@@ -50,6 +50,7 @@ export function createHttpServer(options: HttpServerOptions): Server {
       const { method, path } = exchange.request;
       if ((method === 'GET' || method === 'HEAD') && people.owns(path)) {
         lent.set(req, exchange);
+        res.setHeader(TRACE_HEADER, exchange.traceId);
         exchange.answered();
         app(req, res);
       } else pipeline.run(exchange);
@@ -60,7 +61,7 @@ export function createHttpServer(options: HttpServerOptions): Server {
 }
 
 /** The request asks to switch to WebSocket (`Upgrade` lists `websocket`, in any case). */
-export function isWebSocketUpgrade(req: IncomingMessage): boolean {
+function isWebSocketUpgrade(req: IncomingMessage): boolean {
   const upgrade = req.headers.upgrade;
   return upgrade !== undefined && upgrade.split(',').some((protocol) => protocol.trim().toLowerCase() === 'websocket');
 }

@@ -31,7 +31,7 @@ export function createSpecValidator(routes: Routes): OpenAPIValidator<OpenApiDoc
 }
 
 /**
- * Stage 6, validate, in the order a real API gateway checks: permission (403), media type
+ * Stage 8, validate, in the order a real API gateway checks: permission (403), media type
  * (415), what the store could not keep (nesting depth, non-finite numbers: 400), then
  * openapi.yaml's schemas (400, an exact message where integrations match one, the
  * explanation in the hint) on the body without the fields its variant does not use
@@ -50,7 +50,8 @@ export function validateRequest(
     path: req.path,
     // Multipart streams are read by their handler; the schema sees their (binary) fields as present.
     body: (isMultipart(req) ? {} : ignoreNotUsed(operation, req.body)) as RoutedRequest['body'],
-    query: req.query as RoutedRequest['query'],
+    // None at all without a query string: openapi-backend reads an absent query much faster than an empty object.
+    query: req.hasQuery ? (req.query as RoutedRequest['query']) : undefined,
     headers: req.headers as RoutedRequest['headers'],
   };
   const validation = validator.validateRequest(routed, operation);
