@@ -52,7 +52,7 @@ export class ResponseValidator {
   check(method: string, path: string, status: number, body: unknown): ResponseViolation | undefined {
     const operation = this.match(method, path);
     if (!operation) {
-      // Unrouted (404, 405, or a body-parser error on an unknown path): the family's error shape.
+      // Unrouted (404, 405): the family's error shape.
       const family = familyOf(path);
       const schema = this.errorSchemas[family];
       return schema && this.validate(`unrouted ${family}`, schema, undefined, `${method} ${path}`, status, body);
