@@ -12,9 +12,9 @@ import { keptBody, unreadBody, type Exchange } from './request-logging.js';
  * to anything else (no operation, no such operation's body, credentials refused) is
  * discarded as it arrives, never buffered or parsed; the request log notes it unread.
  *
- * Read: `application/json` and `application/*+json`, in UTF-8 or another `utf-*` charset,
- * identity or compressed (deflate, gzip, br, zstd), at most the
- * configured limit once inflated, with raw-body. A body of another media type is left to its
+ * Read: `application/json` and `application/*+json`, in UTF-8 or another `utf-*` charset, as
+ * sent or compressed (deflate, gzip, br, zstd), at most the configured limit once inflated,
+ * with raw-body. A body of another media type is left to its
  * operation (an upload's handler streams it; a JSON operation answers 415). Every refusal is
  * an HttpError in the API's terms: 400 (not JSON, not an object or array), 413 (over the
  * limit), 415 (a charset or content encoding it cannot read).
@@ -66,12 +66,13 @@ export class BodyStage {
     req.resume();
   }
 
+  /** raw-body's errors (its documented `type`s) and zlib's (a corrupt stream) in the API's terms. */
   private refusal(error: unknown): HttpError {
-    const { status, type, message } = error as { status?: unknown; type?: unknown; message?: unknown };
-    if (type === 'entity.too.large') return new HttpError(413, `request body is larger than the limit of ${sizeOf(this.limitBytes)}`);
-    // raw-body's own (a size that does not match Content-Length, a request aborted) and zlib's (a corrupt stream).
-    const text = typeof message === 'string' && message !== '' ? message : 'the request body could not be read';
-    return new HttpError(typeof status === 'number' && status >= 400 && status < 500 ? status : 400, text);
+    if (!(error instanceof Error)) return new HttpError(400, 'the request body could not be read');
+    if ('type' in error && error.type === 'entity.too.large') return new HttpError(413, `request body is larger than the limit of ${sizeOf(this.limitBytes)}`);
+    // A size that does not match Content-Length, a request aborted, a stream that does not inflate.
+    const status = 'status' in error && typeof error.status === 'number' && error.status >= 400 && error.status < 500 ? error.status : 400;
+    return new HttpError(status, error.message || 'the request body could not be read');
   }
 }
 

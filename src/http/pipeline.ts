@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import type { OperationId } from '../spec/types.js';
 import type { UnitOfWork } from '../store/ports.js';
-import { Authenticator } from './authenticate.js';
+import { Authenticator, type Caller } from './authenticate.js';
 import { BodyStage } from './body.js';
 import type { Handlers } from './call.js';
 import { HttpError } from './errors.js';
@@ -15,7 +15,7 @@ import type { HttpFaults } from './faults.js';
 import { HandleStage, type Fallback } from './handle.js';
 import { JsonTexts } from './json-text.js';
 import { ErrorMapper } from './map-errors.js';
-import { Routes, matchOperation } from './match.js';
+import { Routes, matchOperation, type SandboxOperation } from './match.js';
 import { notUsedFields } from './not-used.js';
 import { AnswerWriter, ReplyStage, type Outgoing } from './reply.js';
 import { notEmulatedCheck } from './request-checks.js';
@@ -126,8 +126,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
 
   const stages = async (exchange: Exchange): Promise<void> => {
     const { request } = exchange;
-    let operation;
-    let caller;
+    let operation: SandboxOperation;
+    let caller: Caller;
     try {
       operation = matchOperation(routes, notEmulated, request.method, request.path);
       caller = await authenticator.authenticate(operation, request.headers.authorization);
