@@ -3,8 +3,13 @@
  * (`npx depcruise src --config .dependency-cruiser.cjs` lists the same violations by hand,
  * the known exceptions below among them):
  * - the domain knows nothing of HTTP: no domain folder imports src/http or express;
+ * - express serves the pages for people only: the API pipeline runs on node:http;
+ * - libraries through their public entry points only: no body-parser, no express router or
+ *   express internals, no file inside openapi-backend;
  * - no import cycles;
  * - src/store imports nothing above it.
+ * test/architecture/public-apis.test.ts adds what an import graph cannot see (no assignment
+ * into a library's objects, no override of a library's class).
  *
  * @type {import('dependency-cruiser').IConfiguration}
  */
@@ -27,6 +32,22 @@ module.exports = {
       severity: 'error',
       from: { path: DOMAIN },
       to: { path: ['^src/http/', '(^|/)node_modules/(express|body-parser|router|@types/express)/', '^express$'] },
+    },
+    {
+      name: 'express-for-people-only',
+      comment:
+        "express serves the pages for people: src/console's routes, and src/http/transport.ts that hands them their GETs. The API pipeline runs on node:http's request and response, so no upgrade of express can change an API answer.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/console/', '^src/http/transport\\.ts$'] },
+      to: { path: ['(^|/)node_modules/(express|@types/express|@types/express-serve-static-core)/', '^express$'] },
+    },
+    {
+      name: 'no-framework-internals',
+      comment:
+        "Libraries through their public entry points only: nothing imports body-parser or express's router (bodies are read with raw-body, as documented), nor a file inside express or openapi-backend.",
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: ['(^|/)node_modules/(body-parser|router)/', '(^|/)node_modules/express/(?!index\\.js$)', '(^|/)node_modules/openapi-backend/(?!index\\.(js|d\\.ts)$)'] },
     },
     {
       name: 'no-circular',

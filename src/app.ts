@@ -1,5 +1,5 @@
-import type { Express } from 'express';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { Accounts, type AccountRecord } from './accounts/accounts.js';
 import { Autopilot, transactionActionRunner, withdrawalActionRunner } from './autopilot/autopilot.js';
 import { loadRulesFile } from './autopilot/load-rules.js';
@@ -9,7 +9,7 @@ import { Products } from './catalog/products.js';
 import { systemClock, type Clock } from './clock.js';
 import { DEFAULTS, type Config } from './config.js';
 import { consoleMayOwn, createConsoleRoutes } from './console/routes.js';
-import { attachEventStream, type EventStream } from './events/event-stream.js';
+import { attachEventStream, type EventStream, type Refusal } from './events/event-stream.js';
 import { Events } from './events/events.js';
 import { TransactionEvents } from './events/transaction-events.js';
 import { WithdrawalEvents, balanceEvents } from './events/withdrawal-events.js';
@@ -20,13 +20,13 @@ import { createEndpoints } from './http/endpoints.js';
 import { JsonTexts } from './http/json-text.js';
 import { TransactionPresenter } from './http/present-transaction.js';
 import type { AnyReply } from './http/call.js';
-import { AnswerWriter, headerText } from './http/reply.js';
+import { AnswerWriter } from './http/reply.js';
+import { HttpError } from './http/errors.js';
 import { createPipeline } from './http/pipeline.js';
-import { createHttpApp } from './http/transport.js';
+import { createHttpServer } from './http/transport.js';
 import { QrRenderer } from './pages/qr-renderer.js';
 import { GLOBAL_LOG_BYTES, RequestLog, requestLogPruner, type RequestLogEntry, type RequestLogStore } from './http/request-log.js';
 import { SharedRequestLog, UNAUTHENTICATED_ACCOUNT } from './http/shared-request-log.js';
-import { requestLogging } from './http/request-log-middleware.js';
 import { exposureWarning, sharedUseOf, type SharedUse } from './http/shared-use.js';
 import { CashInLedger } from './ledger/cashin-ledger.js';
 import { Ledger } from './ledger/ledger.js';
@@ -64,8 +64,7 @@ import { LISTEN_PATH, listenStream, type ListenStream } from './webhooks/listen-
 import { Withdrawals } from './withdrawals/withdrawals.js';
 
 export interface Sandbox {
-  app: Express;
-  /** A new (not listening) HTTP server: API requests straight to the pipeline (src/http/transport.ts), the rest through `app`. */
+  /** A new (not listening) HTTP server: API requests through the pipeline, the console's pages through express (src/http/transport.ts). */
   createServer(): Server;
   /** Called once the server listens, when the public URL was not configured. */
   setPublicUrl(url: string): void;
@@ -338,26 +337,22 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       units,
       answers,
       logger,
+      requestLog,
+      requestLogLevel: config.requestLogLevel,
+      nowMs: () => clock.nowMs(),
+      shared,
+      texts,
+      validateResponses: config.validateResponses,
       jsonLimitBytes: config.jsonLimitBytes,
       // A generated Pix gets the image of its own code, as every Pix answer does.
       fallback: async (operation, req, answer) => withQrCode(presenter, mock.respond(operation, req, answer)),
       faults: httpFaults,
     });
 
-    const logging = requestLogging({ log: requestLog, accounts, logger, level: config.requestLogLevel, nowMs: () => clock.nowMs() });
-    const guard = shared.guard();
-    const { app, createServer } = createHttpApp({
-      pipeline,
-      // The request log first, so a refused request is still answered with its trace id.
-      before: (req, res, next) => logging(req, res, () => guard(req, res, next)),
-      // The console, the spec and its reference page are for people, outside openapi.yaml's routing.
-      pages: { routes: createConsoleRoutes(), owns: consoleMayOwn },
-      texts,
-      document,
-      validateResponses: config.validateResponses,
-      jsonLimitBytes: config.jsonLimitBytes,
-      logger,
-    });
+    // The console, the spec and its reference page are for people, outside openapi.yaml's routing.
+    const people = { routes: createConsoleRoutes(), owns: consoleMayOwn };
+    // Handshakes the event streams refuse are answered as the API answers.
+    const refuse = (req: IncomingMessage, socket: Duplex, refusal: Refusal): void => pipeline.refuseUpgrade(req, socket, new HttpError(refusal.status, refusal.message, { hint: refusal.hint }));
     // Jobs that fell due while the sandbox was down run now, before the first request.
     await scheduler.start();
     retention?.start();
@@ -366,22 +361,18 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     let stream: EventStream | undefined;
     let listening: ListenStream | undefined;
     return {
-      app,
-      createServer,
+      createServer: () => createHttpServer({ pipeline, people }),
       defaultAccount,
       retention,
       setPublicUrl: (url) => {
         publicUrl = config.publicUrl ?? url;
       },
       attachEventStream: (server) => {
-        // The stream sends the explanation as its 403's x-sandbox-hint: a header, made safe as the API's are.
-        listening = listenStream(listeners);
+        listening = listenStream(listeners, { refuse });
         stream = attachEventStream(server, accounts, events, {
+          refuse,
           others: new Map([[LISTEN_PATH, listening.handler]]),
-          refusal: (req) => {
-            const refused = shared.upgradeRefusal(req);
-            return refused === undefined ? undefined : headerText(refused);
-          },
+          refusal: (req) => shared.upgradeRefusal(req),
         });
       },
       closeStreams: () => {

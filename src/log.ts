@@ -33,7 +33,7 @@ export function parseLogFormat(value: string): LogFormat {
   throw new Error(`log format must be json or pretty, not "${value}"`);
 }
 
-/** Fields of the per-request line (src/http/request-log-middleware.ts), said by the pretty line itself. */
+/** Fields of the per-request line (src/http/request-logging.ts), said by the pretty line itself. */
 const REQUEST_FIELDS = ['traceId', 'method', 'path', 'status', 'ms', 'accountId', 'fault'];
 
 /** "POST /v2/products 201 3.1 ms acc_default", the way access logs of dev servers read. */

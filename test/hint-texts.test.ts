@@ -8,10 +8,10 @@ import { describe, expect, it } from 'vitest';
  * where anything else is percent-encoded (an ellipsis became %E2%80%A6). What a user sent may be
  * quoted in them and is encoded then; the sandbox's own words never need it. This reads every
  * error the source builds (the domain's invalid/notFound/conflict, the HTTP layer's badRequest,
- * HttpError and sendError) and checks the text written there.
+ * HttpError, the event streams' refusals) and checks the text written there.
  */
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
-const CALL = /\b(invalid|notFound|conflict|badRequest|new HttpError|sendError|refuse)\(/g;
+const CALL = /\b(invalid|notFound|conflict|badRequest|new HttpError|refuse)\(/g;
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>

@@ -12,12 +12,18 @@ export interface EventStream {
   close(): void;
 }
 
-/** A 401 says exactly `Unauthorized`, as the API's do; the explanation goes in x-sandbox-hint. */
-export function refuse(socket: Duplex, status: string, message: string, hint?: string): void {
-  const body = JSON.stringify({ statusCode: Number(status.slice(0, 3)), message });
-  const hintHeader = hint ? `x-sandbox-hint: ${hint}\r\n` : '';
-  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${hintHeader}Connection: close\r\n\r\n${body}`);
+/** Why a handshake is refused: the status, the message, and the explanation for the developer. */
+export interface Refusal {
+  status: 400 | 401 | 403 | 404;
+  message: string;
+  hint?: string;
 }
+
+/**
+ * Answers a refused handshake on its socket, which then closes. The HTTP layer's, given by
+ * the composition root: the answer is shaped and written as every other answer of the API.
+ */
+export type RefuseUpgrade = (req: IncomingMessage, socket: Duplex, refusal: Refusal) => void;
 
 /**
  * Streams each event of the authenticated account as a JSON text message, as it happens.
@@ -26,9 +32,11 @@ export function refuse(socket: Duplex, status: string, message: string, hint?: s
  * peers; shutdown closes every socket cleanly.
  */
 export interface EventStreamOptions {
+  /** How a refused handshake is answered. */
+  refuse: RefuseUpgrade;
   /**
    * Why a handshake is refused before authentication (another site's Origin, a Host not
-   * served), as header-safe text, or undefined: the 403 says `Forbidden`, this is its hint.
+   * served), or undefined: the 403 says `Forbidden`, this is its hint.
    */
   refusal?: (req: IncomingMessage) => string | undefined;
   heartbeatMs?: number;
@@ -59,7 +67,8 @@ export const MAX_HELD_EVENTS = 10_000;
 /** What the process buffers for one client that does not read; past it the client is asked to reconnect (1013). */
 export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
-export function attachEventStream(server: Server, accounts: Accounts, events: Events, options: EventStreamOptions = {}): EventStream {
+export function attachEventStream(server: Server, accounts: Accounts, events: Events, options: EventStreamOptions): EventStream {
+  const { refuse } = options;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INCOMING_MESSAGE_BYTES });
   const beat = heartbeat(wss, options.heartbeatMs ?? 15_000);
   // Replays serialize every missed event: a few pages per turn of the event loop, so many
@@ -71,13 +80,13 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
     socket.on('error', () => socket.destroy());
     // An absolute-form target such as `http://[` is no URL: new URL would throw out of this listener, ending the process.
     const url = URL.parse(req.url ?? '/', 'http://sandbox.local');
-    if (!url) return refuse(socket, '400 Bad Request', 'the request target is not a valid URL');
+    if (!url) return refuse(req, socket, { status: 400, message: 'the request target is not a valid URL' });
     const refused = options.refusal?.(req);
-    if (refused) return refuse(socket, '403 Forbidden', 'Forbidden', refused);
+    if (refused) return refuse(req, socket, { status: 403, message: 'Forbidden', hint: refused });
     const other = options.others?.get(url.pathname);
-    if (url.pathname !== EVENT_STREAM_PATH && !other) return refuse(socket, '404 Not Found', `no WebSocket at ${url.pathname}`);
+    if (url.pathname !== EVENT_STREAM_PATH && !other) return refuse(req, socket, { status: 404, message: `no WebSocket at ${url.pathname}` });
     const key = secretKeyFromHeader(req.headers.authorization) ?? url.searchParams.get('key') ?? undefined;
-    void authenticate(key, socket)
+    void authenticate(key, req, socket)
       .then((account) => {
         if (!account) return;
         if (other) return other(account, url, req, socket, head);
@@ -86,9 +95,9 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
       .catch(() => socket.destroy());
   });
 
-  async function authenticate(key: string | undefined, socket: Duplex): Promise<AccountRecord | undefined> {
+  async function authenticate(key: string | undefined, req: IncomingMessage, socket: Duplex): Promise<AccountRecord | undefined> {
     const account = key ? await accounts.authenticate(key) : undefined;
-    if (!account) refuse(socket, '401 Unauthorized', 'Unauthorized', 'API key invalid or absent: send Authorization: Basic base64("secret:" + key) or ?key=');
+    if (!account) refuse(req, socket, { status: 401, message: 'Unauthorized', hint: 'API key invalid or absent: send Authorization: Basic base64("secret:" + key) or ?key=' });
     return account;
   }
 

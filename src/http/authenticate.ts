@@ -19,28 +19,15 @@ const unlessUnavailable = (error: unknown): undefined => {
 const UNAUTHORIZED = 'API key invalid or absent: send Authorization: Basic base64("secret:" + secretKey)';
 
 /**
- * Stage 3, authenticate: the operation's security requirements, as OpenAPI defines them: any
+ * Stage 5, authenticate: the operation's security requirements, as OpenAPI defines them: any
  * one requirement object must hold, and within it every scheme (`{}` needs nothing). A
  * scheme the sandbox does not implement never holds.
  */
 export class Authenticator {
-  /** A request's caller, looked up once: before its body is read (whether to read it) and again by the stage. */
-  private readonly known = new WeakMap<object, Promise<Caller | undefined>>();
-
   constructor(
     private readonly accounts: Accounts,
     private readonly adminToken: string | undefined,
   ) {}
-
-  /** The caller of `request` (its lookup made once per request), or undefined when the credentials do not satisfy the operation. */
-  callerOf(request: object, operation: SandboxOperation, authorization: string | undefined): Promise<Caller | undefined> {
-    let caller = this.known.get(request);
-    if (caller === undefined) {
-      caller = this.caller(operation, authorization);
-      this.known.set(request, caller);
-    }
-    return caller;
-  }
 
   /** The caller, or undefined when the credentials do not satisfy the operation. */
   async caller(operation: SandboxOperation, authorization: string | undefined): Promise<Caller | undefined> {
@@ -56,8 +43,8 @@ export class Authenticator {
   }
 
   /** The caller, or the 401. */
-  async authenticate(request: object, operation: SandboxOperation, authorization: string | undefined): Promise<Caller> {
-    const caller = await this.callerOf(request, operation, authorization);
+  async authenticate(operation: SandboxOperation, authorization: string | undefined): Promise<Caller> {
+    const caller = await this.caller(operation, authorization);
     if (!caller) throw new HttpError(401, UNAUTHORIZED);
     return caller;
   }

@@ -1,4 +1,4 @@
-import type { Request as ExpressRequest } from 'express';
+import type { ApiRequest } from './request.js';
 import type { AccountRecord } from '../accounts/accounts.js';
 import type { operations } from '../spec/openapi-types.js';
 import type { OperationId } from '../spec/types.js';
@@ -45,7 +45,7 @@ export type Reply<K extends OperationId> = { [S in keyof Responses<K>]: S extend
 
 /** What a handler sees: the authenticated caller, the validated, coerced request, and its unit of work. */
 export interface Call<K extends OperationId> {
-  req: ExpressRequest;
+  req: ApiRequest;
   account: AccountRecord | undefined;
   /** The request carried the sandbox's admin token. */
   admin: boolean;
@@ -67,7 +67,7 @@ export type AnyReply = (JsonReply<number, unknown> | BytesReply<number> | Redire
 
 /** A call as the pipeline builds it before it knows which operation's types apply. */
 export interface AnyCall {
-  req: ExpressRequest;
+  req: ApiRequest;
   account: AccountRecord | undefined;
   admin: boolean;
   unit: Unit;

@@ -1,68 +1,87 @@
-import type { Request, Response } from 'express';
-import { STATUS_CODES } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Faults } from '../faults/faults.js';
-import { errorBody, familyOf } from './errors.js';
+import type { Exchange } from './request-logging.js';
 
 /** Set on every answer a fault rule made or changed; the request log reads it too. */
 export const FAULT_HEADER = 'x-sandbox-fault';
 
-/** What the router does after asking: the fault answered already, or the request goes on (with an error to send after commit). */
-export interface FaultDecision {
-  answered: boolean;
-  /** An afterCommit rule: call once the change is durable, instead of sending the reply. */
-  afterCommit?: () => Promise<void>;
+/**
+ * A fault rule's answer: a status the endpoint may not document (that is the point), in the
+ * endpoint family's error shape. Thrown like any refusal, and answered by the error stage
+ * (src/http/map-errors.ts) without response validation.
+ */
+export class FaultAnswer extends Error {
+  constructor(
+    readonly status: number,
+    /** Seconds, for a 429 or 503 (default 1). */
+    readonly retryAfter: number | undefined,
+    /** Why, for the developer: x-sandbox-hint and the request log. */
+    readonly hint: string,
+  ) {
+    super(hint);
+  }
 }
 
-const PROCEED: FaultDecision = { answered: false };
+/**
+ * What the pipeline does after asking: go on, stop with no answer at all (the rule holds the
+ * request or reset its connection), or go on and, once the change is durable, answer the
+ * fault instead of the reply.
+ */
+export type FaultDecision = { kind: 'proceed' } | { kind: 'unanswered' } | { kind: 'afterCommit'; fire: () => Promise<FaultAnswer> };
+
+const PROCEED: FaultDecision = { kind: 'proceed' };
 
 /**
- * Stage 4, faults: applies the account's HTTP fault rules (src/faults) right after
- * authentication (the rules are the account's) and before anything else, so a fault other
- * than afterCommit never lets the request change anything.
+ * Stage 7, faults: applies the account's HTTP fault rules (src/faults) after authentication
+ * (the rules are the account's) and before anything that could change state, so a fault
+ * other than afterCommit never lets the request change anything. A status rule throws its
+ * FaultAnswer; the rule that fired is noted on the exchange (the answer's x-sandbox-fault,
+ * the request log).
  */
 export class HttpFaults {
   /** Requests a timeout rule left unanswered: their sockets are destroyed when the sandbox stops. */
-  private readonly hung = new Set<Response>();
+  private readonly hung = new Set<ServerResponse>();
 
   constructor(private readonly faults: Faults) {}
 
-  async apply(accountId: string, operationId: string, req: Request, res: Response): Promise<FaultDecision> {
-    const fired = await this.faults.forRequest(accountId, operationId, req.method, req.path);
+  async apply(accountId: string, operationId: string, exchange: Exchange): Promise<FaultDecision> {
+    const { method, path } = exchange.request;
+    const fired = await this.faults.forRequest(accountId, operationId, method, path);
     if (!fired) return PROCEED;
     const { ruleId, action } = fired;
-    const mark = (): void => {
-      res.locals.fault = ruleId;
-      res.setHeader(FAULT_HEADER, ruleId);
-    };
     // An afterCommit rule has not fired yet: the request may still fail on its own.
-    if (!('afterCommit' in action)) mark();
+    if (!('afterCommit' in action)) exchange.fault = ruleId;
     if ('latencyMs' in action) {
       await new Promise((resolve) => setTimeout(resolve, action.latencyMs));
       return PROCEED;
     }
     if ('status' in action) {
-      sendFault(res, req.path, action.status, action.retryAfter, `fault rule ${ruleId} answered ${action.status}; the request had no effect`);
-      return { answered: true };
+      const hint = `fault rule ${ruleId} answered ${action.status}; the request had no effect`;
+      exchange.faultHint = hint;
+      throw new FaultAnswer(action.status, action.retryAfter, hint);
     }
+    const res = exchange.response;
     if ('timeout' in action) {
-      res.locals.hint = `fault rule ${ruleId}: no answer (timeout); the request had no effect`;
+      exchange.faultHint = `fault rule ${ruleId}: no answer (timeout); the request had no effect`;
       this.hung.add(res);
       res.once('close', () => this.hung.delete(res));
-      return { answered: true };
+      return { kind: 'unanswered' };
     }
     if ('reset' in action) {
-      res.locals.hint = `fault rule ${ruleId}: connection reset; the request had no effect`;
-      req.socket.destroy();
-      return { answered: true };
+      exchange.faultHint = `fault rule ${ruleId}: connection reset; the request had no effect`;
+      exchange.request.message.socket.destroy();
+      return { kind: 'unanswered' };
     }
     if ('afterCommit' in action) {
       const { status, retryAfter } = action.afterCommit;
       return {
-        answered: false,
-        afterCommit: async () => {
-          mark();
+        kind: 'afterCommit',
+        fire: async () => {
+          exchange.fault = ruleId;
           await this.faults.confirm(accountId, ruleId);
-          sendFault(res, req.path, status, retryAfter, `fault rule ${ruleId} answered ${status} after the change was made and stored`);
+          const hint = `fault rule ${ruleId} answered ${status} after the change was made and stored`;
+          exchange.faultHint = hint;
+          return new FaultAnswer(status, retryAfter, hint);
         },
       };
     }
@@ -74,20 +93,4 @@ export class HttpFaults {
     for (const res of this.hung) res.socket?.destroy();
     this.hung.clear();
   }
-}
-
-/**
- * The endpoint family's error shape. Sent as text rather than through res.json: an injected
- * status is one the endpoint does not document (that is the point), so response validation
- * must not turn it into a 500.
- */
-function sendFault(res: Response, path: string, status: number, retryAfter: number | undefined, hint: string): void {
-  if (res.headersSent) return;
-  const reason = STATUS_CODES[status] ?? 'Error';
-  const body = errorBody(familyOf(path), status, reason);
-  if ('statusCode' in body) body.error = reason;
-  res.locals.hint = hint;
-  res.status(status).setHeader('x-sandbox-hint', hint);
-  if (status === 429 || status === 503) res.setHeader('retry-after', String(retryAfter ?? 1));
-  res.type('application/json').send(JSON.stringify(body));
 }

@@ -1,4 +1,4 @@
-import type { Request as ExpressRequest } from 'express';
+import type { ApiRequest } from './request.js';
 import type { Unit, UnitOfWork } from '../store/ports.js';
 import type { OperationId } from '../spec/types.js';
 import type { MockAnswer } from '../mock/answer.js';
@@ -10,7 +10,7 @@ import type { SandboxOperation } from './match.js';
 import type { Validated } from './validate.js';
 
 /** Answers an operation from openapi.yaml instead of a handler (the schema-generated mock), with what its endpoint says of mock mode. */
-export type Fallback = (operation: SandboxOperation, req: ExpressRequest, answer: MockAnswer | undefined) => AnyReply | Promise<AnyReply>;
+export type Fallback = (operation: SandboxOperation, req: ApiRequest, answer: MockAnswer | undefined) => AnyReply | Promise<AnyReply>;
 
 type ErasedEndpoint = EndpointOptions & { handle: (call: AnyCall) => AnyReply | Promise<AnyReply> };
 
@@ -46,7 +46,7 @@ export interface HandleOptions {
 }
 
 /**
- * Stage 6, handle: runs the operation's handler as one unit of work (src/store/ports.ts):
+ * Stage 9, handle: runs the operation's handler as one unit of work (src/store/ports.ts):
  * what it changes is committed, durable, when `units.run` resolves, and only then may the
  * answer leave ("durable before the 2xx"). The handler gets the unit in its call; a handler
  * that throws leaves nothing of its unit behind. What the handler runs under (its own units,
@@ -61,7 +61,7 @@ export class HandleStage {
     this.endpoints = new Map(Object.entries(options.endpoints) as [OperationId, ErasedEndpoint][]);
   }
 
-  async handle(operation: SandboxOperation, caller: Caller, validated: Validated, req: ExpressRequest): Promise<AnyReply> {
+  async handle(operation: SandboxOperation, caller: Caller, validated: Validated, req: ApiRequest): Promise<AnyReply> {
     const endpoint = operation.operationId === undefined ? undefined : this.endpoints.get(operation.operationId);
     const { fallback } = this.options;
     // The mock changes nothing: no unit of work.

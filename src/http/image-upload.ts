@@ -1,6 +1,6 @@
 import busboy from 'busboy';
-import type { IncomingMessage } from 'node:http';
 import { HttpError, badRequest, sizeOf } from './errors.js';
+import type { ApiRequest } from './request.js';
 
 const FIELD = 'image';
 
@@ -10,7 +10,8 @@ const FIELD = 'image';
  * Reads the one file field `image` of a multipart body into memory, refusing as soon as
  * it passes the limit so a huge upload is never buffered whole.
  */
-export function readImageField(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+export function readImageField(request: ApiRequest, limitBytes: number): Promise<Buffer> {
+  const req = request.message;
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {

@@ -1,10 +1,10 @@
-import type { ErrorRequestHandler, Request, Response } from 'express';
+import { STATUS_CODES } from 'node:http';
 import { DomainError, type DomainErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import { CursorNotFound, StoreUnavailable, UniqueViolation } from '../store/ports.js';
-import { HttpError, sizeOf } from './errors.js';
-import { TRACE_HEADER } from './request-log-middleware.js';
-import { sendError, sendReply } from './reply.js';
+import { HttpError, errorBody, familyOf } from './errors.js';
+import { FaultAnswer } from './faults.js';
+import { HINT_HEADER, headerText, type Outgoing } from './reply.js';
 
 /** How an error is answered: its status, message, the hint for the developer, headers. */
 export interface ErrorAnswer {
@@ -17,15 +17,20 @@ export interface ErrorAnswer {
 /** The HTTP status of each domain error code, decided here once. */
 export const DOMAIN_STATUS: Record<DomainErrorCode, number> = { invalid: 400, not_found: 404, conflict: 409 };
 
+/** Where the error happened, for the answer's shape (by path) and the log line of a 500. */
+export interface ErrorContext {
+  method: string;
+  path: string;
+  traceId: string | null;
+}
+
 /**
- * An error that carries its own 4xx status, the http-errors convention body-parser and
- * express's router follow (the API lane's body errors have body-parser's shape).
+ * An error that carries its own 4xx status, the http-errors convention express's router
+ * follows (a console path it cannot decode, handed back to the pipeline).
  */
 interface ClientError {
   status: number;
-  type?: string;
   message?: string;
-  body?: unknown;
 }
 
 const isClientError = (error: unknown): error is ClientError => {
@@ -34,17 +39,20 @@ const isClientError = (error: unknown): error is ClientError => {
 };
 
 /**
- * Stage 7, map errors: every error a request can end in, whichever stage threw it, becomes
- * one answer in the endpoint family's shape (src/http/errors.ts): HttpError as it says,
- * DomainError by its code, the store's own errors, body-parser's, and anything else a 500,
- * logged with the request's trace id.
+ * 401 and 403 say exactly `Unauthorized` and `Forbidden`, the framework defaults integrations
+ * match on (one typed client translates only `Unauthorized`); what the caller should do is the hint.
+ */
+const AUTH_MESSAGES: Partial<Record<number, string>> = { 401: 'Unauthorized', 403: 'Forbidden' };
+
+/**
+ * Stage 10, map errors: every error a request can end in, whichever stage threw it (or the
+ * event stream refused a handshake with), becomes one reply in the endpoint family's shape
+ * (src/http/errors.ts), which the reply stage writes: HttpError as it says, DomainError by
+ * its code, the store's own errors, a fault rule's answer, and anything else a 500, logged
+ * with the request's trace id.
  */
 export class ErrorMapper {
-  constructor(
-    private readonly logger: Logger,
-    /** express.json()'s limit, named in a 413. */
-    private readonly jsonLimitBytes: number,
-  ) {}
+  constructor(private readonly logger: Logger) {}
 
   /** The answer for an error of the request; undefined for an error of the sandbox itself (a 500). */
   answerFor(error: unknown): ErrorAnswer | undefined {
@@ -54,44 +62,55 @@ export class ErrorMapper {
     if (error instanceof StoreUnavailable) return { status: 503, message: 'the store is unavailable; try again', hint: error.message, headers: { 'retry-after': '1' } };
     if (error instanceof CursorNotFound) return { status: 400, message: error.message };
     if (error instanceof UniqueViolation) return { status: 409, message: 'a record with this key already exists', hint: error.message };
-    if (isClientError(error)) {
-      if (error.type === 'entity.parse.failed') return { status: 400, message: parseFailure(error) };
-      if (error.type === 'entity.too.large') return { status: error.status, message: `request body is larger than the limit of ${sizeOf(this.jsonLimitBytes)}` };
-      return { status: error.status, message: error.message ?? 'bad request' };
-    }
+    if (isClientError(error)) return { status: error.status, message: error.message ?? 'bad request' };
     return undefined;
   }
 
-  /** Answers any error in the endpoint family's shape. Never throws. */
-  readonly render = (req: Request, res: Response, error: unknown): void => {
-    const page = error instanceof HttpError ? error.options.page : undefined;
-    if (page && !res.headersSent) {
-      try {
-        return sendReply(res, { status: error instanceof HttpError ? error.status : 500, ...page });
-      } catch (failure) {
-        return this.internal(req, res, failure);
-      }
-    }
-    const answer = this.answerFor(error);
-    if (!answer) return this.internal(req, res, error);
-    sendError(res, req.path, answer.status, answer.message, answer.hint, answer.headers);
-  };
-
-  /**
-   * Logs an error of the sandbox itself with the request's trace id, then answers 500 in the
-   * endpoint's error shape, or closes the socket when an answer had already begun. Never throws.
-   */
-  readonly internal = (req: Request, res: Response, error: unknown): void => {
+  /** The reply for any error. Never throws. */
+  replyFor(context: ErrorContext, error: unknown): Outgoing {
     try {
-      this.logger.error({ err: error, traceId: res.getHeader(TRACE_HEADER) ?? null, method: req.method, path: req.path }, 'request failed');
+      if (error instanceof HttpError && error.options.page) return { status: error.status, ...error.options.page };
+      if (error instanceof FaultAnswer) return faultReply(context.path, error);
+      const answer = this.answerFor(error);
+      if (answer) return errorReply(context.path, answer);
+    } catch (failure) {
+      return this.internal(context, failure);
+    }
+    return this.internal(context, error);
+  }
+
+  /** Logs an error of the sandbox itself with the request's trace id; its reply is a 500 in the endpoint's error shape. Never throws. */
+  internal(context: ErrorContext, error: unknown): Outgoing {
+    try {
+      this.logger.error({ err: error, traceId: context.traceId, method: context.method, path: context.path }, 'request failed');
     } catch {
       // A logger that fails must not turn a 500 into a crash.
     }
-    sendError(res, req.path, 500, 'internal error of the sandbox; see its log');
-  };
+    return errorReply(context.path, { status: 500, message: 'internal error of the sandbox; see its log' });
+  }
+}
 
-  /** The same, as express's error-handling middleware (what body-parser's errors reach on the app). */
-  readonly middleware: ErrorRequestHandler = (error: unknown, req, res, _next) => this.render(req, res, error);
+/** An error in the endpoint family's shape, the developer's explanation in x-sandbox-hint. */
+function errorReply(path: string, { status, message, hint, headers }: ErrorAnswer): Outgoing {
+  const exact = AUTH_MESSAGES[status];
+  if (exact !== undefined && message !== exact) [message, hint] = [exact, hint ?? message];
+  const all: Record<string, string> = { ...headers };
+  if (hint) all[HINT_HEADER] = headerText(hint);
+  return { status, json: errorBody(familyOf(path), status, message), headers: all };
+}
+
+/**
+ * A fault rule's status, in the family's shape with HTTP's own reason phrase, sent as it is:
+ * the status is one the endpoint does not document (that is the point), so response
+ * validation must not turn it into a 500.
+ */
+function faultReply(path: string, fault: FaultAnswer): Outgoing {
+  const reason = STATUS_CODES[fault.status] ?? 'Error';
+  const body = errorBody(familyOf(path), fault.status, reason);
+  if ('statusCode' in body) body.error = reason;
+  const headers: Record<string, string> = { [HINT_HEADER]: headerText(fault.hint) };
+  if (fault.status === 429 || fault.status === 503) headers['retry-after'] = String(fault.retryAfter ?? 1);
+  return { status: fault.status, json: body, headers, unchecked: true };
 }
 
 /** The status an error is answered with (a payer page's HTML error uses it). */
@@ -100,14 +119,4 @@ export function statusOf(error: unknown): number {
   if (error instanceof DomainError) return DOMAIN_STATUS[error.code];
   if (error instanceof StoreUnavailable) return 503;
   return 500;
-}
-
-/** body-parser refuses valid JSON that is not an object or array (strict mode) as a parse error. */
-function parseFailure(error: ClientError): string {
-  try {
-    JSON.parse(String(error.body));
-    return 'request body must be a JSON object';
-  } catch {
-    return `request body is not valid JSON: ${error.message ?? ''}`.trim();
-  }
 }

@@ -1,38 +1,111 @@
-import type { Operation } from 'openapi-backend';
+import { OpenAPIRouter, type Operation } from 'openapi-backend';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import type { Permission } from '../spec/types.js';
 import { HttpError } from './errors.js';
-import type { SpecRouter } from './openapi-adapter.js';
 /** The 501 message for an endpoint openapi.yaml lists as not emulated (request-checks.ts notEmulatedCheck). */
 export type NotEmulated = (method: string, path: string) => string | undefined;
 
 /** An operation of openapi.yaml, with the sandbox's own extension. */
 export type SandboxOperation = Operation<OpenApiDocument> & { 'x-permission'?: Permission };
 
+/** No operation has the path (404), or the path exists only with other methods (405). */
+export type NoMatch = 'not-found' | 'method-not-allowed';
+
+interface Candidate {
+  operation: SandboxOperation;
+  pattern: RegExp;
+}
+
 /**
- * Stage 2, match: the request's operation in openapi.yaml, or the answer that there is none:
+ * The operations of openapi.yaml as openapi-backend lists them (its OpenAPIRouter's
+ * `getOperations`: path-level parameters merged, the document's security as the default),
+ * indexed once so that a request finds its operation without rebuilding that list (the
+ * library's `matchOperation` flattens the document and compiles a RegExp per template on
+ * every call, hundreds of µs here). It matches as the library does, which
+ * test/http/match.test.ts checks for every path of openapi.yaml: the exact path with the
+ * method first, else the templates whose pattern fits, most literal characters first (ties in
+ * document order); a path only other methods have is a 405.
+ */
+export class Routes {
+  /** The library's router, as OpenAPIValidator's documented `router` option takes it. */
+  readonly router: OpenAPIRouter<OpenApiDocument>;
+  readonly operations: readonly SandboxOperation[];
+  private readonly exact = new Map<string, SandboxOperation>();
+  private readonly candidates: Candidate[];
+
+  constructor(document: OpenApiDocument) {
+    // The matching every part of the sandbox uses: apiRoot '/', trailing slashes ignored.
+    this.router = new OpenAPIRouter({ definition: document, apiRoot: '/', ignoreTrailingSlashes: true });
+    this.operations = this.router.getOperations();
+    for (const operation of this.operations) {
+      const key = `${operation.method} ${operation.path}`;
+      // openapi-backend takes the first operation with the exact path and method.
+      if (!this.exact.has(key)) this.exact.set(key, operation);
+    }
+    const literalLength = (path: string): number => path.replace(/\{.*?\}/g, '').length;
+    // Array.prototype.sort is stable, like lodash's orderBy, so equal lengths keep document order.
+    this.candidates = this.operations
+      .map((operation) => ({ operation, pattern: new RegExp(templatePattern(operation.path)), length: literalLength(operation.path) }))
+      .sort((a, b) => b.length - a.length)
+      .map(({ operation, pattern }) => ({ operation, pattern }));
+  }
+
+  /** `method` as the request has it (any case); `path` without the query string. */
+  match(method: string, path: string): SandboxOperation | NoMatch {
+    let normalized = path.trim();
+    if (!normalized.startsWith('/')) normalized = `/${normalized}`;
+    const query = normalized.indexOf('?');
+    if (query >= 0) normalized = normalized.slice(0, query).trim();
+    while (normalized.length > 1 && normalized.endsWith('/')) normalized = normalized.slice(0, -1);
+    const verb = method.trim().toLowerCase();
+    const exact = this.exact.get(`${verb} ${normalized}`);
+    if (exact) return exact;
+    let matchedPath = false;
+    for (const { operation, pattern } of this.candidates) {
+      if (!pattern.test(normalized)) continue;
+      if (operation.method === verb) return operation;
+      matchedPath = true;
+    }
+    return matchedPath ? 'method-not-allowed' : 'not-found';
+  }
+
+  /** The methods some operation has for this path, upper case, in the order HTTP lists them (a 405's `Allow`). */
+  allowedMethods(path: string): string[] {
+    const normalized = path.length > 1 ? path.replace(/\/+$/, '') : path;
+    const methods = new Set(this.candidates.filter(({ pattern }) => pattern.test(normalized)).map(({ operation }) => operation.method.toUpperCase()));
+    return METHOD_ORDER.filter((m) => methods.has(m));
+  }
+}
+
+const METHOD_ORDER: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'];
+
+/** `/transactions/{id}` → `^/transactions/[^/]+$`, the literal parts escaped. */
+function templatePattern(path: string): string {
+  const literal = path
+    .replace(/\{[^}]+\}/g, '\0')
+    .split('\0')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('[^/]+');
+  return `^${literal}$`;
+}
+
+/**
+ * Stage 4, match: the request's operation in openapi.yaml, or the answer that there is none:
  * 501 for an endpoint of the real service the sandbox does not emulate, 404 for a path the
  * spec lacks (or that cannot be decoded), 405 with `Allow` for a path it has with other methods.
  */
-export function matchOperation(router: SpecRouter, notEmulated: NotEmulated, method: string, path: string): SandboxOperation {
+export function matchOperation(routes: Routes, notEmulated: NotEmulated, method: string, path: string): SandboxOperation {
   // Path parameters are decoded with decodeURIComponent, which throws on a bad escape: such a path names nothing.
   if (!isDecodable(path)) throw new HttpError(404, `no route for ${method} ${path}`);
   // Endpoints of the real service that integrations call but the sandbox does not emulate:
   // a clear 501 rather than whatever route their path happens to resemble (a 405).
   const unemulated = notEmulated(method, path);
   if (unemulated) throw new HttpError(501, unemulated);
-  const matched = router.match(method, path);
+  const matched = routes.match(method, path);
   if (matched === 'not-found') throw new HttpError(404, `${method} ${path} is not emulated by the sandbox: the spec has no such endpoint`);
   // RFC 9110: a 405 says which methods the resource has.
-  if (matched === 'method-not-allowed') throw new HttpError(405, `${method} is not allowed on ${path}`, { headers: { allow: router.allowedMethods(path).join(', ') } });
+  if (matched === 'method-not-allowed') throw new HttpError(405, `${method} is not allowed on ${path}`, { headers: { allow: routes.allowedMethods(path).join(', ') } });
   return matched;
-}
-
-/** The operation a request names, without deciding its answer (whether to read its body). */
-export function operationOf(router: SpecRouter, notEmulated: NotEmulated, method: string, path: string): SandboxOperation | undefined {
-  if (!isDecodable(path) || notEmulated(method, path)) return undefined;
-  const matched = router.match(method, path);
-  return typeof matched === 'string' ? undefined : matched;
 }
 
 export function isDecodable(path: string): boolean {

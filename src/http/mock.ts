@@ -1,5 +1,4 @@
 import type { ValidateFunction } from 'ajv';
-import type { Request as ExpressRequest } from 'express';
 import { generateSync, type GenerateOptions, type JsonSchema, type Random } from 'json-schema-faker';
 import type { Operation } from 'openapi-backend';
 import type { OpenAPIV3_1 } from 'openapi-types';
@@ -13,6 +12,7 @@ import type { MockAnswer, MockRequest } from '../mock/answer.js';
 import { coherent } from '../mock/coherent.js';
 import { preferredStatus } from '../mock/prefer.js';
 import { seedFor } from '../mock/seed.js';
+import type { ApiRequest } from './request.js';
 
 type ResponseObject = OpenAPIV3_1.ResponseObject;
 type SchemaObject = OpenAPIV3_1.SchemaObject;
@@ -94,7 +94,7 @@ export class MockResponder {
   }
 
   /** The operation's answer; `answer` is what its endpoint says of mock mode (src/http/endpoint.ts). */
-  respond(operation: Operation, req: Pick<ExpressRequest, 'headers' | 'path'> & Partial<Pick<ExpressRequest, 'body' | 'query'>>, answer?: MockAnswer): Reply {
+  respond(operation: Operation, req: Pick<ApiRequest, 'headers' | 'path'> & Partial<Pick<ApiRequest, 'body' | 'query'>>, answer?: MockAnswer): Reply {
     const operationId = operation.operationId ?? `${operation.method} ${operation.path}`;
     const request: MockRequest = { params: pathParams(operation.path, req.path), query: (req.query ?? {}) as Record<string, unknown>, body: req.body as unknown };
     const responses = (operation.responses ?? {}) as Record<string, ResponseObject>;

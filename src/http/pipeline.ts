@@ -1,46 +1,61 @@
-import type { Request, RequestHandler, Response } from 'express';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Accounts } from '../accounts/accounts.js';
+import type { ResponseValidationMode } from '../config.js';
 import { DEFAULTS } from '../config.js';
 import type { Logger } from '../log.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import type { UnitOfWork } from '../store/ports.js';
-import { Authenticator } from './authenticate.js';
+import { Authenticator, type Caller } from './authenticate.js';
+import { BodyStage } from './body.js';
 import type { Endpoints } from './endpoint.js';
+import { HttpError } from './errors.js';
 import type { HttpFaults } from './faults.js';
 import { HandleStage, type Fallback } from './handle.js';
+import { JsonTexts } from './json-text.js';
 import { ErrorMapper } from './map-errors.js';
-import { matchOperation, operationOf } from './match.js';
-import { SpecRouter, createSpecValidator } from './openapi-adapter.js';
-import { AnswerWriter, sendReply } from './reply.js';
-import { validateRequest } from './validate.js';
-import { notEmulatedCheck } from './request-checks.js';
+import { Routes, matchOperation, type SandboxOperation } from './match.js';
 import { notUsedFields } from './not-used.js';
+import { AnswerWriter, ReplyStage, type Outgoing } from './reply.js';
+import { notEmulatedCheck } from './request-checks.js';
+import type { RequestLogStore } from './request-log.js';
+import { RequestLogging, type Exchange } from './request-logging.js';
+import { ApiRequest } from './request.js';
+import { ResponseValidation } from './response-validation.js';
+import type { SharedUse } from './shared-use.js';
+import { createSpecValidator, validateRequest } from './validate.js';
 
 /**
  * The API's request pipeline, one stage per file, in request order:
  *
- *   transport (transport.ts: express, and the lane that reads common JSON bodies)
+ *   transport (transport.ts: node:http; the listener hands the console's GETs to express)
+ *   → request log (request-logging.ts: trace id, the entry when the socket closes)
+ *   → shared use (shared-use.ts: Host, CORS, cross-origin changes: 403 / 415)
  *   → match (match.ts: 404 / 405 / 501)  → authenticate (authenticate.ts: 401)
+ *   → body (body.ts: the JSON body, read only now: 400 / 413 / 415)
  *   → faults (faults.ts: the account's fault rules)  → validate (validate.ts: 403 / 415 / 400)
  *   → handle (handle.ts: the handler in a unit of work)  → map errors (map-errors.ts)
- *   → reply (reply.ts: written at the end of the turn)
+ *   → reply (reply.ts: written at the end of the turn, validated against openapi.yaml)
  *
- * Every stage throws what it refuses; the one error stage renders it in the endpoint
- * family's shape. openapi-backend does the routing and the schema checks against
- * openapi.yaml through its public API (openapi-adapter.ts).
+ * Each request is one Exchange handed from stage to stage. Every stage throws what it
+ * refuses; the one error stage turns it into a reply, and the one reply stage writes every
+ * answer. openapi-backend does the schema checks against openapi.yaml through its
+ * documented API (validate.ts); the routes are indexed once from its operation list (match.ts).
  */
-export type Pipeline = RequestHandler & {
+export interface Pipeline {
   /**
-   * Whether this request's body may be read: it is routed to an operation that takes a body,
-   * and its credentials satisfy that operation. Any other body is never buffered or parsed.
+   * Takes a request off the server: opens its log entry (its trace id) and runs the
+   * shared-use checks. `admitted` gets the exchange of a request that may go on; one
+   * refused (or a CORS preflight) is answered here.
    */
-  mayReadBody(req: IncomingMessage): Promise<boolean>;
-  /** The error stage, for the errors met before the pipeline (body-parser's, the lane's). */
-  errors: ErrorMapper;
+  receive(message: IncomingMessage, response: ServerResponse, admitted: (exchange: Exchange) => void): void;
+  /** The API's stages for an admitted request, match to reply; `error`: what the app for people met, to be answered instead. */
+  run(exchange: Exchange, error?: unknown): void;
+  /** Refuses a WebSocket handshake on its socket, through the error and reply stages. */
+  refuseUpgrade(message: IncomingMessage, socket: Duplex, error: HttpError): void;
   /** This sandbox's answer writer: its `afterAnswers` is what the webhooks wait for. */
   answers: AnswerWriter;
-};
+}
 
 export interface PipelineOptions {
   document: OpenApiDocument;
@@ -55,69 +70,133 @@ export interface PipelineOptions {
   /** Refuses an endpoint's admin act where it is closed (src/http/shared-use.ts). */
   admin?: (what: string) => void;
   logger: Logger;
-  /** express.json()'s limit, named in a 413 (default: the configuration default). */
+  /** Where each request's entry goes (src/http/request-log.ts). */
+  requestLog: RequestLogStore;
+  /** The level of each request's pino line (default debug). */
+  requestLogLevel?: 'info' | 'debug';
+  /** Real time in ms, for the request log's `at` (default Date.now). */
+  nowMs?: () => number;
+  /** The shared-use checks (Host, CORS, cross-origin changes). */
+  shared: SharedUse;
+  /** The JSON body limit (default: the configuration default). */
   jsonLimitBytes?: number;
+  /** Response validation against openapi.yaml (default off). */
+  validateResponses?: ResponseValidationMode;
+  /** This sandbox's kept JSON texts, when others (the transaction presenter) register bodies in them; else its own. */
+  texts?: JsonTexts;
   /** This sandbox's answer writer, when the composition root made it first (the webhooks wait on it); else a new one. */
   answers?: AnswerWriter;
   /** Answers operations without an endpoint, and every one in mock mode (the schema-generated mock), instead of a 501. */
   fallback?: Fallback;
-  /** The accounts' fault rules (src/faults), applied right after authentication. */
+  /** The accounts' fault rules (src/faults), applied after authentication and the body. */
   faults?: HttpFaults;
 }
 
 export function createPipeline(options: PipelineOptions): Pipeline {
-  const { faults } = options;
+  const { faults, logger } = options;
   const answers = options.answers ?? new AnswerWriter();
-  const errors = new ErrorMapper(options.logger, options.jsonLimitBytes ?? DEFAULTS.jsonLimitBytes);
-  const router = new SpecRouter(options.document);
+  const logging = new RequestLogging({ log: options.requestLog, accounts: options.accounts, logger, level: options.requestLogLevel, nowMs: options.nowMs ?? Date.now });
+  const admission = options.shared.admission();
+  const errors = new ErrorMapper(logger);
+  const routes = new Routes(options.document);
   // openapi.yaml's x-not-emulated: a malformed entry fails here, at start.
   const notEmulated = notEmulatedCheck(options.document);
-  const validator = createSpecValidator(router);
+  const validator = createSpecValidator(routes);
   // openapi.yaml's x-not-used: likewise read once, a malformed entry failing the start.
-  const ignoreNotUsed = notUsedFields(router.getOperations());
+  const ignoreNotUsed = notUsedFields(routes.operations);
   const authenticator = new Authenticator(options.accounts, options.adminToken);
+  const bodies = new BodyStage(options.jsonLimitBytes ?? DEFAULTS.jsonLimitBytes);
   const handling = new HandleStage({ endpoints: options.endpoints, units: options.units, fallback: options.fallback, mock: options.mock, admin: options.admin });
+  const mode = options.validateResponses ?? 'off';
+  const replies = new ReplyStage(options.texts ?? new JsonTexts(), mode === 'off' ? undefined : new ResponseValidation(options.document, mode, logger));
 
-  const run = async (req: Request, res: Response): Promise<void> => {
-    const operation = matchOperation(router, notEmulated, req.method, req.path);
-    const caller = await authenticator.authenticate(req, operation, req.headers.authorization);
-    // The request log files the request under this account (src/http/request-log-middleware.ts).
-    if (caller.account) res.locals.accountId = caller.account.id;
-    const fault = faults && caller.account && operation.operationId ? await faults.apply(caller.account.id, operation.operationId, req, res) : undefined;
-    if (fault?.answered) return;
-    const validated = validateRequest(validator, operation, caller.account, req, ignoreNotUsed);
-    const reply = await handling.handle(operation, caller, validated, req);
-    if (fault?.afterCommit) return fault.afterCommit();
-    answers.write(
-      () => sendReply(res, reply),
-      (error) => errors.internal(req, res, error),
-    );
-  };
-
-  const pipeline: RequestHandler = (req, res) => {
-    // Every path out of here ends in an answer or a closed socket: nothing a request sends
-    // can leave a rejected promise behind (an unhandled rejection ends a Node process).
+  /** Answers with the reply; if writing it fails, with the error's, and if that fails too, with a bare 500. Never throws. */
+  const send = (exchange: Exchange, reply: Outgoing): void => {
     try {
-      run(req, res)
-        .catch((error: unknown) => errors.render(req, res, error))
-        .catch((error: unknown) => errors.internal(req, res, error));
+      replies.send(exchange, reply);
     } catch (error) {
-      errors.internal(req, res, error);
+      fail(exchange, error);
+    }
+  };
+  const fail = (exchange: Exchange, error: unknown): void => {
+    try {
+      replies.send(exchange, errors.replyFor(contextOf(exchange), error));
+    } catch {
+      replies.lastResort(exchange);
     }
   };
 
-  const mayReadBody = async (req: IncomingMessage): Promise<boolean> => {
-    const operation = operationOf(router, notEmulated, req.method ?? '', pathOf(req.url));
-    if (!operation?.requestBody) return false;
-    return (await authenticator.callerOf(req, operation, req.headers.authorization)) !== undefined;
+  const stages = async (exchange: Exchange): Promise<void> => {
+    const { request } = exchange;
+    let operation: SandboxOperation;
+    let caller: Caller;
+    try {
+      operation = matchOperation(routes, notEmulated, request.method, request.path);
+      caller = await authenticator.authenticate(operation, request.headers.authorization);
+    } catch (error) {
+      // Authentication comes before the body: a request without valid credentials has its
+      // body discarded as it arrives, never buffered or parsed.
+      bodies.discard(exchange);
+      throw error;
+    }
+    exchange.accountId = caller.account?.id;
+    let body: unknown;
+    if (operation.requestBody) body = await bodies.read(exchange);
+    else bodies.discard(exchange);
+    const fault = faults && caller.account && operation.operationId ? await faults.apply(caller.account.id, operation.operationId, exchange) : undefined;
+    if (fault?.kind === 'unanswered') return;
+    const read = request.withBody(body);
+    const validated = validateRequest(validator, operation, caller.account, read, ignoreNotUsed);
+    const reply = await handling.handle(operation, caller, validated, read);
+    if (fault?.kind === 'afterCommit') throw await fault.fire();
+    answers.write(
+      () => replies.send(exchange, reply),
+      (error) => fail(exchange, error),
+    );
   };
 
-  return Object.assign(pipeline, { mayReadBody, errors, answers });
+  const run = (exchange: Exchange, error?: unknown): void => {
+    if (error !== undefined) return fail(exchange, error);
+    // Every path out of here ends in an answer or a closed socket: nothing a request sends
+    // can leave a rejected promise behind (an unhandled rejection ends a Node process).
+    try {
+      stages(exchange).catch((failure: unknown) => fail(exchange, failure));
+    } catch (failure) {
+      fail(exchange, failure);
+    }
+  };
+
+  const receive = (message: IncomingMessage, response: ServerResponse, admitted: (exchange: Exchange) => void): void => {
+    let exchange: Exchange | undefined;
+    try {
+      exchange = logging.open(message, response);
+      const opened = exchange;
+      admission(message, opened.request.path, response, (outcome) => {
+        if (outcome === 'admitted') return admitted(opened);
+        if (outcome === 'preflight') return send(opened, { status: 204, bytes: '', contentType: 'text/plain', headers: { 'content-length': '0' } });
+        fail(opened, outcome);
+      });
+    } catch (error) {
+      if (exchange) fail(exchange, error);
+      else response.destroy();
+    }
+  };
+
+  const refuseUpgrade = (message: IncomingMessage, socket: Duplex, error: HttpError): void => {
+    try {
+      const { method, path } = ApiRequest.of(message);
+      // A handshake is no operation of openapi.yaml, whatever its path: its answer is not checked against one.
+      replies.refuseUpgrade(socket, { method, path }, { ...errors.replyFor({ method, path, traceId: null }, error), unchecked: true });
+    } catch {
+      socket.destroy();
+    }
+  };
+
+  return { receive, run, refuseUpgrade, answers };
 }
 
-/** The path of a raw request URL, as express's req.path reads it (before the query or a fragment). */
-const pathOf = (url: string | undefined): string => {
-  const raw = url ?? '/';
-  const end = raw.search(/[?#]/);
-  return end === -1 ? raw : raw.slice(0, end);
-};
+const contextOf = (exchange: Exchange): { method: string; path: string; traceId: string } => ({
+  method: exchange.request.method,
+  path: exchange.request.path,
+  traceId: exchange.traceId,
+});

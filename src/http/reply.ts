@@ -1,16 +1,168 @@
-import type { Response } from 'express';
+import { format as formatContentType, parse as parseContentType } from 'content-type';
+import { STATUS_CODES, type OutgoingHttpHeaders } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { setImmediate } from 'node:timers';
 import type { AnyReply } from './call.js';
 import { errorBody, familyOf } from './errors.js';
+import { FAULT_HEADER } from './faults.js';
+import type { JsonTexts } from './json-text.js';
+import { TRACE_HEADER, type Exchange } from './request-logging.js';
+import { INVALID_HEADER, type ResponseValidation } from './response-validation.js';
+
+/** A reply as the reply stage takes it: a handler's or the mock's, or the error stage's; `unchecked` skips response validation (a fault rule's injected status). */
+export type Outgoing = AnyReply & { unchecked?: boolean };
+
+/** Response header with the sandbox's longer explanation, when `message` is an exact text integrations match on. */
+export const HINT_HEADER = 'x-sandbox-hint';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
- * Stage 8, reply: a handler's answer is written at the end of the event loop's turn,
- * together with every other answer the turn produced, rather than the moment it is ready
- * (what Netty's flush consolidation does). The turn reads a batch of requests from the
- * sockets epoll reported; written one by one between those reads, each answer woke the
- * client, and the sandbox and the client took turns on the same sockets. Written after the
- * reads, a GET took 31-46 µs of CPU instead of 54-80 in interleaved runs
- * (docs/benchmarks.md). The delay is the rest of the turn, well under a millisecond.
+ * Stage 11, reply: the one place an answer of the pipeline is written, whatever made it (a
+ * handler, the mock, the error stage), on node's response: the JSON text (kept texts,
+ * src/http/json-text.ts, sent as their bytes), response validation of every JSON body
+ * (src/http/response-validation.ts), the fault rule's mark, and the answer handed to the
+ * request log as it leaves.
+ */
+export class ReplyStage {
+  constructor(
+    private readonly texts: JsonTexts,
+    /** undefined when response validation is off: the send path checks nothing. */
+    private readonly validation: ResponseValidation | undefined,
+  ) {}
+
+  /**
+   * Writes the reply. If an answer has begun already (a write that failed half way), the
+   * socket is closed instead: the client sees the request fail rather than wait for an
+   * answer that will not come. Throws when node refuses the answer (a header value it cannot
+   * carry): the caller answers that as an error of the sandbox.
+   */
+  send(exchange: Exchange, reply: Outgoing): void {
+    const res = exchange.response;
+    if (res.headersSent) {
+      if (!res.writableEnded) res.destroy();
+      return;
+    }
+    const answer = this.render(exchange.request, exchange.traceId, reply);
+    const { headers } = answer;
+    headers[TRACE_HEADER] = exchange.traceId;
+    if (exchange.fault !== null) headers[FAULT_HEADER] = exchange.fault;
+    exchange.answered({ status: answer.status, contentType: answer.contentType, body: answer.body, bytes: answer.bytes, hint: headerOf(headers, HINT_HEADER) });
+    res.writeHead(answer.status, headers);
+    res.end(answer.body);
+  }
+
+  /** The 500 written with nothing of the reply's, for when writing a reply (an error's included) failed. Never throws. */
+  lastResort(exchange: Exchange): void {
+    const res = exchange.response;
+    try {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const body = JSON.stringify(errorBody(familyOf(exchange.request.path), 500, 'internal error of the sandbox; see its log'));
+      const bytes = Buffer.byteLength(body);
+      exchange.answered({ status: 500, contentType: JSON_TYPE, body, bytes, hint: undefined });
+      res.writeHead(500, { 'content-type': JSON_TYPE, 'content-length': bytes, [TRACE_HEADER]: exchange.traceId });
+      res.end(body);
+    } catch {
+      res.destroy();
+    }
+  }
+
+  /**
+   * Answers a WebSocket handshake the sandbox refuses, on the socket it came on (there is no
+   * HTTP response to write it to): the same status line, headers and body an HTTP answer of
+   * the reply would have, then the connection closes.
+   */
+  refuseUpgrade(socket: Duplex, request: RequestLine, reply: Outgoing): void {
+    const answer = this.render(request, null, reply);
+    const headers: OutgoingHttpHeaders = { ...answer.headers, connection: 'close' };
+    const lines = Object.entries(headers)
+      .filter((entry): entry is [string, string | number] => typeof entry[1] === 'string' || typeof entry[1] === 'number')
+      .map(([name, value]) => `${name}: ${String(value)}\r\n`);
+    socket.end(`HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? ''}\r\n${lines.join('')}\r\n${answer.body.toString()}`);
+  }
+
+  /** The status, the headers (the reply's, and those of its content) and the body of a reply. */
+  private render(request: RequestLine, traceId: string | null, reply: Outgoing): Rendered {
+    const headers: OutgoingHttpHeaders = { ...reply.headers };
+    if ('json' in reply) {
+      let { status } = reply;
+      let json = reply.json;
+      let invalid: string | undefined;
+      if (this.validation && !reply.unchecked) {
+        const review = this.validation.review({ method: request.method, path: request.path, traceId }, status, json);
+        if (review) {
+          invalid = review.header;
+          if (review.replacement) ({ status, json } = review.replacement);
+        }
+      }
+      if (invalid !== undefined) headers[INVALID_HEADER] = invalid;
+      return withBody(status, JSON_TYPE, this.texts.textOf(json) ?? JSON.stringify(json), headers);
+    }
+    if ('redirect' in reply) {
+      // Any client follows the Location; the text says where for one that shows the answer.
+      headers.location = reply.redirect;
+      return withBody(reply.status, 'text/plain; charset=utf-8', `${STATUS_CODES[reply.status] ?? 'Redirect'}. Redirecting to ${reply.redirect}`, headers);
+    }
+    // Text goes out as UTF-8, and says so.
+    const type = typeof reply.bytes === 'string' ? withCharset(reply.contentType) : reply.contentType;
+    return withBody(reply.status, type, reply.bytes, headers);
+  }
+}
+
+interface Rendered {
+  status: number;
+  contentType: string | undefined;
+  body: Buffer | string;
+  bytes: number;
+  headers: OutgoingHttpHeaders;
+}
+
+/** The rendered answer, its content headers added to `headers` (the stage's own object). */
+function withBody(status: number, contentType: string, body: Buffer | string, headers: OutgoingHttpHeaders): Rendered {
+  // RFC 9110: 204 and 304 have no content, 205 an empty one.
+  if (status === 204 || status === 304) return { status, contentType: undefined, body: '', bytes: 0, headers };
+  if (status === 205) {
+    headers['content-length'] = 0;
+    return { status, contentType: undefined, body: '', bytes: 0, headers };
+  }
+  const bytes = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  headers['content-type'] = contentType;
+  headers['content-length'] = bytes;
+  return { status, contentType, body, bytes, headers };
+}
+
+/** What an answer's shape and its validation depend on. */
+interface RequestLine {
+  method: string;
+  path: string;
+}
+
+/** A media type with `charset=utf-8` (replacing any other charset); as it is when it is not a media type. */
+function withCharset(type: string): string {
+  try {
+    const parsed = parseContentType(type);
+    return formatContentType({ type: parsed.type, parameters: { ...parsed.parameters, charset: 'utf-8' } });
+  } catch {
+    return type;
+  }
+}
+
+const headerOf = (headers: OutgoingHttpHeaders, name: string): string | undefined => {
+  const value = headers[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/**
+ * A handler's answer is written at the end of the event loop's turn, together with every
+ * other answer the turn produced, rather than the moment it is ready (what Netty's flush
+ * consolidation does). The turn reads a batch of requests from the sockets epoll reported;
+ * written one by one between those reads, each answer woke the client, and the sandbox and
+ * the client took turns on the same sockets. Written after the reads, a GET took 31-46 µs of
+ * CPU instead of 54-80 in interleaved runs (docs/benchmarks.md). The delay is the rest of
+ * the turn, well under a millisecond.
  *
  * One writer per sandbox: two sandboxes in one process (scenario runs, tests) each flush and
  * wait for their own answers.
@@ -52,62 +204,6 @@ export class AnswerWriter {
 
 // A resolver does not throw.
 const noFailure = (): void => undefined;
-
-/** Writes a handler's (or the mock's) reply through express's helpers. */
-export function sendReply(res: Response, reply: AnyReply): void {
-  if (reply.headers) res.set(reply.headers);
-  if ('json' in reply) {
-    res.status(reply.status).json(reply.json);
-    return;
-  }
-  if ('redirect' in reply) {
-    res.redirect(reply.status, reply.redirect);
-    return;
-  }
-  res.status(reply.status).type(reply.contentType).send(reply.bytes);
-}
-
-/** Response header with the sandbox's longer explanation, when `message` is an exact text integrations match on. */
-export const HINT_HEADER = 'x-sandbox-hint';
-
-/**
- * 401 and 403 say exactly `Unauthorized` and `Forbidden`, the framework defaults integrations
- * match on (one typed client translates only `Unauthorized`); what the caller should do is the hint.
- */
-const AUTH_MESSAGES: Partial<Record<number, string>> = { 401: 'Unauthorized', 403: 'Forbidden' };
-
-/**
- * Answers an error in the endpoint family's shape. Never throws: if the answer cannot be
- * written (headers already gone, a writer that fails), the socket is closed instead, so the
- * client sees the request fail rather than wait for an answer that will not come.
- */
-export function sendError(res: Response, path: string, status: number, message: string, hint?: string, headers?: Record<string, string>): void {
-  if (res.headersSent) {
-    if (!res.writableEnded) res.destroy();
-    return;
-  }
-  const exact = AUTH_MESSAGES[status];
-  if (exact !== undefined && message !== exact) [message, hint] = [exact, hint ?? message];
-  try {
-    if (headers) res.set(headers);
-    if (hint) res.setHeader(HINT_HEADER, headerText(hint));
-    res.status(status).json(errorBody(familyOf(path), status, message));
-  } catch {
-    if (res.headersSent) res.destroy();
-    else lastResort(res, path);
-  }
-}
-
-/** The 500 written without express's helpers or response validation, for when those failed. */
-function lastResort(res: Response, path: string): void {
-  try {
-    const body = JSON.stringify(errorBody(familyOf(path), 500, 'internal error of the sandbox; see its log'));
-    res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
-  } catch {
-    res.destroy();
-  }
-}
 
 /** Longest x-sandbox-hint sent: clients' header limits (undici's 16 KiB for all of them) must not refuse the answer. */
 export const HINT_MAX_CHARS = 2048;

@@ -17,7 +17,7 @@ export interface RequestLogQuery {
 }
 
 /**
- * An entry whose shown fields are built when the log is read (src/http/request-log-middleware.ts):
+ * An entry whose shown fields are built when the log is read (src/http/request-logging.ts):
  * what the ring's filters need is at hand, the rest comes from `entry()`.
  */
 export interface DeferredRequestLogEntry {

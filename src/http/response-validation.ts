@@ -1,14 +1,12 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import type { Express, Response } from 'express';
 import type { Operation } from 'openapi-backend';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import type { ResponseValidationMode } from '../config.js';
 import type { Logger } from '../log.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
-import { errorBody, familyOf } from './errors.js';
+import { errorBody, familyOf, type ProductErrorBody, type TransactionErrorBody } from './errors.js';
 import { maskJsonText } from './masking.js';
-import { SpecRouter } from './openapi-adapter.js';
-import { TRACE_HEADER } from './request-log-middleware.js';
+import { Routes } from './match.js';
 import { createAjv } from './validator.js';
 
 /** Set on every response that does not match openapi.yaml, in both modes. */
@@ -38,14 +36,14 @@ type SchemaObject = OpenAPIV3_1.SchemaObject;
  * each is compiled once and reused for every later response.
  */
 export class ResponseValidator {
-  private readonly router: SpecRouter;
+  private readonly routes: Routes;
   private readonly ajv = createAjv({});
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly errorSchemas: Record<'product' | 'transaction', SchemaObject | undefined>;
 
   constructor(document: OpenApiDocument) {
-    // The same matching as the request pipeline (src/http/openapi-adapter.ts).
-    this.router = new SpecRouter(document);
+    // The same matching as the request pipeline (src/http/match.ts).
+    this.routes = new Routes(document);
     const schemas = document.components?.schemas ?? {};
     this.errorSchemas = { product: schemas.ProductError, transaction: schemas.TransactionError };
   }
@@ -54,7 +52,7 @@ export class ResponseValidator {
   check(method: string, path: string, status: number, body: unknown): ResponseViolation | undefined {
     const operation = this.match(method, path);
     if (!operation) {
-      // Unrouted (404, 405, or a body-parser error on an unknown path): the family's error shape.
+      // Unrouted (404, 405): the family's error shape.
       const family = familyOf(path);
       const schema = this.errorSchemas[family];
       return schema && this.validate(`unrouted ${family}`, schema, undefined, `${method} ${path}`, status, body);
@@ -93,7 +91,7 @@ export class ResponseValidator {
   }
 
   private match(method: string, path: string): Operation | undefined {
-    const matched = this.router.match(method, path);
+    const matched = this.routes.match(method, path);
     return typeof matched === 'string' ? undefined : matched;
   }
 }
@@ -121,42 +119,41 @@ function excerpt(body: unknown): string {
   return text.length > 500 ? `${text.slice(0, 500)}…` : text;
 }
 
-export interface ResponseValidationOptions {
-  document: OpenApiDocument;
-  mode: ResponseValidationMode;
-  logger: Logger;
+/** What the reply stage does with a JSON body that does not match: mark it, and in strict mode send this instead. */
+export interface ResponseReview {
+  /** x-sandbox-response-invalid: the first mismatch, one line. */
+  header: string;
+  /** Strict mode's answer: a 500 naming the mismatch, in the endpoint family's error shape. */
+  replacement?: { status: 500; json: ProductErrorBody | TransactionErrorBody };
 }
 
 /**
- * Checks every JSON response the app sends: handlers' replies, the pipeline's errors (401,
- * 403, 404, 405, 415, 400) and body-parser's (400, 413), which leave before the pipeline
- * runs. It wraps `res.json` once on the app's response prototype (express's documented
- * extension point, "Overriding the Express API"), so every one of them is seen at the
- * single place JSON leaves. A mismatch is logged at error level and marked with
+ * Response validation as the reply stage applies it to every JSON answer it writes (handlers'
+ * replies, the mock's, every error of the error stage; a fault rule's injected status
+ * excepted): a mismatch is logged at error level and marked with
  * `x-sandbox-response-invalid`; `strict` replaces it with a 500 naming the mismatch.
- *
- * `off` constructs nothing and wraps nothing: the send path is express's own (behind the
- * kept JSON texts of src/http/json-text.ts).
  */
-export function installResponseValidation(app: Express, options: ResponseValidationOptions): ResponseValidator | undefined {
-  const { mode, logger } = options;
-  if (mode === 'off') return undefined;
-  const validator = new ResponseValidator(options.document);
-  const response = app.response;
-  // Express's own res.json, reached through the prototype chain.
-  const json = response.json;
-  response.json = function checkedJson(this: Response, body?: unknown): Response {
-    const { method, path } = this.req;
-    const violation = validator.check(method, path, this.statusCode, body);
-    if (!violation) return json.call(this, body);
-    logger.error(
-      { operation: violation.operationId ?? null, traceId: this.getHeader(TRACE_HEADER) ?? null, method, path, status: violation.status, errors: violation.errors, body: excerpt(body) },
+export class ResponseValidation {
+  private readonly validator: ResponseValidator;
+
+  constructor(
+    document: OpenApiDocument,
+    private readonly mode: Exclude<ResponseValidationMode, 'off'>,
+    private readonly logger: Logger,
+  ) {
+    this.validator = new ResponseValidator(document);
+  }
+
+  review(request: { method: string; path: string; traceId: string | null }, status: number, body: unknown): ResponseReview | undefined {
+    const { method, path, traceId } = request;
+    const violation = this.validator.check(method, path, status, body);
+    if (!violation) return undefined;
+    this.logger.error(
+      { operation: violation.operationId ?? null, traceId, method, path, status: violation.status, errors: violation.errors, body: excerpt(body) },
       `${INVALID_MESSAGE}: ${violation.reason}`,
     );
-    this.setHeader(INVALID_HEADER, headerValue(violation.reason));
-    if (mode === 'log') return json.call(this, body);
-    // In the endpoint family's error shape, like every other error of that endpoint.
-    return json.call(this.status(500), errorBody(familyOf(path), 500, `${INVALID_MESSAGE}: ${violation.reason}`));
-  };
-  return validator;
+    const header = headerValue(violation.reason);
+    if (this.mode === 'log') return { header };
+    return { header, replacement: { status: 500, json: errorBody(familyOf(path), 500, `${INVALID_MESSAGE}: ${violation.reason}`) } };
+  }
 }

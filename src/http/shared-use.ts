@@ -1,16 +1,14 @@
 import cors from 'cors';
-import type { RequestHandler } from 'express';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { Config } from '../config.js';
 import { HttpError } from './errors.js';
-import { sendError } from './reply.js';
 
 /**
  * The checks that let one sandbox be shared (contract v3, "Shared use"), before any routing:
  * the Host header (DNS rebinding), CORS for the origins the operator names, cross-origin
- * state changes, and JSON-only control calls. They run for the lane and the express app
- * alike, and the event WebSocket's upgrade asks `upgradeRefusal`.
+ * state changes, and JSON-only control calls. They run on every request, the API's and
+ * those for people alike, and the event WebSocket's upgrade asks `upgradeRefusal`.
  */
 export interface SharedUseOptions {
   /** The address bound (config.host). */
@@ -46,6 +44,9 @@ function hostOf(url: string): string | undefined {
     return undefined;
   }
 }
+
+/** What the shared-use checks decide for a request. */
+export type Admission = 'admitted' | 'preflight' | HttpError;
 
 /** Browsers' Fetch-Metadata values under which a request is the page's own doing. */
 const OWN_FETCH_SITES: ReadonlySet<string> = new Set(['same-origin', 'none']);
@@ -92,7 +93,7 @@ export class SharedUse {
   }
 
   /** The request comes from a page of the sandbox itself: its Origin names the Host it was sent to, or the public URL's. */
-  sameOrigin(req: IncomingMessage): boolean {
+  sameOrigin(req: { headers: IncomingHttpHeaders }): boolean {
     const origin = req.headers.origin;
     const site = req.headers['sec-fetch-site'];
     // A page whose referrer policy is no-referrer sends `Origin: null` even to itself; the browser's Sec-Fetch-Site still tells.
@@ -111,7 +112,7 @@ export class SharedUse {
    * it with Origin (every POST, PUT, PATCH, DELETE and WebSocket) or Sec-Fetch-Site. Clients
    * that are not browsers (curl, CI, SDKs) send neither and are not concerned.
    */
-  crossOriginRefusal(req: IncomingMessage): string | undefined {
+  crossOriginRefusal(req: { headers: IncomingHttpHeaders }): string | undefined {
     const origin = req.headers.origin;
     if (origin !== undefined) {
       if (this.sameOrigin(req) || this.originListed(origin)) return undefined;
@@ -133,34 +134,44 @@ export class SharedUse {
     return this.hostRefusal(req.headers.host) ?? (req.headers.origin === undefined ? undefined : this.crossOriginRefusal(req));
   }
 
-  /** The express-style stage run before routing, on every request. */
-  guard(): RequestHandler {
+  /**
+   * Stage 3, shared use, run before routing on every request: `done` gets what to do with it
+   * (go on, answer a CORS preflight of an allowed origin, or refuse it with an HttpError).
+   * The cors package decides and sets the CORS headers on the response; the answer itself is
+   * the reply stage's.
+   */
+  admission(): (req: IncomingMessage, path: string, res: ServerResponse, done: (outcome: Admission) => void) => void {
     const allowCors = this.anyOrigin || this.origins.size > 0;
+    const allowed = (origin: string | undefined): boolean => origin !== undefined && this.originListed(origin);
     const corsHandler = allowCors
       ? cors({
-          origin: (origin, callback) => callback(null, origin !== undefined && this.originListed(origin)),
+          origin: (origin, callback) => callback(null, allowed(origin)),
           exposedHeaders: [...EXPOSED_HEADERS],
           maxAge: 600,
+          // The preflight's 204 is written by the reply stage, like every other answer.
+          preflightContinue: true,
         })
       : undefined;
-    return (req, res, next) => {
+    return (req, path, res, done) => {
       const host = this.hostRefusal(req.headers.host);
-      if (host) return sendError(res, req.path, 403, host);
+      if (host) return done(new HttpError(403, host));
+      const method = (req.method ?? 'GET').toUpperCase();
       const proceed = (): void => {
-        const method = req.method.toUpperCase();
-        if (SAFE_METHODS.has(method)) return next();
+        // With an allowed Origin, cors answers every OPTIONS as a preflight.
+        if (corsHandler && method === 'OPTIONS' && allowed(req.headers.origin)) return done('preflight');
+        if (SAFE_METHODS.has(method)) return done('admitted');
         const crossOrigin = this.crossOriginRefusal(req);
-        if (crossOrigin) return sendError(res, req.path, 403, crossOrigin);
+        if (crossOrigin) return done(new HttpError(403, crossOrigin));
         const type = req.headers['content-type'];
-        if (type !== undefined && req.path.startsWith('/_sandbox/') && !PAYER_PAGE.test(req.path) && !JSON_TYPE.test(type)) {
-          return sendError(
-            res,
-            req.path,
-            415,
-            `Content-Type must be application/json (or no body at all) on control calls that change state, not ${type.split(';')[0]}: a form of another site cannot make them`,
+        if (type !== undefined && path.startsWith('/_sandbox/') && !PAYER_PAGE.test(path) && !JSON_TYPE.test(type)) {
+          return done(
+            new HttpError(
+              415,
+              `Content-Type must be application/json (or no body at all) on control calls that change state, not ${type.split(';')[0]}: a form of another site cannot make them`,
+            ),
           );
         }
-        next();
+        done('admitted');
       };
       if (corsHandler) corsHandler(req, res, proceed);
       else proceed();

@@ -1,12 +1,12 @@
-import type { Request as ExpressRequest } from 'express';
-import type { OpenAPIValidator, Request as RoutedRequest } from 'openapi-backend';
+import { OpenAPIValidator, type Request as RoutedRequest } from 'openapi-backend';
 import type { AccountRecord } from '../accounts/accounts.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import { HttpError } from './errors.js';
-import type { SandboxOperation } from './match.js';
+import type { Routes, SandboxOperation } from './match.js';
 import type { IgnoreNotUsed } from './not-used.js';
+import type { ApiRequest } from './request.js';
 import { exactValidationMessage, nonFiniteNumberField, unknownPrototypeField } from './request-checks.js';
-import { describeValidationErrors } from './validator.js';
+import { createAjv, describeValidationErrors } from './validator.js';
 
 /** The parts of a request its handler gets, checked against openapi.yaml and coerced to its types. */
 export interface Validated {
@@ -16,7 +16,22 @@ export interface Validated {
 }
 
 /**
- * Stage 5, validate, in the order a real API gateway checks: permission (403), media type
+ * openapi-backend's request validator, as documented: on the routes' OpenAPIRouter (its
+ * `router` option) with the sandbox's Ajv (2020-12 and formats, src/http/validator.ts); each
+ * operation's validators are compiled on its first request, as openapi-backend's quick mode does.
+ */
+export function createSpecValidator(routes: Routes): OpenAPIValidator<OpenApiDocument> {
+  return new OpenAPIValidator({
+    definition: routes.router.definition,
+    router: routes.router,
+    lazyCompileValidators: true,
+    coerceTypes: true,
+    customizeAjv: (_original, ajvOptions) => createAjv(ajvOptions),
+  });
+}
+
+/**
+ * Stage 8, validate, in the order a real API gateway checks: permission (403), media type
  * (415), what the store could not keep (nesting depth, non-finite numbers: 400), then
  * openapi.yaml's schemas (400, an exact message where integrations match one, the
  * explanation in the hint) on the body without the fields its variant does not use
@@ -26,7 +41,7 @@ export function validateRequest(
   validator: OpenAPIValidator<OpenApiDocument>,
   operation: SandboxOperation,
   account: AccountRecord | undefined,
-  req: ExpressRequest,
+  req: ApiRequest,
   ignoreNotUsed: IgnoreNotUsed,
 ): Validated {
   refuse(operation, account, req);
@@ -35,7 +50,8 @@ export function validateRequest(
     path: req.path,
     // Multipart streams are read by their handler; the schema sees their (binary) fields as present.
     body: (isMultipart(req) ? {} : ignoreNotUsed(operation, req.body)) as RoutedRequest['body'],
-    query: req.query as RoutedRequest['query'],
+    // None at all without a query string: openapi-backend reads an absent query much faster than an empty object.
+    query: req.hasQuery ? (req.query as RoutedRequest['query']) : undefined,
     headers: req.headers as RoutedRequest['headers'],
   };
   const validation = validator.validateRequest(routed, operation);
@@ -52,7 +68,7 @@ export function validateRequest(
 }
 
 /** The checks that come before schema validation: permission, media type, then what the store could not keep. */
-function refuse(operation: SandboxOperation, account: AccountRecord | undefined, req: ExpressRequest): void {
+function refuse(operation: SandboxOperation, account: AccountRecord | undefined, req: ApiRequest): void {
   const permission = operation['x-permission'];
   if (permission && account && !account.permissions.includes(permission)) {
     throw new HttpError(403, `API key lacks the permission ${permission}`);
@@ -67,12 +83,12 @@ function refuse(operation: SandboxOperation, account: AccountRecord | undefined,
   if (infinite) throw new HttpError(400, `${infinite} is a number JSON cannot keep (too large, e.g. 1e999)`);
 }
 
-const hasBody = (req: ExpressRequest): boolean =>
+const hasBody = (req: ApiRequest): boolean =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
-const isMultipart = (req: ExpressRequest): boolean => /^multipart\/form-data\s*(;|$)/i.test(req.headers['content-type'] ?? '');
+const isMultipart = (req: ApiRequest): boolean => /^multipart\/form-data\s*(;|$)/i.test(req.headers['content-type'] ?? '');
 
-const isJson = (req: ExpressRequest): boolean => /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(req.headers['content-type'] ?? '');
+const isJson = (req: ApiRequest): boolean => /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(req.headers['content-type'] ?? '');
 
 /**
  * Records are serialised with JSON.stringify, whose recursion overflows the stack a few

@@ -1,12 +1,12 @@
 import type { Unit } from '../store/ports.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Accounts } from '../accounts/accounts.js';
-import type { Request as ExpressRequest } from 'express';
 import { isDomainError, notFound } from '../errors.js';
 import { owner, type AnyReply, type BytesReply, type RedirectReply } from '../http/call.js';
 import { json, type EndpointTable } from '../http/endpoint.js';
 import { HttpError } from '../http/errors.js';
 import { statusOf } from '../http/map-errors.js';
+import type { ApiRequest } from '../http/request.js';
 import type { SharedUse } from '../http/shared-use.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import { TRANSACTION_NOT_FOUND, type Transactions } from '../transactions/transactions.js';
@@ -61,7 +61,7 @@ function tokenMatches(record: TransactionRecord, token: unknown): boolean {
  */
 /** What a payer page's call carries: the transaction id, and the link's token. */
 export interface PageCall {
-  req: ExpressRequest;
+  req: ApiRequest;
   unit: Unit;
   params: { id: string };
   query: { token?: string; result?: string };

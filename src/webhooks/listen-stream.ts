@@ -1,6 +1,6 @@
 import { WebSocketServer } from 'ws';
 import { deliveryModeOf } from '../accounts/accounts.js';
-import { refuse, type UpgradeHandler } from '../events/event-stream.js';
+import type { RefuseUpgrade, UpgradeHandler } from '../events/event-stream.js';
 import { heartbeat, onJsonMessage } from '../events/websockets.js';
 import { EventFilter, listenerName, type ConnectedListener, type Listeners } from './listeners.js';
 
@@ -24,7 +24,7 @@ export interface ListenStream {
  * Protocol pings detect dead peers; a listener gone answers nothing more, and what it owed
  * fails at once, to be retried on the schedule.
  */
-export function listenStream(listeners: Listeners, options: { heartbeatMs?: number } = {}): ListenStream {
+export function listenStream(listeners: Listeners, options: { refuse: RefuseUpgrade; heartbeatMs?: number }): ListenStream {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_ANSWER_BYTES });
   const beat = heartbeat(wss, options.heartbeatMs ?? 15_000);
 
@@ -33,7 +33,7 @@ export function listenStream(listeners: Listeners, options: { heartbeatMs?: numb
     try {
       events = EventFilter.parse(url.searchParams.get('events'));
     } catch (error) {
-      return refuse(socket, '400 Bad Request', error instanceof Error ? error.message : String(error));
+      return options.refuse(req, socket, { status: 400, message: error instanceof Error ? error.message : String(error) });
     }
     const name = listenerName(url.searchParams.get('name'));
     wss.handleUpgrade(req, socket, head, (ws) => {

@@ -1,8 +1,16 @@
-import express from 'express';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HINT_MAX_CHARS, headerText, sendError } from '../../src/http/reply.js';
+import { Accounts } from '../../src/accounts/accounts.js';
+import { systemClock } from '../../src/clock.js';
+import { HttpError } from '../../src/http/errors.js';
+import { JsonTexts } from '../../src/http/json-text.js';
+import { ErrorMapper } from '../../src/http/map-errors.js';
+import { HINT_MAX_CHARS, ReplyStage, headerText } from '../../src/http/reply.js';
+import { RequestLog } from '../../src/http/request-log.js';
+import { RequestLogging } from '../../src/http/request-logging.js';
+import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
 
 /**
  * Issue 22: `GET /transactions/%F0%9F%98%80` (an emoji as the id) ended the process. The
@@ -26,23 +34,34 @@ describe('a hint with any text (src/http/reply.ts headerText)', () => {
   });
 });
 
-describe('sendError once an answer has begun', () => {
+describe('the reply stage once an answer has begun', () => {
   let server: Server;
   let base: string;
+  let repository: EmbeddedRepository;
   beforeAll(async () => {
-    const app = express();
-    app.get('/half', (req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write('{"partial":');
-      // What the router does when a reply fails after its headers left.
-      sendError(res, req.path, 500, 'internal error');
-    });
-    app.get('/unwritable-hint', (req, res) => sendError(res, req.path, 400, 'bad', 'x'.repeat(100_000)));
-    server = app.listen(0, '127.0.0.1');
+    repository = await EmbeddedRepository.open({ now: () => systemClock.nowMs() });
+    const logger = pino({ level: 'silent' });
+    const logging = new RequestLogging({ log: new RequestLog(10), accounts: new Accounts({ repository, clock: systemClock }), logger, nowMs: Date.now });
+    const replies = new ReplyStage(new JsonTexts(), undefined);
+    const errors = new ErrorMapper(logger);
+    server = createServer((req, res) => {
+      const exchange = logging.open(req, res);
+      const at = { method: exchange.request.method, path: exchange.request.path, traceId: exchange.traceId };
+      if (exchange.request.path === '/half') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"partial":');
+        // What the pipeline does when a reply fails after its headers left.
+        return replies.send(exchange, errors.replyFor(at, new Error('internal error')));
+      }
+      replies.send(exchange, errors.replyFor(at, new HttpError(400, 'bad', { hint: 'x'.repeat(100_000) })));
+    }).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await repository.close();
+  });
 
   it('closes the socket, so the client sees the failure instead of a truncated body passing as complete', async () => {
     await expect(fetch(`${base}/half`).then((res) => res.text())).rejects.toThrow();

@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/errors.js';
 import { HttpError } from '../../src/http/errors.js';
+import { FaultAnswer } from '../../src/http/faults.js';
 import { DOMAIN_STATUS, ErrorMapper, statusOf } from '../../src/http/map-errors.js';
 import type { Logger } from '../../src/log.js';
 import { CursorNotFound, StoreUnavailable, UniqueViolation } from '../../src/store/ports.js';
 
 /** src/http/map-errors.ts: every error a request can end in, and the answer it gets. */
-const mapper = new ErrorMapper({ error: () => undefined } as unknown as Logger, 1024 * 1024);
+const logged: unknown[] = [];
+const mapper = new ErrorMapper({ error: (obj: unknown) => void logged.push(obj) } as unknown as Logger);
+const at = (path: string) => ({ method: 'POST', path, traceId: 'trace-1' });
 
 describe('the error stage', () => {
   it('maps each domain error code to its one status, keeping message and hint', () => {
@@ -28,15 +31,37 @@ describe('the error stage', () => {
     expect(mapper.answerFor(new CursorNotFound('prd_1'))).toEqual({ status: 400, message: 'startingAfter prd_1 is not an item of this list' });
   });
 
-  it("answers body-parser's failures in its terms: bad JSON, not an object, over the limit", () => {
-    const parse = (body: string) => Object.assign(new Error('Unexpected token'), { status: 400, type: 'entity.parse.failed', body });
-    expect(mapper.answerFor(parse('{"a":'))).toEqual({ status: 400, message: 'request body is not valid JSON: Unexpected token' });
-    expect(mapper.answerFor(parse('"text"'))).toEqual({ status: 400, message: 'request body must be a JSON object' });
-    expect(mapper.answerFor(Object.assign(new Error('request entity too large'), { status: 413, type: 'entity.too.large' }))).toEqual({
-      status: 413,
-      message: 'request body is larger than the limit of 1 MB (1048576 bytes)',
+  it("answers an error that carries a 4xx status (express's router, on a page path it cannot decode) with it", () => {
+    expect(mapper.answerFor(Object.assign(new URIError("Failed to decode param '%E0'"), { status: 400 }))).toEqual({ status: 400, message: "Failed to decode param '%E0'" });
+  });
+
+  it('makes every answer a reply in the family shape: 401 and 403 say the exact word, the rest goes in the hint', () => {
+    expect(mapper.replyFor(at('/v2/products'), new HttpError(401, 'API key invalid'))).toEqual({
+      status: 401,
+      json: { status: 401, error: 'Unauthorized' },
+      headers: { 'x-sandbox-hint': 'API key invalid' },
     });
-    expect(mapper.answerFor(Object.assign(new Error('unsupported charset "LATIN-9"'), { status: 415, type: 'charset.unsupported' }))).toEqual({ status: 415, message: 'unsupported charset "LATIN-9"' });
+    expect(mapper.replyFor(at('/transactions/1'), new DomainError('not_found', 'Transaction not found', 'não há'))).toEqual({
+      status: 404,
+      json: { statusCode: 404, message: 'Transaction not found', error: 'Not Found' },
+      headers: { 'x-sandbox-hint': 'n%C3%A3o h%C3%A1' },
+    });
+  });
+
+  it("answers a fault rule's status with HTTP's reason, its hint and Retry-After, exempt from response validation", () => {
+    expect(mapper.replyFor(at('/transactions/v2/purchase'), new FaultAnswer(503, 3, 'fault rule flt_1 answered 503'))).toEqual({
+      status: 503,
+      json: { statusCode: 503, message: 'Service Unavailable', error: 'Service Unavailable' },
+      headers: { 'x-sandbox-hint': 'fault rule flt_1 answered 503', 'retry-after': '3' },
+      unchecked: true,
+    });
+    expect(mapper.replyFor(at('/v2/products'), new FaultAnswer(418, undefined, 'teapot'))).toMatchObject({ status: 418, json: { status: 418, error: "I'm a Teapot" } });
+  });
+
+  it('logs what it does not know with the trace id, and answers a 500', () => {
+    logged.length = 0;
+    expect(mapper.replyFor(at('/v2/products'), new TypeError('boom'))).toEqual({ status: 500, json: { status: 500, error: 'internal error of the sandbox; see its log' }, headers: {} });
+    expect(logged).toEqual([expect.objectContaining({ traceId: 'trace-1', method: 'POST', path: '/v2/products' })]);
   });
 
   it('leaves anything else to the logged 500', () => {

@@ -1,4 +1,4 @@
-import express from 'express';
+import { Router } from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -8,8 +8,12 @@ import { DomainError } from '../../src/errors.js';
 import type { AnyCall as Call, AnyReply } from '../../src/http/call.js';
 import type { Endpoints } from '../../src/http/endpoint.js';
 import { HttpError } from '../../src/http/errors.js';
-import type { HttpFaults } from '../../src/http/faults.js';
-import { createPipeline } from '../../src/http/pipeline.js';
+import { FaultAnswer, type HttpFaults } from '../../src/http/faults.js';
+import { createPipeline, type Pipeline } from '../../src/http/pipeline.js';
+import { RequestLog, UNAUTHENTICATED } from '../../src/http/request-log.js';
+import type { Exchange } from '../../src/http/request-logging.js';
+import { SharedUse } from '../../src/http/shared-use.js';
+import { createHttpServer } from '../../src/http/transport.js';
 import type { Logger } from '../../src/log.js';
 import type { OpenApiDocument } from '../../src/spec/openapi.js';
 import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
@@ -19,8 +23,8 @@ import { basic } from '../helpers/sandbox.js';
 type OperationHandler = (call: Call) => AnyReply | Promise<AnyReply>;
 
 /**
- * The request pipeline on its own (route → 401 → 403 → 415 → 400 → handler → commit → reply),
- * over real HTTP, against a small document of its own: each step can be reached directly, and
+ * The request pipeline on its own (route → 401 → body → 403 → 415 → 400 → handler → commit → reply),
+ * on the sandbox's node:http server, against a small document of its own: each step can be reached directly, and
  * the file runs in well under a second, which is what lets mutation testing cover the router.
  */
 const json = (schema: object) => ({ required: true, content: { 'application/json': { schema } } });
@@ -98,6 +102,7 @@ const logger = {
   warn: () => undefined,
   info: () => undefined,
   debug: () => undefined,
+  isLevelEnabled: () => false,
 } as unknown as Logger;
 let full: AccountRecord;
 let reader: AccountRecord;
@@ -106,8 +111,8 @@ const events: string[] = [];
 const calls: Call[] = [];
 let commitFails = false;
 let faultDecision: 'proceed' | 'answer' | 'afterCommit' = 'proceed';
-/** The account id each answered request was filed under (res.locals.accountId), by path. */
-const filedUnder = new Map<string, unknown>();
+/** The first router's request log. */
+const requestLog = new RequestLog(100);
 
 const handler = (reply: (call: Call) => ReturnType<OperationHandler>): OperationHandler => (call) => {
   events.push(`handle ${call.req.path}`);
@@ -143,14 +148,14 @@ const handlers: Record<string, OperationHandler> = {
 };
 
 const faults = {
-  async apply(accountId: string, operationId: string, _req: express.Request, res: express.Response) {
+  async apply(accountId: string, operationId: string, exchange: Exchange) {
     events.push(`fault ${operationId} ${accountId}`);
     if (faultDecision === 'answer') {
-      res.status(503).json({ faulted: true });
-      return { answered: true };
+      exchange.fault = 'flt_answer';
+      throw new FaultAnswer(503, 2, 'answered by the fault');
     }
-    if (faultDecision === 'afterCommit') return { answered: false, afterCommit: () => void res.status(502).json({ afterCommit: true }) };
-    return { answered: false };
+    if (faultDecision === 'afterCommit') return { kind: 'afterCommit', fire: async () => new FaultAnswer(502, undefined, 'after the commit') };
+    return { kind: 'proceed' };
   },
 } as unknown as HttpFaults;
 
@@ -197,7 +202,8 @@ beforeAll(async () => {
   const accounts = new Accounts({ repository, clock: systemClock });
   full = await repository.units.run((unit) => accounts.create(unit, { name: 'full' }));
   reader = await repository.units.run((unit) => accounts.create(unit, { name: 'reader', permissions: ['createTransaction'] }));
-  const router = createPipeline({
+  const shared = new SharedUse({ host: '127.0.0.1', allowedHosts: undefined, allowedOrigins: [], publicUrl: undefined });
+  const pipeline = createPipeline({
     document: DOCUMENT,
     // The test document's operations are not openapi.yaml's: the endpoints' types cannot apply.
     endpoints: Object.fromEntries(Object.entries(handlers).map(([id, handle]) => [id, { handle }])) as unknown as Endpoints,
@@ -205,37 +211,32 @@ beforeAll(async () => {
     adminToken: ADMIN,
     units,
     logger,
+    requestLog,
+    shared,
     faults,
   });
-  const app = express();
-  let traces = 0;
-  app.use((req, res, next) => {
-    res.setHeader('x-trace-id', `trace-${++traces}`);
-    res.on('finish', () => filedUnder.set(`${req.method} ${req.path}`, res.locals.accountId));
-    next();
-  });
-  app.use(express.json({ type: ['application/json', 'application/*+json'] }));
-  app.use(router);
-  server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ server, base } = await serve(pipeline));
 
-  const fallbackRouter = createPipeline({
+  const fallbackPipeline = createPipeline({
     document: DOCUMENT,
     endpoints: {},
     accounts,
     adminToken: undefined,
     units: { run: (work) => repository.units.run(work) },
     logger,
+    requestLog: new RequestLog(100),
+    shared,
     fallback: (operation) => ({ status: 200, json: { mocked: operation.operationId ?? null } }),
   });
-  const fallbackApp = express();
-  fallbackApp.use(express.json());
-  fallbackApp.use(fallbackRouter);
-  fallbackServer = fallbackApp.listen(0, '127.0.0.1');
-  await new Promise((resolve) => fallbackServer.once('listening', resolve));
-  fallbackBase = `http://127.0.0.1:${(fallbackServer.address() as AddressInfo).port}`;
+  ({ server: fallbackServer, base: fallbackBase } = await serve(fallbackPipeline));
 });
+
+/** The pipeline on the sandbox's own server (src/http/transport.ts), with no pages for people. */
+async function serve(pipeline: Pipeline): Promise<{ server: Server; base: string }> {
+  const server = createHttpServer({ pipeline, people: { routes: Router(), owns: () => false } }).listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
 
 afterAll(async () => {
   for (const s of [server, fallbackServer]) {
@@ -249,7 +250,6 @@ beforeEach(() => {
   calls.length = 0;
   commitFails = false;
   faultDecision = 'proceed';
-  filedUnder.clear();
   logged.length = 0;
 });
 
@@ -356,10 +356,15 @@ describe('authentication and authorization', () => {
   });
 
   it('files an authenticated request under its account for the request log', async () => {
-    await request('GET', '/v2/things', { key: full.secretKey });
-    await request('GET', '/open');
-    expect(filedUnder.get('GET /v2/things')).toBe(full.id);
-    expect(filedUnder.get('GET /open')).toBeUndefined();
+    await request('GET', '/v2/things?limit=2', { key: full.secretKey });
+    const entry = (await requestLog.list(full.id, { path: '/v2/things' })).data[0];
+    expect(entry).toMatchObject({ method: 'GET', path: '/v2/things', query: { limit: '2' }, status: 200 });
+    // Without a key: no account to file it under, and not a 401.
+    const opened = async (): Promise<number> => (await requestLog.list(full.id, { path: '/open' })).data.length;
+    const before = await opened();
+    expect((await request('GET', '/open')).status).toBe(303);
+    expect(await opened()).toBe(before);
+    expect((await requestLog.list(UNAUTHENTICATED, { path: '/open' })).data).toEqual([]);
   });
 });
 
@@ -508,7 +513,7 @@ describe('handling and the durability barrier', () => {
     });
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({ msg: 'request failed', obj: { method: 'POST', path: '/v2/things', err: error } });
-    expect(logged[0]?.obj.traceId).toMatch(/^trace-\d+$/);
+    expect(logged[0]?.obj.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect((await postThing({ name: 'fine' })).status).toBe(201);
   });
 
@@ -522,7 +527,11 @@ describe('handling and the durability barrier', () => {
 describe('faults', () => {
   it('are asked after authentication with the account and operation; an answered fault ends the request', async () => {
     faultDecision = 'answer';
-    expect(await postThing({ name: 'widget' })).toMatchObject({ status: 503, body: { faulted: true } });
+    const faulted = await postThing({ name: 'widget' });
+    expect(faulted).toMatchObject({ status: 503, body: { status: 503, error: 'Service Unavailable' } });
+    expect(faulted.headers.get('x-sandbox-fault')).toBe('flt_answer');
+    expect(faulted.headers.get('retry-after')).toBe('2');
+    expect(faulted.headers.get('x-sandbox-hint')).toBe('answered by the fault');
     expect(events).toEqual([`fault createThing ${full.id}`]);
     expect((await request('GET', '/v2/things')).status).toBe(401);
     expect(events).toEqual([`fault createThing ${full.id}`]);
@@ -536,7 +545,7 @@ describe('faults', () => {
 
   it('afterCommit: the change is handled and committed, then the fault answers instead of the reply', async () => {
     faultDecision = 'afterCommit';
-    expect(await postThing({ name: 'widget' })).toMatchObject({ status: 502, body: { afterCommit: true } });
+    expect(await postThing({ name: 'widget' })).toMatchObject({ status: 502, body: { status: 502, error: 'Bad Gateway' } });
     expect(events).toEqual([`fault createThing ${full.id}`, 'handle /v2/things', 'commit']);
   });
 

@@ -1,6 +1,16 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { setImmediate as turnEnd } from 'node:timers/promises';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AnswerWriter } from '../../src/http/reply.js';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Accounts } from '../../src/accounts/accounts.js';
+import { systemClock } from '../../src/clock.js';
+import { JsonTexts } from '../../src/http/json-text.js';
+import { AnswerWriter, ReplyStage, type Outgoing } from '../../src/http/reply.js';
+import { RequestLog } from '../../src/http/request-log.js';
+import { RequestLogging, type Answer } from '../../src/http/request-logging.js';
+import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
 
 // One sandbox's writer, as src/app.ts makes it.
 let writer = new AnswerWriter();
@@ -81,3 +91,98 @@ describe('AnswerWriter.afterAnswers', () => {
   });
 });
 
+
+describe('ReplyStage.send', () => {
+  let server: Server;
+  let base: string;
+  let repository: EmbeddedRepository;
+  /** What each path answers, and what the exchange then recorded of the answer. */
+  const replies: Record<string, Outgoing> = {
+    '/json': { status: 201, json: { name: 'São Paulo' }, headers: { 'x-thing': 'made' } },
+    '/text': { status: 200, bytes: '<p>olá</p>', contentType: 'text/html' },
+    '/latin': { status: 200, bytes: 'plain', contentType: 'text/plain; charset=latin1' },
+    '/png': { status: 200, bytes: Buffer.from([0x89, 0x50, 0x4e, 0x47]), contentType: 'image/png' },
+    '/none': { status: 204, bytes: 'ignored', contentType: 'text/plain' },
+    '/see': { status: 303, redirect: '/elsewhere?x=1' },
+  };
+  const recorded = new Map<string, Answer | undefined>();
+
+  beforeAll(async () => {
+    repository = await EmbeddedRepository.open({ now: () => systemClock.nowMs() });
+    const logging = new RequestLogging({ log: new RequestLog(10), accounts: new Accounts({ repository, clock: systemClock }), logger: pino({ level: 'silent' }), nowMs: Date.now });
+    const stage = new ReplyStage(new JsonTexts(), undefined);
+    server = createServer((req, res) => {
+      const exchange = logging.open(req, res);
+      const { path } = exchange.request;
+      if (path === '/faulted') exchange.fault = 'flt_1';
+      stage.send(exchange, replies[path] ?? { status: 200, json: {} });
+      recorded.set(path, exchange.answer);
+    }).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await repository.close();
+  });
+
+  it('writes JSON as UTF-8 with its length, the reply\'s headers and the trace id, and tells the exchange what it wrote', async () => {
+    const res = await fetch(`${base}/json`);
+    const text = await res.text();
+    expect(res.status).toBe(201);
+    expect(text).toBe('{"name":"São Paulo"}');
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+    expect(res.headers.get('x-thing')).toBe('made');
+    expect(res.headers.get('x-trace-id')).toMatch(/^[0-9a-f]{32}$/);
+    expect(recorded.get('/json')).toEqual({ status: 201, contentType: 'application/json; charset=utf-8', body: text, bytes: Buffer.byteLength(text), hint: undefined });
+  });
+
+  it('says UTF-8 of text it writes, whatever charset the reply named; bytes go out with their type as it is', async () => {
+    expect((await fetch(`${base}/text`)).headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect((await fetch(`${base}/latin`)).headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    const png = await fetch(`${base}/png`);
+    expect(png.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await png.arrayBuffer())).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+  });
+
+  it('sends a 204 without content, and a redirect with its Location and a line saying where', async () => {
+    const none = await fetch(`${base}/none`);
+    expect(none.status).toBe(204);
+    expect(none.headers.get('content-type')).toBeNull();
+    expect(await none.text()).toBe('');
+    const see = await fetch(`${base}/see`, { redirect: 'manual' });
+    expect(see.status).toBe(303);
+    expect(see.headers.get('location')).toBe('/elsewhere?x=1');
+    expect(await see.text()).toBe('See Other. Redirecting to /elsewhere?x=1');
+  });
+
+  it('marks an answer a fault rule made or changed with the rule', async () => {
+    expect((await fetch(`${base}/faulted`)).headers.get('x-sandbox-fault')).toBe('flt_1');
+    expect((await fetch(`${base}/json`)).headers.get('x-sandbox-fault')).toBeNull();
+  });
+
+  it('writes a refused WebSocket handshake on its socket as the same answer, then closes it', async () => {
+    const stage = new ReplyStage(new JsonTexts(), undefined);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const peer = createServer();
+      peer.on('upgrade', (_req, socket) => stage.refuseUpgrade(socket, { method: 'GET', path: '/_sandbox/events/ws' }, { status: 401, json: { statusCode: 401, message: 'Unauthorized' }, headers: { 'x-sandbox-hint': 'no key' } }));
+      peer.listen(0, '127.0.0.1', () => {
+        const client = connect((peer.address() as AddressInfo).port, '127.0.0.1', () => client.write('GET /_sandbox/events/ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n'));
+        let text = '';
+        client.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        client.on('end', () => {
+          peer.close();
+          resolve(text);
+        });
+        client.on('error', reject);
+      });
+    });
+    const [head, body] = raw.split('\r\n\r\n');
+    expect(head?.split('\r\n')[0]).toBe('HTTP/1.1 401 Unauthorized');
+    expect(head).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/);
+    expect(head).toMatch(/\r\nx-sandbox-hint: no key\r\n/);
+    expect(head).toMatch(/\r\nconnection: close(\r\n|$)/);
+    expect(JSON.parse(body ?? '')).toEqual({ statusCode: 401, message: 'Unauthorized' });
+  });
+});

@@ -1,4 +1,4 @@
-import express, { type Express } from 'express';
+import { Router } from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
@@ -6,10 +6,12 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Accounts } from '../../src/accounts/accounts.js';
 import { systemClock } from '../../src/clock.js';
 import { parseResponseValidationMode, resolveConfig, type ResponseValidationMode } from '../../src/config.js';
-import { INVALID_HEADER, ResponseValidator, installResponseValidation } from '../../src/http/response-validation.js';
+import { INVALID_HEADER, ResponseValidator } from '../../src/http/response-validation.js';
 import type { Endpoints } from '../../src/http/endpoint.js';
 import { createPipeline } from '../../src/http/pipeline.js';
-import { sendError } from '../../src/http/reply.js';
+import { RequestLog } from '../../src/http/request-log.js';
+import { SharedUse } from '../../src/http/shared-use.js';
+import { createHttpServer } from '../../src/http/transport.js';
 import { loadOpenApi, type OpenApiDocument } from '../../src/spec/openapi.js';
 import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
 import type { Store } from '../../src/store/store.js';
@@ -32,8 +34,6 @@ const BROKEN = {
 interface Harness {
   url: string;
   logs: Array<Record<string, unknown>>;
-  app: Express;
-  validator: ResponseValidator | undefined;
 }
 
 let document: OpenApiDocument;
@@ -51,7 +51,7 @@ afterEach(async () => {
   servers = [];
 });
 
-/** The sandbox's app wiring (src/app.ts) around the real router, with BROKEN handlers. */
+/** The sandbox's pipeline and server (src/http/pipeline.ts, transport.ts), with BROKEN handlers. */
 async function harness(mode: ResponseValidationMode): Promise<Harness> {
   const logs: Array<Record<string, unknown>> = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
@@ -59,19 +59,22 @@ async function harness(mode: ResponseValidationMode): Promise<Harness> {
   const store = repository.store;
   const accounts = new Accounts({ repository, clock: systemClock });
   await repository.units.run((unit) => accounts.ensureDefault(unit, KEY));
-  const router = createPipeline({ document, endpoints: BROKEN, accounts, adminToken: undefined, units: repository.units, logger });
-  const app = express();
-  const validator = installResponseValidation(app, { document, mode, logger });
-  app.use(express.json({ limit: 100 }));
-  app.use(router);
-  // Like src/app.ts's bodyErrors: body-parser's failures in the family's error shape.
-  const bodyErrors: express.ErrorRequestHandler = (error: { status?: number; message?: string }, req, res, _next) =>
-    sendError(res, req.path, error.status ?? 500, error.message ?? 'bad request');
-  app.use(bodyErrors);
-  const server = app.listen(0, '127.0.0.1');
+  const pipeline = createPipeline({
+    document,
+    endpoints: BROKEN,
+    accounts,
+    adminToken: undefined,
+    units: repository.units,
+    logger,
+    requestLog: new RequestLog(10),
+    shared: new SharedUse({ host: '127.0.0.1', allowedHosts: undefined, allowedOrigins: [], publicUrl: undefined }),
+    jsonLimitBytes: 100,
+    validateResponses: mode,
+  });
+  const server = createHttpServer({ pipeline, people: { routes: Router(), owns: () => false } }).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   servers.push({ server, store });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logs, app, validator };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logs };
 }
 
 const get = (h: Harness, path: string, init: RequestInit = {}) =>
@@ -108,7 +111,7 @@ describe('response validation, strict', () => {
     expect(res.headers.get(INVALID_HEADER)).toBe('getCheckoutPage documents status 200 without a JSON body');
   });
 
-  it('lets matching responses through untouched: successes, router errors, unrouted requests, body-parser errors', async () => {
+  it('lets matching responses through untouched: successes, router errors, unrouted requests, body errors', async () => {
     const h = await harness('strict');
     const cases: Array<[string, RequestInit, number]> = [
       ['/_sandbox/autopilot', {}, 200],
@@ -122,7 +125,7 @@ describe('response validation, strict', () => {
       ['/v2/nothing', {}, 404],
       ['/_sandbox/nothing', {}, 404],
       ['/v2/products', { method: 'PUT' }, 405],
-      // body-parser's 413, before the router runs.
+      // The body stage's 413.
       ['/v2/products', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x'.repeat(200) }) }, 413],
     ];
     for (const [path, init, status] of cases) {
@@ -164,30 +167,23 @@ describe('response validation, log', () => {
 });
 
 describe('response validation, off', () => {
-  it('constructs no validator and leaves express res.json as it is', async () => {
+  it('checks nothing: a body that does not match goes out as the handler made it, unmarked', async () => {
     const h = await harness('off');
-    expect(h.validator).toBeUndefined();
-    expect(h.app.response.json).toBe(express.response.json);
     const res = await get(h, '/_sandbox/health');
     expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: 'degraded' });
     expect(res.headers.get(INVALID_HEADER)).toBeNull();
+    expect((await get(h, '/_sandbox/clock')).status).toBe(202);
     expect(h.logs.filter((l) => l.level === 50)).toEqual([]);
   });
 
-  it('is off by default, and each sandbox app is wrapped only when asked', async () => {
+  it('is off by default; the test helper turns strict on for the whole suite', async () => {
     expect(resolveConfig({}).validateResponses).toBe('off');
-    const off = await startSandbox({ validateResponses: 'off' });
     const strict = await startSandbox();
     try {
-      // Off: res.json is express's own behind the kept JSON texts (src/http/json-text.ts) only.
-      expect(off.running.sandbox.app.response.json.name).toBe('jsonWithKeptText');
-      // The test helper turns strict on for the whole suite.
       expect(strict.config.validateResponses).toBe('strict');
-      expect(strict.running.sandbox.app.response.json.name).toBe('checkedJson');
-      // Wrapping one app's response prototype leaves every other app's alone.
-      expect(express.response.json).toBe(express().response.json);
     } finally {
-      await Promise.all([off.stop(), strict.stop()]);
+      await strict.stop();
     }
   });
 });

@@ -1,4 +1,4 @@
-import express from 'express';
+import { Router } from 'express';
 import type { AddressInfo } from 'node:net';
 import { OpenAPIBackend, OpenAPIRouter, type Operation } from 'openapi-backend';
 import type { OpenAPIV3_1 } from 'openapi-types';
@@ -7,6 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Accounts } from '../../src/accounts/accounts.js';
 import { systemClock } from '../../src/clock.js';
 import { createPipeline } from '../../src/http/pipeline.js';
+import { RequestLog } from '../../src/http/request-log.js';
+import { SharedUse } from '../../src/http/shared-use.js';
+import { createHttpServer } from '../../src/http/transport.js';
 import { createAjv } from '../../src/http/validator.js';
 import { MOCK_HEADER, MockResponder } from '../../src/http/mock.js';
 import { preferredStatus } from '../../src/mock/prefer.js';
@@ -300,17 +303,18 @@ describe('stateful mode', () => {
     const store = repository.store;
     const accounts = new Accounts({ repository, clock: systemClock });
     await repository.units.run((unit) => accounts.ensureDefault(unit, 'sk_test_fallback'));
-    const router = createPipeline({
+    const pipeline = createPipeline({
       document,
       endpoints: { getHealth: { handle: () => ({ status: 200, json: { status: 'ok', version: 'handled', uptimeMs: 1, store: { kind: 'embedded', ok: true } } }) } },
       accounts,
       adminToken: undefined,
       units: repository.units,
       logger: pino({ level: 'silent' }),
+      requestLog: new RequestLog(10),
+      shared: new SharedUse({ host: '127.0.0.1', allowedHosts: undefined, allowedOrigins: [], publicUrl: undefined }),
       fallback: (operation, req) => new MockResponder({ seed: 1 }).respond(operation, req),
     });
-    const app = express().use(express.json()).use(router);
-    const server = app.listen(0, '127.0.0.1');
+    const server = createHttpServer({ pipeline, people: { routes: Router(), owns: () => false } }).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {

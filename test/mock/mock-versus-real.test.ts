@@ -270,7 +270,7 @@ describe('mock mode against the stateful sandbox, every operation of openapi.yam
   });
 
   it('words a store outage as the error stage does, for each family', () => {
-    const answer = new ErrorMapper(pino({ level: 'silent' }), LIMIT).answerFor(new StoreUnavailable('connection refused'));
+    const answer = new ErrorMapper(pino({ level: 'silent' })).answerFor(new StoreUnavailable('connection refused'));
     const unavailable = routes.flatMap((route) => (route.id === 'getHealth' ? [] : [route.responses['503']?.['x-message']]));
     expect(unavailable.length).toBeGreaterThan(60);
     expect(new Set(unavailable)).toEqual(new Set([answer?.message]));

@@ -1,9 +1,9 @@
-import type { Request, RequestHandler, Response } from 'express';
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { randomText } from '../random.js';
 import { secretKeyFromHeader, type Accounts } from '../accounts/accounts.js';
 import { maskHeaders, maskJson, maskJsonText, maskQueryValue } from './masking.js';
 import type { Logger } from '../log.js';
+import { ApiRequest } from './request.js';
 import { UNAUTHENTICATED, type DeferredRequestLogEntry, type RequestLogEntry, type RequestLogStore } from './request-log.js';
 
 export const TRACE_HEADER = 'x-trace-id';
@@ -30,83 +30,141 @@ export interface RequestLoggingOptions {
   nowMs: () => number;
 }
 
+/** An answer as the reply stage wrote it: what the request log shows of it. */
+export interface Answer {
+  status: number;
+  contentType: string | undefined;
+  /** The body as written ('' for none), and its length in bytes. */
+  body: Buffer | string;
+  bytes: number;
+  /** The x-sandbox-hint it carried. */
+  hint: string | undefined;
+}
+
 /**
- * Gives every response its x-trace-id, and on completion writes the request's pino line
- * (at `level`; with both bodies when debug is enabled) and its request log entry. One hook feeds both, so they
- * agree on trace id, duration and account. A request that never got an answer (a timeout
- * or reset fault, a client that left) is logged with status null when its socket closes.
+ * One request on its way through the pipeline, handed from stage to stage: the request, and
+ * what the stages learn about it for its log entry (the account, a fault, the body kept, the
+ * answer). The request log stage opens it and writes its entry when the socket closes.
  */
-export function requestLogging({ log, accounts, logger, level = 'debug', nowMs }: RequestLoggingOptions): RequestHandler {
-  return (req, res, next) => {
+export class Exchange {
+  /** The account the request is filed under, once authentication found one. */
+  accountId: string | undefined = undefined;
+  /** The fault rule that made or changed the answer. */
+  fault: string | null = null;
+  /** A fault rule's explanation of the answer it made, or withheld. */
+  faultHint: string | undefined = undefined;
+  /** What the body stage kept of the body, or its note of one it did not read. */
+  body: RecordedBody = null;
+  private written: Answer | undefined;
+  private leaving = false;
+
+  constructor(
+    readonly traceId: string,
+    /** The request as it arrived, before its body was read. */
+    readonly request: ApiRequest,
+    readonly response: ServerResponse,
+    private readonly onLeaving: () => void,
+  ) {}
+
+  get answer(): Answer | undefined {
+    return this.written;
+  }
+
+  /**
+   * The answer starts to leave (the reply stage, with what it writes; the app for people,
+   * without): the log is told before the client can have it, so that a read of the log the
+   * client sends next waits for this entry.
+   */
+  answered(answer?: Answer): void {
+    if (answer) this.written = answer;
+    if (this.leaving) return;
+    this.leaving = true;
+    this.onLeaving();
+  }
+}
+
+/**
+ * Stage 2, the request log, first of the pipeline: gives every request its trace id (which
+ * every answer carries: the reply stage's, and the app's for people) and, when its socket closes, writes the request's pino line (at `level`; with
+ * both bodies when debug is enabled) and its request log entry from what the exchange
+ * gathered. One record feeds both, so they agree on trace id, duration and account. A
+ * request that never got an answer (a timeout or reset fault, a client that left) is logged
+ * with status null.
+ */
+export class RequestLogging {
+  private readonly level: 'info' | 'debug';
+
+  constructor(private readonly options: RequestLoggingOptions) {
+    this.level = options.level ?? 'debug';
+  }
+
+  open(message: IncomingMessage, response: ServerResponse): Exchange {
+    const { log, logger, nowMs } = this.options;
     const traceId = randomText(TRACE_ID_BYTES, 'hex');
     const startedMs = nowMs();
     const started = performance.now();
-    const path = req.path;
-    res.setHeader(TRACE_HEADER, traceId);
-    // Announced to the log as the answer starts to leave, before the client can have it: a
-    // read of the log that this client sends next waits for the entry (a shared log writes it later).
-    let announced = false;
     let entryDone: () => void = () => undefined;
     const entryWritten = new Promise<void>((resolve) => (entryDone = resolve));
-    const body = captureBody(res, () => {
-      if (announced) return;
+    let announced = false;
+    const exchange = new Exchange(traceId, ApiRequest.of(message), response, () => {
       announced = true;
       log.recording(entryWritten);
     });
-    let done = false;
-    const finish = async (status: number | null): Promise<void> => {
-      if (done) return;
-      done = true;
-      const durationMs = Math.round((performance.now() - started) * 10) / 10;
-      const accountId = (res.locals.accountId as string | undefined) ?? (await accountOf(accounts, req));
-      const fault = (res.locals.fault as string | undefined) ?? null;
-      const header = res.getHeader('x-sandbox-hint');
-      // Only references and numbers here: what the log shows is built when someone reads it.
-      const entry = new LoggedRequest(
-        traceId,
-        startedMs,
-        req.method,
-        path,
-        req.originalUrl,
-        status,
-        durationMs,
-        req.headers,
-        recordedBody(req, res),
-        fault,
-        res.locals.hint as string | undefined,
-        typeof header === 'string' ? header : undefined,
-        status === null ? undefined : String(res.getHeader('content-type') ?? ''),
-        body,
-      );
-      if (logger.isLevelEnabled(level)) {
-        const line: Record<string, unknown> = { traceId, method: req.method, path, status, ms: durationMs, accountId: accountId ?? null };
-        if (fault) line.fault = fault;
-        if (logger.isLevelEnabled('debug')) Object.assign(line, { requestBody: entry.request().value, responseBody: entry.response().value });
-        logger[level](line, 'request');
-      }
-      if (unlogged(path)) return;
-      const key = accountId ?? (status === 401 ? UNAUTHENTICATED : undefined);
-      if (key === undefined) return;
-      log.add(key, entry);
-    };
     // Logging must never take the server down: a failure here is logged, not thrown.
     const settle = (): void => {
       // 'close' follows 'finish' on a completed answer; without one (a timeout or reset
       // fault, a client that left) the request is logged with status null.
-      const recorded = finish(res.writableFinished ? res.statusCode : null);
+      const status = response.writableFinished ? response.statusCode : null;
+      const durationMs = Math.round((performance.now() - started) * 10) / 10;
+      const recorded = this.finish(exchange, startedMs, status, durationMs);
       if (!announced) log.recording(recorded);
       void recorded.finally(entryDone).catch(() => undefined);
       recorded.catch((error: unknown) => {
         try {
-          logger.error({ err: error, traceId, path }, 'recording the request failed');
+          logger.error({ err: error, traceId, path: exchange.request.path }, 'recording the request failed');
         } catch {
           // a logger that fails must not take the server down
         }
       });
     };
-    res.once('close', settle);
-    next();
-  };
+    response.once('close', settle);
+    return exchange;
+  }
+
+  private async finish(exchange: Exchange, startedMs: number, status: number | null, durationMs: number): Promise<void> {
+    const { log, accounts, logger } = this.options;
+    const { request, traceId, fault } = exchange;
+    const { method, path } = request;
+    const accountId = exchange.accountId ?? (await accountOf(accounts, request.headers));
+    const answer = exchange.answer;
+    // Only references and numbers here: what the log shows is built when someone reads it.
+    const entry = new LoggedRequest(
+      traceId,
+      startedMs,
+      method,
+      path,
+      request.url,
+      status,
+      durationMs,
+      request.headers,
+      recordedBody(request.headers, exchange.body),
+      fault,
+      exchange.faultHint,
+      answer?.hint,
+      status === null ? undefined : (answer?.contentType ?? String(exchange.response.getHeader('content-type') ?? '')),
+      answer && captured(answer),
+    );
+    if (logger.isLevelEnabled(this.level)) {
+      const line: Record<string, unknown> = { traceId, method, path, status, ms: durationMs, accountId: accountId ?? null };
+      if (fault) line.fault = fault;
+      if (logger.isLevelEnabled('debug')) Object.assign(line, { requestBody: entry.request().value, responseBody: entry.response().value });
+      logger[this.level](line, 'request');
+    }
+    if (unlogged(path)) return;
+    const key = accountId ?? (status === 401 ? UNAUTHENTICATED : undefined);
+    if (key === undefined) return;
+    log.add(key, entry);
+  }
 }
 
 /**
@@ -216,58 +274,28 @@ function recordedBytes(body: RecordedBody): number {
   return body.text.length;
 }
 
-async function accountOf(accounts: Accounts, req: Request): Promise<string | undefined> {
-  const key = secretKeyFromHeader(req.headers.authorization);
+async function accountOf(accounts: Accounts, headers: IncomingHttpHeaders): Promise<string | undefined> {
+  const key = secretKeyFromHeader(headers.authorization);
   return key ? (await accounts.authenticate(key))?.id : undefined;
 }
 
-/** What the answer wrote, by reference: strings are immutable and each written Buffer is the writer's own. */
+/** What the answer wrote, by reference: strings are immutable and a written Buffer is not changed after. */
 interface Captured {
   chunks: Array<Buffer | { text: string; encoding: BufferEncoding }>;
   bytes: number;
   total: number;
 }
 
-type WriteLike = (chunk: unknown, ...rest: unknown[]) => unknown;
-
-/** Keeps the first BODY_LIMIT_BYTES + 1 bytes written, whatever wrote them (json, send, redirect, streams). */
-function captureBody(res: Response, onEnd: () => void): Captured {
-  const captured: Captured = { chunks: [], bytes: 0, total: 0 };
-  const keep = (chunk: unknown, encoding: unknown): void => {
-    if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
-    const room = BODY_LIMIT_BYTES + 1 - captured.bytes;
-    if (typeof chunk === 'string' || !(chunk instanceof Uint8Array)) {
-      const text = String(chunk);
-      const enc = typeof encoding === 'string' && Buffer.isEncoding(encoding) ? encoding : 'utf8';
-      const length = Buffer.byteLength(text, enc);
-      captured.total += length;
-      if (room <= 0) return;
-      // Kept as written; copied only for the part of an answer too large to keep whole.
-      if (length <= room) captured.chunks.push({ text, encoding: enc });
-      else captured.chunks.push(Buffer.from(text, enc).subarray(0, room));
-      captured.bytes += Math.min(length, room);
-      return;
-    }
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
-    captured.total += buffer.length;
-    if (room <= 0) return;
-    const part = buffer.subarray(0, room);
-    captured.chunks.push(part);
-    captured.bytes += part.length;
-  };
-  const target = res as unknown as { write: WriteLike; end: WriteLike };
-  const write = target.write;
-  const end = target.end;
-  target.write = function (this: unknown, chunk: unknown, ...rest: unknown[]) {
-    keep(chunk, rest[0]);
-    return write.call(this, chunk, ...rest);
-  };
-  target.end = function (this: unknown, chunk: unknown, ...rest: unknown[]) {
-    onEnd();
-    keep(chunk, rest[0]);
-    return end.call(this, chunk, ...rest);
-  };
-  return captured;
+/**
+ * What the log keeps of an answer's body: all of it up to BODY_LIMIT_BYTES + 1 bytes, by
+ * reference; of a longer one a copy of its start, so that the entry does not keep the whole.
+ */
+function captured(answer: Answer): Captured {
+  const room = BODY_LIMIT_BYTES + 1;
+  const { body, bytes: total } = answer;
+  if (total <= room) return { chunks: typeof body === 'string' ? [{ text: body, encoding: 'utf8' }] : [body], bytes: total, total };
+  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+  return { chunks: [Buffer.from(bytes.subarray(0, room))], bytes: room, total };
 }
 
 interface Body {
@@ -284,60 +312,26 @@ export type RecordedBody =
   | { note: string }
   | { text: string | Buffer; bytes: number; json: boolean };
 
-/** What the HTTP layer read of a body, stashed on the response for the log (see keepRequestBody). */
-interface KeptBody {
-  text: string | Buffer;
-  bytes: number;
-}
-
-const KEPT_BODY = 'requestBodyText';
-const UNREAD_BODY = 'requestBodyUnread';
-
 /**
- * Keeps what the log may show of a body that was read: the text itself when it is within the
+ * What the log may show of a body the body stage read: the text itself when it is within the
  * limit, else a copy of its first BODY_LIMIT_BYTES (a slice would keep the whole body alive).
  */
-export function keepRequestBody(res: ServerResponse, raw: Buffer, text?: string): void {
-  const kept: KeptBody =
-    raw.length <= BODY_LIMIT_BYTES
-      ? { text: text ?? raw.toString('utf8'), bytes: raw.length }
-      : { text: Buffer.from(raw.subarray(0, BODY_LIMIT_BYTES)), bytes: raw.length };
-  localsOf(res)[KEPT_BODY] = kept;
+export function keptBody(raw: Buffer, text: string): RecordedBody {
+  return raw.length <= BODY_LIMIT_BYTES ? { text, bytes: raw.length, json: true } : { text: Buffer.from(raw.subarray(0, BODY_LIMIT_BYTES)), bytes: raw.length, json: true };
 }
 
-/** Marks a body the server discarded unread (no operation that takes a body, or credentials it refuses). */
-export function markBodyUnread(res: ServerResponse): void {
-  localsOf(res)[UNREAD_BODY] = true;
-}
-
-const localsOf = (res: ServerResponse): Record<string, unknown> => {
-  const withLocals = res as ServerResponse & { locals?: Record<string, unknown> };
-  return (withLocals.locals ??= Object.create(null) as Record<string, unknown>);
-};
-
-function recordedBody(req: Request, res: Response): RecordedBody {
-  const { headers } = req;
-  const type = headers['content-type'] ?? '';
+/** The note for a body the server discarded unread (no operation that takes a body, or credentials it refuses); null when none was sent. */
+export function unreadBody(headers: IncomingHttpHeaders): RecordedBody {
   const length = Number(headers['content-length'] ?? 0);
-  const declared = headers['transfer-encoding'] !== undefined || length > 0;
-  if (/^multipart\//i.test(type)) return { note: `[${type.split(';')[0]} body of ${length} bytes, not recorded]` };
-  if (res.locals[UNREAD_BODY] === true && declared) {
-    return { note: `[body of ${headers['transfer-encoding'] !== undefined ? 'unknown length' : `${length} bytes`} not read: the request was not authenticated, or its operation takes no body]` };
-  }
-  const kept = res.locals[KEPT_BODY] as KeptBody | undefined;
-  if (kept) return { ...kept, json: /json/i.test(type) };
-  const body: unknown = req.body;
-  if (body === undefined || body === null) return null;
-  if (typeof body === 'string') return keptText(body, false);
-  if (Buffer.isBuffer(body)) return { note: `[${body.length} bytes of ${type || 'binary'}]` };
-  // A body another middleware parsed without keeping its text: kept as its JSON text.
-  if (deeperThan(body, MAX_RECORDED_DEPTH)) return { note: DEEP_NOTE };
-  return keptText(JSON.stringify(body) ?? 'null', true);
+  if (headers['transfer-encoding'] === undefined && !(length > 0)) return null;
+  return { note: `[body of ${headers['transfer-encoding'] !== undefined ? 'unknown length' : `${length} bytes`} not read: the request was not authenticated, or its operation takes no body]` };
 }
 
-function keptText(text: string, json: boolean): RecordedBody {
-  const raw = Buffer.from(text, 'utf8');
-  return raw.length <= BODY_LIMIT_BYTES ? { text, bytes: raw.length, json } : { text: Buffer.from(raw.subarray(0, BODY_LIMIT_BYTES)), bytes: raw.length, json };
+/** A multipart body is never recorded (its handler streams it), only noted; any other is what the body stage recorded. */
+function recordedBody(headers: IncomingHttpHeaders, recorded: RecordedBody): RecordedBody {
+  const type = headers['content-type'] ?? '';
+  if (/^multipart\//i.test(type)) return { note: `[${type.split(';')[0]} body of ${Number(headers['content-length'] ?? 0)} bytes, not recorded]` };
+  return recorded;
 }
 
 function requestBodyOf(body: RecordedBody): Body {
@@ -376,18 +370,6 @@ function jsonDeeperThan(text: string, limit: number): boolean {
 
 const MAX_RECORDED_DEPTH = 64;
 const DEEP_NOTE = `[JSON body nested deeper than ${MAX_RECORDED_DEPTH} levels, not recorded]`;
-
-/** Whether objects and arrays nest deeper than `limit`; walks without recursion, so any depth is safe. */
-function deeperThan(value: unknown, limit: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (node === null || typeof node !== 'object') continue;
-    if (depth > limit) return true;
-    for (const child of Object.values(node)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-  }
-  return false;
-}
 
 function responseBodyOf(type: string, captured: Captured): Body {
   if (captured.total === 0) return { value: null, truncated: false };

@@ -1,12 +1,14 @@
 import { OpenAPIBackend, OpenAPIRouter, type Operation, type Request } from 'openapi-backend';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SpecRouter, createSpecValidator } from '../../src/http/openapi-adapter.js';
+import { Routes } from '../../src/http/match.js';
+import { createSpecValidator } from '../../src/http/validate.js';
 import { createAjv } from '../../src/http/validator.js';
 import { loadOpenApi, type OpenApiDocument } from '../../src/spec/openapi.js';
 
 /**
- * src/http/openapi-adapter.ts against openapi-backend itself: every override of its router
- * gives the library's own answer for every operation of openapi.yaml.
+ * src/http/match.ts's route table against openapi-backend itself: it finds the operation the
+ * library's own matchOperation finds, for every path of openapi.yaml, and validation is the
+ * library's, used as documented.
  */
 
 /** openapi-backend's own answer: the operation, or 404/405 as its strict mode throws them. */
@@ -21,15 +23,15 @@ function reference(router: OpenAPIRouter, method: string, path: string): string 
 
 const outcome = (matched: Operation | string): string => (typeof matched === 'string' ? matched : `${matched.method} ${matched.path}`);
 
-describe('SpecRouter matching', () => {
+describe('the route table', () => {
   let router: OpenAPIRouter;
-  let matcher: SpecRouter;
+  let matcher: Routes;
   let templates: string[];
 
   beforeAll(async () => {
     const document = await loadOpenApi();
     router = new OpenAPIRouter({ definition: document, apiRoot: '/', ignoreTrailingSlashes: true });
-    matcher = new SpecRouter(document);
+    matcher = new Routes(document);
     templates = Object.keys(document.paths ?? {});
   });
 
@@ -76,88 +78,23 @@ describe('SpecRouter matching', () => {
   });
 });
 
-/** The parts validation reads (validateRequest destructures exactly these). */
-const parts = (parsed: ReturnType<OpenAPIRouter['parseRequest']>) => ({
-  params: parsed.params,
-  query: parsed.query,
-  headers: parsed.headers,
-  cookies: parsed.cookies,
-  requestBody: parsed.requestBody,
-});
-
-describe('SpecRouter parseRequest', () => {
-  let reference: OpenAPIRouter<OpenApiDocument>;
-  let installed: SpecRouter;
-  let operations: Operation<OpenApiDocument>[];
-
-  beforeAll(async () => {
-    const document = await loadOpenApi();
-    reference = new OpenAPIRouter<OpenApiDocument>({ definition: document, apiRoot: '/', ignoreTrailingSlashes: true });
-    installed = new SpecRouter(document);
-    operations = reference.getOperations();
-  });
-
-  it('gives validation the same parts as openapi-backend for every operation of openapi.yaml, filled in several ways', () => {
-    const fillings = ['100000123', 'prod_1', 'a%20b', 'caf%C3%A9', '', 'x.y'];
-    const queries: Array<Record<string, unknown>> = [{}, { limit: '5' }, { status: 'PAID', limit: '1', page: '2' }, { searchBy: 'externalId', extra: ['a', 'b'] }];
-    let compared = 0;
-    for (const operation of operations) {
-      for (const filling of fillings) {
-        for (const [q, query] of queries.entries()) {
-          const path = operation.path.replace(/\{[^}]+\}/g, filling) + (q % 2 === 1 ? '/' : '');
-          const req: Request = {
-            method: operation.method.toUpperCase(),
-            path,
-            query: structuredClone(query) as Request['query'],
-            headers: { authorization: 'Basic abc', 'content-type': 'application/json', 'x-n': '1' },
-            body: q === 2 ? { name: 'n', nested: { a: [1, 2] } } : undefined,
-          };
-          const expected = parts(reference.parseRequest(structuredClone(req), operation));
-          expect(parts(installed.parseRequest(req, operation)), `${req.method} ${path} ${JSON.stringify(query)}`).toEqual(expected);
-          compared++;
-        }
-      }
-    }
-    expect(compared).toBe(operations.length * fillings.length * queries.length);
-  });
-
-  it('hands a request with cookies, or a body that is not an object, to openapi-backend itself', () => {
-    const operation = operations.find((o) => o.operationId === 'createProduct');
-    expect(operation).toBeDefined();
-    const withCookie: Request = { method: 'POST', path: '/v2/products', headers: { cookie: 'a=1; b=2' }, body: { name: 'x' } };
-    expect(parts(installed.parseRequest(withCookie, operation))).toEqual(parts(reference.parseRequest(withCookie, operation)));
-    expect(parts(installed.parseRequest(withCookie, operation)).cookies).toEqual({ a: '1', b: '2' });
-    const textBody: Request = { method: 'POST', path: '/v2/products', headers: {}, body: '{"name":"x"}' };
-    expect(parts(installed.parseRequest(textBody, operation)).requestBody).toEqual({ name: 'x' });
-  });
-
-  it('does not let validation coerce the request headers in place', () => {
-    const operation = operations.find((o) => o.operationId === 'createProduct');
-    const headers = { 'content-type': 'application/json' };
-    const parsed = installed.parseRequest({ method: 'POST', path: '/v2/products', headers, body: {} }, operation);
-    (parsed.headers as Record<string, unknown>)['content-type'] = 'changed';
-    expect(headers['content-type']).toBe('application/json');
-  });
-});
-
-describe('SpecRouter as openapi-backend uses it', () => {
-  it('lists the same operations, finds each by id, and matches strictly with the library\'s errors', async () => {
+describe('the routes as openapi-backend uses them', () => {
+  it('lists the library\'s operations, on a router of the library\'s own class, and a 405 names the methods the path has', async () => {
     const document = await loadOpenApi();
     const reference = new OpenAPIRouter({ definition: document, apiRoot: '/', ignoreTrailingSlashes: true });
-    const router = new SpecRouter(document);
-    expect(router.getOperations()).toEqual(reference.getOperations());
-    for (const operation of reference.getOperations()) expect(router.getOperation(operation.operationId ?? ''), operation.operationId).toEqual(reference.getOperation(operation.operationId ?? ''));
-    expect(router.getOperation('noSuchOperation')).toBeUndefined();
-    expect(router.matchOperation({ method: 'GET', path: '/nothing', headers: {} })).toBeUndefined();
-    expect(() => router.matchOperation({ method: 'GET', path: '/nothing', headers: {} }, true)).toThrow(/^404-notFound/);
-    expect(() => router.matchOperation({ method: 'DELETE', path: '/transactions/v2/purchase', headers: {} }, true)).toThrow(/^405-methodNotAllowed/);
+    const routes = new Routes(document);
+    expect(Object.getPrototypeOf(routes.router)).toBe(OpenAPIRouter.prototype);
+    expect(routes.operations).toEqual(reference.getOperations());
+    expect(routes.match('DELETE', '/transactions/v2/purchase')).toBe('method-not-allowed');
+    expect(routes.allowedMethods('/transactions/v2/purchase')).toEqual(['POST']);
+    expect(routes.allowedMethods('/transactions/v2/purchase/')).toEqual(['POST']);
   });
 
-  it('validates requests exactly as an OpenAPIBackend built the way the sandbox built it before', async () => {
+  it('validates requests exactly as an OpenAPIBackend set up the same way', async () => {
     const document = await loadOpenApi();
     const backend = new OpenAPIBackend<OpenApiDocument>({ definition: document, quick: true, validate: true, coerceTypes: true, customizeAjv: (_original, options) => createAjv(options) });
     await backend.init();
-    const validator = createSpecValidator(new SpecRouter(document));
+    const validator = createSpecValidator(new Routes(document));
     const requests: Array<[string, Request]> = [
       ['createPurchase', { method: 'POST', path: '/transactions/v2/purchase', headers: { 'content-type': 'application/json' }, body: { name: 'x' } }],
       ['createProduct', { method: 'POST', path: '/v2/products', headers: { 'content-type': 'application/json' }, body: { name: 'Camiseta', bogus: 1 } }],

@@ -1,0 +1,66 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * Libraries are used through their public API: nothing in src re-creates express's or
+ * body-parser's insides, assigns into an express or openapi-backend object, or overrides an
+ * openapi-backend class, so that an upgrade of any of them is an upgrade and not a
+ * compatibility project (issue 37). What an import graph cannot see (.dependency-cruiser.cjs
+ * checks the imports): each pattern below is looked for in the code of every module of src,
+ * its comments left out, and the last test shows each one catching what it forbids.
+ */
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+
+const FORBIDDEN: ReadonlyArray<{ pattern: RegExp; why: string }> = [
+  { pattern: /\bObject\.setPrototypeOf\(/, why: "swapping an object's prototype (what express's app.handle does to each request)" },
+  { pattern: /\.prototype(\.\w+)?\s*=[^=]/, why: "assigning into a class's prototype" },
+  { pattern: /\b\w+\.(request|response)\.\w+\s*=[^=]/, why: "patching express's app.request or app.response" },
+  { pattern: /\b(res|response|req|request|target|this)\.(json|send|write|end|setHeader|writeHead|status|set)\s*=[^=]/, why: 'replacing a method of a request or response (the res.json and write/end patches)' },
+  { pattern: /\.locals\b/, why: "talking between stages through express's res.locals" },
+  { pattern: /\b(req|request)\.(body|res|originalUrl|baseUrl|params|query)\s*=[^=]/, why: 'setting the properties express sets up on its request' },
+  { pattern: /\bres\.req\s*=[^=]/, why: "setting up express's response" },
+  { pattern: /\bextends\s+(OpenAPIRouter|OpenAPIValidator|OpenAPIBackend)\b/, why: 'subclassing openapi-backend to override what it calls itself' },
+  { pattern: /\bexpress\.(json|urlencoded|raw|text)\(/, why: "express's body parsers: the body stage reads bodies with raw-body" },
+  { pattern: /entity\.parse\.failed|strict violation/, why: "body-parser's own errors" },
+];
+
+/** A module's code without its comments, as the TypeScript printer writes it. */
+function codeOf(path: string, text: string): string {
+  const source = ts.createSourceFile(path, text, ts.ScriptTarget.ES2022, false, ts.ScriptKind.TS);
+  return ts.createPrinter({ removeComments: true }).printFile(source);
+}
+
+function offences(path: string, text: string): string[] {
+  // Leaving comments out can only take matches away: a module that matches nothing as it is is done.
+  if (!FORBIDDEN.some(({ pattern }) => pattern.test(text))) return [];
+  const lines = codeOf(path, text).split('\n');
+  return lines.flatMap((line) => FORBIDDEN.filter(({ pattern }) => pattern.test(line)).map(({ why }) => `${why}: ${line.trim()}`));
+}
+
+const modules = readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+  .map((path) => path.split('\\').join('/'))
+  // The console's browser code is not the server's.
+  .filter((path) => path.endsWith('.ts') && !path.startsWith('console/client/'))
+  .sort();
+
+describe("libraries through their public API only", () => {
+  it('reads every module of src', () => {
+    expect(modules.length).toBeGreaterThan(150);
+    expect(modules).toContain('http/transport.ts');
+    expect(modules).toContain('http/body.ts');
+  });
+
+  it('no module re-creates express or body-parser, assigns into their objects or openapi-backend\'s, or overrides a library class', () => {
+    const found = modules.flatMap((path) => offences(path, readFileSync(`${SRC}${path}`, 'utf8')).map((what) => `src/${path}: ${what}`));
+    expect(found).toEqual([]);
+  });
+
+  it('each pattern catches what it forbids, and not what a comment says', () => {
+    const probe = fileURLToPath(new URL('./fixtures/public-apis-probe.ts.txt', import.meta.url));
+    const found = offences(probe, readFileSync(probe, 'utf8'));
+    for (const { why } of FORBIDDEN) expect(found.some((f) => f.startsWith(`${why}:`)), why).toBe(true);
+    expect(found.filter((f) => f.includes('in a comment'))).toEqual([]);
+  });
+});
