@@ -1,7 +1,9 @@
 import { parse as parseContentType } from 'content-type';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { finished, type Transform } from 'node:stream';
-import { createBrotliDecompress, createGunzip, createInflate, createZstdDecompress } from 'node:zlib';
+// A namespace import: a named import of createZstdDecompress fails to link on a Node older than
+// 22.15, before the CLI's version check (src/node-check.ts) could say which Node it needs.
+import * as zlib from 'node:zlib';
 import getRawBody from 'raw-body';
 import { HttpError, sizeOf } from './errors.js';
 import { keptBody, unreadBody, type Exchange } from './request-logging.js';
@@ -124,10 +126,10 @@ function inflaterFor(req: IncomingMessage): Transform | undefined {
 }
 
 const INFLATERS: Readonly<Record<string, (() => Transform) | undefined>> = {
-  deflate: createInflate,
-  gzip: createGunzip,
-  br: createBrotliDecompress,
-  zstd: createZstdDecompress,
+  deflate: zlib.createInflate,
+  gzip: zlib.createGunzip,
+  br: zlib.createBrotliDecompress,
+  zstd: zlib.createZstdDecompress,
 };
 
 /** Stops inflating: the rest of the request goes nowhere. */
