@@ -43,7 +43,8 @@ async function listenCommand(opts: ListenCommandOptions): Promise<number> {
     return 1;
   };
   if (!opts.key) return fail("no key: give the account's secret key with --key sk_… (or SANDBOX_SECRET_KEY); payments-sandbox start prints the default account's");
-  if (!URL.canParse(opts.baseUrl)) return fail(`--base-url ${opts.baseUrl} is not a URL (e.g. ${DEFAULT_BASE_URL})`);
+  // `localhost:4010` parses as a URL of scheme "localhost:": refused here, not as an unreachable sandbox later.
+  if (!URL.canParse(opts.baseUrl) || !/^https?:$/.test(new URL(opts.baseUrl).protocol)) return fail(`--base-url ${opts.baseUrl} is not an http(s) URL (e.g. ${DEFAULT_BASE_URL})`);
   let routes: Route[];
   try {
     routes = (opts.forwardTo ?? []).map(parseRoute);

@@ -317,7 +317,8 @@ export async function settled(promises: readonly Promise<unknown>[], ms: number)
 export function formatReport(r: DeliveryReport): string {
   const time = r.at.slice(11, 19);
   const about = r.transactionId !== null ? `tx ${r.transactionId}` : r.withdrawalId !== null ? `withdrawal ${r.withdrawalId}` : '';
-  const outcome = r.status !== null ? String(r.status) : `failed: ${r.error ?? 'unknown error'}`;
+  // A post that reached nothing: the sandbox retries it, but only the app starting (or --forward-to pointing at it) helps.
+  const outcome = r.status !== null ? String(r.status) : `failed: ${r.error ?? 'unknown error'} (start your app there or point --forward-to at it; the sandbox retries)`;
   return `${time}  ${r.event.padEnd(18)} ${r.deliveryId} #${r.attempt}${r.replay ? ' (replay)' : ''}  ${about}  → ${r.target ?? '(no target)'}  ${outcome}  ${r.durationMs} ms`;
 }
 

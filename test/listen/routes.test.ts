@@ -25,5 +25,8 @@ describe('listen routes', () => {
   it('one readable line per delivery', () => {
     const line = formatReport({ at: '2030-01-01T12:00:01.000Z', event: 'cashin.paid', deliveryId: 'whd_1', attempt: 2, replay: false, transactionId: '100000001', withdrawalId: null, target: 'http://localhost:3000/hooks', status: 500, durationMs: 12, error: null });
     expect(line).toBe('12:00:01  cashin.paid        whd_1 #2  tx 100000001  → http://localhost:3000/hooks  500  12 ms');
+    const refused = formatReport({ at: '2030-01-01T12:00:01.000Z', event: 'cashin.paid', deliveryId: 'whd_1', attempt: 1, replay: false, transactionId: '100000001', withdrawalId: null, target: 'http://localhost:3000/hooks', status: null, durationMs: 1, error: 'ECONNREFUSED' });
+    // Still one line, and it says what to do.
+    expect(refused).toBe('12:00:01  cashin.paid        whd_1 #1  tx 100000001  → http://localhost:3000/hooks  failed: ECONNREFUSED (start your app there or point --forward-to at it; the sandbox retries)  1 ms');
   });
 });

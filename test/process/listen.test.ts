@@ -136,5 +136,11 @@ describe('payments-sandbox listen', () => {
     expect(await new Promise((resolve) => away.once('exit', resolve))).toBe(1);
     expect(err).toMatch(/^payments-sandbox listen: cannot reach the sandbox at http:\/\/127\.0\.0\.1:1 \(.*ECONNREFUSED.*\): start it/);
     expect(err.trim().split('\n')).toHaveLength(1);
+    // A host and port without a scheme parses as a URL of scheme "localhost:": said as such, not as a sandbox away.
+    const schemeless = spawn(process.execPath, [BIN, 'listen', '--base-url', 'localhost:4010', '--key', key], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let said = '';
+    schemeless.stderr?.on('data', (chunk: Buffer) => (said += chunk.toString()));
+    expect(await new Promise((resolve) => schemeless.once('exit', resolve))).toBe(1);
+    expect(said.trim()).toBe('payments-sandbox listen: --base-url localhost:4010 is not an http(s) URL (e.g. http://127.0.0.1:4010)');
   });
 });
