@@ -2,7 +2,9 @@
 // The files under src/ that the compiled code reads at run time and tsc does not emit (the
 // PostgreSQL store's migrations, *.sql), copied to the same place under dist/. Run after every
 // tsc build (build, prepack, build-if-stale, the test setup, the Dockerfile), so dist/ is complete on its own.
-import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
+// It also makes dist/bin.js executable: tsc writes it 0644, and `npx payments-sandbox` in a clone
+// runs the package's own bin through the shell (an install would chmod it; a clone has none).
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -25,6 +27,8 @@ export function copyAssets(root) {
     }
   };
   walk(src);
+  const bin = join(root, 'dist', 'bin.js');
+  if (existsSync(bin)) chmodSync(bin, 0o755);
   return copied;
 }
 

@@ -61,12 +61,17 @@ describe('PostgreSQL units of work', () => {
     const repo = await instance('units-a');
     const other = await instance('units-b');
     const a = account();
+    let setUp = 0;
+    const hearSetUp = other.jobs.onChange(() => setUp++);
     await inUnit(repo, async (unit) => {
       await unit.table(charges).put({ id: 'ch_kept', accountId: a, status: 'PENDING', externalId: 'order-kept' });
       await unit.table(charges).put({ id: 'ch_gone', accountId: a, status: 'PENDING' });
       await unit.jobs.schedule({ accountId: a, kind: 'expire', ref: 'ch_kept', dueAt: now + 60_000 });
       await unit.clocks.advance(a, 1_000);
     });
+    // Notifications follow a commit by a few milliseconds (notifier.ts): the set-up's (its job, its clock) are heard before counting.
+    await vi.waitFor(() => expect(setUp).toBe(2), { timeout: 5_000, interval: 5 });
+    hearSetUp();
     const before = await everything();
     const heard: unknown[] = [];
     repo.bus.subscribe(a, (m) => heard.push(m));
