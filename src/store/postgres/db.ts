@@ -82,8 +82,12 @@ export class Held implements Session {
 export interface Scope {
   /** The unit calls join, if any (open: an ended unit's handle is used as no unit). */
   readonly frame: Frame | undefined;
-  /** A read: in the unit (`Frame.read`), or on a pooled connection in autocommit. */
-  session<T>(op: (session: Session) => Promise<T>): Promise<T>;
+  /**
+   * A read: in the unit's transaction once it has begun (`Frame.read`), else in autocommit:
+   * `batched` when given (a point read joining others of the same moment, batch.ts), or `op`
+   * on a pooled connection.
+   */
+  session<T>(op: (session: Session) => Promise<T>, batched?: () => Promise<T>): Promise<T>;
   /** A write: buffered in the unit, or run at once in autocommit (resolving with its result then). */
   write(statement: Write): Promise<pg.QueryResult | undefined>;
   /** A write nobody waits for (publish is synchronous): outside a unit a failure is logged. */
@@ -184,7 +188,7 @@ export class Frame {
       get frame() {
         return open();
       },
-      session: (op) => db.sessionIn(open(), op),
+      session: (op, batched) => db.sessionIn(open(), op, batched),
       write: (statement) => db.writeIn(open(), statement),
       fireAndForget: (statement, what) => db.fireAndForgetIn(open(), statement, what),
       // An operation the unit waits for (started before it ended) still belongs to it.
@@ -235,9 +239,9 @@ export class Frame {
     return this.tail;
   }
 
-  /** A read: on the transaction's connection once it has begun (it sees what was sent), else on a pooled one in autocommit. */
-  read<T>(op: (session: Session) => Promise<T>): Promise<T> {
-    return this.exclusive(() => (this.held ? op(this.held) : this.db.pooled(op)));
+  /** A read: on the transaction's connection once it has begun (it sees what was sent), else in autocommit (`batched` if given). */
+  read<T>(op: (session: Session) => Promise<T>, batched?: () => Promise<T>): Promise<T> {
+    return this.exclusive(() => (this.held ? op(this.held) : batched ? batched() : this.db.pooled(op)));
   }
 
   /**
@@ -403,13 +407,13 @@ export class Db implements Scope {
     }
   }
 
-  /** A read on a pooled connection in autocommit. */
-  session<T>(op: (session: Session) => Promise<T>): Promise<T> {
-    return this.pooled(op);
+  /** A read in autocommit: `batched` when given, else `op` on a pooled connection. */
+  session<T>(op: (session: Session) => Promise<T>, batched?: () => Promise<T>): Promise<T> {
+    return batched ? batched() : this.pooled(op);
   }
 
-  sessionIn<T>(frame: Frame | undefined, op: (session: Session) => Promise<T>): Promise<T> {
-    return frame ? frame.read(op) : this.pooled(op);
+  sessionIn<T>(frame: Frame | undefined, op: (session: Session) => Promise<T>, batched?: () => Promise<T>): Promise<T> {
+    return frame ? frame.read(op, batched) : this.session(op, batched);
   }
 
   /** A write run at once in autocommit; resolves with its result. */

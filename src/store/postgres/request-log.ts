@@ -4,19 +4,36 @@ import type { Db } from './db.js';
 
 export type { LogLimits, LogQuery, LogRow } from '../ports.js';
 
-/** An entry's JSON cannot hold what PostgreSQL's jsonb refuses: U+0000 becomes U+FFFD (the log is for reading). */
-const jsonText = (value: unknown): string => JSON.stringify(value).replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd');
+/** A short field without U+0000, which a text value cannot hold (an entry's JSON escapes it, so entries keep it). */
+const plain = (text: string): string => (text.includes('\0') ? text.replaceAll('\0', '\ufffd') : text);
+
+/** What is appended since an account's last pruning, by this instance. */
+interface Unpruned {
+  rows: number;
+  bytes: number;
+}
+
+/** Accounts whose unpruned appends are counted here; past it, the oldest counted are pruned and forgotten. */
+const MAX_COUNTED_ACCOUNTS = 10_000;
+/** Rows per INSERT (its parameters are 7 per row; one prepared statement per count up to this). */
+const MAX_ROWS_PER_STATEMENT = 64;
+const COLUMNS = 7;
 
 /**
- * The request log in the `request_log` table, shared by every instance: appends are batched
- * (one INSERT for what arrived since the last one), each followed by pruning the accounts it
- * touched down to their bounds, so the table never grows beyond `entries` and `bytes` per
- * account (plus one batch).
+ * The request log in the `request_log` table, shared by every instance. Appends are batched:
+ * one statement for what arrived since the last one, every value a parameter of its own, so
+ * neither side parses or escapes an entry (kilobytes each): it is stored as the text it was
+ * written as. An account is pruned down to its bounds with the append that takes it a quarter
+ * past them (appends counted here since its last pruning), not with every append: the window
+ * over its thousand newest rows cost more than the appends. So the table holds up to a quarter
+ * more than the bounds per instance, plus one batch, and `list` applies the bounds exactly.
  */
 export class PgRequestLogStore<E = unknown> implements SharedLog<E> {
   private pending: LogRow<E>[] = [];
   private flushing: Promise<void> | undefined;
   private scheduled = false;
+  private readonly unpruned = new Map<string, Unpruned>();
+  private readonly statements = new Map<number, string>();
 
   constructor(
     private readonly db: Db,
@@ -40,8 +57,7 @@ export class PgRequestLogStore<E = unknown> implements SharedLog<E> {
   flush(): Promise<void> {
     if (this.flushing) return this.flushing.then(() => (this.pending.length > 0 ? this.flush() : undefined));
     if (this.pending.length === 0) return Promise.resolve();
-    const rows = this.pending;
-    this.pending = [];
+    const rows = this.pending.splice(0, MAX_ROWS_PER_STATEMENT);
     this.flushing = this.write(rows)
       .catch((err: unknown) => {
         // A debugging view: entries that could not be written (the database away) are dropped, not retried forever.
@@ -50,55 +66,93 @@ export class PgRequestLogStore<E = unknown> implements SharedLog<E> {
       .finally(() => {
         this.flushing = undefined;
       });
-    return this.flushing;
+    return this.pending.length > 0 ? this.flushing.then(() => this.flush()) : this.flushing;
+  }
+
+  private bytesOf(accountId: string): number {
+    return this.limits.tighter?.accountId === accountId ? this.limits.tighter.bytes : this.limits.bytes;
+  }
+
+  /** Counts a batch's appends; returns the accounts they take a quarter past a bound (and the oldest counted, past the map's bound). */
+  private due(rows: readonly { accountId: string; bytes: number }[]): string[] {
+    const due = new Set<string>();
+    for (const { accountId, bytes } of rows) {
+      const counted = this.unpruned.get(accountId) ?? { rows: 0, bytes: 0 };
+      counted.rows += 1;
+      counted.bytes += bytes;
+      this.unpruned.set(accountId, counted);
+      if (counted.rows * 4 >= this.limits.entries || counted.bytes * 4 >= this.bytesOf(accountId)) due.add(accountId);
+    }
+    for (const accountId of this.unpruned.keys()) {
+      if (this.unpruned.size - due.size <= MAX_COUNTED_ACCOUNTS) break;
+      due.add(accountId);
+    }
+    for (const accountId of due) this.unpruned.delete(accountId);
+    return [...due];
+  }
+
+  /**
+   * The append of `count` rows, and the pruning of the accounts in $1. The pruning's snapshot
+   * does not see the rows inserted beside it: they count at the account's next pruning.
+   */
+  private statement(count: number): string {
+    let text = this.statements.get(count);
+    if (text !== undefined) return text;
+    const rows = Array.from({ length: count }, (_, i) => `(${Array.from({ length: COLUMNS }, (_, j) => `$${6 + i * COLUMNS + j}`).join(', ')})`);
+    text = `WITH added AS (
+         INSERT INTO request_log (account_id, trace_id, path, status, at, bytes, entry) VALUES ${rows.join(', ')}
+       )
+       DELETE FROM request_log r USING (
+         SELECT account_id, seq FROM (
+           SELECT account_id, seq,
+                  row_number() OVER w AS n,
+                  sum(bytes) OVER w AS total
+           FROM request_log WHERE account_id = ANY($1::text[])
+           WINDOW w AS (PARTITION BY account_id ORDER BY seq DESC)
+         ) ranked WHERE n > $2 OR total > (CASE WHEN account_id = $4::text THEN $5::bigint ELSE $3::bigint END)
+       ) gone WHERE r.account_id = gone.account_id AND r.seq = gone.seq`;
+    this.statements.set(count, text);
+    return text;
   }
 
   private async write(rows: LogRow<E>[]): Promise<void> {
-    const texts = rows.map((row) => jsonText(row.entry));
-    const accounts = [...new Set(rows.map((row) => row.accountId))];
-    // One unit, so one message: the insert and the pruning travel together at its commit.
-    await this.db.unit(async (frame) => {
-      frame.write({
-        text: `INSERT INTO request_log (account_id, trace_id, path, status, at, bytes, entry)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[], $7::jsonb[])`,
-        values: [
-          rows.map((r) => r.accountId),
-          rows.map((r) => r.traceId),
-          rows.map((r) => r.path),
-          rows.map((r) => r.status),
-          rows.map((r) => r.at),
-          texts.map((t) => Buffer.byteLength(t)),
-          texts,
-        ],
-      });
-      frame.write({
-        text: `DELETE FROM request_log r USING (
-             SELECT account_id, seq FROM (
-               SELECT account_id, seq,
-                      row_number() OVER w AS n,
-                      sum(bytes) OVER w AS total
-               FROM request_log WHERE account_id = ANY($1::text[])
-               WINDOW w AS (PARTITION BY account_id ORDER BY seq DESC)
-             ) ranked WHERE n > $2 OR total > (CASE WHEN account_id = $4::text THEN $5::bigint ELSE $3::bigint END)
-           ) gone WHERE r.account_id = gone.account_id AND r.seq = gone.seq`,
-        values: [accounts, this.limits.entries, this.limits.bytes, this.limits.tighter?.accountId ?? null, this.limits.tighter?.bytes ?? this.limits.bytes],
-      });
-    });
+    const values: unknown[] = [];
+    const sized: { accountId: string; bytes: number }[] = [];
+    for (const row of rows) {
+      const entry = JSON.stringify(row.entry);
+      const bytes = Buffer.byteLength(entry);
+      sized.push({ accountId: row.accountId, bytes });
+      values.push(row.accountId, plain(row.traceId), plain(row.path), row.status, row.at, bytes, entry);
+    }
+    const prune = this.due(sized);
+    const limits = [prune, this.limits.entries, this.limits.bytes, this.limits.tighter?.accountId ?? null, this.limits.tighter?.bytes ?? this.limits.bytes];
+    // One statement: one round trip, one commit.
+    await this.db.session((s) => s.query(this.statement(rows.length), [...limits, ...values], `request_log_append_${rows.length}`));
   }
 
   /** Newest first. undefined: the cursor is not in the log (pushed out, or never there). */
   async list(accountId: string, query: LogQuery): Promise<{ data: E[]; hasMore: boolean } | undefined> {
     await this.flush();
     return this.db.session(async (s) => {
-      const params: unknown[] = [accountId];
-      let where = 'account_id = $1';
+      // The table may hold up to a tenth more than the bounds (pruning is amortised): what is
+      // listed is what the bounds keep, the newest rows within both.
+      const { rows: kept } = await s.query<{ oldest: string | null }>(
+        `SELECT min(seq) AS oldest FROM (
+           SELECT seq, row_number() OVER w AS n, sum(bytes) OVER w AS total
+           FROM request_log WHERE account_id = $1 WINDOW w AS (ORDER BY seq DESC)
+         ) ranked WHERE n <= $2 AND total <= $3`,
+        [accountId, this.limits.entries, this.bytesOf(accountId)],
+      );
+      const oldest = kept[0]?.oldest;
+      if (oldest === null || oldest === undefined) return query.startingAfter === undefined ? { data: [], hasMore: false } : undefined;
+      const params: unknown[] = [accountId, oldest];
+      let where = 'account_id = $1 AND seq >= $2';
       if (query.startingAfter !== undefined) {
-        params.push(query.startingAfter);
-        const { rows } = await s.query<{ seq: string }>(`SELECT seq FROM request_log WHERE account_id = $1 AND trace_id = $2`, params);
+        const { rows } = await s.query<{ seq: string }>(`SELECT seq FROM request_log WHERE account_id = $1 AND seq >= $2 AND trace_id = $3`, [accountId, oldest, query.startingAfter]);
         const cursor = rows[0];
         if (cursor === undefined) return undefined;
-        params[1] = cursor.seq;
-        where += ' AND seq < $2';
+        params.push(cursor.seq);
+        where += ` AND seq < $${params.length}`;
       }
       if (query.status !== undefined) {
         params.push(query.status);
@@ -117,8 +171,9 @@ export class PgRequestLogStore<E = unknown> implements SharedLog<E> {
         where += ` AND trace_id = $${params.length}`;
       }
       params.push(query.limit + 1);
-      const { rows } = await s.query<{ entry: E }>(`SELECT entry FROM request_log WHERE ${where} ORDER BY seq DESC LIMIT $${params.length}`, params);
-      return { data: rows.slice(0, query.limit).map((r) => r.entry), hasMore: rows.length > query.limit };
+      const { rows } = await s.query<{ entry: string }>(`SELECT entry FROM request_log WHERE ${where} ORDER BY seq DESC LIMIT $${params.length}`, params);
+      // The entries' own JSON, written by `write` from an E.
+      return { data: rows.slice(0, query.limit).map((r) => JSON.parse(r.entry) as E), hasMore: rows.length > query.limit };
     });
   }
 

@@ -1,5 +1,7 @@
 import pg from 'pg';
 import { CursorNotFound, UniqueViolation, type ListQuery, type Owned, type Page, type Table, type TableSpec } from '../ports.js';
+import type DataLoader from 'dataloader';
+import { inKeyOrder, pointReads, type PairKey } from './batch.js';
 import { boundTo, statementName, type Db, type Frame, type Scope, type Session } from './db.js';
 import { GLOBAL_ID, filterJson, quote, type TableShape } from './schema.js';
 import { AccountVersions } from './versions.js';
@@ -32,6 +34,8 @@ export class PgTable<T extends Owned> implements Table<T> {
   /** Prepared statement names (per connection, prepared on first use): the hot reads. */
   private readonly names: { get: string; global: string; versioned: string };
   private readonly db: Db;
+  /** The hot point reads in autocommit, batched (batch.ts): by key, and a settings record by a unique key (authentication). */
+  private readonly batches: { get: DataLoader<PairKey, T | undefined>; unique: Map<string, DataLoader<PairKey, VersionedRow | undefined>> };
 
   constructor(
     db: Db,
@@ -59,6 +63,34 @@ export class PgTable<T extends Owned> implements Table<T> {
                         WHERE t.account_id = $1 AND t.`,
     };
     this.names = { get: statementName(`get_${shape.table}`), global: statementName(`global_${shape.table}`), versioned: statementName(`versioned_${shape.table}`) };
+    const t = this.t;
+    const owner = spec.settings?.account === 'id' ? 'id' : 'account_id';
+    this.batches = {
+      get: pointReads<T>(async (keys) => {
+        if (keys.length === 1) return [await this.db.pooled(async (s) => (await s.query<ValueRow<T>>(this.sql.get, keys[0], this.names.get)).rows[0]?.value)];
+        const sql = `SELECT t.account_id AS a, t.id AS b, t.value FROM unnest($1::text[], $2::text[]) AS k(a, b) JOIN ${t} t ON t.account_id = k.a AND t.id = k.b`;
+        const { rows } = await this.db.pooled((s) => s.query<{ a: string; b: string; value: T }>(sql, [keys.map((k) => k[0]), keys.map((k) => k[1])], statementName(`batch_get_${shape.table}`)));
+        return inKeyOrder(keys, rows, (row) => row.value);
+      }),
+      unique: new Map(
+        shape.columns
+          .filter((c) => c.kind === 'unique' && spec.settings)
+          .map((c) => {
+            const one = `${this.sql.versionedUnique}${quote(c.name)} = $2`;
+            const many = `SELECT t.account_id AS a, t.${quote(c.name)} AS b, t.value::text AS value, v.version
+                          FROM unnest($1::text[], $2::text[]) AS k(a, b) JOIN ${t} t ON t.account_id = k.a AND t.${quote(c.name)} = k.b
+                          LEFT JOIN account_versions v ON v.account_id = t.${owner}`;
+            return [
+              c.name,
+              pointReads<VersionedRow>(async (keys) => {
+                if (keys.length === 1) return [await this.db.pooled(async (s) => (await s.query<VersionedRow>(one, keys[0], statementName(`vunique_${shape.table}_${c.name}`))).rows[0])];
+                const { rows } = await this.db.pooled((s) => s.query<{ a: string; b: string } & VersionedRow>(many, [keys.map((k) => k[0]), keys.map((k) => k[1])], statementName(`batch_vunique_${shape.table}_${c.name}`)));
+                return inKeyOrder(keys, rows, (row) => ({ value: row.value, version: row.version }));
+              }),
+            ] as const;
+          }),
+      ),
+    };
     this.upsert = `INSERT INTO ${this.t} (${names.join(', ')}) VALUES (${params.join(', ')}) ON CONFLICT (account_id, id) DO UPDATE SET ${updates.join(', ')}`;
   }
 
@@ -67,11 +99,19 @@ export class PgTable<T extends Owned> implements Table<T> {
     return boundTo(this, frame);
   }
 
-  private run<R>(op: (session: Session) => Promise<R>): Promise<R> {
-    return this.scope.session(async (session) => {
-      await this.ready();
-      return op(session);
-    });
+  /** `op` in the scope; `batched` instead when it runs in autocommit (no transaction has begun). */
+  private run<R>(op: (session: Session) => Promise<R>, batched?: () => Promise<R>): Promise<R> {
+    return this.scope.session(
+      async (session) => {
+        await this.ready();
+        return op(session);
+      },
+      batched &&
+        (async () => {
+          await this.ready();
+          return batched();
+        }),
+    );
   }
 
   /** The unit's own writes to this table: `account\0id` → the record's JSON as put, or null when deleted. */
@@ -99,7 +139,10 @@ export class PgTable<T extends Owned> implements Table<T> {
     const own = frame && this.overlay(frame).get(key(accountId, id));
     if (own !== undefined) return Promise.resolve(parsed<T>(own));
     if (this.spec.settings) return this.settingsGet(frame, accountId, id);
-    return this.run(async (s) => (await s.query<ValueRow<T>>(this.sql.get, [accountId, id], this.names.get)).rows[0]?.value);
+    return this.run(
+      async (s) => (await s.query<ValueRow<T>>(this.sql.get, [accountId, id], this.names.get)).rows[0]?.value,
+      () => this.batches.get.load([accountId, id]),
+    );
   }
 
   /** The account whose settings a record is (whose version its changes raise). */
@@ -195,15 +238,19 @@ export class PgTable<T extends Owned> implements Table<T> {
     const overlay = frame && this.overlay(frame);
     const versions = this.db.versions;
     const epoch = versions.current;
-    return this.run(async (s) => {
-      const row = (await s.query<VersionedRow>(`${this.sql.versionedUnique}${quote(columnName)} = $2`, [accountId, uniqueKey], statementName(`vunique_${this.shape.table}_${columnName}`))).rows[0];
+    const batch = this.batches.unique.get(columnName);
+    const read = (row: VersionedRow | undefined): T | undefined => {
       const found = parsed<T>(row?.value ?? null);
       if (found === undefined || row === undefined) return undefined;
       if (overlay?.has(key(found.accountId, found.id))) return undefined;
       const account = this.settingsAccount(found.accountId, found.id);
       if (!(frame?.changed(account) ?? false)) versions.remember(this.cacheKey(found.accountId, found.id), account, Number(row.version ?? 0), row.value, epoch);
       return found;
-    });
+    };
+    return this.run(
+      async (s) => read((await s.query<VersionedRow>(`${this.sql.versionedUnique}${quote(columnName)} = $2`, [accountId, uniqueKey], statementName(`vunique_${this.shape.table}_${columnName}`))).rows[0]),
+      batch && (async () => read(await batch.load([accountId, uniqueKey]))),
+    );
   }
 
   put(value: T): Promise<void> {

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresRepository } from '../../../src/store/postgres/index.js';
 import { PG_INSTALL_TIMEOUT_MS } from '../../helpers/postgres.js';
@@ -6,9 +7,10 @@ import { createTestDatabase } from '../../helpers/shared-postgres.js';
 /** The PostgreSQL store's image bytes and shared request log (migration 002), below the HTTP layer. */
 let repo: PostgresRepository;
 let other: PostgresRepository;
+let url = '';
 
 beforeAll(async () => {
-  const url = await createTestDatabase('objects_log');
+  url = await createTestDatabase('objects_log');
   repo = await PostgresRepository.open({ connectionString: url });
   other = await PostgresRepository.open({ connectionString: url });
 }, PG_INSTALL_TIMEOUT_MS);
@@ -63,13 +65,44 @@ describe('the request log', () => {
     expect((await other.requestLog<Entry>({ entries: 5, bytes: 1 << 20 }).list('acc_count', { limit: 10 }))?.data).toHaveLength(5);
   });
 
-  it('keeps at most its bytes per account, and shows U+0000 as U+FFFD (jsonb cannot hold it)', async () => {
+  it('keeps at most its bytes per account, and an entry as it was written, U+0000 included', async () => {
     const log = repo.requestLog<Entry>({ entries: 100, bytes: 3000 });
     for (let n = 1; n <= 6; n++) log.append(row('acc_bytes', n, 'x'.repeat(1000)));
     const kept = (await log.list('acc_bytes', { limit: 100 }))?.data.map((e) => e.traceId);
     expect(kept).toEqual(['t6', 't5']);
-    log.append(row('acc_nul', 1, 'a\u0000b'));
-    expect((await log.list('acc_nul', { limit: 1 }))?.data[0]?.body).toBe('a\ufffdb');
+    log.append({ ...row('acc_nul', 1, 'a\u0000b'), path: '/a\u0000b' });
+    expect((await log.list('acc_nul', { limit: 1 }))?.data[0]?.body).toBe('a\u0000b');
+  });
+
+  it('prunes an account once its appends are a quarter past a bound, and lists exactly within the bounds', async () => {
+    const stored = async (accountId: string): Promise<number> => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        return Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM request_log WHERE account_id = $1', [accountId])).rows[0]?.n);
+      } finally {
+        await client.end();
+      }
+    };
+    const log = repo.requestLog<Entry>({ entries: 20, bytes: 1 << 20 });
+    const sizes: number[] = [];
+    for (let n = 1; n <= 60; n++) {
+      log.append(row('acc_amortised', n));
+      await log.flush();
+      sizes.push(await stored('acc_amortised'));
+    }
+    // Never more than the bound, a quarter of it and the batch; pruned down to the bound (plus the batch) when it got there.
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(20 + 5 + 1);
+    expect(Math.min(...sizes.slice(25))).toBeLessThanOrEqual(21);
+    const listed = (await log.list('acc_amortised', { limit: 100 }))?.data.map((e) => e.traceId);
+    expect(listed).toEqual(Array.from({ length: 20 }, (_, i) => `t${60 - i}`));
+    // The oldest entries still stored but past the bound are not listed, nor a cursor there.
+    expect(await stored('acc_amortised')).toBeGreaterThan(20);
+    expect(await log.list('acc_amortised', { limit: 10, startingAfter: 't40' })).toBeUndefined();
+
+    const small = repo.requestLog<Entry>({ entries: 100, bytes: 4000 });
+    for (let n = 1; n <= 5; n++) small.append(row('acc_amortised_bytes', n, 'x'.repeat(900)));
+    expect((await small.list('acc_amortised_bytes', { limit: 100 }))?.data.map((e) => e.traceId)).toEqual(['t5', 't4', 't3', 't2']);
   });
 
   it('deletes entries older than a cutoff, a batch at a time; a size of 0 keeps nothing', async () => {
