@@ -5,6 +5,8 @@ export type PairKey = readonly [string, string];
 
 /** Most keys one statement carries; more wait for the next. */
 const MAX_BATCH = 128;
+/** Batches of one kind awaiting their answers at once. */
+const MAX_IN_FLIGHT = 2;
 
 /**
  * Point reads of one kind made in autocommit at the same moment go to PostgreSQL as one
@@ -18,7 +20,30 @@ const MAX_BATCH = 128;
  * the batch, as each would have failed alone.
  */
 export function pointReads<R>(read: (keys: readonly PairKey[]) => Promise<readonly (R | undefined)[]>): DataLoader<PairKey, R | undefined> {
-  return new DataLoader<PairKey, R | undefined>(read, { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (send) => setImmediate(send) });
+  let inFlight = 0;
+  const held: (() => void)[] = [];
+  const sent = (send: () => void): void => {
+    inFlight += 1;
+    send();
+  };
+  return new DataLoader<PairKey, R | undefined>(
+    async (keys) => {
+      try {
+        return await read(keys);
+      } finally {
+        inFlight -= 1;
+        const next = held.shift();
+        if (next) sent(next);
+      }
+    },
+    {
+      cache: false,
+      maxBatchSize: MAX_BATCH,
+      // With MAX_IN_FLIGHT batches awaiting their answers, the next one waits for one of them and
+      // gathers what arrives meanwhile: under load, fewer and larger statements.
+      batchScheduleFn: (send) => setImmediate(() => (inFlight < MAX_IN_FLIGHT ? sent(send) : held.push(send))),
+    },
+  );
 }
 
 /** A batch's answers in the order of its keys, from rows that carry their key (`a`, `b`). */

@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { EventBus } from '../ports.js';
 import type { Logger } from '../types.js';
 import type { Db, Scope } from './db.js';
+import { MESSAGE_SEPARATOR } from './notifier.js';
 
 export const BUS_CHANNEL = 'sandbox_bus';
 
@@ -47,7 +48,9 @@ export class Listener {
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
     client.on('notification', (message) => {
-      if (client === this.client && message.payload !== undefined) this.onNotification(message.channel, message.payload);
+      if (client !== this.client || message.payload === undefined) return;
+      // A notification carries the messages of one moment, one per line (notifier.ts).
+      for (const line of message.payload.split(MESSAGE_SEPARATOR)) this.onNotification(message.channel, line);
     });
     try {
       await client.connect();
@@ -100,6 +103,9 @@ export class Listener {
     await client?.end().catch(() => undefined);
   }
 }
+
+/** The start of an envelope as `publishIn` writes it: `from` and `a`, as JSON strings. */
+const ENVELOPE_HEAD = /^\{"from":("(?:[^"\\]|\\.)*"),"a":("(?:[^"\\]|\\.)*"),/;
 
 interface Envelope {
   from: string;
@@ -180,6 +186,12 @@ export class PgBus implements EventBus {
 
   /** A notification on BUS_CHANNEL (from any instance, this one included: those are skipped). */
   received(payload: string): void {
+    // Every instance hears every message, its own included, and most accounts have no
+    // subscriber here: those are known from the envelope's head, without parsing the message.
+    const head = ENVELOPE_HEAD.exec(payload);
+    if (head?.[1] !== undefined && head[2] !== undefined) {
+      if ((JSON.parse(head[1]) as string) === this.instanceId || !this.subscribers.has(JSON.parse(head[2]) as string)) return;
+    }
     let envelope: Envelope;
     try {
       envelope = JSON.parse(payload) as Envelope;
