@@ -3,6 +3,7 @@ import pg from 'pg';
 import { StoreUnavailable } from '../ports.js';
 import type { Logger } from '../types.js';
 import { Notifier } from './notifier.js';
+import { Pipeline, type Piped } from './pipeline.js';
 import { AccountVersions, VERSIONS_CHANNEL } from './versions.js';
 
 /** What an operation runs its statements through: the current unit's connection, or a pooled one in autocommit. */
@@ -66,6 +67,21 @@ export class Held implements Session {
       const mapped = mapError(err);
       if (mapped instanceof StoreUnavailable) this.lost ??= mapped;
       throw mapped;
+    }
+  }
+
+  /**
+   * Statements as prepared statements in one message (pipeline.ts): one round trip, one implicit
+   * transaction outside a transaction block. After a failure the connection is not reused.
+   */
+  async pipeline(statements: readonly Piped[]): Promise<pg.QueryResult[]> {
+    const piped = this.client.query(new Pipeline(statements));
+    try {
+      return await piped.done;
+    } catch (err) {
+      // Which of its statements were parsed on the connection is unknown: released, it is closed.
+      this.lost ??= err instanceof Error ? err : new Error(String(err));
+      throw mapError(err);
     }
   }
 
@@ -311,7 +327,8 @@ export class Frame {
   /**
    * The commit, in one round trip: the buffered writes and COMMIT in one message when the
    * transaction has begun; else the writes alone, which PostgreSQL runs as one implicit
-   * transaction (several statements in one simple query); nothing at all when there are none.
+   * transaction (prepared statements before one Sync, pipeline.ts); nothing at all when there
+   * are none.
    */
   async commit(): Promise<void> {
     if (this.failure !== undefined) throw this.failure;
@@ -320,10 +337,11 @@ export class Frame {
     if (statements.length === 0 && !this.held) return;
     const begun = this.held !== undefined;
     this.held ??= await this.db.hold();
-    const parts = [...statements.map((w) => inline(w.text, w.values)), ...(begun ? ['COMMIT'] : [])];
+    // Prepared statements, one message, one Sync: without BEGIN, one implicit transaction.
+    const piped: Piped[] = [...statements.map((w) => ({ text: w.text, values: w.values })), ...(begun ? [{ text: 'COMMIT' }] : [])];
     let results: pg.QueryResult[];
     try {
-      results = normalized(await this.held.script(parts.join(';\n')));
+      results = await this.held.pipeline(piped);
     } catch (err) {
       throw mapWriteError(statements, err);
     }
