@@ -190,7 +190,15 @@ export class PgBus implements EventBus {
     // subscriber here: those are known from the envelope's head, without parsing the message.
     const head = ENVELOPE_HEAD.exec(payload);
     if (head?.[1] !== undefined && head[2] !== undefined) {
-      if ((JSON.parse(head[1]) as string) === this.instanceId || !this.subscribers.has(JSON.parse(head[2]) as string)) return;
+      let from: unknown;
+      let account: unknown;
+      try {
+        from = JSON.parse(head[1]);
+        account = JSON.parse(head[2]);
+      } catch {
+        return; // not an envelope this code wrote
+      }
+      if (from === this.instanceId || typeof account !== 'string' || !this.subscribers.has(account)) return;
     }
     let envelope: Envelope;
     try {

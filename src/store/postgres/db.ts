@@ -72,16 +72,19 @@ export class Held implements Session {
 
   /**
    * Statements as prepared statements in one message (pipeline.ts): one round trip, one implicit
-   * transaction outside a transaction block. After a failure the connection is not reused.
+   * transaction outside a transaction block. After a failure that leaves its prepared
+   * statements unknown, the connection is not reused.
    */
   async pipeline(statements: readonly Piped[]): Promise<pg.QueryResult[]> {
-    const piped = this.client.query(new Pipeline(statements));
+    const piped = new Pipeline(statements);
     try {
+      this.client.query(piped);
       return await piped.done;
     } catch (err) {
-      // Which of its statements were parsed on the connection is unknown: released, it is closed.
-      this.lost ??= err instanceof Error ? err : new Error(String(err));
-      throw mapError(err);
+      const mapped = mapError(err);
+      // Which statements are prepared on the connection is unknown: released, it is closed.
+      if (mapped instanceof StoreUnavailable || piped.spoiled) this.lost ??= err instanceof Error ? err : new Error(String(err));
+      throw mapped;
     }
   }
 

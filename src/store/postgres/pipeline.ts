@@ -58,9 +58,10 @@ function commandOf(message: CommandComplete): { command: string; rowCount: numbe
  * Sync commits (or rolls back, after a failure: the statements after it are skipped).
  *
  * A `pg` submittable (its public extension point, as pg-cursor's): the client hands it the
- * connection to write to and the messages of the answer. After a failure the statements it
- * parsed are unknown, so the caller must not reuse the connection (the promise rejects with
- * `connectionSpoiled`).
+ * connection to write to and the messages of the answer. After a failure of a message that
+ * parsed statements, which of them exist is unknown: `spoiled`, and the caller must not reuse
+ * the connection. Once every statement is prepared there (after a connection's first units),
+ * a failure leaves it usable.
  */
 export class Pipeline implements pg.Submittable {
   readonly done: Promise<pg.QueryResult[]>;
@@ -71,6 +72,9 @@ export class Pipeline implements pg.Submittable {
   private parsers: ((text: string) => unknown)[] = [];
   private rows: Record<string, unknown>[] = [];
   private failed = false;
+  /** Names this message parses, and the connection's set they were added to. */
+  private readonly parsedHere: string[] = [];
+  private parsed: Set<string> | undefined;
 
   constructor(private readonly statements: readonly Piped[]) {
     this.done = new Promise((resolve, reject) => {
@@ -79,22 +83,34 @@ export class Pipeline implements pg.Submittable {
     });
   }
 
-  submit(connection: pg.Connection): void {
+  /**
+   * Writes the message. An Error returned (a value with no text form) is pg's way of refusing
+   * a query before anything is written: it reports it and the connection stays usable.
+   */
+  submit(connection: pg.Connection): Error | undefined {
     let parsed = parsedOn.get(connection);
     if (parsed === undefined) {
       parsed = new Set();
       parsedOn.set(connection, parsed);
     }
+    let bound: { name: string; text: string; values: (string | Buffer | null)[] }[];
+    try {
+      bound = this.statements.map(({ text, values }) => ({ name: nameOf(text), text, values: (values ?? []).map(parameter) }));
+    } catch (err) {
+      return err instanceof Error ? err : new Error(String(err));
+    }
     const stream = connection.stream;
     stream.cork();
     try {
-      for (const { text, values } of this.statements) {
-        const name = nameOf(text);
+      for (const { name, text, values } of bound) {
         if (name === '' || !parsed.has(name)) {
           connection.parse({ name, text, types: [] }, true);
-          if (name !== '') parsed.add(name);
+          if (name !== '') {
+            parsed.add(name);
+            this.parsedHere.push(name);
+          }
         }
-        connection.bind({ statement: name, values: (values ?? []).map(parameter) }, true);
+        connection.bind({ statement: name, values }, true);
         connection.describe({ type: 'P', name: '' }, true);
         connection.execute({ portal: '' }, true);
       }
@@ -102,6 +118,17 @@ export class Pipeline implements pg.Submittable {
     } finally {
       stream.uncork();
     }
+    this.parsed = parsed;
+    return undefined;
+  }
+
+  /**
+   * Whether the connection's prepared statements are no longer known: a statement this message
+   * parsed may or may not exist after a failure (the failing one's Parse, those skipped after
+   * it). When every statement was parsed before, a failure changes none of them.
+   */
+  get spoiled(): boolean {
+    return this.failed && this.parsedHere.length > 0;
   }
 
   handleRowDescription(message: RowDescription): void {
@@ -141,6 +168,7 @@ export class Pipeline implements pg.Submittable {
   handleError(err: unknown): void {
     if (this.failed) return;
     this.failed = true;
+    for (const name of this.parsedHere) this.parsed?.delete(name);
     this.reject(err);
   }
 

@@ -19,19 +19,28 @@ const MAX_COUNTED_ACCOUNTS = 10_000;
 const MAX_ROWS_PER_STATEMENT = 64;
 const COLUMNS = 7;
 
+/** Entries waiting to be written, at most: past it (the database slower than the requests), new ones are dropped. */
+const MAX_BACKLOG = 10_000;
+
 /**
  * The request log in the `request_log` table, shared by every instance. Appends are batched:
  * one statement for what arrived since the last one, every value a parameter of its own, so
  * neither side parses or escapes an entry (kilobytes each): it is stored as the text it was
- * written as. An account is pruned down to its bounds with the append that takes it a quarter
- * past them (appends counted here since its last pruning), not with every append: the window
- * over its thousand newest rows cost more than the appends. So the table holds up to a quarter
- * more than the bounds per instance, plus one batch, and `list` applies the bounds exactly.
+ * written as. An account is pruned down to its bounds with the first append this instance
+ * makes to it, then with the append that takes it a quarter past them (appends counted here
+ * since), not with every append: the window over its thousand newest rows cost more than the
+ * appends. So the table holds up to a quarter more than the bounds per instance, plus one
+ * batch, and `list` applies the bounds exactly.
  */
 export class PgRequestLogStore<E = unknown> implements SharedLog<E> {
   private pending: LogRow<E>[] = [];
-  private flushing: Promise<void> | undefined;
+  /** The writes queued, one after another (their order is the log's). */
+  private tail: Promise<void> = Promise.resolve();
+  /** Entries queued or being written. */
+  private backlog = 0;
+  private dropped = 0;
   private scheduled = false;
+  /** Accounts this instance has pruned, with what it appended to each since. */
   private readonly unpruned = new Map<string, Unpruned>();
   private readonly statements = new Map<number, string>();
 
@@ -44,6 +53,11 @@ export class PgRequestLogStore<E = unknown> implements SharedLog<E> {
   /** Queued, written on the next turn of the event loop with whatever else arrived (nothing waits for it). */
   append(row: LogRow<E>): void {
     if (this.limits.entries === 0) return;
+    if (this.backlog >= MAX_BACKLOG) {
+      this.dropped += 1;
+      return;
+    }
+    this.backlog += 1;
     this.pending.push(row);
     if (this.scheduled) return;
     this.scheduled = true;
@@ -53,41 +67,60 @@ export class PgRequestLogStore<E = unknown> implements SharedLog<E> {
     });
   }
 
-  /** Writes what is queued; a read waits for it, so this instance's own requests are listed. */
+  /**
+   * Queues the writes of what is pending; resolves once they are done (a read waits for it, so
+   * this instance's own requests are listed), not for what is appended after.
+   */
   flush(): Promise<void> {
-    if (this.flushing) return this.flushing.then(() => (this.pending.length > 0 ? this.flush() : undefined));
-    if (this.pending.length === 0) return Promise.resolve();
-    const rows = this.pending.splice(0, MAX_ROWS_PER_STATEMENT);
-    this.flushing = this.write(rows)
-      .catch((err: unknown) => {
-        // A debugging view: entries that could not be written (the database away) are dropped, not retried forever.
-        this.logger.warn({ err: err instanceof Error ? err.message : String(err), entries: rows.length }, 'request log: entries not written');
-      })
-      .finally(() => {
-        this.flushing = undefined;
-      });
-    return this.pending.length > 0 ? this.flushing.then(() => this.flush()) : this.flushing;
+    while (this.pending.length > 0) {
+      const rows = this.pending.splice(0, MAX_ROWS_PER_STATEMENT);
+      this.tail = this.tail.then(() =>
+        this.write(rows)
+          .catch((err: unknown) => {
+            // A debugging view: entries that could not be written (the database away) are dropped, not retried forever.
+            this.logger.warn({ err: err instanceof Error ? err.message : String(err), entries: rows.length }, 'request log: entries not written');
+          })
+          .finally(() => {
+            this.backlog -= rows.length;
+            if (this.dropped > 0) {
+              this.logger.warn({ entries: this.dropped }, 'request log: entries dropped, the database is slower than the requests');
+              this.dropped = 0;
+            }
+          }),
+      );
+    }
+    return this.tail;
   }
 
   private bytesOf(accountId: string): number {
     return this.limits.tighter?.accountId === accountId ? this.limits.tighter.bytes : this.limits.bytes;
   }
 
-  /** Counts a batch's appends; returns the accounts they take a quarter past a bound (and the oldest counted, past the map's bound). */
+  /**
+   * Counts a batch's appends; returns the accounts to prune with it: those this instance has not
+   * pruned yet (it may have restarted; the table may hold anything), and those a quarter past a
+   * bound. Past MAX_COUNTED_ACCOUNTS the oldest counted are forgotten (pruned when next seen).
+   */
   private due(rows: readonly { accountId: string; bytes: number }[]): string[] {
     const due = new Set<string>();
     for (const { accountId, bytes } of rows) {
-      const counted = this.unpruned.get(accountId) ?? { rows: 0, bytes: 0 };
+      const counted = this.unpruned.get(accountId);
+      if (counted === undefined) {
+        due.add(accountId);
+        continue;
+      }
       counted.rows += 1;
       counted.bytes += bytes;
-      this.unpruned.set(accountId, counted);
       if (counted.rows * 4 >= this.limits.entries || counted.bytes * 4 >= this.bytesOf(accountId)) due.add(accountId);
     }
-    for (const accountId of this.unpruned.keys()) {
-      if (this.unpruned.size - due.size <= MAX_COUNTED_ACCOUNTS) break;
-      due.add(accountId);
+    for (const accountId of due) {
+      this.unpruned.delete(accountId);
+      this.unpruned.set(accountId, { rows: 0, bytes: 0 });
     }
-    for (const accountId of due) this.unpruned.delete(accountId);
+    for (const accountId of this.unpruned.keys()) {
+      if (this.unpruned.size <= MAX_COUNTED_ACCOUNTS) break;
+      this.unpruned.delete(accountId);
+    }
     return [...due];
   }
 
@@ -127,14 +160,20 @@ export class PgRequestLogStore<E = unknown> implements SharedLog<E> {
     const prune = this.due(sized);
     const limits = [prune, this.limits.entries, this.limits.bytes, this.limits.tighter?.accountId ?? null, this.limits.tighter?.bytes ?? this.limits.bytes];
     // One statement: one round trip, one commit.
-    await this.db.session((s) => s.query(this.statement(rows.length), [...limits, ...values], `request_log_append_${rows.length}`));
+    try {
+      await this.db.session((s) => s.query(this.statement(rows.length), [...limits, ...values], `request_log_append_${rows.length}`));
+    } catch (err) {
+      // Not pruned after all: pruned when next seen.
+      for (const accountId of prune) this.unpruned.delete(accountId);
+      throw err;
+    }
   }
 
   /** Newest first. undefined: the cursor is not in the log (pushed out, or never there). */
   async list(accountId: string, query: LogQuery): Promise<{ data: E[]; hasMore: boolean } | undefined> {
     await this.flush();
     return this.db.session(async (s) => {
-      // The table may hold up to a tenth more than the bounds (pruning is amortised): what is
+      // The table may hold up to a quarter more than the bounds (pruning is amortised): what is
       // listed is what the bounds keep, the newest rows within both.
       const { rows: kept } = await s.query<{ oldest: string | null }>(
         `SELECT min(seq) AS oldest FROM (

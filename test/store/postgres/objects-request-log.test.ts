@@ -100,6 +100,15 @@ describe('the request log', () => {
     expect(await stored('acc_amortised')).toBeGreaterThan(20);
     expect(await log.list('acc_amortised', { limit: 10, startingAfter: 't40' })).toBeUndefined();
 
+    // Another instance (or this one restarted) prunes an account with its first append to it, whatever the table holds.
+    const restarted = other.requestLog<Entry>({ entries: 20, bytes: 1 << 20 });
+    expect(await stored('acc_amortised')).toBeGreaterThan(21);
+    restarted.append(row('acc_amortised', 61));
+    await restarted.flush();
+    restarted.append(row('acc_amortised', 62));
+    await restarted.flush();
+    expect(await stored('acc_amortised')).toBeLessThanOrEqual(22);
+
     const small = repo.requestLog<Entry>({ entries: 100, bytes: 4000 });
     for (let n = 1; n <= 5; n++) small.append(row('acc_amortised_bytes', n, 'x'.repeat(900)));
     expect((await small.list('acc_amortised_bytes', { limit: 100 }))?.data.map((e) => e.traceId)).toEqual(['t5', 't4', 't3', 't2']);

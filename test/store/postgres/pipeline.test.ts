@@ -53,7 +53,7 @@ describe("a unit's commit on PostgreSQL", () => {
     expect((await repo.table(NOTES).list('acct_p', { limit: 100 })).data).toHaveLength(18);
   });
 
-  it('after a statement fails, the unit leaves nothing, and the next units commit on a fresh connection', async () => {
+  it('after a statement fails, the unit leaves nothing, and the next units commit', async () => {
     const failed = repo.units.run(async (unit) => {
       await unit.table(NOTES).put({ accountId: 'acct_f', id: 'n_1', text: 'first' });
       // jsonb refuses U+0000: the second statement of the message fails, at the commit.
