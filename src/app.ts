@@ -24,7 +24,7 @@ import { AnswerWriter } from './http/reply.js';
 import { HttpError } from './http/errors.js';
 import { createPipeline } from './http/pipeline.js';
 import { createHttpServer } from './http/transport.js';
-import { QrRenderer } from './pages/qr-renderer.js';
+import { InlineQrDrawer, QrRenderer } from './pages/qr-renderer.js';
 import { GLOBAL_LOG_BYTES, RequestLog, requestLogPruner, type RequestLogEntry, type RequestLogStore } from './http/request-log.js';
 import { SharedRequestLog, UNAUTHENTICATED_ACCOUNT } from './http/shared-request-log.js';
 import { exposureWarning, sharedUseOf, type SharedUse } from './http/shared-use.js';
@@ -265,7 +265,8 @@ export async function createSandbox(config: Config, logger: Logger, options: San
   // What the HTTP layer keeps per sandbox: the answers of the turn, kept JSON texts, presented transactions.
   const answers = new AnswerWriter();
   const texts = new JsonTexts();
-  const presenter = new TransactionPresenter(new QrRenderer(), texts);
+  // A worker thread draws QR images beside the embedded store's journal; shared-store instances draw their own (qr-renderer.ts).
+  const presenter = new TransactionPresenter(opened.shared ? new InlineQrDrawer() : new QrRenderer(), texts);
   try {
     const { objects } = opened;
     const dispatcher = new Dispatcher(config.webhookTimeoutMs, { targets });
