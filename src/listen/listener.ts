@@ -290,19 +290,26 @@ export function startListener(options: ListenerOptions): RunningListener {
       closed = true;
       if (timer) clearTimeout(timer);
       resolveDone();
-      await settled([...handling], CLOSE_WAIT_MS);
-      const ws = socket;
-      if (!ws || ws.readyState === ws.CLOSED) return;
-      await new Promise<void>((resolve) => {
-        const cut = setTimeout(() => ws.terminate(), CLOSE_WAIT_MS);
-        ws.once('close', () => {
-          clearTimeout(cut);
-          resolve();
-        });
-        ws.close(1000, 'listener stopped');
-      });
+      await finishThenClose(handling, socket, 'listener stopped');
     },
   };
+}
+
+/**
+ * Lets the answers in flight settle, then closes the socket: resolves once it is closed, each
+ * wait cut after CLOSE_WAIT_MS (then the socket is terminated), so a caller's exit is never held.
+ */
+export async function finishThenClose(inFlight: Iterable<Promise<unknown>>, ws: WebSocket | undefined, reason: string): Promise<void> {
+  await settled([...inFlight], CLOSE_WAIT_MS);
+  if (!ws || ws.readyState === ws.CLOSED) return;
+  await new Promise<void>((resolve) => {
+    const cut = setTimeout(() => ws.terminate(), CLOSE_WAIT_MS);
+    ws.once('close', () => {
+      clearTimeout(cut);
+      resolve();
+    });
+    ws.close(1000, reason);
+  });
 }
 
 /** Resolves once every promise settled, or after `ms`, whichever comes first. */

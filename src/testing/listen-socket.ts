@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { onJsonMessage } from '../events/websockets.js';
-import { ListenError, settled } from '../listen/listener.js';
+import { ListenError, finishThenClose } from '../listen/listener.js';
 import type { ListenerAnswer, ListenerOffer } from '../webhooks/listeners.js';
 import { basicAuthorization } from './http.js';
 
@@ -25,8 +25,9 @@ export interface ListenSocketOptions {
 
 export interface ListenSocket {
   /**
-   * Closes the connection for good, resolving once it is closed (at most CLOSE_WAIT_MS, then it is
-   * cut), so a test runner is not held open by it; what it owed answers the sandbox fails and retries.
+   * Closes the connection for good, resolving once it is closed (at most a second, then it is cut:
+   * finishThenClose), so a test runner is not held open by it; what it owed answers the sandbox
+   * fails and retries.
    */
   close(): Promise<void>;
 }
@@ -36,8 +37,6 @@ const CONNECT_TIMEOUT_MS = 10_000;
 /** Reconnection backoff after a lost connection: the sandbox offers again what is pending, so nothing is missed meanwhile. */
 const RECONNECT_FIRST_MS = 200;
 const RECONNECT_MAX_MS = 5_000;
-/** How long a close waits for the sandbox's side of the closing handshake before cutting the connection. */
-const CLOSE_WAIT_MS = 1_000;
 
 /** Connects and resolves once the sandbox said hello (so offers made from now on reach it); rejects in one line when it cannot. */
 export async function openListenSocket(options: ListenSocketOptions): Promise<ListenSocket> {
@@ -118,17 +117,7 @@ export async function openListenSocket(options: ListenSocketOptions): Promise<Li
     async close() {
       closed = true;
       if (retry) clearTimeout(retry);
-      await settled([...answering], CLOSE_WAIT_MS);
-      const ws = socket;
-      if (!ws || ws.readyState === ws.CLOSED) return;
-      await new Promise<void>((resolve) => {
-        const cut = setTimeout(() => ws.terminate(), CLOSE_WAIT_MS);
-        ws.once('close', () => {
-          clearTimeout(cut);
-          resolve();
-        });
-        ws.close(1000, 'test kit stopped');
-      });
+      await finishThenClose(answering, socket, 'test kit stopped');
     },
   };
 }
