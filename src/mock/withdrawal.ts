@@ -80,7 +80,7 @@ export function cashOutRefusal(request: MockRequest): MockRefusal | undefined {
   try {
     const normalized = normalizePixKey(type, key);
     if (outcomeOfKey(type, normalized) === 'closed') {
-      return { status: 400, message: INVALID_PIX_KEY, hint: `no account answers for ${type} key ${normalized}: it is the magic key of a closed account (see the README's magic keys)` };
+      return { status: 400, message: INVALID_PIX_KEY, hint: `no account answers for ${type} key ${normalized}: it is the magic key of a closed account (see docs/api.md, Magic Pix keys)` };
     }
     return undefined;
   } catch (error) {

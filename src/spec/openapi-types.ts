@@ -244,7 +244,7 @@ export interface paths {
          *     `totalAmount` (amount + the cash-out fee) is held from the balance at once; the
          *     withdrawal then moves WITHDRAW_REQUEST → WITHDRAW_PROCESSING → WITHDRAW_APPROVED,
          *     WITHDRAW_REJECTED or WITHDRAW_ERROR on the account's clock (magic keys choose the
-         *     outcome: see the README), and a WITHDRAW_APPROVED one may later be WITHDRAW_RETURNED.
+         *     outcome: see docs/api.md, Magic Pix keys), and a WITHDRAW_APPROVED one may later be WITHDRAW_RETURNED.
          *     Refusals carry the exact messages integrations match on: `Invalid amount`,
          *     `Insufficient balance`, `Invalid PIX key or account closed`, `Transaction already
          *     processed` (an externalId already used by another withdrawal of the account), the

@@ -87,7 +87,7 @@ export class Limits {
         const why =
           range.floorBy === 'spec'
             ? `the service's spec refuses less in ${rule.currency} whatever the account`
-            : `the sandbox's own range for ${rule.currency} starts there (the spec gives none; a documented sandbox choice, see the README's Assumptions)`;
+            : `the sandbox's own range for ${rule.currency} starts there (the spec gives none; a documented sandbox choice, see docs/fidelity.md, Assumptions)`;
         throw invalid(`${at}.amount cannot be below ${range.floor} centavos in ${rule.currency}: ${why}`);
       }
       if (rule.amount > range.maximum) throw invalid(`${at}.amount cannot be above the ${rule.currency} maximum of ${range.maximum} centavos`);

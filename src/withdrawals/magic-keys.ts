@@ -10,7 +10,7 @@ export type WithdrawalOutcome = 'approve' | 'reject' | 'fail' | 'return' | 'clos
 /**
  * The magic keys, one per outcome and key type, by the digit before the check digits (CPF,
  * CNPJ) or the last digit (PHONE, EVP): 2 rejected, 3 error, 4 returned, 5 closed. All are
- * valid keys of their type. Listed in the README.
+ * valid keys of their type. Listed in docs/api.md (Magic Pix keys).
  */
 export const MAGIC_KEYS: Readonly<Record<Exclude<WithdrawalOutcome, 'approve'>, Readonly<Record<PixType, string>>>> = {
   reject: { CPF: '00000000272', CNPJ: '00000000000272', PHONE: '+5511900000002', EMAIL: 'reject@example.com', EVP: '00000000-0000-4000-8000-000000000002' },

@@ -104,7 +104,7 @@ export class Withdrawals {
     const key = normalizePixKey(input.pixType, input.pixKey);
     const outcome = outcomeOfKey(input.pixType, key);
     if (outcome === 'closed') {
-      throw invalid(INVALID_PIX_KEY, `no account answers for ${input.pixType} key ${key}: it is the magic key of a closed account (see the README's magic keys)`);
+      throw invalid(INVALID_PIX_KEY, `no account answers for ${input.pixType} key ${key}: it is the magic key of a closed account (see docs/api.md, Magic Pix keys)`);
     }
     if (input.document !== undefined && this.options.strictDocuments && !isValidCpf(input.document) && !isValidCnpj(input.document)) {
       throw invalid(`document ${input.document} is not a valid CPF or CNPJ (check digits)`);

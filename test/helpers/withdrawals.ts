@@ -17,7 +17,7 @@ export const KEYS = {
 export type PixTypeName = keyof typeof KEYS;
 export const PIX_TYPES = Object.keys(KEYS) as PixTypeName[];
 
-/** The README's magic keys, by outcome and type (2 rejected, 3 error, 4 returned, 5 closed). */
+/** The magic keys of docs/api.md, by outcome and type (2 rejected, 3 error, 4 returned, 5 closed). */
 export const MAGIC = {
   reject: { CPF: '00000000272', CNPJ: '00000000000272', PHONE: '+5511900000002', EMAIL: 'reject@example.com', EVP: '00000000-0000-4000-8000-000000000002' },
   fail: { CPF: '00000000353', CNPJ: '00000000000353', PHONE: '+5511900000003', EMAIL: 'error@example.com', EVP: '00000000-0000-4000-8000-000000000003' },

@@ -28,7 +28,7 @@ describe('Limits', () => {
   });
 
   it.each([
-    [[{ currency: 'BRL', amount: 0 }], "minimums[0].amount cannot be below 1 centavos in BRL: the sandbox's own range for BRL starts there (the spec gives none; a documented sandbox choice, see the README's Assumptions)"],
+    [[{ currency: 'BRL', amount: 0 }], "minimums[0].amount cannot be below 1 centavos in BRL: the sandbox's own range for BRL starts there (the spec gives none; a documented sandbox choice, see docs/fidelity.md, Assumptions)"],
     [[{ currency: 'COP', amount: 999_999 }], "minimums[0].amount cannot be below 1000000 centavos in COP: the service's spec refuses less in COP whatever the account"],
     [[{ currency: 'ARS', amount: 100_000_001 }], 'minimums[0].amount cannot be above the ARS maximum of 100000000 centavos'],
     [[{ currency: 'MXN', method: 'PIX', amount: 5_000 }], 'minimums[0].method PIX is not a method of MXN (SPEI)'],
