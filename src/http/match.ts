@@ -56,7 +56,7 @@ export class Routes {
     if (!normalized.startsWith('/')) normalized = `/${normalized}`;
     const query = normalized.indexOf('?');
     if (query >= 0) normalized = normalized.slice(0, query).trim();
-    while (normalized.length > 1 && normalized.endsWith('/')) normalized = normalized.slice(0, -1);
+    normalized = withoutTrailingSlashes(normalized);
     const verb = method.trim().toLowerCase();
     const exact = this.exact.get(`${verb} ${normalized}`);
     if (exact) return exact;
@@ -71,10 +71,21 @@ export class Routes {
 
   /** The methods some operation has for this path, upper case, in the order HTTP lists them (a 405's `Allow`). */
   allowedMethods(path: string): string[] {
-    const normalized = path.length > 1 ? path.replace(/\/+$/, '') : path;
+    const normalized = withoutTrailingSlashes(path);
     const methods = new Set(this.candidates.filter(({ pattern }) => pattern.test(normalized)).map(({ operation }) => operation.method.toUpperCase()));
     return METHOD_ORDER.filter((m) => methods.has(m));
   }
+}
+
+/**
+ * `path` without its trailing slashes (`/` itself kept), in one pass from the end: `/\/+$/`
+ * would retry from every slash of a run that is not at the end, quadratic in a request path
+ * such as `/` × 15,000 + `x` (170 ms at 20,000).
+ */
+export function withoutTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (end > 1 && path.charCodeAt(end - 1) === 0x2f) end -= 1;
+  return end === path.length ? path : path.slice(0, end);
 }
 
 const METHOD_ORDER: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'];

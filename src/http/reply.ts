@@ -216,8 +216,13 @@ const REPLACEMENT = encodeURIComponent('\ufffd');
  * as U+FFFD), and the result is cut at HINT_MAX_CHARS without splitting an escape.
  */
 export function headerText(text: string): string {
+  // Every code unit becomes at least one character, so what lies past HINT_MAX_CHARS code units
+  // cannot reach the cut: the work stays bounded whatever the text's size. A pair split here
+  // leaves a lone surrogate, whose escape starts with the same `%` the pair's would, and a lone
+  // `%` at the cut is removed either way.
+  const head = text.length > HINT_MAX_CHARS ? text.slice(0, HINT_MAX_CHARS) : text;
   // With the u flag a surrogate pair is one match; what is left alone is a lone surrogate.
-  const encoded = text.replace(/[^\x20-\x7e]/gu, (c: string) => (c.length === 1 && c >= '\ud800' && c <= '\udfff' ? REPLACEMENT : encodeURIComponent(c)));
-  if (encoded.length <= HINT_MAX_CHARS) return encoded;
+  const encoded = head.replace(/[^\x20-\x7e]/gu, (c: string) => (c.length === 1 && c >= '\ud800' && c <= '\udfff' ? REPLACEMENT : encodeURIComponent(c)));
+  if (encoded.length <= HINT_MAX_CHARS && head === text) return encoded;
   return encoded.slice(0, HINT_MAX_CHARS).replace(/%[0-9A-F]?$/, '');
 }

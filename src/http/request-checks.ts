@@ -1,6 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import type { Operation } from 'openapi-backend';
 import type { OpenApiDocument } from '../spec/openapi.js';
+import { withoutTrailingSlashes } from './match.js';
 
 /** An endpoint of the real service the sandbox does not emulate, with what to use instead. */
 export interface NotEmulatedEndpoint {
@@ -40,7 +41,7 @@ export function notEmulatedEndpoints(document: OpenApiDocument): NotEmulatedEndp
 export function notEmulatedCheck(document: OpenApiDocument): (method: string, path: string) => string | undefined {
   const endpoints = notEmulatedEndpoints(document);
   return (method, path) => {
-    const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
+    const trimmed = withoutTrailingSlashes(path);
     const known = endpoints.find((e) => e.method === method && e.path === trimmed);
     return known && `${method} ${path} is not emulated by the sandbox (${known.instead})`;
   };

@@ -20,8 +20,9 @@ export const pixQrPath = (id: string): string => `/_sandbox/pix/${id}/qr.png`;
 export const pixPagePath = (id: string): string => `/_sandbox/pix/${id}`;
 /**
  * A payer page's path with the token that opens it. Tokens are the sandbox's own (hex), but a
- * hand-edited data file could hold a lone surrogate, on which encodeURIComponent throws: made
- * lone surrogates become U+FFFD first, so the link is wrong rather than the page an error.
+ * hand-edited data file could hold a lone surrogate, on which encodeURIComponent throws: lone
+ * surrogates become U+FFFD first (one character class, one linear pass), so the link is wrong
+ * rather than the page an error.
  */
 export const withToken = (path: string, token: string): string => `${path}?token=${encodeURIComponent(token.replace(/[\ud800-\udfff]/gu, '\ufffd'))}`;
 
