@@ -1,11 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTurnCounter } from '../../../bench/lib/pg-turns.mjs';
+import { describe, expect, it } from 'vitest';
 import { ACCOUNTS, SANDBOX_OWNER, type AccountRecord } from '../../../src/accounts/accounts.js';
 import type { Owned, TableSpec } from '../../../src/store/ports.js';
 import { inKeyOrder, pointReads, type PairKey } from '../../../src/store/postgres/batch.js';
-import { PostgresRepository } from '../../../src/store/postgres/index.js';
-import { PG_INSTALL_TIMEOUT_MS } from '../../helpers/postgres.js';
-import { createTestDatabase } from '../../helpers/shared-postgres.js';
+import { countedRepository } from '../../helpers/counted-postgres.js';
 
 describe('pointReads', () => {
   it('sends the reads of one moment as one batch, answering each in its order, duplicates and misses included', async () => {
@@ -53,46 +50,35 @@ interface Note extends Owned {
 const NOTES: TableSpec<Note> = { name: 'batch_notes' };
 
 describe('batched point reads on PostgreSQL', () => {
-  let repo: PostgresRepository;
-  let counter: Awaited<ReturnType<typeof startTurnCounter>>;
-
-  beforeAll(async () => {
-    const url = await createTestDatabase('batch_reads');
-    counter = await startTurnCounter(url);
-    repo = await PostgresRepository.open({ connectionString: counter.url });
-  }, PG_INSTALL_TIMEOUT_MS);
-  afterAll(async () => {
-    await repo?.close();
-    await counter?.close();
-  });
+  const counted = countedRepository('batch_reads');
 
   /** What the writes set going settles first (their notifications leave after the commit): then only the reads are counted. */
   const quiet = async (): Promise<number> => {
     let last = -1;
-    while (counter.turns() !== last) {
-      last = counter.turns();
+    while (counted.turns() !== last) {
+      last = counted.turns();
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     return last;
   };
 
   it('reads of records made at one moment take one round trip, each answered with its own record', async () => {
-    const notes = repo.table(NOTES);
-    await repo.units.run(async (unit) => {
+    const notes = counted.repo.table(NOTES);
+    await counted.repo.units.run(async (unit) => {
       for (let i = 0; i < 10; i++) await unit.table(NOTES).put({ accountId: `acct_${i % 2}`, id: `n_${i}`, text: `note ${i}` });
     });
     await notes.get('acct_0', 'n_0'); // a connection is open
     const before = await quiet();
     const keys = [...Array.from({ length: 10 }, (_, i) => [`acct_${i % 2}`, `n_${i}`] as const), ['acct_1', 'n_0'] as const, ['acct_0', 'n_0'] as const];
     const found = await Promise.all(keys.map(([account, id]) => notes.get(account, id)));
-    expect(counter.turns() - before).toBe(1);
+    expect(counted.turns() - before).toBe(1);
     expect(found.map((n) => n?.text)).toEqual([...Array.from({ length: 10 }, (_, i) => `note ${i}`), undefined, 'note 0']);
     // PostgreSQL refuses U+0000 in a text parameter: a key with one (a request's path) finds nothing and fails no other read.
     expect((await Promise.all([notes.get('acct_0', 'n_0'), notes.get('acct_0', 'n_\u0000'), notes.get('acct_1', 'n_1')])).map((n) => n?.text)).toEqual(['note 0', undefined, 'note 1']);
   });
 
   it('authentications of one moment take one round trip, each finding its own account or none', async () => {
-    const accounts = repo.table(ACCOUNTS);
+    const accounts = counted.repo.table(ACCOUNTS);
     const record = (n: number): AccountRecord => ({
       id: `acc_${n}`,
       accountId: SANDBOX_OWNER,
@@ -106,19 +92,19 @@ describe('batched point reads on PostgreSQL', () => {
       webhookDelivery: 'direct',
       createdAt: '2030-01-01T00:00:00.000Z',
     });
-    await repo.units.run(async (unit) => {
+    await counted.repo.units.run(async (unit) => {
       for (let n = 0; n < 5; n++) await unit.table(ACCOUNTS).put(record(n));
     });
     await accounts.findUnique(SANDBOX_OWNER, 'keyHash', 'hash_0');
     const before = await quiet();
     const found = await Promise.all(['hash_3', 'hash_x', 'hash_0', 'hash_4', 'hash_3'].map((hash) => accounts.findUnique(SANDBOX_OWNER, 'keyHash', hash)));
-    expect(counter.turns() - before).toBe(1);
+    expect(counted.turns() - before).toBe(1);
     expect(found.map((a) => a?.id)).toEqual(['acc_3', undefined, 'acc_0', 'acc_4', 'acc_3']);
   });
 
   it('a unit whose transaction has begun reads in it, not in a batch: it sees its own writes', async () => {
-    await repo.units.run((unit) => unit.table(NOTES).put({ accountId: 'acct_u', id: 'n_1', text: 'before' }));
-    const seen = await repo.units.run(async (unit) => {
+    await counted.repo.units.run((unit) => unit.table(NOTES).put({ accountId: 'acct_u', id: 'n_1', text: 'before' }));
+    const seen = await counted.repo.units.run(async (unit) => {
       const mine = unit.table(NOTES);
       await mine.getForUpdate('acct_u', 'n_1'); // the transaction begins
       await mine.put({ accountId: 'acct_u', id: 'n_2', text: 'written in the unit' });
