@@ -9,7 +9,7 @@ import type { ListenerPresence, PresentListener } from './listeners.js';
  * goes. An instance offering an attempt reads the account's records: with none, no listener is
  * connected anywhere and the attempt fails at once (to be retried), rather than waiting for
  * answers that cannot come. A record its instance stopped refreshing (the instance died) counts
- * for STALE_MS at most, then is removed by the next reader.
+ * for STALE_REFRESHES refreshes at most, then is removed by the next reader.
  */
 
 interface PresenceRecord {
@@ -27,9 +27,10 @@ interface PresenceRecord {
 
 export const LISTENER_PRESENCE: TableSpec<PresenceRecord> = { name: 'listenerPresence' };
 
-export const REFRESH_MS = 5_000;
+const REFRESH_MS = 5_000;
 /** Three refreshes missed: the instance is gone (or its clock is that far off). */
-export const STALE_MS = 3 * REFRESH_MS;
+/** A record is stale after this many refreshes missed. */
+const STALE_REFRESHES = 3;
 
 export class StoredPresence implements ListenerPresence {
   readonly refreshMs: number;
@@ -38,7 +39,7 @@ export class StoredPresence implements ListenerPresence {
 
   constructor(private readonly options: { repository: Repository; clock: Clock; refreshMs?: number }) {
     this.refreshMs = options.refreshMs ?? REFRESH_MS;
-    this.staleMs = 3 * this.refreshMs;
+    this.staleMs = STALE_REFRESHES * this.refreshMs;
     this.records = new Records(options.repository, LISTENER_PRESENCE);
   }
 

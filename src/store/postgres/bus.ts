@@ -2,12 +2,10 @@ import pg from 'pg';
 import type { EventBus } from '../ports.js';
 import type { Logger } from '../types.js';
 import type { Db, Scope } from './db.js';
-import { MESSAGE_SEPARATOR } from './notifier.js';
+import { MAX_PAYLOAD_BYTES, MESSAGE_SEPARATOR } from './notifier.js';
 
 export const BUS_CHANNEL = 'sandbox_bus';
 
-/** NOTIFY refuses payloads of 8000 bytes or more; larger messages travel through bus_payloads. */
-const MAX_NOTIFY_BYTES = 7_900;
 
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 2_000;
@@ -143,7 +141,7 @@ export class PgBus implements EventBus {
     scope.afterCommit(() => this.deliver(accountId, JSON.parse(json)));
     const small = `{"from":${JSON.stringify(this.instanceId)},"a":${JSON.stringify(accountId)},"m":${json}}`;
     // Notified once committed (notifier.ts: a NOTIFY inside the unit would serialise every commit of the database).
-    if (Buffer.byteLength(small) <= MAX_NOTIFY_BYTES) {
+    if (Buffer.byteLength(small) <= MAX_PAYLOAD_BYTES) {
       this.db.notifier.notify(scope, BUS_CHANNEL, small);
       return;
     }

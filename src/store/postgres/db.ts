@@ -3,7 +3,7 @@ import pg from 'pg';
 import { StoreUnavailable } from '../ports.js';
 import type { Logger } from '../types.js';
 import { Notifier } from './notifier.js';
-import { Pipeline, type Piped } from './pipeline.js';
+import { Pipeline, parameter, type Piped } from './pipeline.js';
 import { AccountVersions, VERSIONS_CHANNEL } from './versions.js';
 
 /** What an operation runs its statements through: the current unit's connection, or a pooled one in autocommit. */
@@ -138,15 +138,9 @@ export interface Write {
  */
 export function literal(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'string') return quoted(value);
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return `'${String(value)}'`;
   if (Buffer.isBuffer(value)) return `'\\x${value.toString('hex')}'`;
-  if (Array.isArray(value)) {
-    const items = value.map((item: unknown) => (item === null || item === undefined ? 'NULL' : `"${String(item).replace(/[\\"]/g, (c) => `\\${c}`)}"`));
-    return quoted(`{${items.join(',')}}`);
-  }
-  if (value instanceof Date) return quoted(value.toISOString());
-  return quoted(JSON.stringify(value));
+  // The same text form a bound parameter has (pipeline.ts), as a literal.
+  return quoted(String(parameter(value)));
 }
 
 /** A string literal (pg's escapeLiteral, with native replaces instead of a loop per character: request log entries are kilobytes). */

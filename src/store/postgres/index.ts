@@ -1,4 +1,4 @@
 export { PostgresRepository, type PostgresOptions } from './repository.js';
 export { MIGRATIONS_DIR, readMigrations, type Migration } from './migrate.js';
-export { PgObjectStore, type PgObject } from './objects.js';
+export { PgObjectStore } from './objects.js';
 export { PgRequestLogStore, type LogLimits, type LogQuery, type LogRow } from './request-log.js';

@@ -6,7 +6,7 @@ export type Send = (text: string, values: readonly unknown[]) => Promise<unknown
 /** pg_notify calls per statement (two parameters each; a statement takes at most 65,535). */
 const MAX_PER_STATEMENT = 500;
 /** NOTIFY refuses payloads of 8000 bytes or more. */
-const MAX_PAYLOAD_BYTES = 7_900;
+export const MAX_PAYLOAD_BYTES = 7_900;
 /** Between the messages one notification carries (none contains it: JSON escapes it, and ids are ours). */
 export const MESSAGE_SEPARATOR = '\n';
 

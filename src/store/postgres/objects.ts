@@ -1,8 +1,6 @@
 import type { ObjectStore, StoredObject } from '../ports.js';
 import type { Db } from './db.js';
 
-export type PgObject = StoredObject;
-
 /**
  * Object bytes (product images) in the `objects` table, so that every instance serves every
  * image. A put is its own statement, committed before it returns (the image is durable before
@@ -11,7 +9,7 @@ export type PgObject = StoredObject;
 export class PgObjectStore implements ObjectStore {
   constructor(private readonly db: Db) {}
 
-  put(accountId: string, key: string, object: PgObject): Promise<void> {
+  put(accountId: string, key: string, object: StoredObject): Promise<void> {
     return this.db.session(async (s) => {
       await s.query(
         `INSERT INTO objects (account_id, key, content_type, bytes) VALUES ($1, $2, $3, $4)
@@ -22,7 +20,7 @@ export class PgObjectStore implements ObjectStore {
   }
 
   /** By key alone: the object's URL is public and names no account (keys are random). */
-  get(key: string): Promise<PgObject | undefined> {
+  get(key: string): Promise<StoredObject | undefined> {
     return this.db.session(async (s) => {
       const { rows } = await s.query<{ bytes: Buffer; content_type: string }>('SELECT bytes, content_type FROM objects WHERE key = $1', [key]);
       const row = rows[0];

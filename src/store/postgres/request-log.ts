@@ -13,7 +13,7 @@ interface Unpruned {
   bytes: number;
 }
 
-/** Accounts whose unpruned appends are counted here; past it, the oldest counted are pruned and forgotten. */
+/** Accounts whose unpruned appends are counted here; past it, the oldest counted are forgotten (pruned when next seen). */
 const MAX_COUNTED_ACCOUNTS = 10_000;
 /** Rows per INSERT (its parameters are 7 per row; one prepared statement per count up to this). */
 const MAX_ROWS_PER_STATEMENT = 64;
@@ -24,7 +24,7 @@ const MAX_BACKLOG = 10_000;
 
 /**
  * The request log in the `request_log` table, shared by every instance. Appends are batched:
- * one statement for what arrived since the last one, every value a parameter of its own, so
+ * a statement (up to 64 rows) for what arrived since the last one, every value a parameter of its own, so
  * neither side parses or escapes an entry (kilobytes each): it is stored as the text it was
  * written as. An account is pruned down to its bounds with the first append this instance
  * makes to it, then with the append that takes it a quarter past them (appends counted here
