@@ -23,7 +23,7 @@ import { keptBody, unreadBody, type Exchange } from './request-logging.js';
  */
 export class BodyStage {
   constructor(
-    /** What a JSON body may weigh, inflated (SANDBOX_JSON_LIMIT). */
+    /** What a JSON body may weigh, inflated (DEFAULTS.jsonLimitBytes). */
     private readonly limitBytes: number,
   ) {}
 

@@ -313,7 +313,7 @@ export async function finishThenClose(inFlight: Iterable<Promise<unknown>>, ws: 
 }
 
 /** Resolves once every promise settled, or after `ms`, whichever comes first. */
-export async function settled(promises: readonly Promise<unknown>[], ms: number): Promise<void> {
+async function settled(promises: readonly Promise<unknown>[], ms: number): Promise<void> {
   if (promises.length === 0) return;
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([Promise.allSettled(promises), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);

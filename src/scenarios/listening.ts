@@ -22,8 +22,6 @@ export const WAY_OUT = /; to receive webhooks where this sandbox cannot post.*$/
 
 /** The run-wide choice: once the sandbox refused the receiver, every later account of the run starts as a listener's. */
 export class RunWebhooks implements WebhookPath {
-  private refusedOnce = false;
-
   constructor(
     private readonly baseUrl: string,
     private route: WebhookRoute,
@@ -43,13 +41,11 @@ export class RunWebhooks implements WebhookPath {
   refused(exchange: Exchange, field: string): boolean {
     if (this.route !== 'auto' || !isRefusal(exchange, field)) return false;
     const message = messageOf(exchange.responseBody);
+    // Once: from now on the route is no longer 'auto', so this is not reached again.
     this.route = 'listener';
-    if (!this.refusedOnce) {
-      this.refusedOnce = true;
-      this.onNote(
-        `webhooks: the sandbox refuses the receiver's address (${message.replace(WAY_OUT, '')}), so this run takes its accounts' webhooks as a listener (listeners delivery mode, ${this.baseUrl}/_sandbox/listen) and forwards them to its receiver`,
-      );
-    }
+    this.onNote(
+      `webhooks: the sandbox refuses the receiver's address (${message.replace(WAY_OUT, '')}), so this run takes its accounts' webhooks as a listener (listeners delivery mode, ${this.baseUrl}/_sandbox/listen) and forwards them to its receiver`,
+    );
     return true;
   }
 
