@@ -1,0 +1,188 @@
+import { getHeapStatistics } from 'node:v8';
+
+/** What holds memory for a client: an answer it has not read, a body it is sending, a stream's buffer. */
+export type HolderKind = 'answers' | 'bodies' | 'events' | 'listeners';
+
+export const HOLDER_KINDS: readonly HolderKind[] = ['answers', 'bodies', 'events', 'listeners'];
+
+/**
+ * One client's memory as the budget sees it. `bytes` is read at every sweep (a socket's
+ * unsent bytes, a WebSocket's bufferedAmount), so a holder costs nothing between sweeps.
+ */
+export interface MemoryHolder {
+  readonly kind: HolderKind;
+  /** What it holds now. */
+  bytes(): number;
+  /** Frees what it holds by ending the client (a socket destroyed, a WebSocket terminated). */
+  drop(): void;
+}
+
+/** What the budget reports (GET /_sandbox/health). */
+export interface BudgetReport {
+  budgetBytes: number;
+  inUseBytes: number;
+  byKind: Record<HolderKind | 'requestLog', number>;
+  shed: { refused: number; dropped: number };
+}
+
+export interface MemoryBudgetOptions {
+  limitBytes: number;
+  /** Memory set aside whole for a part with its own bound (the request log's byte budget): counted as in use. */
+  reservedBytes?: { requestLog?: () => number };
+  /** A holder whose bytes have not shrunk for this long is dropped whatever the total (default 60 s). */
+  stalledMs?: number;
+  /** How often holders are looked at (default 250 ms). */
+  sweepMs?: number;
+}
+
+/**
+ * The default budget: a quarter of V8's heap limit, at most 512 MiB. Answers and stream buffers
+ * are mostly Buffers outside the heap, but they and the heap share the machine: a quarter leaves
+ * the store and the request log room under a container's memory limit, which Node reads to size
+ * its heap.
+ */
+export function defaultBudgetBytes(): number {
+  return Math.min(512 * 1024 * 1024, Math.floor(getHeapStatistics().heap_size_limit / 4));
+}
+
+/** Share of the budget past which new large work is refused (503): the rest is room for what is already under way. */
+export const ADMIT_SHARE = 0.85;
+
+interface Watched {
+  holder: MemoryHolder;
+  /** bytes at the last sweep */
+  seen: number;
+  /** sweeps since its bytes last shrank (or were 0) */
+  stalledSweeps: number;
+}
+
+/**
+ * One memory budget for the process (contract v5, "Shared under load"): answers waiting for
+ * clients, request bodies being read, event-stream and listener buffers, and the request log's
+ * reservation all count against it. Holders are summed at each sweep, not on every byte: a
+ * request pays one comparison to be admitted. While the total is over the budget the stalled
+ * holders (their bytes did not shrink since the last sweep) are dropped, the largest first; a
+ * holder stalled for `stalledMs` is dropped whatever the total. Under the budget a client that
+ * reads within `stalledMs` is never touched.
+ */
+export class MemoryBudget {
+  readonly limitBytes: number;
+  private readonly holders = new Set<Watched>();
+  private readonly stalledLimit: number;
+  private readonly timer: NodeJS.Timeout;
+  /** The last sweep's total of holders, plus what was admitted since (a sweep recounts it). */
+  private heldBytes = 0;
+  private byKind: Record<HolderKind, number> = { answers: 0, bodies: 0, events: 0, listeners: 0 };
+  private refused = 0;
+  private dropped = 0;
+
+  constructor(private readonly options: MemoryBudgetOptions) {
+    this.limitBytes = options.limitBytes;
+    const sweepMs = options.sweepMs ?? 250;
+    this.stalledLimit = Math.max(1, Math.ceil((options.stalledMs ?? 60_000) / sweepMs));
+    this.timer = setInterval(() => this.sweep(), sweepMs);
+    this.timer.unref();
+  }
+
+  /** Watches a holder until the returned function is called (its client gone). */
+  hold(holder: MemoryHolder): () => void {
+    const watched: Watched = { holder, seen: 0, stalledSweeps: 0 };
+    this.holders.add(watched);
+    return () => {
+      this.holders.delete(watched);
+    };
+  }
+
+  /** Bytes in use as of the last sweep and what was admitted since, the request log's reservation included. */
+  inUse(): number {
+    return this.heldBytes + this.reserved();
+  }
+
+  /**
+   * Whether new work expected to hold `bytes` may start: false near the budget (the caller
+   * answers 503 with Retry-After), counted as refused. Admitted bytes count until the next sweep
+   * measures what is really held.
+   */
+  admit(bytes: number): boolean {
+    if (this.inUse() + bytes > this.limitBytes * ADMIT_SHARE) {
+      this.refused++;
+      return false;
+    }
+    this.heldBytes += bytes;
+    return true;
+  }
+
+  report(): BudgetReport {
+    return {
+      budgetBytes: this.limitBytes,
+      inUseBytes: this.inUse(),
+      byKind: { ...this.byKind, requestLog: this.reserved() },
+      shed: { refused: this.refused, dropped: this.dropped },
+    };
+  }
+
+  /** Looks at every holder now (a sweep); tests call it rather than wait for the timer. */
+  sweep(): void {
+    let total = 0;
+    const byKind: Record<HolderKind, number> = { answers: 0, bodies: 0, events: 0, listeners: 0 };
+    const stalled: { watched: Watched; bytes: number }[] = [];
+    for (const watched of this.holders) {
+      const bytes = watched.holder.bytes();
+      const moving = bytes === 0 || watched.seen === 0 || bytes < watched.seen;
+      watched.seen = bytes;
+      if (moving) {
+        watched.stalledSweeps = 0;
+      } else if (++watched.stalledSweeps >= this.stalledLimit) {
+        this.drop(watched);
+        continue;
+      } else {
+        stalled.push({ watched, bytes });
+      }
+      total += bytes;
+      byKind[watched.holder.kind] += bytes;
+    }
+    const limit = this.limitBytes - this.reserved();
+    if (total > limit) {
+      stalled.sort((a, b) => b.bytes - a.bytes);
+      for (const { watched, bytes } of stalled) {
+        if (total <= limit) break;
+        this.drop(watched);
+        total -= bytes;
+        byKind[watched.holder.kind] -= bytes;
+      }
+    }
+    this.heldBytes = total;
+    this.byKind = byKind;
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.holders.clear();
+  }
+
+  private drop(watched: Watched): void {
+    this.holders.delete(watched);
+    this.dropped++;
+    try {
+      watched.holder.drop();
+    } catch {
+      // A holder already gone has nothing left to free.
+    }
+  }
+
+  private reserved(): number {
+    return this.options.reservedBytes?.requestLog?.() ?? 0;
+  }
+}
+
+const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kb: 1000, kib: 1024, m: 1024 ** 2, mb: 1000 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1000 ** 3, gib: 1024 ** 3 };
+
+/** `SANDBOX_MEMORY_BUDGET`: bytes, or a size such as `256MiB`, `512MB`, `1GiB`, `64m`. */
+export function parseByteSize(value: string, what: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
+  const unit = match ? UNITS[(match[2] ?? '').toLowerCase()] : undefined;
+  if (!match || unit === undefined) throw new Error(`${what} must be a size such as 268435456, 256MiB, 512MB or 1GiB, not "${value}"`);
+  const bytes = Math.floor(Number(match[1]) * unit);
+  if (bytes < 16 * 1024 * 1024) throw new Error(`${what} must be at least 16MiB, not "${value}"`);
+  return bytes;
+}
