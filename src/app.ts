@@ -33,6 +33,7 @@ import { Ledger } from './ledger/ledger.js';
 import type { Logger } from './log.js';
 import { MockResponder } from './http/mock.js';
 import { Health } from './sandbox/health.js';
+import { MemoryBudget } from './sandbox/memory-budget.js';
 import { AccountReset } from './sandbox/reset.js';
 import { Retention } from './sandbox/retention.js';
 import { applySeed, loadSeedFile, seedTargetRefusal } from './sandbox/seed.js';
@@ -322,8 +323,10 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     retention?.add('events', (unit, id, cutoff, limit) => events.deleteOlderThan(unit, id, cutoff, limit));
     if (config.retentionDays !== undefined) retention?.add('requests', requestLogPruner(requestLog, config.retentionDays, () => clock.nowMs()));
 
+    // One budget for what clients make the process hold (contract v5): answers, bodies, stream buffers.
+    const budget = new MemoryBudget({ limitBytes: config.memoryBudgetBytes });
     const mock = new MockResponder({ seed: config.mockSeed, limits: { jsonBytes: config.jsonLimitBytes, imageBytes: config.imageLimitBytes } });
-    const health = new Health(clock, () => repository.health(), (detail) => logger.warn({ detail }, 'health: the store is unavailable'));
+    const health = new Health(clock, () => repository.health(), (detail) => logger.warn({ detail }, 'health: the store is unavailable'), () => budget.report());
     const pipeline = createPipeline({
       document,
       endpoints: createEndpoints({
@@ -345,6 +348,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       texts,
       validateResponses: config.validateResponses,
       jsonLimitBytes: config.jsonLimitBytes,
+      budget,
       // A generated Pix gets the image of its own code, as every Pix answer does.
       fallback: async (operation, req, answer) => withQrCode(presenter, mock.respond(operation, req, answer)),
       faults: httpFaults,
@@ -362,7 +366,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     let stream: EventStream | undefined;
     let listening: ListenStream | undefined;
     return {
-      createServer: () => createHttpServer({ pipeline, people }),
+      createServer: () => createHttpServer({ pipeline, people, budget }),
       defaultAccount,
       retention,
       setPublicUrl: (url) => {
@@ -396,6 +400,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
         });
         await Promise.all(ids.map((id) => deliveries.idle(id)));
         await dispatcher.close();
+        budget.close();
         await opened.close();
       },
     };

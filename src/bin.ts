@@ -11,6 +11,7 @@ import { registerVerifyCommand } from './contract/cli.js';
 import { registerTriggerCommand } from './trigger/cli.js';
 import { registerListenCommand } from './listen/cli.js';
 import { VERSION } from './version.js';
+import { parseByteSize } from './sandbox/memory-budget.js';
 
 function integer(value: string): number {
   const n = Number(value);
@@ -21,6 +22,14 @@ function integer(value: string): number {
 function logFormat(value: string): LogFormat {
   try {
     return parseLogFormat(value);
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function memoryBudget(value: string): number {
+  try {
+    return parseByteSize(value, 'the memory budget');
   } catch (error) {
     throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
   }
@@ -89,6 +98,7 @@ program
   .addOption(new Option('--seed <n>', 'deprecated: use --mock-seed').argParser(integer).hideHelp())
   .addOption(new Option('--seed-file <file>', 'fixtures (YAML/JSON) applied idempotently at start: accounts with fixed keys, products, offers, transactions').env('SANDBOX_SEED_FILE'))
   .addOption(new Option('--url-file <file>', 'write the URL to this file once listening, for health checks (the Docker image sets it)').env('SANDBOX_URL_FILE'))
+  .addOption(new Option('--memory-budget <size>', 'memory for answers, bodies, stream buffers and the request log in all (e.g. 256MiB; default a quarter of the heap limit, at most 512 MiB)').env('SANDBOX_MEMORY_BUDGET').argParser(memoryBudget))
   .addOption(new Option('--retention-days <days>', "delete accounts' transactions, deliveries and events older than this on the account clock (default: keep all)").env('SANDBOX_RETENTION_DAYS').argParser(integer))
   .action(async (opts: StartOptions) => {
     const format = opts.logFormat ?? defaultLogFormat();
@@ -171,6 +181,7 @@ interface StartOptions {
   seed?: number;
   seedFile?: string;
   retentionDays?: number;
+  memoryBudget?: number;
   urlFile?: string;
 }
 
@@ -194,6 +205,7 @@ function toConfig(opts: StartOptions): ConfigInput {
   return {
     port: opts.port,
     host: opts.host,
+    memoryBudgetBytes: opts.memoryBudget,
     dataFile: opts.data,
     inMemory: flag(opts.inMemory),
     store: opts.store,

@@ -1,3 +1,5 @@
+import { defaultBudgetBytes } from './sandbox/memory-budget.js';
+
 /**
  * What happens to a JSON response that does not match openapi.yaml: `log` logs it and marks
  * it with `x-sandbox-response-invalid`; `strict` also replaces it with a 500 (the test suite's mode).
@@ -67,6 +69,11 @@ export interface Config {
   mock: boolean;
   /** Seed of the generated responses (mock mode, and operations without a handler). */
   mockSeed: number;
+  /**
+   * Memory for what clients make the process hold (answers not yet read, bodies being read,
+   * event-stream and listener buffers, the request log) in all; see src/sandbox/memory-budget.ts.
+   */
+  memoryBudgetBytes: number;
   /** Request log entries kept per account (in memory); 0 keeps none. */
   requestLogSize: number;
   /** Seed of the probability draws of fault rules. */
@@ -190,6 +197,7 @@ export function resolveConfig(input: ConfigInput): Config {
     mock,
     mockSeed: input.mockSeed ?? DEFAULTS.mockSeed,
     requestLogSize: input.requestLogSize ?? DEFAULTS.requestLogSize,
+    memoryBudgetBytes: input.memoryBudgetBytes ?? defaultBudgetBytes(),
     faultSeed: input.faultSeed ?? DEFAULTS.faultSeed,
     faultsFile: input.faultsFile || undefined,
     pixInstruction: input.pixInstruction ?? DEFAULTS.pixInstruction,

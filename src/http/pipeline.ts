@@ -4,6 +4,7 @@ import type { Accounts } from '../accounts/accounts.js';
 import type { ResponseValidationMode } from '../config.js';
 import { DEFAULTS } from '../config.js';
 import type { Logger } from '../log.js';
+import type { MemoryBudget } from '../sandbox/memory-budget.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import type { UnitOfWork } from '../store/ports.js';
 import { Authenticator, type Caller } from './authenticate.js';
@@ -16,7 +17,7 @@ import { JsonTexts } from './json-text.js';
 import { ErrorMapper } from './map-errors.js';
 import { Routes, matchOperation, type SandboxOperation } from './match.js';
 import { notUsedFields } from './not-used.js';
-import { AnswerWriter, ReplyStage, type Outgoing } from './reply.js';
+import { AnswerWriter, BUSY_RETRY_AFTER_S, ReplyStage, type Outgoing } from './reply.js';
 import { notEmulatedCheck } from './request-checks.js';
 import type { RequestLogStore } from './request-log.js';
 import { RequestLogging, type Exchange } from './request-logging.js';
@@ -24,6 +25,7 @@ import { ApiRequest } from './request.js';
 import { ResponseValidation } from './response-validation.js';
 import type { SharedUse } from './shared-use.js';
 import { createSpecValidator, validateRequest } from './validate.js';
+
 
 /**
  * The API's request pipeline, one stage per file, in request order:
@@ -90,6 +92,8 @@ export interface PipelineOptions {
   fallback?: Fallback;
   /** The accounts' fault rules (src/faults), applied after authentication and the body. */
   faults?: HttpFaults;
+  /** The process's memory budget: bodies and long answers are admitted against it (503 near it). */
+  budget?: Pick<MemoryBudget, 'admit' | 'hold'>;
 }
 
 export function createPipeline(options: PipelineOptions): Pipeline {
@@ -105,10 +109,12 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   // openapi.yaml's x-not-used: likewise read once, a malformed entry failing the start.
   const ignoreNotUsed = notUsedFields(routes.operations);
   const authenticator = new Authenticator(options.accounts, options.adminToken);
-  const bodies = new BodyStage(options.jsonLimitBytes ?? DEFAULTS.jsonLimitBytes);
+  const jsonLimit = options.jsonLimitBytes ?? DEFAULTS.jsonLimitBytes;
+  const bodies = new BodyStage(jsonLimit);
   const handling = new HandleStage({ endpoints: options.endpoints, units: options.units, fallback: options.fallback, mock: options.mock, admin: options.admin });
   const mode = options.validateResponses ?? 'off';
-  const replies = new ReplyStage(options.texts ?? new JsonTexts(), mode === 'off' ? undefined : new ResponseValidation(options.document, mode, logger));
+  const replies = new ReplyStage(options.texts ?? new JsonTexts(), mode === 'off' ? undefined : new ResponseValidation(options.document, mode, logger), options.budget);
+  const { budget } = options;
 
   /** Answers with the reply; if writing it fails, with the error's, and if that fails too, with a bare 500. Never throws. */
   const send = (exchange: Exchange, reply: Outgoing): void => {
@@ -141,7 +147,20 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     }
     exchange.accountId = caller.account?.id;
     let body: unknown;
-    if (operation.requestBody) body = await bodies.read(exchange);
+    if (operation.requestBody) {
+      // What the body will take while it is read and parsed: refused up front near the budget, held in it until read.
+      const bytes = declaredBodyBytes(request.headers['content-length'], jsonLimit);
+      if (budget && !budget.admit(bytes)) {
+        bodies.discard(exchange);
+        throw busy();
+      }
+      const release = budget?.hold({ kind: 'bodies', bytes: () => bytes, drop: () => exchange.response.destroy() });
+      try {
+        body = await bodies.read(exchange);
+      } finally {
+        release?.();
+      }
+    }
     else bodies.discard(exchange);
     const fault = faults && caller.account && operation.operationId ? await faults.apply(caller.account.id, operation.operationId, exchange) : undefined;
     if (fault?.kind === 'unanswered') return;
@@ -200,3 +219,16 @@ const contextOf = (exchange: Exchange): { method: string; path: string; traceId:
   path: exchange.request.path,
   traceId: exchange.traceId,
 });
+
+/** A body's size as declared, or the limit for one sent chunked (its size is known only once read). */
+function declaredBodyBytes(contentLength: string | undefined, limit: number): number {
+  const declared = Number(contentLength);
+  return Number.isFinite(declared) && declared >= 0 ? Math.min(declared, limit) : limit;
+}
+
+/** The 503 of a memory budget too full for new work. */
+const busy = (): HttpError =>
+  new HttpError(503, 'Service Unavailable', {
+    hint: 'the sandbox is near its memory budget (SANDBOX_MEMORY_BUDGET): clients are holding answers they have not read; retry shortly',
+    headers: { 'retry-after': String(BUSY_RETRY_AFTER_S) },
+  });

@@ -3,8 +3,10 @@ import { STATUS_CODES, type OutgoingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { setImmediate } from 'node:timers';
 import type { AnyReply } from './call.js';
-import { errorBody, familyOf } from './errors.js';
+import type { MemoryBudget } from '../sandbox/memory-budget.js';
+import { errorBody, familyOf, HttpError } from './errors.js';
 import { FAULT_HEADER } from './faults.js';
+import { jsonPieces } from './json-stream.js';
 import type { JsonTexts } from './json-text.js';
 import { TRACE_HEADER, type Exchange } from './request-logging.js';
 import { INVALID_HEADER, type ResponseValidation } from './response-validation.js';
@@ -18,6 +20,16 @@ export const HINT_HEADER = 'x-sandbox-hint';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
+ * A JSON answer longer than this is streamed (chunked, written as the client takes it) rather
+ * than built whole: shorter ones keep their Content-Length and cost one JSON.stringify.
+ */
+export const STREAM_THRESHOLD_CHARS = 64 * 1024;
+/** Text written per write of a streamed answer; the event loop is given back between them. */
+const STREAM_PIECE_CHARS = 64 * 1024;
+/** Seconds a 503 of a full memory budget asks the client to wait. */
+export const BUSY_RETRY_AFTER_S = 2;
+
+/**
  * Stage 11, reply: the one place an answer of the pipeline is written, whatever made it (a
  * handler, the mock, the error stage), on node's response: the JSON text (kept texts,
  * src/http/json-text.ts, sent as their bytes), response validation of every JSON body
@@ -29,6 +41,8 @@ export class ReplyStage {
     private readonly texts: JsonTexts,
     /** undefined when response validation is off: the send path checks nothing. */
     private readonly validation: ResponseValidation | undefined,
+    /** The process's memory budget: a streamed answer is admitted against it and held in it until it is written. */
+    private readonly budget?: Pick<MemoryBudget, 'admit' | 'hold'>,
   ) {}
 
   /**
@@ -47,9 +61,58 @@ export class ReplyStage {
     const { headers } = answer;
     headers[TRACE_HEADER] = exchange.traceId;
     if (exchange.fault !== null) headers[FAULT_HEADER] = exchange.fault;
+    if ('pieces' in answer) return this.stream(exchange, answer);
     exchange.answered({ status: answer.status, contentType: answer.contentType, body: answer.body, bytes: answer.bytes, hint: headerOf(headers, HINT_HEADER) });
     res.writeHead(answer.status, headers);
     res.end(answer.body);
+  }
+
+  /**
+   * Writes a long JSON answer as the client takes it: a piece, then the next once the socket
+   * has room (its 'drain'), the event loop given back between pieces so that one long answer
+   * never holds other requests up. What a client that stops reading costs is one piece in the
+   * socket's buffer and the budget's estimate of what is left, which the budget can drop.
+   * Refused with a 503 when the budget cannot take it (thrown: the error stage answers it).
+   */
+  private stream(exchange: Exchange, answer: Streamed): void {
+    const res = exchange.response;
+    const { head, pieces, items } = answer;
+    // What the rest will take, by the pieces seen: the budget's estimate until it is written.
+    const perItem = head.length / Math.max(1, answer.seen);
+    const estimate = (): number => Math.round(Math.max(0, items - answer.seen) * perItem);
+    if (this.budget && !this.budget.admit(head.length + estimate())) {
+      throw new HttpError(503, 'Service Unavailable', {
+        hint: 'the sandbox is near its memory budget (SANDBOX_MEMORY_BUDGET): long answers wait until clients read what they asked for; retry shortly, or ask for smaller pages (?limit=)',
+        headers: { 'retry-after': String(BUSY_RETRY_AFTER_S) },
+      });
+    }
+    const release = this.budget?.hold({ kind: 'answers', bytes: estimate, drop: () => res.destroy() });
+    const first = Buffer.from(head);
+    exchange.answered({ status: answer.status, contentType: answer.contentType, body: first, bytes: first.length, hint: headerOf(answer.headers, HINT_HEADER) });
+    res.writeHead(answer.status, answer.headers);
+    let ended = false;
+    const end = (): void => {
+      ended = true;
+      release?.();
+    };
+    res.once('close', end);
+    const pump = (): void => {
+      if (ended || res.destroyed) return end();
+      let text = '';
+      for (let next = pieces.next(); ; next = pieces.next()) {
+        if (next.done) {
+          res.end(text);
+          return end();
+        }
+        answer.seen++;
+        text += next.value;
+        if (text.length >= STREAM_PIECE_CHARS) break;
+      }
+      if (res.write(text)) setImmediate(pump);
+      else res.once('drain', pump);
+    };
+    if (res.write(first)) setImmediate(pump);
+    else res.once('drain', pump);
   }
 
   /** The 500 written with nothing of the reply's, for when writing a reply (an error's included) failed. Never throws. */
@@ -77,6 +140,8 @@ export class ReplyStage {
    */
   refuseUpgrade(socket: Duplex, request: RequestLine, reply: Outgoing): void {
     const answer = this.render(request, null, reply);
+    // An error's body is short: never streamed.
+    if ('pieces' in answer) throw new Error('a refused handshake has a short body');
     const headers: OutgoingHttpHeaders = { ...answer.headers, connection: 'close' };
     const lines = Object.entries(headers)
       .filter((entry): entry is [string, string | number] => typeof entry[1] === 'string' || typeof entry[1] === 'number')
@@ -85,7 +150,7 @@ export class ReplyStage {
   }
 
   /** The status, the headers (the reply's, and those of its content) and the body of a reply. */
-  private render(request: RequestLine, traceId: string | null, reply: Outgoing): Rendered {
+  private render(request: RequestLine, traceId: string | null, reply: Outgoing): Rendered | Streamed {
     const headers: OutgoingHttpHeaders = { ...reply.headers };
     if ('json' in reply) {
       let { status } = reply;
@@ -99,7 +164,9 @@ export class ReplyStage {
         }
       }
       if (invalid !== undefined) headers[INVALID_HEADER] = invalid;
-      return withBody(status, JSON_TYPE, this.texts.textOf(json) ?? JSON.stringify(json), headers);
+      const kept = this.texts.textOf(json);
+      if (kept) return withBody(status, JSON_TYPE, kept, headers);
+      return longList(json) ? streamedOrWhole(status, json, headers) : withBody(status, JSON_TYPE, JSON.stringify(json), headers);
     }
     if ('redirect' in reply) {
       // Any client follows the Location; the text says where for one that shows the answer.
@@ -118,6 +185,44 @@ interface Rendered {
   body: Buffer | string;
   bytes: number;
   headers: OutgoingHttpHeaders;
+}
+
+/** A long JSON answer: its first pieces, and the rest to write as the client takes them. */
+interface Streamed {
+  status: number;
+  contentType: string;
+  headers: OutgoingHttpHeaders;
+  /** The text of the pieces read so far (past STREAM_THRESHOLD_CHARS). */
+  head: string;
+  pieces: Iterator<string, void>;
+  /** Pieces in all (about: one per list item), and those read so far, for the budget's estimate. */
+  items: number;
+  seen: number;
+}
+
+/** A list answer (a `data` array of more than one item): the only kind that can be long. */
+function longList(json: unknown): json is { data: unknown[] } {
+  if (typeof json !== 'object' || json === null || !('data' in json)) return false;
+  return Array.isArray(json.data) && json.data.length > 1;
+}
+
+/** The answer whole when its text stays within STREAM_THRESHOLD_CHARS, else streamed from where its text reached it. */
+function streamedOrWhole(status: number, json: { data: unknown[] }, headers: OutgoingHttpHeaders): Rendered | Streamed {
+  const pieces = jsonPieces(json);
+  let head = '';
+  let seen = 0;
+  for (let next = pieces.next(); !next.done; next = pieces.next()) {
+    head += next.value;
+    seen++;
+    if (head.length > STREAM_THRESHOLD_CHARS) {
+      headers['content-type'] = JSON_TYPE;
+      // Chunked: the length is known only once written.
+      delete headers['content-length'];
+      // One piece per item, and a few for the object's other fields.
+      return { status, contentType: JSON_TYPE, headers, head, pieces, items: json.data.length + 4, seen };
+    }
+  }
+  return withBody(status, JSON_TYPE, head, headers);
 }
 
 /** The rendered answer, its content headers added to `headers` (the stage's own object). */

@@ -2,7 +2,9 @@ import express, { type ErrorRequestHandler, type RequestHandler } from 'express'
 import { createServer, type IncomingMessage, type Server, type ServerOptions } from 'node:http';
 import type { Pipeline } from './pipeline.js';
 import { TRACE_HEADER, type Exchange } from './request-logging.js';
-import { guardStalledWrites } from './stalled-writes.js';
+import type { MemoryBudget } from '../sandbox/memory-budget.js';
+import { oneAnswerAtATime } from './in-order.js';
+import { holdUnsentAnswers } from './stalled-writes.js';
 
 export interface HttpServerOptions {
   /** The API's request pipeline (src/http/pipeline.ts). */
@@ -12,6 +14,8 @@ export interface HttpServerOptions {
    * page): their express routes, and the GET paths they may answer.
    */
   people: { routes: RequestHandler; owns: (path: string) => boolean };
+  /** The process's memory budget: every connection's unsent answers count against it. */
+  budget: Pick<MemoryBudget, 'hold'>;
 }
 
 /**
@@ -45,18 +49,21 @@ export function createHttpServer(options: HttpServerOptions): Server {
     // too); an older 22 still hands every Upgrade to the WebSocket listener, which refuses it.
     shouldUpgradeCallback: (req) => isWebSocketUpgrade(req),
   };
-  const server = createServer(serverOptions, (req, res) =>
-    pipeline.receive(req, res, (exchange) => {
-      const { method, path } = exchange.request;
-      if ((method === 'GET' || method === 'HEAD') && people.owns(path)) {
-        lent.set(req, exchange);
-        res.setHeader(TRACE_HEADER, exchange.traceId);
-        exchange.answered();
-        app(req, res);
-      } else pipeline.run(exchange);
-    }),
+  const server = createServer(
+    serverOptions,
+    oneAnswerAtATime((req, res) =>
+      pipeline.receive(req, res, (exchange) => {
+        const { method, path } = exchange.request;
+        if ((method === 'GET' || method === 'HEAD') && people.owns(path)) {
+          lent.set(req, exchange);
+          res.setHeader(TRACE_HEADER, exchange.traceId);
+          exchange.answered();
+          app(req, res);
+        } else pipeline.run(exchange);
+      }),
+    ),
   );
-  guardStalledWrites(server);
+  holdUnsentAnswers(server, options.budget);
   return server;
 }
 

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Health as HealthReport } from '../spec/types.js';
 import type { StoreHealth } from '../store/ports.js';
 import { VERSION } from '../version.js';
+import type { BudgetReport } from './memory-budget.js';
 
 /**
  * `GET /_sandbox/health`: up since this sandbox was built, on its clock, and whether its store
@@ -15,6 +16,8 @@ export class Health {
     private readonly clock: Clock,
     private readonly store: () => Promise<StoreHealth>,
     private readonly onFailure: (detail: string | undefined) => void = () => undefined,
+    /** The process's memory budget, as GET /_sandbox/health reports it. */
+    private readonly budget?: () => BudgetReport,
   ) {
     this.startedAt = clock.nowMs();
   }
@@ -28,6 +31,7 @@ export class Health {
       uptimeMs: this.clock.nowMs() - this.startedAt,
       // In memory or on a file, it is the same embedded store.
       store: { kind: store.kind === 'postgres' ? 'postgres' : 'embedded', ok: store.ok },
+      ...(this.budget && { memory: this.budget() }),
     };
   }
 }

@@ -31,7 +31,7 @@ export interface MemoryBudgetOptions {
   reservedBytes?: { requestLog?: () => number };
   /** A holder whose bytes have not shrunk for this long is dropped whatever the total (default 60 s). */
   stalledMs?: number;
-  /** How often holders are looked at (default 250 ms). */
+  /** How often holders are looked at (default 250 ms); 0: only when `sweep()` is called (tests). */
   sweepMs?: number;
 }
 
@@ -50,10 +50,12 @@ export const ADMIT_SHARE = 0.85;
 
 interface Watched {
   holder: MemoryHolder;
-  /** bytes at the last sweep */
+  /** bytes at the last sweep (or when it came) */
   seen: number;
   /** sweeps since its bytes last shrank (or were 0) */
   stalledSweeps: number;
+  /** not looked at by a sweep yet: it has had no time to move */
+  fresh: boolean;
 }
 
 /**
@@ -69,8 +71,8 @@ export class MemoryBudget {
   readonly limitBytes: number;
   private readonly holders = new Set<Watched>();
   private readonly stalledLimit: number;
-  private readonly timer: NodeJS.Timeout;
-  /** The last sweep's total of holders, plus what was admitted since (a sweep recounts it). */
+  private readonly timer: NodeJS.Timeout | undefined;
+  /** What the holders held when last looked at: at the last sweep, or when they came or went since. */
   private heldBytes = 0;
   private byKind: Record<HolderKind, number> = { answers: 0, bodies: 0, events: 0, listeners: 0 };
   private refused = 0;
@@ -79,37 +81,36 @@ export class MemoryBudget {
   constructor(private readonly options: MemoryBudgetOptions) {
     this.limitBytes = options.limitBytes;
     const sweepMs = options.sweepMs ?? 250;
-    this.stalledLimit = Math.max(1, Math.ceil((options.stalledMs ?? 60_000) / sweepMs));
-    this.timer = setInterval(() => this.sweep(), sweepMs);
-    this.timer.unref();
+    this.stalledLimit = Math.max(1, Math.ceil((options.stalledMs ?? 60_000) / (sweepMs || 250)));
+    this.timer = sweepMs > 0 ? setInterval(() => this.sweep(), sweepMs) : undefined;
+    this.timer?.unref();
   }
 
   /** Watches a holder until the returned function is called (its client gone). */
   hold(holder: MemoryHolder): () => void {
-    const watched: Watched = { holder, seen: 0, stalledSweeps: 0 };
+    // Counted at once: many clients coming between two sweeps are seen by the next admission.
+    const watched: Watched = { holder, seen: holder.bytes(), stalledSweeps: 0, fresh: true };
+    this.heldBytes += watched.seen;
     this.holders.add(watched);
     return () => {
-      this.holders.delete(watched);
+      if (this.holders.delete(watched)) this.heldBytes -= watched.seen;
     };
   }
 
-  /** Bytes in use as of the last sweep and what was admitted since, the request log's reservation included. */
+  /** Bytes in use as the budget last saw them, the request log's reservation included. */
   inUse(): number {
     return this.heldBytes + this.reserved();
   }
 
   /**
    * Whether new work expected to hold `bytes` may start: false near the budget (the caller
-   * answers 503 with Retry-After), counted as refused. Admitted bytes count until the next sweep
-   * measures what is really held.
+   * answers 503 with Retry-After), counted as refused. What is admitted counts once its holder
+   * is held.
    */
   admit(bytes: number): boolean {
-    if (this.inUse() + bytes > this.limitBytes * ADMIT_SHARE) {
-      this.refused++;
-      return false;
-    }
-    this.heldBytes += bytes;
-    return true;
+    if (this.inUse() + bytes <= this.limitBytes * ADMIT_SHARE) return true;
+    this.refused++;
+    return false;
   }
 
   report(): BudgetReport {
@@ -128,7 +129,8 @@ export class MemoryBudget {
     const stalled: { watched: Watched; bytes: number }[] = [];
     for (const watched of this.holders) {
       const bytes = watched.holder.bytes();
-      const moving = bytes === 0 || watched.seen === 0 || bytes < watched.seen;
+      const moving = watched.fresh || bytes === 0 || bytes < watched.seen;
+      watched.fresh = false;
       watched.seen = bytes;
       if (moving) {
         watched.stalledSweeps = 0;
@@ -161,7 +163,7 @@ export class MemoryBudget {
   }
 
   private drop(watched: Watched): void {
-    this.holders.delete(watched);
+    if (this.holders.delete(watched)) this.heldBytes -= watched.seen;
     this.dropped++;
     try {
       watched.holder.drop();

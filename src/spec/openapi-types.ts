@@ -2330,6 +2330,22 @@ export interface components {
                 kind: "embedded" | "postgres";
                 ok: boolean;
             };
+            /** @description The process's memory budget (`SANDBOX_MEMORY_BUDGET`) and what clients make it hold, as of its last sweep (every 250 ms): answers not yet read, bodies being read, event-stream and listener buffers, the request log. `shed` counts what the budget refused (new long answers and bodies answered 503 with Retry-After) and the stalled clients it dropped, since the start. */
+            memory?: {
+                budgetBytes: number;
+                inUseBytes: number;
+                byKind: {
+                    answers: number;
+                    bodies: number;
+                    events: number;
+                    listeners: number;
+                    requestLog: number;
+                };
+                shed: {
+                    refused: number;
+                    dropped: number;
+                };
+            };
         };
         /** @description Error shape of the product endpoints. */
         ProductError: {

@@ -14,6 +14,7 @@ import { RequestLog, UNAUTHENTICATED } from '../../src/http/request-log.js';
 import type { Exchange } from '../../src/http/request-logging.js';
 import { SharedUse } from '../../src/http/shared-use.js';
 import { createHttpServer } from '../../src/http/transport.js';
+import { testBudget } from '../helpers/budget.js';
 import type { Logger } from '../../src/log.js';
 import type { OpenApiDocument } from '../../src/spec/openapi.js';
 import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
@@ -233,7 +234,7 @@ beforeAll(async () => {
 
 /** The pipeline on the sandbox's own server (src/http/transport.ts), with no pages for people. */
 async function serve(pipeline: Pipeline): Promise<{ server: Server; base: string }> {
-  const server = createHttpServer({ pipeline, people: { routes: Router(), owns: () => false } }).listen(0, '127.0.0.1');
+  const server = createHttpServer({ pipeline, people: { routes: Router(), owns: () => false }, budget: testBudget() }).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }

@@ -12,6 +12,7 @@ import { createPipeline } from '../../src/http/pipeline.js';
 import { RequestLog } from '../../src/http/request-log.js';
 import { SharedUse } from '../../src/http/shared-use.js';
 import { createHttpServer } from '../../src/http/transport.js';
+import { testBudget } from '../helpers/budget.js';
 import { loadOpenApi, type OpenApiDocument } from '../../src/spec/openapi.js';
 import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
 import type { Store } from '../../src/store/store.js';
@@ -71,7 +72,7 @@ async function harness(mode: ResponseValidationMode): Promise<Harness> {
     jsonLimitBytes: 100,
     validateResponses: mode,
   });
-  const server = createHttpServer({ pipeline, people: { routes: Router(), owns: () => false } }).listen(0, '127.0.0.1');
+  const server = createHttpServer({ pipeline, people: { routes: Router(), owns: () => false }, budget: testBudget() }).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   servers.push({ server, store });
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logs };

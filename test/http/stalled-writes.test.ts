@@ -1,21 +1,25 @@
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { guardStalledWrites } from '../../src/http/stalled-writes.js';
+import { holdUnsentAnswers } from '../../src/http/stalled-writes.js';
+import { MemoryBudget } from '../../src/sandbox/memory-budget.js';
 
 const ANSWER = Buffer.alloc(16 * 1024 * 1024, 'a');
 let server: Server | undefined;
+let budget: MemoryBudget | undefined;
 const clients: Socket[] = [];
 afterEach(async () => {
+  budget?.close();
   for (const c of clients.splice(0)) c.destroy();
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   server = undefined;
 });
 
-/** A server answering 16 MiB to every request, guarded; resolves with its port. */
-async function start(options: Parameters<typeof guardStalledWrites>[1]): Promise<number> {
+/** A server answering 16 MiB to every request, its sockets held in a budget; resolves with its port. */
+async function start(options: { budgetBytes: number; stalledMs: number; sweepMs: number }): Promise<number> {
   server = createServer((_req, res) => res.end(ANSWER));
-  guardStalledWrites(server, options);
+  budget = new MemoryBudget({ limitBytes: options.budgetBytes, stalledMs: options.stalledMs, sweepMs: options.sweepMs });
+  holdUnsentAnswers(server, budget);
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   return (server!.address() as AddressInfo).port;
 }
@@ -43,8 +47,8 @@ describe('answers that clients do not read', () => {
   it('are dropped, largest first, once they add up to more than the budget', async () => {
     const port = await start({ budgetBytes: 8 * 1024 * 1024, stalledMs: 60_000, sweepMs: 50 });
     for (let i = 0; i < 4; i++) nonReader(port);
-    await until(async () => (await connections()) === 4, 2_000);
     // Each holds most of 16 MiB unsent: over an 8 MiB budget, none fits.
+    await until(async () => budget!.report().shed.dropped === 4, 5_000);
     await until(async () => (await connections()) === 0, 5_000);
   });
 

@@ -10,6 +10,7 @@ import { createPipeline } from '../../src/http/pipeline.js';
 import { RequestLog } from '../../src/http/request-log.js';
 import { SharedUse } from '../../src/http/shared-use.js';
 import { createHttpServer } from '../../src/http/transport.js';
+import { testBudget } from '../helpers/budget.js';
 import { createAjv } from '../../src/http/validator.js';
 import { MOCK_HEADER, MockResponder } from '../../src/http/mock.js';
 import { preferredStatus } from '../../src/mock/prefer.js';
@@ -314,7 +315,7 @@ describe('stateful mode', () => {
       shared: new SharedUse({ host: '127.0.0.1', allowedHosts: undefined, allowedOrigins: [], publicUrl: undefined }),
       fallback: (operation, req) => new MockResponder({ seed: 1 }).respond(operation, req),
     });
-    const server = createHttpServer({ pipeline, people: { routes: Router(), owns: () => false } }).listen(0, '127.0.0.1');
+    const server = createHttpServer({ pipeline, people: { routes: Router(), owns: () => false }, budget: testBudget() }).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {

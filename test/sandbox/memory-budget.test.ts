@@ -1,0 +1,143 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryBudget, parseByteSize, type HolderKind, type MemoryHolder } from '../../src/sandbox/memory-budget.js';
+
+const MiB = 1024 * 1024;
+const budgets: MemoryBudget[] = [];
+afterEach(() => {
+  for (const b of budgets.splice(0)) b.close();
+});
+
+/** A budget without a timer: sweeps are called by hand (a stall time of 60 s is 240 of them). */
+function budget(limitBytes: number, stalledMs = 60_000, requestLog?: () => number): MemoryBudget {
+  const made = new MemoryBudget({ limitBytes, stalledMs, sweepMs: 0, reservedBytes: { requestLog } });
+  budgets.push(made);
+  return made;
+}
+
+/** A holder whose bytes the test sets; `dropped` says whether the budget ended it. */
+function holder(bytes: number, kind: HolderKind = 'answers'): MemoryHolder & { set(n: number): void; dropped: boolean } {
+  let held = bytes;
+  const made = {
+    kind,
+    dropped: false,
+    bytes: () => held,
+    drop: () => {
+      made.dropped = true;
+      held = 0;
+    },
+    set: (n: number) => {
+      held = n;
+    },
+  };
+  return made;
+}
+
+describe('the memory budget', () => {
+  it('sums its holders at each sweep, by kind, the request log reservation with them', () => {
+    const b = budget(100 * MiB, 60_000, () => 3 * MiB);
+    b.hold(holder(2 * MiB));
+    b.hold(holder(5 * MiB, 'events'));
+    b.sweep();
+    expect(b.report()).toEqual({
+      budgetBytes: 100 * MiB,
+      inUseBytes: 10 * MiB,
+      byKind: { answers: 2 * MiB, bodies: 0, events: 5 * MiB, listeners: 0, requestLog: 3 * MiB },
+      shed: { refused: 0, dropped: 0 },
+    });
+  });
+
+  it('over the budget drops the stalled holders, largest first, and only as many as it takes', () => {
+    const b = budget(10 * MiB);
+    const small = holder(2 * MiB);
+    const large = holder(6 * MiB);
+    const middle = holder(4 * MiB);
+    for (const h of [small, large, middle]) b.hold(h);
+    b.sweep(); // first look: none is stalled yet
+    expect([small, large, middle].some((h) => h.dropped)).toBe(false);
+    b.sweep(); // nothing moved: 12 MiB stalled against 10
+    expect(large.dropped).toBe(true);
+    expect(small.dropped || middle.dropped).toBe(false);
+    expect(b.report().inUseBytes).toBe(6 * MiB);
+    expect(b.report().shed.dropped).toBe(1);
+  });
+
+  it('never drops a holder whose bytes shrink between sweeps (a client that reads), however full it is', () => {
+    const b = budget(4 * MiB);
+    const reader = holder(8 * MiB);
+    b.hold(reader);
+    for (let left = 8 * MiB; left > 0; left -= MiB) {
+      reader.set(left);
+      b.sweep();
+    }
+    expect(reader.dropped).toBe(false);
+  });
+
+  it('drops a holder stalled for the stall time even under the budget', () => {
+    // 750 ms at a sweep each 250 ms: the third sweep that finds it unmoved drops it.
+    const b = budget(1024 * MiB, 750);
+    const stuck = holder(MiB);
+    b.hold(stuck);
+    for (let i = 0; i < 3; i++) b.sweep();
+    expect(stuck.dropped).toBe(false);
+    b.sweep();
+    expect(stuck.dropped).toBe(true);
+  });
+
+  it('admits new work while what is held and the work fit below its share, and counts what it refuses', () => {
+    const b = budget(10 * MiB);
+    expect(b.admit(8 * MiB)).toBe(true);
+    // Held from the moment it comes, before any sweep: a burst between two sweeps is seen.
+    b.hold(holder(4 * MiB));
+    b.hold(holder(4 * MiB));
+    expect(b.admit(MiB)).toBe(false);
+    expect(b.report().shed.refused).toBe(1);
+    expect(b.admit(0)).toBe(true);
+  });
+
+  it('counts what a holder holds from when it comes to when it goes', () => {
+    const b = budget(10 * MiB);
+    const release = b.hold(holder(6 * MiB));
+    expect(b.report().inUseBytes).toBe(6 * MiB);
+    expect(b.admit(3 * MiB)).toBe(false);
+    release();
+    expect(b.report().inUseBytes).toBe(0);
+    expect(b.admit(3 * MiB)).toBe(true);
+  });
+
+  it('forgets a holder once released', () => {
+    const b = budget(MiB);
+    const h = holder(4 * MiB);
+    const release = b.hold(h);
+    release();
+    b.sweep();
+    b.sweep();
+    expect(h.dropped).toBe(false);
+    expect(b.report().inUseBytes).toBe(0);
+  });
+
+  it('goes on sweeping when a holder fails to drop', () => {
+    const b = budget(MiB);
+    b.hold({ kind: 'answers', bytes: () => 4 * MiB, drop: () => { throw new Error('gone already'); } });
+    const other = holder(4 * MiB);
+    b.hold(other);
+    b.sweep();
+    expect(() => b.sweep()).not.toThrow();
+    expect(other.dropped).toBe(true);
+  });
+});
+
+describe('SANDBOX_MEMORY_BUDGET', () => {
+  it('takes bytes and sizes with binary and decimal units', () => {
+    expect(parseByteSize('268435456', 'x')).toBe(256 * MiB);
+    expect(parseByteSize('256MiB', 'x')).toBe(256 * MiB);
+    expect(parseByteSize('256m', 'x')).toBe(256 * MiB);
+    expect(parseByteSize('512MB', 'x')).toBe(512_000_000);
+    expect(parseByteSize(' 1.5 GiB ', 'x')).toBe(1.5 * 1024 * MiB);
+  });
+
+  it('refuses what is not a size, or too small to run on, naming the setting', () => {
+    expect(() => parseByteSize('lots', 'the memory budget')).toThrow(/the memory budget must be a size such as/);
+    expect(() => parseByteSize('12 parsecs', 'the memory budget')).toThrow(/must be a size/);
+    expect(() => parseByteSize('1MiB', 'the memory budget')).toThrow(/at least 16MiB/);
+  });
+});
