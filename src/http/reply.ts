@@ -37,6 +37,9 @@ export const BUSY_RETRY_AFTER_S = 2;
  * request log as it leaves.
  */
 export class ReplyStage {
+  /** The streamed answers' pieces, a few milliseconds of them per turn of the event loop. */
+  private readonly turns = new Turns();
+
   constructor(
     private readonly texts: JsonTexts,
     /** undefined when response validation is off: the send path checks nothing. */
@@ -108,11 +111,11 @@ export class ReplyStage {
         text += next.value;
         if (text.length >= STREAM_PIECE_CHARS) break;
       }
-      if (res.write(text)) setImmediate(pump);
-      else res.once('drain', pump);
+      if (res.write(text)) this.turns.next(pump);
+      else res.once('drain', () => this.turns.next(pump));
     };
-    if (res.write(first)) setImmediate(pump);
-    else res.once('drain', pump);
+    if (res.write(first)) this.turns.next(pump);
+    else res.once('drain', () => this.turns.next(pump));
   }
 
   /** The 500 written with nothing of the reply's, for when writing a reply (an error's included) failed. Never throws. */
@@ -185,6 +188,43 @@ interface Rendered {
   body: Buffer | string;
   bytes: number;
   headers: OutgoingHttpHeaders;
+}
+
+/** Time a turn of the event loop gives to streamed answers' pieces; the rest wait for the next turn. */
+export const STREAM_MS_PER_TURN = 8;
+
+/**
+ * Runs the streamed answers' next pieces, in the order they became ready, for at most
+ * STREAM_MS_PER_TURN per turn of the event loop, then gives the loop back (setImmediate runs
+ * after the turn's I/O): 250 clients reading 3.5 MiB pages at once serialize ~900 MB between
+ * them, and one piece for each of them per turn kept a health check waiting over a second.
+ */
+class Turns {
+  private queue: (() => void)[] = [];
+  private scheduled = false;
+
+  next(piece: () => void): void {
+    this.queue.push(piece);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.run);
+    }
+  }
+
+  private readonly run = (): void => {
+    const until = performance.now() + STREAM_MS_PER_TURN;
+    const ready = this.queue;
+    this.queue = [];
+    let i = 0;
+    while (i < ready.length) {
+      ready[i++]!();
+      if (performance.now() >= until) break;
+    }
+    // What this turn did not reach goes first next turn, before what its pieces queued.
+    if (i < ready.length) this.queue = ready.slice(i).concat(this.queue);
+    this.scheduled = this.queue.length > 0;
+    if (this.scheduled) setImmediate(this.run);
+  };
 }
 
 /** A long JSON answer: its first pieces, and the rest to write as the client takes them. */

@@ -21,10 +21,25 @@ export const SCAN_BATCH = 100;
  */
 export const MAX_PAGE_BYTES = 4 * 1024 * 1024;
 
+/**
+ * Each record's JSON length, kept while the record lives: a store hands out the same record
+ * object until it changes (a change is a new object), and measuring a page by serializing every
+ * record was a quarter of the CPU of 250 clients reading 3.5 MiB pages at once, done before the
+ * answer's first byte, in one piece, on the event loop.
+ */
+const lengths = new WeakMap<object, number>();
+
+function lengthOf(record: unknown): number {
+  if (typeof record !== 'object' || record === null) return JSON.stringify(record)?.length ?? 4;
+  let length = lengths.get(record);
+  if (length === undefined) lengths.set(record, (length = JSON.stringify(record).length));
+  return length;
+}
+
 function withinBytes<T>(page: Page<T>): Page<T> {
   let bytes = 0;
   for (let i = 0; i < page.data.length; i++) {
-    bytes += JSON.stringify(page.data[i]).length;
+    bytes += lengthOf(page.data[i]);
     if (bytes > MAX_PAGE_BYTES && i > 0) return { data: page.data.slice(0, i), hasMore: true };
   }
   return page;
