@@ -2344,7 +2344,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The store (PostgreSQL, with `SANDBOX_STORE`) cannot be reached right now; nothing was changed, or, when the connection was lost while committing, the change may have been saved. Try again after `Retry-After` seconds; the sandbox recovers by itself when the database is back. */
+        /** @description The store (PostgreSQL, with `SANDBOX_STORE`) cannot be reached right now; nothing was changed, or, when the connection was lost while committing, the change may have been saved. Try again after `Retry-After` seconds; the sandbox recovers by itself when the database is back. Also the answer on a connection past the connection caps (`SANDBOX_MAX_CONNECTIONS`, `SANDBOX_MAX_CONNECTIONS_PER_CLIENT`), message `too many connections; try again`, which is closed after it; nothing was done. */
         ProductUnavailable: {
             headers: {
                 /** @description Seconds to wait before trying again. */
@@ -2357,7 +2357,7 @@ export interface components {
                 "application/json": components["schemas"]["ProductError"];
             };
         };
-        /** @description The store (PostgreSQL, with `SANDBOX_STORE`) cannot be reached right now; nothing was changed, or, when the connection was lost while committing, the change may have been saved. Try again after `Retry-After` seconds; the sandbox recovers by itself when the database is back. */
+        /** @description The store (PostgreSQL, with `SANDBOX_STORE`) cannot be reached right now; nothing was changed, or, when the connection was lost while committing, the change may have been saved. Try again after `Retry-After` seconds; the sandbox recovers by itself when the database is back. Also the answer on a connection past the connection caps (`SANDBOX_MAX_CONNECTIONS`, `SANDBOX_MAX_CONNECTIONS_PER_CLIENT`), message `too many connections; try again`, which is closed after it; nothing was done. */
         TransactionUnavailable: {
             headers: {
                 /** @description Seconds to wait before trying again. */
@@ -2370,7 +2370,7 @@ export interface components {
                 "application/json": components["schemas"]["TransactionError"];
             };
         };
-        /** @description The store cannot be reached right now. A browser gets a page saying so; other clients the JSON error. */
+        /** @description The store cannot be reached right now. A browser gets a page saying so; other clients the JSON error. Also the JSON error on a connection past the connection caps (`too many connections; try again`), closed after it. */
         PayerPageUnavailable: {
             headers: {
                 /** @description Seconds to wait before trying again. */
@@ -2425,6 +2425,17 @@ export interface components {
         /** @description JSON body larger than the limit (1 MB). */
         ProductTooLarge: {
             headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProductError"];
+            };
+        };
+        /** @description The body did not arrive whole within the request timeout (`SANDBOX_REQUEST_TIMEOUT_MS`, 30 s after the headers by default); the connection is closed after this answer. */
+        ProductRequestTimeout: {
+            headers: {
+                /** @description The timeout, and that the connection is closed. */
+                "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -2526,6 +2537,17 @@ export interface components {
         /** @description Body larger than 1 MB. */
         TransactionTooLarge: {
             headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description The body did not arrive whole within the request timeout (`SANDBOX_REQUEST_TIMEOUT_MS`, 30 s after the headers by default); the connection is closed after this answer. */
+        TransactionRequestTimeout: {
+            headers: {
+                /** @description The timeout, and that the connection is closed. */
+                "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -2752,6 +2774,7 @@ export interface operations {
             400: components["responses"]["ProductNameBadRequest"];
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
+            408: components["responses"]["ProductRequestTimeout"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
             503: components["responses"]["ProductUnavailable"];
@@ -2842,6 +2865,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
+            408: components["responses"]["ProductRequestTimeout"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
             503: components["responses"]["ProductUnavailable"];
@@ -2882,6 +2906,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
+            408: components["responses"]["ProductRequestTimeout"];
             413: components["responses"]["ImageTooLarge"];
             415: components["responses"]["ImageUnsupportedMediaType"];
             503: components["responses"]["ProductUnavailable"];
@@ -2973,6 +2998,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["OfferProductNotFound"];
+            408: components["responses"]["ProductRequestTimeout"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
             503: components["responses"]["ProductUnavailable"];
@@ -3003,6 +3029,7 @@ export interface operations {
             400: components["responses"]["PurchaseBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -3070,6 +3097,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            408: components["responses"]["TransactionRequestTimeout"];
             409: components["responses"]["TransactionNotApproved"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
@@ -3101,6 +3129,7 @@ export interface operations {
             400: components["responses"]["CashOutBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
@@ -3218,6 +3247,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -3251,6 +3281,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -3284,6 +3315,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["AccountNotFound"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -3387,6 +3419,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            408: components["responses"]["TransactionRequestTimeout"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
@@ -3454,6 +3487,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            408: components["responses"]["TransactionRequestTimeout"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
@@ -3521,6 +3555,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            408: components["responses"]["TransactionRequestTimeout"];
             409: components["responses"]["TransactionNotApproved"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
@@ -3606,6 +3641,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -3868,6 +3904,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -4035,6 +4072,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -4092,6 +4130,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -4242,6 +4281,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["WithdrawalNotFound"];
+            408: components["responses"]["TransactionRequestTimeout"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
@@ -4277,6 +4317,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["WithdrawalNotFound"];
+            408: components["responses"]["TransactionRequestTimeout"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
@@ -4312,6 +4353,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["WithdrawalNotFound"];
+            408: components["responses"]["TransactionRequestTimeout"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
@@ -4367,6 +4409,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
