@@ -33,7 +33,10 @@ export const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
  * an express app of their routes; every other request is the API's, and takes the
  * pipeline's stages straight from node's request and response. A page route that does not
  * answer (no such file) hands its request back to the pipeline, which answers it as the API
- * answers any path it lacks.
+ * answers any path it lacks. Before that, on the server's sockets: the connection caps
+ * (connections.ts: a request on an overflow connection is screened once admitted) and the
+ * request timeout (request-timeout.ts: a body late past it is answered 408 through the
+ * pipeline's error stage).
  */
 export function createHttpServer(options: HttpServerOptions): Server {
   const { pipeline, people } = options;
