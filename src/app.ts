@@ -24,6 +24,7 @@ import { AnswerWriter } from './http/reply.js';
 import { HttpError } from './http/errors.js';
 import { createPipeline } from './http/pipeline.js';
 import { createHttpServer } from './http/transport.js';
+import { connectionLimits } from './http/connections.js';
 import { InlineQrDrawer, QrRenderer } from './pages/qr-renderer.js';
 import { GLOBAL_LOG_BYTES, RequestLog, requestLogPruner, type RequestLogEntry, type RequestLogStore } from './http/request-log.js';
 import { SharedRequestLog, UNAUTHENTICATED_ACCOUNT } from './http/shared-request-log.js';
@@ -363,21 +364,24 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     retention?.start();
 
     const running = scheduler;
+    // Read once: the fd limit does not change while the process runs.
+    const connections = connectionLimits({ total: config.maxConnections, perClient: config.maxConnectionsPerClient });
     let stream: EventStream | undefined;
     let listening: ListenStream | undefined;
     return {
-      createServer: () => createHttpServer({ pipeline, people, budget }),
+      createServer: () => createHttpServer({ pipeline, people, budget, connections, requestTimeoutMs: config.requestTimeoutMs }),
       defaultAccount,
       retention,
       setPublicUrl: (url) => {
         publicUrl = config.publicUrl ?? url;
       },
       attachEventStream: (server) => {
-        listening = listenStream(listeners, { refuse });
+        listening = listenStream(listeners, { refuse, budget });
         stream = attachEventStream(server, accounts, events, {
           refuse,
           others: new Map([[LISTEN_PATH, listening.handler]]),
           refusal: (req) => shared.upgradeRefusal(req),
+          budget,
         });
       },
       closeStreams: () => {

@@ -99,6 +99,9 @@ program
   .addOption(new Option('--seed-file <file>', 'fixtures (YAML/JSON) applied idempotently at start: accounts with fixed keys, products, offers, transactions').env('SANDBOX_SEED_FILE'))
   .addOption(new Option('--url-file <file>', 'write the URL to this file once listening, for health checks (the Docker image sets it)').env('SANDBOX_URL_FILE'))
   .addOption(new Option('--memory-budget <size>', 'memory for answers, bodies, stream buffers and the request log in all (e.g. 256MiB; default a quarter of the heap limit, at most 512 MiB)').env('SANDBOX_MEMORY_BUDGET').argParser(memoryBudget))
+  .addOption(new Option('--max-connections <n>', 'open connections in all (default: the fd limit less a reserve, at most 32768)').env('SANDBOX_MAX_CONNECTIONS').argParser(integer))
+  .addOption(new Option('--max-connections-per-client <n>', 'open connections from one client address (default: all but an eighth of the total)').env('SANDBOX_MAX_CONNECTIONS_PER_CLIENT').argParser(integer))
+  .addOption(new Option('--request-timeout <ms>', "time a request's body may take to arrive whole after its headers (408 past it)").env('SANDBOX_REQUEST_TIMEOUT_MS').argParser(integer).default(DEFAULTS.requestTimeoutMs))
   .addOption(new Option('--retention-days <days>', "delete accounts' transactions, deliveries and events older than this on the account clock (default: keep all)").env('SANDBOX_RETENTION_DAYS').argParser(integer))
   .action(async (opts: StartOptions) => {
     const format = opts.logFormat ?? defaultLogFormat();
@@ -183,6 +186,9 @@ interface StartOptions {
   retentionDays?: number;
   memoryBudget?: number;
   urlFile?: string;
+  maxConnections?: number;
+  maxConnectionsPerClient?: number;
+  requestTimeout: number;
 }
 
 function storeSummary(config: Config): string {
@@ -236,6 +242,9 @@ function toConfig(opts: StartOptions): ConfigInput {
     seedFile: opts.seedFile,
     retentionDays: opts.retentionDays,
     urlFile: opts.urlFile,
+    maxConnections: opts.maxConnections,
+    maxConnectionsPerClient: opts.maxConnectionsPerClient,
+    requestTimeoutMs: opts.requestTimeout,
   };
 }
 

@@ -49,6 +49,12 @@ export interface Config {
   requestLogLevel: 'info' | 'debug';
   /** Largest JSON body accepted, in bytes. */
   jsonLimitBytes: number;
+  /** Open connections in all; undefined: derived from the process's fd limit (src/http/connections.ts). */
+  maxConnections: number | undefined;
+  /** Open connections from one client address; undefined: derived from the total. */
+  maxConnectionsPerClient: number | undefined;
+  /** How long after its headers a request's body may take to arrive whole, in ms (408 past it). */
+  requestTimeoutMs: number;
   /** Largest product image accepted, in bytes. */
   imageLimitBytes: number;
   /** Journal size that triggers folding it into the snapshot (see src/store). */
@@ -142,6 +148,7 @@ export const DEFAULTS = {
   jobLeaseMs: 60_000,
   logLevel: 'info',
   jsonLimitBytes: 1024 * 1024,
+  requestTimeoutMs: 30_000,
   imageLimitBytes: 5 * 1024 * 1024,
   compactMinBytes: 64 * 1024 * 1024,
   webhookMaxAttempts: 8,
@@ -186,6 +193,9 @@ export function resolveConfig(input: ConfigInput): Config {
     logLevel: input.logLevel ?? DEFAULTS.logLevel,
     requestLogLevel: input.requestLogLevel ?? 'debug',
     jsonLimitBytes: input.jsonLimitBytes ?? DEFAULTS.jsonLimitBytes,
+    maxConnections: positive(input.maxConnections, 'the connection cap (SANDBOX_MAX_CONNECTIONS)'),
+    maxConnectionsPerClient: positive(input.maxConnectionsPerClient, 'the per-client connection cap (SANDBOX_MAX_CONNECTIONS_PER_CLIENT)'),
+    requestTimeoutMs: positive(input.requestTimeoutMs, 'the request timeout (SANDBOX_REQUEST_TIMEOUT_MS)') ?? DEFAULTS.requestTimeoutMs,
     imageLimitBytes: input.imageLimitBytes ?? DEFAULTS.imageLimitBytes,
     compactMinBytes: input.compactMinBytes ?? DEFAULTS.compactMinBytes,
     strictDocuments: input.strictDocuments ?? false,
@@ -209,6 +219,13 @@ export function resolveConfig(input: ConfigInput): Config {
     // A stateless stub keeps nothing anywhere: the shared store is for stateful sandboxes.
     store: mock ? { kind: 'embedded' } : (input.store ?? { kind: 'embedded' }),
   };
+}
+
+/** A count or duration that must be at least 1 (0 would refuse every connection, or every body); undefined stays undefined. */
+function positive(value: number | undefined, what: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${what} must be a whole number of at least 1, not ${value}`);
+  return value;
 }
 
 /**

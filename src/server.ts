@@ -32,6 +32,9 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   // next request on it, which then fails with ECONNRESET. Shutdown closes idle sockets itself.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
+  // A backstop only: the transport answers a body past the request timeout with a 408 in its
+  // endpoint's shape, counted from its headers; node counts from the request's first byte.
+  server.requestTimeout = server.headersTimeout + config.requestTimeoutMs + 1_000;
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
   sandbox.setPublicUrl(`http://localhost:${port}`);

@@ -32,6 +32,14 @@ describe('the HTTP server', () => {
     expect(second.socket).toBe(first.socket);
   });
 
+  it("keeps node's own request timeout behind the sandbox's: the headers' and the body's, and a second", async () => {
+    sb = await startSandbox({ inMemory: true, requestTimeoutMs: 5_000 });
+    const { server } = sb.running;
+    expect(server.headersTimeout).toBe(66_000);
+    // Node counts from the first byte; the sandbox's 408, in the endpoint's shape, counts the body's time from the headers.
+    expect(server.requestTimeout).toBe(66_000 + 5_000 + 1_000);
+  });
+
   it('stops once an in-flight request on a keep-alive socket is answered, closing that socket', async () => {
     sb = await startSandbox({ inMemory: true });
     const key = sb.config.secretKey;

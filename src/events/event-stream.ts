@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { secretKeyFromHeader, type AccountRecord, type Accounts } from '../accounts/accounts.js';
 import type { Events, SandboxEvent } from './events.js';
-import { heartbeat } from './websockets.js';
+import { heartbeat, holdSocket, overBound, type HoldsMemory } from './websockets.js';
 
 export const EVENT_STREAM_PATH = '/_sandbox/events/ws';
 
@@ -45,6 +45,8 @@ export interface EventStreamOptions {
    * they get the same Host, Origin and key checks, and are handed the authenticated account.
    */
   others?: ReadonlyMap<string, UpgradeHandler>;
+  /** The process's memory budget (src/sandbox/memory-budget.ts): each subscriber's unsent bytes count against it. */
+  budget?: HoldsMemory;
 }
 
 /** Completes an authenticated upgrade on another path (`handleUpgrade` of its own WebSocketServer). */
@@ -64,8 +66,11 @@ export const REPLAY_PAGE_EVENTS = 200;
 export const RECENT_REPLAYED_IDS = 2_000;
 /** Live events kept for a client while its replay is sent; past it the client is asked to reconnect (1013). */
 export const MAX_HELD_EVENTS = 10_000;
-/** What the process buffers for one client that does not read; past it the client is asked to reconnect (1013). */
-export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+/**
+ * What the process buffers for one client that does not read, beyond what the kernel takes
+ * (~4 MB on loopback); past it the client is terminated, and resumes with `startingAfter`.
+ */
+export const MAX_BUFFERED_BYTES = 1024 * 1024;
 
 export function attachEventStream(server: Server, accounts: Accounts, events: Events, options: EventStreamOptions): EventStream {
   const { refuse } = options;
@@ -117,12 +122,12 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
     if (socket.destroyed) return unsubscribe();
     wss.handleUpgrade(req, socket, head, (ws) => {
       beat.watch(ws);
+      holdSocket(options.budget, ws, 'events');
       ws.on('close', unsubscribe);
       ws.on('error', unsubscribe);
       // A client that does not read would make the process buffer every event for it.
       const send = (event: SandboxEvent): void => {
-        if (ws.readyState !== ws.OPEN) return;
-        if (ws.bufferedAmount > MAX_BUFFERED_BYTES) return void ws.close(1013, 'not reading: reconnect with startingAfter');
+        if (ws.readyState !== ws.OPEN || overBound(ws, MAX_BUFFERED_BYTES)) return;
         ws.send(JSON.stringify(event));
       };
       overflow = () => {
@@ -154,7 +159,8 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
   /**
    * Sends the events after `cursor` a page at a time, each page once the one before has been
    * written out: memory stays one page per client however much it missed, and a client that
-   * stops reading stops its replay (the heartbeat then ends it). `sent` hears each id sent.
+   * stops reading stops its replay (the heartbeat then ends it); one whose unsent bytes pass
+   * MAX_BUFFERED_BYTES inside a page is terminated there. `sent` hears each id sent.
    */
   async function replay(accountId: string, cursor: string | null, ws: WebSocket, sent: (id: string) => void): Promise<void> {
     if (cursor === null) return;
@@ -165,7 +171,10 @@ export function attachEventStream(server: Server, accounts: Accounts, events: Ev
       let written: Promise<void> = Promise.resolve();
       await pages.run(async () => {
         written = new Promise<void>((resolve, reject) => {
-          sending.forEach((event, i) => ws.send(JSON.stringify(event), i === sending.length - 1 ? (error) => (error ? reject(error) : resolve()) : undefined));
+          for (const [i, event] of sending.entries()) {
+            if (ws.readyState !== ws.OPEN || overBound(ws, MAX_BUFFERED_BYTES)) return reject(new Error('the client left or stopped reading during its replay'));
+            ws.send(JSON.stringify(event), i === sending.length - 1 ? (error) => (error ? reject(error) : resolve()) : undefined);
+          }
         });
         // Awaited only after the turn: a socket that closes meanwhile must not leave it unhandled.
         void written.catch(() => undefined);

@@ -1,4 +1,5 @@
 import type { WebSocket, WebSocketServer } from 'ws';
+import type { MemoryHolder } from '../sandbox/memory-budget.js';
 
 /** Protocol pings to every client of a server: one that did not answer the previous ping is ended (a dead peer). */
 export interface Heartbeat {
@@ -41,4 +42,31 @@ export function onJsonMessage(ws: WebSocket, handler: (message: unknown) => void
     }
     handler(message);
   });
+}
+
+/** What a stream needs of the memory budget: to have a socket's unsent bytes counted while it is open. */
+export interface HoldsMemory {
+  hold(holder: MemoryHolder): () => void;
+}
+
+/**
+ * Counts a WebSocket's unsent bytes against the budget until it closes; the budget may end it
+ * (terminate: a peer that does not read would not read a close frame either).
+ */
+export function holdSocket(budget: HoldsMemory | undefined, ws: WebSocket, kind: 'events' | 'listeners'): void {
+  if (!budget) return;
+  const release = budget.hold({ kind, bytes: () => ws.bufferedAmount, drop: () => ws.terminate() });
+  ws.once('close', release);
+}
+
+/**
+ * Ends a client that is not reading once its unsent bytes pass `maxBytes`, and says whether it
+ * did. Terminated, not closed: a close frame would queue behind the unread data, which would
+ * stay buffered until the heartbeat ended the socket (a 1013 close let 200 such clients add
+ * 0.7-1.2 GB).
+ */
+export function overBound(ws: WebSocket, maxBytes: number): boolean {
+  if (ws.bufferedAmount <= maxBytes) return false;
+  ws.terminate();
+  return true;
 }

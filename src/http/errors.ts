@@ -23,6 +23,7 @@ const REASONS: Record<number, string> = {
   404: 'Not Found',
   405: 'Method Not Allowed',
   409: 'Conflict',
+  408: 'Request Timeout',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
   426: 'Upgrade Required',

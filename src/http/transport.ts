@@ -1,6 +1,9 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { createServer, type IncomingMessage, type Server, type ServerOptions } from 'node:http';
+import { DEFAULTS } from '../config.js';
+import { ConnectionCaps, connectionLimits, type ConnectionLimits } from './connections.js';
 import type { Pipeline } from './pipeline.js';
+import { requestTimeout, watchRequestTimeout } from './request-timeout.js';
 import { TRACE_HEADER, type Exchange } from './request-logging.js';
 import type { MemoryBudget } from '../sandbox/memory-budget.js';
 import { oneAnswerAtATime } from './in-order.js';
@@ -16,7 +19,17 @@ export interface HttpServerOptions {
   people: { routes: RequestHandler; owns: (path: string) => boolean };
   /** The process's memory budget: every connection's unsent answers count against it. */
   budget: Pick<MemoryBudget, 'hold'>;
+  /** Open connections in all and per client address (src/http/connections.ts); default: derived from the fd limit. */
+  connections?: ConnectionLimits;
+  /** How long after its headers a request's body may take to arrive whole (408 past it); default DEFAULTS.requestTimeoutMs. */
+  requestTimeoutMs?: number;
 }
+
+/**
+ * How often node looks for requests past headersTimeout / requestTimeout: its default (30 s)
+ * let a 66 s headers timeout fire at up to 96 s.
+ */
+export const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 
 /**
  * Stage 1, transport: a node:http server whose request listener decides, after the request
@@ -24,10 +37,15 @@ export interface HttpServerOptions {
  * an express app of their routes; every other request is the API's, and takes the
  * pipeline's stages straight from node's request and response. A page route that does not
  * answer (no such file) hands its request back to the pipeline, which answers it as the API
- * answers any path it lacks.
+ * answers any path it lacks. Before that, on the server's sockets: the connection caps
+ * (connections.ts: a request on an overflow connection is screened once admitted) and the
+ * request timeout (request-timeout.ts: a body late past it is answered 408 through the
+ * pipeline's error stage).
  */
 export function createHttpServer(options: HttpServerOptions): Server {
   const { pipeline, people } = options;
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs;
+  const caps = new ConnectionCaps(options.connections ?? connectionLimits({}));
   // Requests lent to the app for people, so that those it leaves come back with their exchange.
   const lent = new WeakMap<IncomingMessage, Exchange>();
   const handBack = (req: IncomingMessage, error?: unknown): void => {
@@ -47,22 +65,35 @@ export function createHttpServer(options: HttpServerOptions): Server {
     // HttpClient offers on every http:// request) is answered as the plain HTTP/1.1 request it
     // also is, as RFC 9110 lets a server do. Node reads this option since 24.9 (22.23 has it
     // too); an older 22 still hands every Upgrade to the WebSocket listener, which refuses it.
-    shouldUpgradeCallback: (req) => isWebSocketUpgrade(req),
+    // A connection in an overflow slot is for one screened request, never a long-lived WebSocket.
+    shouldUpgradeCallback: (req) => isWebSocketUpgrade(req) && !caps.isOverflow(req.socket),
+    connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
   };
   const server = createServer(
     serverOptions,
-    oneAnswerAtATime((req, res) =>
+    oneAnswerAtATime((req, res) => {
+      let admitted: Exchange | undefined;
+      watchRequestTimeout(req, requestTimeoutMs, () => {
+        // Not answered yet (its body is being waited for): a 408 in its endpoint's shape. Answered
+        // already (refused before its body was wanted): nothing is owed, the connection just ends.
+        if (admitted && !res.headersSent) pipeline.run(admitted, requestTimeout(requestTimeoutMs));
+        else req.socket.destroy();
+      });
       pipeline.receive(req, res, (exchange) => {
+        admitted = exchange;
         const { method, path } = exchange.request;
+        const refused = caps.screen(req.socket, res, method, path);
+        if (refused) return pipeline.run(exchange, refused);
         if ((method === 'GET' || method === 'HEAD') && people.owns(path)) {
           lent.set(req, exchange);
           res.setHeader(TRACE_HEADER, exchange.traceId);
           exchange.answered();
           app(req, res);
         } else pipeline.run(exchange);
-      }),
-    ),
+      });
+    }),
   );
+  server.on('connection', caps.admit);
   holdUnsentAnswers(server, options.budget);
   return server;
 }

@@ -2360,7 +2360,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The store (PostgreSQL, with `SANDBOX_STORE`) cannot be reached right now; nothing was changed, or, when the connection was lost while committing, the change may have been saved. Try again after `Retry-After` seconds; the sandbox recovers by itself when the database is back. */
+        /** @description The store (PostgreSQL, with `SANDBOX_STORE`) cannot be reached right now; nothing was changed, or, when the connection was lost while committing, the change may have been saved. Try again after `Retry-After` seconds; the sandbox recovers by itself when the database is back. Also the answer on a connection past the connection caps (`SANDBOX_MAX_CONNECTIONS`, `SANDBOX_MAX_CONNECTIONS_PER_CLIENT`), message `too many connections; try again`, which is closed after it; nothing was done. */
         ProductUnavailable: {
             headers: {
                 /** @description Seconds to wait before trying again. */
@@ -2373,7 +2373,7 @@ export interface components {
                 "application/json": components["schemas"]["ProductError"];
             };
         };
-        /** @description The store (PostgreSQL, with `SANDBOX_STORE`) cannot be reached right now; nothing was changed, or, when the connection was lost while committing, the change may have been saved. Try again after `Retry-After` seconds; the sandbox recovers by itself when the database is back. */
+        /** @description The store (PostgreSQL, with `SANDBOX_STORE`) cannot be reached right now; nothing was changed, or, when the connection was lost while committing, the change may have been saved. Try again after `Retry-After` seconds; the sandbox recovers by itself when the database is back. Also the answer on a connection past the connection caps (`SANDBOX_MAX_CONNECTIONS`, `SANDBOX_MAX_CONNECTIONS_PER_CLIENT`), message `too many connections; try again`, which is closed after it; nothing was done. */
         TransactionUnavailable: {
             headers: {
                 /** @description Seconds to wait before trying again. */
@@ -2386,7 +2386,7 @@ export interface components {
                 "application/json": components["schemas"]["TransactionError"];
             };
         };
-        /** @description The store cannot be reached right now. A browser gets a page saying so; other clients the JSON error. */
+        /** @description The store cannot be reached right now. A browser gets a page saying so; other clients the JSON error. Also the JSON error on a connection past the connection caps (`too many connections; try again`), closed after it. */
         PayerPageUnavailable: {
             headers: {
                 /** @description Seconds to wait before trying again. */
@@ -2441,6 +2441,17 @@ export interface components {
         /** @description JSON body larger than the limit (1 MB). */
         ProductTooLarge: {
             headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProductError"];
+            };
+        };
+        /** @description The body did not arrive whole within the request timeout (`SANDBOX_REQUEST_TIMEOUT_MS`, 30 s after the headers by default); the connection is closed after this answer. */
+        ProductRequestTimeout: {
+            headers: {
+                /** @description The timeout, and that the connection is closed. */
+                "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -2542,6 +2553,17 @@ export interface components {
         /** @description Body larger than 1 MB. */
         TransactionTooLarge: {
             headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description The body did not arrive whole within the request timeout (`SANDBOX_REQUEST_TIMEOUT_MS`, 30 s after the headers by default); the connection is closed after this answer. */
+        TransactionRequestTimeout: {
+            headers: {
+                /** @description The timeout, and that the connection is closed. */
+                "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -2768,6 +2790,7 @@ export interface operations {
             400: components["responses"]["ProductNameBadRequest"];
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
+            408: components["responses"]["ProductRequestTimeout"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
             503: components["responses"]["ProductUnavailable"];
@@ -2858,6 +2881,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
+            408: components["responses"]["ProductRequestTimeout"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
             503: components["responses"]["ProductUnavailable"];
@@ -2898,6 +2922,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
+            408: components["responses"]["ProductRequestTimeout"];
             413: components["responses"]["ImageTooLarge"];
             415: components["responses"]["ImageUnsupportedMediaType"];
             503: components["responses"]["ProductUnavailable"];
@@ -2989,6 +3014,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["OfferProductNotFound"];
+            408: components["responses"]["ProductRequestTimeout"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
             503: components["responses"]["ProductUnavailable"];
@@ -3019,6 +3045,7 @@ export interface operations {
             400: components["responses"]["PurchaseBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -3086,6 +3113,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            408: components["responses"]["TransactionRequestTimeout"];
             409: components["responses"]["TransactionNotApproved"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
@@ -3117,6 +3145,7 @@ export interface operations {
             400: components["responses"]["CashOutBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
@@ -3234,6 +3263,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -3267,6 +3297,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -3300,6 +3331,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["AccountNotFound"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -3403,6 +3435,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            408: components["responses"]["TransactionRequestTimeout"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
@@ -3470,6 +3503,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            408: components["responses"]["TransactionRequestTimeout"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
@@ -3537,6 +3571,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            408: components["responses"]["TransactionRequestTimeout"];
             409: components["responses"]["TransactionNotApproved"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
@@ -3622,6 +3657,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -3884,6 +3920,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -4051,6 +4088,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -4108,6 +4146,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];
@@ -4258,6 +4297,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["WithdrawalNotFound"];
+            408: components["responses"]["TransactionRequestTimeout"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
@@ -4293,6 +4333,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["WithdrawalNotFound"];
+            408: components["responses"]["TransactionRequestTimeout"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
@@ -4328,6 +4369,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["WithdrawalNotFound"];
+            408: components["responses"]["TransactionRequestTimeout"];
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
@@ -4383,6 +4425,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
             503: components["responses"]["TransactionUnavailable"];

@@ -1,7 +1,7 @@
 import { WebSocketServer } from 'ws';
 import { deliveryModeOf } from '../accounts/accounts.js';
 import type { RefuseUpgrade, UpgradeHandler } from '../events/event-stream.js';
-import { heartbeat, onJsonMessage } from '../events/websockets.js';
+import { heartbeat, holdSocket, onJsonMessage, overBound, type HoldsMemory } from '../events/websockets.js';
 import { EventFilter, listenerName, type ConnectedListener, type Listeners } from './listeners.js';
 
 /** The webhook listeners' WebSocket (`payments-sandbox listen`): served beside the event stream, with its checks. */
@@ -9,8 +9,11 @@ export const LISTEN_PATH = '/_sandbox/listen';
 
 /** An answer carries at most a KiB of body plus its ids: anything much larger is not an answer. */
 export const MAX_ANSWER_BYTES = 8 * 1024;
-/** What the process buffers for a listener that does not read; past it its offers fail ("not reading"). */
-export const MAX_LISTENER_BUFFERED_BYTES = 4 * 1024 * 1024;
+/**
+ * What the process buffers for a listener that does not read, beyond what the kernel takes;
+ * past it the listener is terminated, and what it owed fails at once, to be retried.
+ */
+export const MAX_LISTENER_BUFFERED_BYTES = 1024 * 1024;
 
 export interface ListenStream {
   handler: UpgradeHandler;
@@ -24,7 +27,7 @@ export interface ListenStream {
  * Protocol pings detect dead peers; a listener gone answers nothing more, and what it owed
  * fails at once, to be retried on the schedule.
  */
-export function listenStream(listeners: Listeners, options: { refuse: RefuseUpgrade; heartbeatMs?: number }): ListenStream {
+export function listenStream(listeners: Listeners, options: { refuse: RefuseUpgrade; heartbeatMs?: number; budget?: HoldsMemory }): ListenStream {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_ANSWER_BYTES });
   const beat = heartbeat(wss, options.heartbeatMs ?? 15_000);
 
@@ -38,6 +41,7 @@ export function listenStream(listeners: Listeners, options: { refuse: RefuseUpgr
     const name = listenerName(url.searchParams.get('name'));
     wss.handleUpgrade(req, socket, head, (ws) => {
       beat.watch(ws);
+      holdSocket(options.budget, ws, 'listeners');
       let connected: ConnectedListener | undefined;
       let gone = false;
       const closed = (): void => {
@@ -57,7 +61,7 @@ export function listenStream(listeners: Listeners, options: { refuse: RefuseUpgr
               if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'hello', accountId: account.id, name, delivery: deliveryModeOf(account), events: events.text, timeoutMs: listeners.timeoutMs }));
             },
             send: (offer) => {
-              if (ws.readyState !== ws.OPEN || ws.bufferedAmount > MAX_LISTENER_BUFFERED_BYTES) return false;
+              if (ws.readyState !== ws.OPEN || overBound(ws, MAX_LISTENER_BUFFERED_BYTES)) return false;
               ws.send(JSON.stringify(offer));
               return true;
             },
