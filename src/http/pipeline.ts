@@ -168,10 +168,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     const validated = validateRequest(validator, operation, caller.account, read, ignoreNotUsed);
     const reply = await handling.handle(operation, caller, validated, read);
     if (fault?.kind === 'afterCommit') throw await fault.fire();
-    answers.write(
-      () => replies.send(exchange, reply),
-      (error) => fail(exchange, error),
-    );
+    const failed = (error: unknown): void => fail(exchange, error);
+    answers.write(() => replies.sendInTurn(exchange, reply, failed), failed);
   };
 
   const run = (exchange: Exchange, error?: unknown): void => {

@@ -71,6 +71,23 @@ export class ReplyStage {
   }
 
   /**
+   * Writes the reply, a long list in the streamed answers' turns: serializing a long page's
+   * first 64 KiB (and validating it whole, where response validation is on) for hundreds of
+   * clients asking at once is itself a burst that would hold the event loop. `failed` gets what
+   * `send` throws there.
+   */
+  sendInTurn(exchange: Exchange, reply: Outgoing, failed: (error: unknown) => void): void {
+    if (!('json' in reply) || !longList(reply.json) || this.texts.textOf(reply.json)) return this.send(exchange, reply);
+    this.turns.next(() => {
+      try {
+        this.send(exchange, reply);
+      } catch (error) {
+        failed(error);
+      }
+    });
+  }
+
+  /**
    * Writes a long JSON answer as the client takes it: a piece, then the next once the socket
    * has room (its 'drain'), the event loop given back between pieces so that one long answer
    * never holds other requests up. What a client that stops reading costs is one piece in the
