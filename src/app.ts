@@ -24,7 +24,7 @@ import { AnswerWriter } from './http/reply.js';
 import { HttpError } from './http/errors.js';
 import { createPipeline } from './http/pipeline.js';
 import { createHttpServer } from './http/transport.js';
-import { connectionLimits } from './http/connections.js';
+import { ConnectionCaps, connectionLimits } from './http/connections.js';
 import { InlineQrDrawer, QrRenderer } from './pages/qr-renderer.js';
 import { GLOBAL_LOG_BYTES, RequestLog, requestLogPruner, type RequestLogEntry, type RequestLogStore } from './http/request-log.js';
 import { SharedRequestLog, UNAUTHENTICATED_ACCOUNT } from './http/shared-request-log.js';
@@ -327,7 +327,11 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     // One budget for what clients make the process hold (contract v5): answers, bodies, stream buffers.
     const budget = new MemoryBudget({ limitBytes: config.memoryBudgetBytes });
     const mock = new MockResponder({ seed: config.mockSeed, limits: { jsonBytes: config.jsonLimitBytes, imageBytes: config.imageLimitBytes } });
-    const health = new Health(clock, () => repository.health(), (detail) => logger.warn({ detail }, 'health: the store is unavailable'), () => budget.report());
+    const caps = new ConnectionCaps(connectionLimits({ total: config.maxConnections, perClient: config.maxConnectionsPerClient }));
+    const health = new Health(clock, () => repository.health(), (detail) => logger.warn({ detail }, 'health: the store is unavailable'), {
+      memory: () => budget.report(),
+      connections: () => caps.counts(),
+    });
     const pipeline = createPipeline({
       document,
       endpoints: createEndpoints({
@@ -365,11 +369,11 @@ export async function createSandbox(config: Config, logger: Logger, options: San
 
     const running = scheduler;
     // Read once: the fd limit does not change while the process runs.
-    const connections = connectionLimits({ total: config.maxConnections, perClient: config.maxConnectionsPerClient });
+
     let stream: EventStream | undefined;
     let listening: ListenStream | undefined;
     return {
-      createServer: () => createHttpServer({ pipeline, people, budget, connections, requestTimeoutMs: config.requestTimeoutMs }),
+      createServer: () => createHttpServer({ pipeline, people, budget, caps, requestTimeoutMs: config.requestTimeoutMs }),
       defaultAccount,
       retention,
       setPublicUrl: (url) => {

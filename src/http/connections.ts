@@ -154,9 +154,9 @@ export class ConnectionCaps {
     return this.overflow.has(socket);
   }
 
-  /** Open connections, overflow ones, and those destroyed at once since the start. */
-  counts(): { open: number; overflow: number; refused: number } {
-    return { open: this.open, overflow: this.overflowOpen, refused: this.refusedCount };
+  /** Open connections, overflow ones, those destroyed at once since the start, and the caps. */
+  counts(): { open: number; overflow: number; refused: number; limit: number; perClientLimit: number } {
+    return { open: this.open, overflow: this.overflowOpen, refused: this.refusedCount, limit: this.limits.total, perClientLimit: this.limits.perClient };
   }
 
   private evictOldestWaiting(): boolean {

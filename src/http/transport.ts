@@ -21,6 +21,8 @@ export interface HttpServerOptions {
   budget: Pick<MemoryBudget, 'hold'>;
   /** Open connections in all and per client address (src/http/connections.ts); default: derived from the fd limit. */
   connections?: ConnectionLimits;
+  /** The caps themselves, when the composition root reports their counts (health); else made of `connections`. */
+  caps?: ConnectionCaps;
   /** How long after its headers a request's body may take to arrive whole (408 past it); default DEFAULTS.requestTimeoutMs. */
   requestTimeoutMs?: number;
 }
@@ -45,7 +47,7 @@ export const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 export function createHttpServer(options: HttpServerOptions): Server {
   const { pipeline, people } = options;
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs;
-  const caps = new ConnectionCaps(options.connections ?? connectionLimits({}));
+  const caps = options.caps ?? new ConnectionCaps(options.connections ?? connectionLimits({}));
   // Requests lent to the app for people, so that those it leaves come back with their exchange.
   const lent = new WeakMap<IncomingMessage, Exchange>();
   const handBack = (req: IncomingMessage, error?: unknown): void => {

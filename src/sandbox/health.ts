@@ -4,6 +4,15 @@ import type { StoreHealth } from '../store/ports.js';
 import { VERSION } from '../version.js';
 import type { BudgetReport } from './memory-budget.js';
 
+/** Open connections (overflow slots among them), those refused outright since the start, and the caps. */
+export interface ConnectionCounts {
+  open: number;
+  overflow: number;
+  refused: number;
+  limit: number;
+  perClientLimit: number;
+}
+
 /**
  * `GET /_sandbox/health`: up since this sandbox was built, on its clock, and whether its store
  * answers. The report never says more of a failure than `ok: false` (the endpoint needs no key;
@@ -16,8 +25,8 @@ export class Health {
     private readonly clock: Clock,
     private readonly store: () => Promise<StoreHealth>,
     private readonly onFailure: (detail: string | undefined) => void = () => undefined,
-    /** The process's memory budget, as GET /_sandbox/health reports it. */
-    private readonly budget?: () => BudgetReport,
+    /** What clients make the process hold, as GET /_sandbox/health reports it: the memory budget, the open connections. */
+    private readonly load: { memory?: () => BudgetReport; connections?: () => ConnectionCounts } = {},
   ) {
     this.startedAt = clock.nowMs();
   }
@@ -31,7 +40,8 @@ export class Health {
       uptimeMs: this.clock.nowMs() - this.startedAt,
       // In memory or on a file, it is the same embedded store.
       store: { kind: store.kind === 'postgres' ? 'postgres' : 'embedded', ok: store.ok },
-      ...(this.budget && { memory: this.budget() }),
+      ...(this.load.memory && { memory: this.load.memory() }),
+      ...(this.load.connections && { connections: this.load.connections() }),
     };
   }
 }

@@ -2346,6 +2346,14 @@ export interface components {
                     dropped: number;
                 };
             };
+            /** @description Open connections of this instance, those in overflow slots among them (past a cap: health only), and those destroyed at once since the start because every overflow slot was being answered; `limit` and `perClientLimit` are the caps (`SANDBOX_MAX_CONNECTIONS`, `SANDBOX_MAX_CONNECTIONS_PER_CLIENT`). */
+            connections?: {
+                open: number;
+                overflow: number;
+                refused: number;
+                limit: number;
+                perClientLimit: number;
+            };
         };
         /** @description Error shape of the product endpoints. */
         ProductError: {

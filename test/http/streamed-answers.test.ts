@@ -102,5 +102,8 @@ describe('near the memory budget', () => {
     expect(health.status).toBe(200);
     expect(health.body.memory?.budgetBytes).toBe(128 * 1024);
     expect(health.body.memory?.shed.refused).toBeGreaterThanOrEqual(1);
+    // The probe's own connection at least, under the caps derived from the fd limit.
+    expect(health.body.connections?.open).toBeGreaterThanOrEqual(1);
+    expect(health.body.connections?.perClientLimit).toBeLessThanOrEqual(health.body.connections?.limit ?? 0);
   });
 });
