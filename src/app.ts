@@ -77,6 +77,11 @@ export interface Sandbox {
   retention: Retention | undefined;
   /** Flushes and closes the store; the HTTP server is the caller's to stop first. */
   close(): Promise<void>;
+  /**
+   * The in-memory request log's share of the process's memory: its budget and what it keeps now
+   * (bytes, by the entries' estimate). Undefined on the shared store, whose log is in PostgreSQL.
+   */
+  requestLogMemory: { budgetBytes: number; usedBytes(): number } | undefined;
 }
 
 /** What the domain is built from: the store, real time, and the settings that shape it. */
@@ -302,7 +307,11 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       // The unauthenticated requests' log, which anyone can fill, keeps the embedded store's bound.
       tighter: { accountId: UNAUTHENTICATED_ACCOUNT, bytes: GLOBAL_LOG_BYTES },
     });
-    const requestLog: RequestLogStore = sharedLog ? new SharedRequestLog(config.requestLogSize, sharedLog) : new RequestLog(config.requestLogSize);
+    // Quotas (issue 42): the in-memory log's rings share one byte budget for the process.
+    let memoryLog: RequestLog | undefined;
+    const requestLog: RequestLogStore = sharedLog
+      ? new SharedRequestLog(config.requestLogSize, sharedLog)
+      : (memoryLog = new RequestLog(config.requestLogSize, GLOBAL_LOG_BYTES, config.requestLogBytes));
     if (config.seedFile) {
       const seed = loadSeedFile(config.seedFile, document);
       const refused = seedTargetRefusal(seed, (url) => targets.refusal(url));
@@ -364,6 +373,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     return {
       createServer: () => createHttpServer({ pipeline, people }),
       defaultAccount,
+      requestLogMemory: memoryLog && memoryOf(memoryLog),
       retention,
       setPublicUrl: (url) => {
         publicUrl = config.publicUrl ?? url;
@@ -415,3 +425,6 @@ async function withQrCode(presenter: TransactionPresenter, reply: AnyReply): Pro
 
 const isPixTransaction = (value: unknown): value is Transaction =>
   value !== null && typeof value === 'object' && 'transactionId' in value && 'pixCode' in value && typeof value.pixCode === 'string' && value.pixCode !== '';
+
+/** What the in-memory request log holds of the process's memory (Sandbox.requestLogMemory). */
+const memoryOf = (log: RequestLog): { budgetBytes: number; usedBytes(): number } => ({ budgetBytes: log.budgetBytes, usedBytes: () => log.totalBytes });

@@ -69,6 +69,9 @@ export interface Config {
   mockSeed: number;
   /** Request log entries kept per account (in memory); 0 keeps none. */
   requestLogSize: number;
+  // --- Quotas (issue 42): the request log's memory, records and bytes per account. ---
+  /** Bytes the in-memory request log keeps for all accounts together (one budget for the process). */
+  requestLogBytes: number;
   /** Seed of the probability draws of fault rules. */
   faultSeed: number;
   /** Fault rules file (YAML or JSON) loaded for the default account at start; undefined: none. */
@@ -141,6 +144,7 @@ export const DEFAULTS = {
   webhookTimeoutMs: 5000,
   mockSeed: 1,
   requestLogSize: 1000,
+  requestLogBytes: 64 * 1024 * 1024,
   faultSeed: 1,
   pixInstruction: 'immediate',
   pixExpiryMs: 24 * 60 * 60 * 1000,
@@ -190,6 +194,7 @@ export function resolveConfig(input: ConfigInput): Config {
     mock,
     mockSeed: input.mockSeed ?? DEFAULTS.mockSeed,
     requestLogSize: input.requestLogSize ?? DEFAULTS.requestLogSize,
+    requestLogBytes: input.requestLogBytes ?? DEFAULTS.requestLogBytes,
     faultSeed: input.faultSeed ?? DEFAULTS.faultSeed,
     faultsFile: input.faultsFile || undefined,
     pixInstruction: input.pixInstruction ?? DEFAULTS.pixInstruction,

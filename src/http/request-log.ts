@@ -56,6 +56,13 @@ export interface RequestLogStore {
  */
 export const GLOBAL_LOG_BYTES = 8 * 1024 * 1024;
 
+/**
+ * The byte budget of every ring of the in-memory log together (SANDBOX_REQUEST_LOG_BYTES): a
+ * cap for the process, not per account, since accounts are free to create and each full ring
+ * of 1,000 entries could otherwise hold ~200 MiB. docs/robustness.md has the measured figures.
+ */
+export const REQUEST_LOG_BYTES = 64 * 1024 * 1024;
+
 interface Ring {
   entries: Stored[];
   bytes: number;
@@ -68,12 +75,21 @@ interface Ring {
  */
 export class RequestLog implements RequestLogStore {
   private readonly rings = new Map<LogKey, Ring>();
+  /** Bytes of every ring together, by the entries' own estimate. */
+  private total = 0;
 
   constructor(
     readonly size: number,
     /** The byte budget of the unauthenticated ring; the oldest entries go first. */
     readonly globalBytes: number = GLOBAL_LOG_BYTES,
+    /** The byte budget of all rings together; the largest rings give up their oldest entries first. */
+    readonly budgetBytes: number = REQUEST_LOG_BYTES,
   ) {}
+
+  /** Bytes all rings keep together (what `budgetBytes` bounds, give or take each ring's newest entry). */
+  get totalBytes(): number {
+    return this.total;
+  }
 
   /** The embedded store looks accounts up at once: nothing to wait for. */
   recording(): void {}
@@ -82,13 +98,38 @@ export class RequestLog implements RequestLogStore {
     if (this.size === 0) return;
     let ring = this.rings.get(key);
     if (!ring) this.rings.set(key, (ring = { entries: [], bytes: 0 }));
+    const bytes = bytesOf(entry);
     ring.entries.push(entry);
-    ring.bytes += bytesOf(entry);
+    ring.bytes += bytes;
+    this.total += bytes;
     // Trimmed an eighth of its size at a time rather than on every add: a full ring of 1,000
     // shifted by one on each request cost more than the rest of logging it. Reads trim first.
     if (ring.entries.length > this.size + Math.max(1, this.size >> 3)) this.trim(ring);
     // Over its budget, the global ring drops down to seven eighths of it at once, for the same reason.
     if (key === UNAUTHENTICATED && ring.bytes > this.globalBytes) this.drop(ring, this.globalBytes - (this.globalBytes >> 3));
+    if (this.total > this.budgetBytes) this.cutToLevel(this.budgetBytes - (this.budgetBytes >> 3));
+  }
+
+  /**
+   * Brings all rings together down to `target` bytes by cutting the largest ones to one level
+   * (water-filling): rings under the level keep everything, so one busy account gives up its
+   * oldest entries before a quiet one loses any, and every ring keeps its newest entry. Sorting
+   * the rings here is amortized: the budget is passed again only after an eighth of it is added.
+   */
+  private cutToLevel(target: number): void {
+    const rings = [...this.rings.values()].sort((a, b) => b.bytes - a.bytes);
+    let rest = this.total;
+    let level = 0;
+    let cut = 0;
+    // Find how many of the largest rings must be cut, and the level they are cut to.
+    while (cut < rings.length) {
+      rest -= (rings[cut] as Ring).bytes;
+      cut++;
+      level = (target - rest) / cut;
+      const next = rings[cut];
+      if (next === undefined || level >= next.bytes) break;
+    }
+    for (let i = 0; i < cut; i++) this.drop(rings[i] as Ring, Math.max(0, Math.floor(level)));
   }
 
   /** Bytes the key's entries keep, by the entries' own estimate (what the global budget counts). */
@@ -110,7 +151,11 @@ export class RequestLog implements RequestLogStore {
   }
 
   private remove(ring: Ring, count: number): void {
-    for (const gone of ring.entries.splice(0, count)) ring.bytes -= bytesOf(gone);
+    for (const gone of ring.entries.splice(0, count)) {
+      const bytes = bytesOf(gone);
+      ring.bytes -= bytes;
+      this.total -= bytes;
+    }
   }
 
   /** Newest first; the cursor is a traceId, so pages stay put while new requests arrive. */
@@ -136,6 +181,7 @@ export class RequestLog implements RequestLogStore {
   }
 
   forget(key: LogKey): void {
+    this.total -= this.rings.get(key)?.bytes ?? 0;
     this.rings.delete(key);
   }
 
@@ -152,6 +198,7 @@ export class RequestLog implements RequestLogStore {
       bytes += bytesOf(entry);
       return true;
     });
+    this.total -= ring.bytes - bytes;
     if (kept.length === 0) this.rings.delete(key);
     else this.rings.set(key, { entries: kept, bytes });
     return deleted;
