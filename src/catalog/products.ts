@@ -27,6 +27,21 @@ export const PRODUCTS: TableSpec<ProductRecord> = {
   filters: { live: (p) => p.deletedAt === null, active: (p) => p.active },
 };
 
+/**
+ * The bound openapi.yaml's Metadata schema puts on a string value, held here for the values
+ * JSON Schema cannot measure: a number, object or array is at most this many characters of JSON.
+ */
+export const METADATA_VALUE_CHARS = 500;
+
+/** The first metadata value that is not a string and whose JSON is past METADATA_VALUE_CHARS. */
+function metadataRefusal(metadata: ProductCreate['metadata']): string | undefined {
+  for (const [key, value] of Object.entries(metadata ?? {})) {
+    if (typeof value === 'string') continue;
+    if (JSON.stringify(value).length > METADATA_VALUE_CHARS) return `metadata.${key} must be at most ${METADATA_VALUE_CHARS} characters of JSON`;
+  }
+  return undefined;
+}
+
 export function toProduct(record: ProductRecord): Product {
   const { accountId: _accountId, ...product } = record;
   return product;
@@ -47,6 +62,8 @@ export class Products {
   }
 
   async create(unit: Unit, owner: Owner, input: ProductCreate): Promise<ProductRecord> {
+    const refused = metadataRefusal(input.metadata);
+    if (refused) throw invalid(refused);
     const externalId = input.externalId ?? null;
     if (externalId !== null) await this.assertExternalIdFree(unit, owner.id, externalId, undefined);
     const now = this.nowIso();
@@ -84,6 +101,8 @@ export class Products {
   }
 
   async update(unit: Unit, owner: Owner, id: string, patch: ProductPatch): Promise<ProductRecord> {
+    const refused = metadataRefusal(patch.metadata);
+    if (refused) throw invalid(refused);
     const current = editable(await this.forUpdate(unit, owner, id));
     if (patch.externalId !== undefined && patch.externalId !== null) await this.assertExternalIdFree(unit, owner.id, patch.externalId, id);
     const next: ProductRecord = {

@@ -1491,7 +1491,17 @@ export interface components {
          * @description ISO 8601 UTC timestamp with milliseconds, e.g. 2026-01-31T12:00:00.000Z.
          */
         Timestamp: string;
-        /** @description Arbitrary JSON object supplied by the caller. */
+        /**
+         * @description Arbitrary JSON object supplied by the caller, bounded on this sandbox (a sandbox choice,
+         *     after Stripe's metadata limits): at most 50 keys, each at most 40 characters, each value
+         *     at most 500 characters (a string) or 500 characters of JSON (any other value: numbers,
+         *     booleans, null, objects and arrays are kept as given). 400 naming the field and the bound
+         *     otherwise. Larger blobs belong in the integrator's own store, keyed by `externalId`.
+         * @example {
+         *       "sku": "CER-01",
+         *       "erp": 42
+         *     }
+         */
         Metadata: {
             [key: string]: unknown;
         };
