@@ -72,6 +72,10 @@ export interface Config {
   // --- Quotas (issue 42): the request log's memory, records and bytes per account. ---
   /** Bytes the in-memory request log keeps for all accounts together (one budget for the process). */
   requestLogBytes: number;
+  /** Records an account may store (0: no cap); undefined: the default, a cap only on a shared sandbox (src/accounts/usage.ts). */
+  accountMaxRecords: number | undefined;
+  /** Bytes an account may store (0: no cap); undefined: as accountMaxRecords. */
+  accountMaxBytes: number | undefined;
   /** Seed of the probability draws of fault rules. */
   faultSeed: number;
   /** Fault rules file (YAML or JSON) loaded for the default account at start; undefined: none. */
@@ -195,6 +199,8 @@ export function resolveConfig(input: ConfigInput): Config {
     mockSeed: input.mockSeed ?? DEFAULTS.mockSeed,
     requestLogSize: input.requestLogSize ?? DEFAULTS.requestLogSize,
     requestLogBytes: input.requestLogBytes ?? DEFAULTS.requestLogBytes,
+    accountMaxRecords: input.accountMaxRecords,
+    accountMaxBytes: input.accountMaxBytes,
     faultSeed: input.faultSeed ?? DEFAULTS.faultSeed,
     faultsFile: input.faultsFile || undefined,
     pixInstruction: input.pixInstruction ?? DEFAULTS.pixInstruction,

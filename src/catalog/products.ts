@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { bytesOfInput, type Usage } from '../accounts/usage.js';
 import type { Clock } from '../clock.js';
 import { invalid, notFound } from '../errors.js';
 import { Records, type PageQuery } from '../records/records.js';
@@ -50,15 +51,19 @@ export function toProduct(record: ProductRecord): Product {
 export interface ProductsOptions {
   repository: Repository;
   clock: Clock;
+  /** What the account stores, against its quotas. */
+  usage: Usage;
 }
 
 export class Products {
   private readonly records: Records<ProductRecord>;
   private readonly clock: Clock;
+  private readonly usage: Usage;
 
   constructor(options: ProductsOptions) {
     this.records = new Records(options.repository, PRODUCTS);
     this.clock = options.clock;
+    this.usage = options.usage;
   }
 
   async create(unit: Unit, owner: Owner, input: ProductCreate): Promise<ProductRecord> {
@@ -66,6 +71,7 @@ export class Products {
     if (refused) throw invalid(refused);
     const externalId = input.externalId ?? null;
     if (externalId !== null) await this.assertExternalIdFree(unit, owner.id, externalId, undefined);
+    await this.usage.charge(unit, owner.id, { what: 'product', records: 1, bytes: bytesOfInput(input) });
     const now = this.nowIso();
     const record: ProductRecord = {
       id: `prd_${randomUUID()}`,
@@ -114,6 +120,8 @@ export class Products {
       ...(patch.metadata !== undefined && { metadata: patch.metadata }),
       updatedAt: this.nowIso(),
     };
+    // A longer description or metadata stores more; a shorter one frees its difference.
+    await this.usage.charge(unit, owner.id, { what: 'product change', records: 0, bytes: JSON.stringify(next).length - JSON.stringify(current).length });
     await this.putChecked(unit, next);
     return next;
   }

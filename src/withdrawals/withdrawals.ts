@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AccountRecord } from '../accounts/accounts.js';
+import { bytesOfInput, type Usage } from '../accounts/usage.js';
 import { conflict, invalid, notFound } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { isValidCnpj, isValidCpf } from '../rails/documents.js';
@@ -74,6 +75,8 @@ export interface WithdrawalsOptions {
   /** The delay of each automatic step on the account's clock (REQUEST → PROCESSING → outcome → return). */
   stepMs: number;
   strictDocuments: boolean;
+  /** What the account stores, against its quotas. */
+  usage: Usage;
 }
 
 export type WithdrawalAction = 'approve' | 'reject' | 'fail' | 'return';
@@ -112,7 +115,9 @@ export class Withdrawals {
     const externalId = input.externalId ?? null;
     const fee = cashOutFee(this.options.fees, input.amount);
     const totalAmount = input.amount + fee;
-    // The balance is locked first: two cash-outs of the account (the same externalId sent twice, too) take turns.
+    // The usage row, then the balance: locked in the order a purchase takes them (it counts first, its cash-in locks the balance after).
+    await this.options.usage.charge(unit, account.id, { what: 'withdrawal', records: 1, bytes: bytesOfInput(input) });
+    // The balance is locked next: two cash-outs of the account (the same externalId sent twice, too) take turns.
     await this.options.ledger.lock(unit, account.id);
     if (externalId !== null) {
       const earlier = await this.records.in(unit).findUnique(account.id, 'externalId', externalId);
