@@ -62,6 +62,16 @@ describe('records per account', () => {
     await kit.inUnit((u) => kit.products.create(u, other, { name: 'theirs' }));
   });
 
+  it('a retry of a cash-out already made is still 409 already processed at the quota, not the quota', async () => {
+    const { kit, owner } = await start({ records: 1, bytes: undefined });
+    await kit.inUnit((u) => kit.ledger.credit(u, owner.id, 100_000));
+    await kit.inUnit((u) => kit.withdrawals.create(u, owner, { ...cashOut, externalId: 'w-1' }));
+    const retry = await refusal(() => kit.inUnit((u) => kit.withdrawals.create(u, owner, { ...cashOut, externalId: 'w-1' })));
+    expect(retry).toMatchObject({ code: 'conflict', message: 'Transaction already processed' });
+    const another = await refusal(() => kit.inUnit((u) => kit.withdrawals.create(u, owner, { ...cashOut, externalId: 'w-2' })));
+    expect(another.code).toBe('quota_exceeded');
+  });
+
   it('a reset frees the account\'s quota', async () => {
     const { kit, owner } = await start({ records: 1, bytes: undefined });
     await kit.inUnit((u) => kit.products.create(u, owner, { name: 'A' }));
