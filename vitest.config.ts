@@ -31,6 +31,7 @@ const FULL_ONLY = [
 
 /** The folders whose sandboxes honour SANDBOX_TEST_STORE (test/helpers/test-store.ts): run on PostgreSQL too. */
 const POSTGRES_DOMAIN_SUITES = [
+  'test/accounts',
   'test/autopilot',
   'test/events',
   'test/faults',

@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Accounts, type AccountRecord } from './accounts/accounts.js';
+import { Usage, quotasOf, type Quotas } from './accounts/usage.js';
 import { Autopilot, transactionActionRunner, withdrawalActionRunner } from './autopilot/autopilot.js';
 import { loadRulesFile } from './autopilot/load-rules.js';
 import { ProductImages } from './catalog/images.js';
@@ -36,7 +37,7 @@ import { MockResponder } from './http/mock.js';
 import { Health } from './sandbox/health.js';
 import { MemoryBudget } from './sandbox/memory-budget.js';
 import { AccountReset } from './sandbox/reset.js';
-import { Retention } from './sandbox/retention.js';
+import { Retention, type Pruner } from './sandbox/retention.js';
 import { applySeed, loadSeedFile, seedTargetRefusal } from './sandbox/seed.js';
 import { upgradeDataFile } from './sandbox/upgrade.js';
 import { AccountClocks } from './scheduler/account-clocks.js';
@@ -79,6 +80,11 @@ export interface Sandbox {
   retention: Retention | undefined;
   /** Flushes and closes the store; the HTTP server is the caller's to stop first. */
   close(): Promise<void>;
+  /**
+   * The in-memory request log's share of the process's memory: its budget and what it keeps now
+   * (bytes, by the entries' estimate). Undefined on the shared store, whose log is in PostgreSQL.
+   */
+  requestLogMemory: { budgetBytes: number; usedBytes(): number } | undefined;
 }
 
 /** What the domain is built from: the store, real time, and the settings that shape it. */
@@ -99,6 +105,8 @@ export interface DomainOptions {
   autopilotRules: AutopilotRule[];
   /** The store is shared by several instances (PostgreSQL): webhook listeners are reached over its bus, whichever instance they are connected to. */
   sharedStore?: boolean;
+  /** Records and stored bytes per account (issue 42); none when not given. */
+  quotas?: Quotas;
   settings: Pick<
     Config,
     'faultSeed' | 'webhookMaxAttempts' | 'instructionDelayMs' | 'pixExpiryMs' | 'strictDocuments' | 'pixInstruction' | 'withdrawalStepMs' | 'jobLeaseMs'
@@ -127,6 +135,7 @@ export interface Domain {
   scheduler: Scheduler;
   advances: ClockAdvances;
   reset: AccountReset;
+  usage: Usage;
 }
 
 /**
@@ -138,9 +147,10 @@ export function composeDomain(options: DomainOptions): Domain {
   const { repository, clock, logger, settings } = options;
   const { units } = repository;
   const accounts = new Accounts({ repository, clock });
-  const products = new Products({ repository, clock });
-  const offers = new Offers({ repository, clock, products });
-  const images = new ProductImages({ products, storage: options.objects, units, publicUrl: options.publicUrl });
+  const usage = new Usage({ repository, quotas: options.quotas ?? { records: undefined, bytes: undefined } });
+  const products = new Products({ repository, clock, usage });
+  const offers = new Offers({ repository, clock, products, usage });
+  const images = new ProductImages({ products, storage: options.objects, units, publicUrl: options.publicUrl, usage });
   const clocks = new AccountClocks({ offsets: repository.clocks, clock });
   const jobs = new Jobs(repository.jobs);
   const limits = new Limits({ repository });
@@ -192,6 +202,7 @@ export function composeDomain(options: DomainOptions): Domain {
     strictDocuments: settings.strictDocuments,
     pixInstruction: settings.pixInstruction,
     pixExpiryMs: settings.pixExpiryMs,
+    usage,
   });
   const transitions = new Transitions({ transactions, accounts, clocks, jobs: transactionJobs, listeners: transactionListeners, publicUrl: options.publicUrl });
   const withdrawals = new Withdrawals({
@@ -203,6 +214,7 @@ export function composeDomain(options: DomainOptions): Domain {
     fees: options.fees,
     stepMs: settings.withdrawalStepMs,
     strictDocuments: settings.strictDocuments,
+    usage,
   });
 
   // Every job kind and what runs it (the JobRunners type refuses a kind without a runner).
@@ -216,8 +228,8 @@ export function composeDomain(options: DomainOptions): Domain {
   };
   const scheduler = new Scheduler({ jobs: repository.jobs, units, runners, clock, logger, leaseMs: settings.jobLeaseMs });
   const advances = new ClockAdvances({ clocks, jobs, scheduler, units, settle: (accountId) => deliveries.idle(accountId) });
-  const reset = new AccountReset({ units, products, offers, images, transactions, jobs, clocks, events, deliveries, withdrawals, ledger, limits });
-  return { accounts, products, offers, images, clocks, jobs, limits, events, faults, deliveries, listeners, ledger, autopilot, transactions, transitions, withdrawals, scheduler, advances, reset };
+  const reset = new AccountReset({ units, products, offers, images, transactions, jobs, clocks, events, deliveries, withdrawals, ledger, limits, usage });
+  return { accounts, products, offers, images, clocks, jobs, limits, events, faults, deliveries, listeners, ledger, autopilot, transactions, transitions, withdrawals, scheduler, advances, reset, usage };
 }
 
 export interface SandboxOptions {
@@ -286,6 +298,8 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       autopilotRules: config.autopilotFile ? loadRulesFile(config.autopilotFile, document).rules : [],
       sharedStore: opened.shared,
       settings: config,
+      // Quotas (issue 42): on by default when the sandbox is shared (an admin token, or bound beyond loopback).
+      quotas: quotasOf({ records: config.accountMaxRecords, bytes: config.accountMaxBytes }, config.adminToken !== undefined || !shared.boundToLoopback),
     });
     const { accounts, products, offers, images, clocks, limits, events, faults, deliveries, listeners, ledger, autopilot, transactions, transitions, withdrawals, advances, reset } = domain;
     scheduler = domain.scheduler;
@@ -304,7 +318,11 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       // The unauthenticated requests' log, which anyone can fill, keeps the embedded store's bound.
       tighter: { accountId: UNAUTHENTICATED_ACCOUNT, bytes: GLOBAL_LOG_BYTES },
     });
-    const requestLog: RequestLogStore = sharedLog ? new SharedRequestLog(config.requestLogSize, sharedLog) : new RequestLog(config.requestLogSize);
+    // Quotas (issue 42): the in-memory log's rings share one byte budget for the process.
+    let memoryLog: RequestLog | undefined;
+    const requestLog: RequestLogStore = sharedLog
+      ? new SharedRequestLog(config.requestLogSize, sharedLog)
+      : (memoryLog = new RequestLog(config.requestLogSize, GLOBAL_LOG_BYTES, config.requestLogBytes));
     if (config.seedFile) {
       const seed = loadSeedFile(config.seedFile, document);
       const refused = seedTargetRefusal(seed, (url) => targets.refusal(url));
@@ -317,15 +335,21 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       config.retentionDays === undefined
         ? undefined
         : new Retention({ days: config.retentionDays, accountIds: () => accounts.ids(), nowMs: (id) => clocks.nowMs(id), units, logger, intervalMs: config.retentionIntervalMs });
-    retention?.add('transactions', (unit, id, cutoff, limit) => transactions.deleteOlderThan(unit, id, cutoff, limit));
-    retention?.add('withdrawals', (unit, id, cutoff, limit) => withdrawals.deleteOlderThan(unit, id, cutoff, limit));
+    // What retention deletes of the counted records leaves the account's usage in the same unit.
+    const counted = (deleted: Pruner): Pruner => async (unit, id, cutoff, limit) => {
+      const count = await deleted(unit, id, cutoff, limit);
+      await domain.usage.releaseRecords(unit, id, count);
+      return count;
+    };
+    retention?.add('transactions', counted((unit, id, cutoff, limit) => transactions.deleteOlderThan(unit, id, cutoff, limit)));
+    retention?.add('withdrawals', counted((unit, id, cutoff, limit) => withdrawals.deleteOlderThan(unit, id, cutoff, limit)));
     retention?.add('ledger', (unit, id, cutoff, limit) => ledger.deleteOlderThan(unit, id, cutoff, limit));
     retention?.add('deliveries', (unit, id, cutoff, limit) => deliveries.deleteOlderThan(unit, id, cutoff, limit));
     retention?.add('events', (unit, id, cutoff, limit) => events.deleteOlderThan(unit, id, cutoff, limit));
     if (config.retentionDays !== undefined) retention?.add('requests', requestLogPruner(requestLog, config.retentionDays, () => clock.nowMs()));
 
     // One budget for what clients make the process hold (contract v5): answers, bodies, stream buffers.
-    const budget = new MemoryBudget({ limitBytes: config.memoryBudgetBytes });
+    const budget = new MemoryBudget({ limitBytes: config.memoryBudgetBytes, reservedBytes: { requestLog: () => memoryLog?.totalBytes ?? 0 } });
     const mock = new MockResponder({ seed: config.mockSeed, limits: { jsonBytes: config.jsonLimitBytes, imageBytes: config.imageLimitBytes } });
     const caps = new ConnectionCaps(connectionLimits({ total: config.maxConnections, perClient: config.maxConnectionsPerClient }));
     const health = new Health(clock, () => repository.health(), (detail) => logger.warn({ detail }, 'health: the store is unavailable'), {
@@ -337,6 +361,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       endpoints: createEndpoints({
         config, accounts, products, offers, images, objects, reset, health, shared, targets, transactions, transitions, clocks, advances, presenter,
         withdrawals, ledger, limits, publicUrl: publicUrlNow, deliveries, events, listeners, autopilot, faults, requestLog,
+        usage: domain.usage,
       }),
       // Mock mode: every operation is answered from its schema by the fallback, none by its handler.
       mock: config.mock,
@@ -375,6 +400,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     return {
       createServer: () => createHttpServer({ pipeline, people, budget, caps, requestTimeoutMs: config.requestTimeoutMs }),
       defaultAccount,
+      requestLogMemory: memoryLog && memoryOf(memoryLog),
       retention,
       setPublicUrl: (url) => {
         publicUrl = config.publicUrl ?? url;
@@ -428,3 +454,6 @@ async function withQrCode(presenter: TransactionPresenter, reply: AnyReply): Pro
 
 const isPixTransaction = (value: unknown): value is Transaction =>
   value !== null && typeof value === 'object' && 'transactionId' in value && 'pixCode' in value && typeof value.pixCode === 'string' && value.pixCode !== '';
+
+/** What the in-memory request log holds of the process's memory (Sandbox.requestLogMemory). */
+const memoryOf = (log: RequestLog): { budgetBytes: number; usedBytes(): number } => ({ budgetBytes: log.budgetBytes, usedBytes: () => log.totalBytes });

@@ -89,6 +89,9 @@ program
   )
   .addOption(new Option('--mock', 'stateless stub: answer every operation from its openapi.yaml schema').env('SANDBOX_MOCK'))
   .addOption(new Option('--request-log-size <n>', 'request log entries kept per account (in memory)').env('SANDBOX_REQUEST_LOG_SIZE').argParser(integer).default(DEFAULTS.requestLogSize))
+  .addOption(new Option('--request-log-bytes <bytes>', 'bytes the request log keeps in memory for all accounts together (the largest logs give up their oldest entries first)').env('SANDBOX_REQUEST_LOG_BYTES').argParser(integer).default(DEFAULTS.requestLogBytes))
+  .addOption(new Option('--account-max-records <n>', 'records (products, offers, images, transactions, withdrawals) an account may store; 0: no cap (default 10000 when shared: admin token set, or bound beyond loopback; else none)').env('SANDBOX_ACCOUNT_MAX_RECORDS').argParser(integer))
+  .addOption(new Option('--account-max-bytes <bytes>', 'bytes an account may store (records as the JSON they were created from, images); 0: no cap (default 67108864 when shared; else none)').env('SANDBOX_ACCOUNT_MAX_BYTES').argParser(integer))
   .addOption(new Option('--fault-seed <n>', 'seed of probabilistic fault rules').env('SANDBOX_FAULT_SEED').argParser(integer).default(DEFAULTS.faultSeed))
   .addOption(new Option('--faults <file>', "fault rules (YAML/JSON) for the default account").env('SANDBOX_FAULTS'))
   .addOption(new Option('--pix-instruction <mode>', 'plain Pix code in the 201 (immediate) or filled later like the hybrid (delayed)').env('SANDBOX_PIX_INSTRUCTION').choices(['immediate', 'delayed']).default(DEFAULTS.pixInstruction))
@@ -175,6 +178,9 @@ interface StartOptions {
   validateResponses?: ResponseValidationMode;
   mock?: boolean | string;
   requestLogSize: number;
+  requestLogBytes: number;
+  accountMaxRecords?: number;
+  accountMaxBytes?: number;
   faultSeed: number;
   faults?: string;
   pixInstruction: 'immediate' | 'delayed';
@@ -234,6 +240,9 @@ function toConfig(opts: StartOptions): ConfigInput {
     validateResponses: opts.validateResponses ?? 'off',
     mock: flag(opts.mock),
     requestLogSize: opts.requestLogSize,
+    requestLogBytes: opts.requestLogBytes,
+    accountMaxRecords: opts.accountMaxRecords,
+    accountMaxBytes: opts.accountMaxBytes,
     faultSeed: opts.faultSeed,
     faultsFile: opts.faults,
     pixInstruction: opts.pixInstruction,

@@ -82,6 +82,13 @@ export interface Config {
   memoryBudgetBytes: number;
   /** Request log entries kept per account (in memory); 0 keeps none. */
   requestLogSize: number;
+  // --- Quotas (issue 42): the request log's memory, records and bytes per account. ---
+  /** Bytes the in-memory request log keeps for all accounts together (one budget for the process). */
+  requestLogBytes: number;
+  /** Records an account may store (0: no cap); undefined: the default, a cap only on a shared sandbox (src/accounts/usage.ts). */
+  accountMaxRecords: number | undefined;
+  /** Bytes an account may store (0: no cap); undefined: as accountMaxRecords. */
+  accountMaxBytes: number | undefined;
   /** Seed of the probability draws of fault rules. */
   faultSeed: number;
   /** Fault rules file (YAML or JSON) loaded for the default account at start; undefined: none. */
@@ -155,6 +162,7 @@ export const DEFAULTS = {
   webhookTimeoutMs: 5000,
   mockSeed: 1,
   requestLogSize: 1000,
+  requestLogBytes: 64 * 1024 * 1024,
   faultSeed: 1,
   pixInstruction: 'immediate',
   pixExpiryMs: 24 * 60 * 60 * 1000,
@@ -174,6 +182,7 @@ export function resolveConfig(input: ConfigInput): Config {
   if (!mock && input.inMemory === true && input.store?.kind === 'postgres') {
     throw new Error('--in-memory keeps nothing, --store postgres://… keeps everything in PostgreSQL: choose one');
   }
+  const memoryBudgetBytes = input.memoryBudgetBytes ?? defaultBudgetBytes();
   return {
     port,
     host: input.host ?? (inDocker() ? '0.0.0.0' : '127.0.0.1'),
@@ -207,7 +216,11 @@ export function resolveConfig(input: ConfigInput): Config {
     mock,
     mockSeed: input.mockSeed ?? DEFAULTS.mockSeed,
     requestLogSize: input.requestLogSize ?? DEFAULTS.requestLogSize,
-    memoryBudgetBytes: input.memoryBudgetBytes ?? defaultBudgetBytes(),
+    memoryBudgetBytes,
+    // The request log is part of the memory budget: by default it takes at most a quarter of it.
+    requestLogBytes: input.requestLogBytes ?? Math.min(DEFAULTS.requestLogBytes, Math.floor(memoryBudgetBytes / 4)),
+    accountMaxRecords: input.accountMaxRecords,
+    accountMaxBytes: input.accountMaxBytes,
     faultSeed: input.faultSeed ?? DEFAULTS.faultSeed,
     faultsFile: input.faultsFile || undefined,
     pixInstruction: input.pixInstruction ?? DEFAULTS.pixInstruction,

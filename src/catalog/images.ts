@@ -1,5 +1,6 @@
 import { fileTypeFromBuffer } from 'file-type';
 import { randomUUID } from 'node:crypto';
+import type { Usage } from '../accounts/usage.js';
 import { invalid } from '../errors.js';
 import type { ObjectStore } from '../store/ports.js';
 import type { UnitOfWork } from '../store/ports.js';
@@ -22,6 +23,8 @@ export interface ProductImagesOptions {
   units: UnitOfWork;
   /** Read at upload time: with port 0 the URL is known only once the server listens. */
   publicUrl: () => string;
+  /** What the account stores, against its quotas: an image counts its bytes. */
+  usage: Usage;
 }
 
 /**
@@ -43,17 +46,41 @@ export class ProductImages {
     }
     const key = `img_${randomUUID()}.${ext}`;
     await storage.put(owner.id, key, { bytes, contentType: type.mime });
-    // Read again under lock: the product may have been archived while the file was being written.
-    const { before, updated } = await units.run((unit) => products.setImageUrl(unit, owner, productId, `${publicUrl()}${OBJECTS_PATH}${key}`));
-    await this.removeObjectOf(owner.id, before.imageUrl);
-    return updated;
+    let changed: { before: ProductRecord; updated: ProductRecord };
+    try {
+      // Read again under lock: the product may have been archived while the file was being written.
+      changed = await units.run(async (unit) => {
+        const change = await products.setImageUrl(unit, owner, productId, `${publicUrl()}${OBJECTS_PATH}${key}`);
+        const replaced = await this.bytesOf(change.before.imageUrl);
+        await this.options.usage.charge(unit, owner.id, { what: 'product image', records: replaced === undefined ? 1 : 0, bytes: bytes.length - (replaced ?? 0) });
+        return change;
+      });
+    } catch (error) {
+      // Refused (a quota, an archived product): the file no product points at goes.
+      await storage.delete(owner.id, key);
+      throw error;
+    }
+    await this.removeObjectOf(owner.id, changed.before.imageUrl);
+    return changed.updated;
   }
 
   async remove(owner: Owner, productId: string): Promise<ProductRecord> {
     const { products, units } = this.options;
-    const { before, updated } = await units.run((unit) => products.setImageUrl(unit, owner, productId, null));
+    const { before, updated } = await units.run(async (unit) => {
+      const change = await products.setImageUrl(unit, owner, productId, null);
+      const removed = await this.bytesOf(change.before.imageUrl);
+      if (removed !== undefined) await this.options.usage.release(unit, owner.id, { records: 1, bytes: removed });
+      return change;
+    });
     await this.removeObjectOf(owner.id, before.imageUrl);
     return updated;
+  }
+
+  /** The size of the image file an imageUrl names; undefined when it names none (or one gone). */
+  private async bytesOf(imageUrl: string | null): Promise<number | undefined> {
+    const at = imageUrl?.lastIndexOf(OBJECTS_PATH) ?? -1;
+    if (!imageUrl || at < 0) return undefined;
+    return (await this.options.storage.get(imageUrl.slice(at + OBJECTS_PATH.length)))?.bytes.length;
   }
 
   async removeObjectOf(accountId: string, imageUrl: string | null): Promise<void> {

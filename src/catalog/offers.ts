@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { bytesOfInput, type Usage } from '../accounts/usage.js';
 import type { Clock } from '../clock.js';
 import { Records, type PageQuery } from '../records/records.js';
 import type { Offer, OfferCreate, OfferList } from '../spec/types.js';
@@ -20,22 +21,27 @@ export interface OffersOptions {
   repository: Repository;
   clock: Clock;
   products: Products;
+  /** What the account stores, against its quotas. */
+  usage: Usage;
 }
 
 export class Offers {
   private readonly records: Records<OfferRecord>;
   private readonly clock: Clock;
   private readonly products: Products;
+  private readonly usage: Usage;
 
   constructor(options: OffersOptions) {
     this.records = new Records(options.repository, OFFERS);
     this.clock = options.clock;
     this.products = options.products;
+    this.usage = options.usage;
   }
 
   /** An inactive product still takes offers: only archiving closes it. */
   async create(unit: Unit, owner: Owner, input: OfferCreate): Promise<OfferRecord> {
     const product = await this.products.getEditable(owner, input.productId, unit);
+    await this.usage.charge(unit, owner.id, { what: 'offer', records: 1, bytes: bytesOfInput(input) });
     const now = new Date(this.clock.nowMs()).toISOString();
     const record: OfferRecord = {
       id: `ofr_${randomUUID()}`,

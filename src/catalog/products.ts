@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { bytesOfInput, type Usage } from '../accounts/usage.js';
 import type { Clock } from '../clock.js';
 import { invalid, notFound } from '../errors.js';
 import { Records, type PageQuery } from '../records/records.js';
@@ -27,6 +28,21 @@ export const PRODUCTS: TableSpec<ProductRecord> = {
   filters: { live: (p) => p.deletedAt === null, active: (p) => p.active },
 };
 
+/**
+ * The bound openapi.yaml's Metadata schema puts on a string value, held here for the values
+ * JSON Schema cannot measure: a number, object or array is at most this many characters of JSON.
+ */
+export const METADATA_VALUE_CHARS = 500;
+
+/** The first metadata value that is not a string and whose JSON is past METADATA_VALUE_CHARS. */
+function metadataRefusal(metadata: ProductCreate['metadata']): string | undefined {
+  for (const [key, value] of Object.entries(metadata ?? {})) {
+    if (typeof value === 'string') continue;
+    if (JSON.stringify(value).length > METADATA_VALUE_CHARS) return `metadata.${key} must be at most ${METADATA_VALUE_CHARS} characters of JSON`;
+  }
+  return undefined;
+}
+
 export function toProduct(record: ProductRecord): Product {
   const { accountId: _accountId, ...product } = record;
   return product;
@@ -35,20 +51,27 @@ export function toProduct(record: ProductRecord): Product {
 export interface ProductsOptions {
   repository: Repository;
   clock: Clock;
+  /** What the account stores, against its quotas. */
+  usage: Usage;
 }
 
 export class Products {
   private readonly records: Records<ProductRecord>;
   private readonly clock: Clock;
+  private readonly usage: Usage;
 
   constructor(options: ProductsOptions) {
     this.records = new Records(options.repository, PRODUCTS);
     this.clock = options.clock;
+    this.usage = options.usage;
   }
 
   async create(unit: Unit, owner: Owner, input: ProductCreate): Promise<ProductRecord> {
+    const refused = metadataRefusal(input.metadata);
+    if (refused) throw invalid(refused);
     const externalId = input.externalId ?? null;
     if (externalId !== null) await this.assertExternalIdFree(unit, owner.id, externalId, undefined);
+    await this.usage.charge(unit, owner.id, { what: 'product', records: 1, bytes: bytesOfInput(input) });
     const now = this.nowIso();
     const record: ProductRecord = {
       id: `prd_${randomUUID()}`,
@@ -84,6 +107,8 @@ export class Products {
   }
 
   async update(unit: Unit, owner: Owner, id: string, patch: ProductPatch): Promise<ProductRecord> {
+    const refused = metadataRefusal(patch.metadata);
+    if (refused) throw invalid(refused);
     const current = editable(await this.forUpdate(unit, owner, id));
     if (patch.externalId !== undefined && patch.externalId !== null) await this.assertExternalIdFree(unit, owner.id, patch.externalId, id);
     const next: ProductRecord = {
@@ -95,6 +120,8 @@ export class Products {
       ...(patch.metadata !== undefined && { metadata: patch.metadata }),
       updatedAt: this.nowIso(),
     };
+    // A longer description or metadata stores more; a shorter one frees its difference.
+    await this.usage.charge(unit, owner.id, { what: 'product change', records: 0, bytes: JSON.stringify(next).length - JSON.stringify(current).length });
     await this.putChecked(unit, next);
     return next;
   }

@@ -10,6 +10,7 @@ const NAV: readonly [string, string][] = [
   ['#/clock', 'Clock'],
   ['#/account', 'Account'],
   ['#/faults', 'Faults'],
+  ['#/usage', 'Usage'],
 ];
 
 /**

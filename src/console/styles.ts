@@ -67,6 +67,8 @@ th{font-size:13px;color:var(--muted);font-weight:600}
 .facts{display:grid;grid-template-columns:max-content 1fr;gap:4px 14px;margin:0}
 .facts dt{color:var(--muted)}
 .facts dd{margin:0;min-width:0;overflow-wrap:break-word}
+.usage{display:flex;flex-direction:column;gap:4px}
+.usage progress{width:100%;max-width:360px;height:10px}
 .mono,code,pre{font-family:var(--mono);font-size:13px}
 /* Prose breaks between words; a single word breaks only when it is wider than its line. */
 .wrap{overflow-wrap:break-word}

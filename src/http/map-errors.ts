@@ -14,8 +14,13 @@ export interface ErrorAnswer {
   headers?: Record<string, string>;
 }
 
-/** The HTTP status of each domain error code, decided here once. */
-export const DOMAIN_STATUS: Record<DomainErrorCode, number> = { invalid: 400, not_found: 404, conflict: 409 };
+/**
+ * The HTTP status of each domain error code, decided here once. A quota is 413, a status every
+ * creating operation documents already (its body limit): the account cannot take more content.
+ * Not 409, which integrations read as "already processed" on a cash-out, nor 403, whose body
+ * says only "Forbidden" (a sandbox choice: README, fidelity).
+ */
+export const DOMAIN_STATUS: Record<DomainErrorCode, number> = { invalid: 400, not_found: 404, conflict: 409, quota_exceeded: 413 };
 
 /** Where the error happened, for the answer's shape (by path) and the log line of a 500. */
 export interface ErrorContext {

@@ -31,6 +31,81 @@ export interface DeferredRequestLogEntry {
 }
 
 export type Stored = RequestLogEntry | DeferredRequestLogEntry;
+
+/**
+ * A deferred entry as a page hands it out: its fields are read through, the masked bodies built
+ * only when asked for, and its JSON built when the page is serialized (`toJSON`). A long page is
+ * streamed (src/http/reply.ts), so a 7 MiB request-log page is built and written one entry at a
+ * time, a few per turn of the event loop, and none of it is kept once written: built whole, a
+ * hundred clients asking at once held the event loop for seconds and the memory of every page.
+ * Response validation reads the fields before the page is sent: what it read is kept until the
+ * entry is serialized.
+ */
+class ShownEntry implements RequestLogEntry {
+  // ECMAScript private fields: schema validation and JSON see the entry's fields only.
+  readonly #stored: DeferredRequestLogEntry;
+  #built: RequestLogEntry | undefined;
+
+  constructor(stored: DeferredRequestLogEntry) {
+    this.#stored = stored;
+  }
+
+  get #view(): RequestLogEntry {
+    return (this.#built ??= this.#stored.entry());
+  }
+
+  get traceId(): string {
+    return this.#stored.traceId;
+  }
+  get at(): string {
+    return this.#stored.at;
+  }
+  get path(): string {
+    return this.#stored.path;
+  }
+  get status(): number | null {
+    return this.#stored.status;
+  }
+  get method(): string {
+    return this.#view.method;
+  }
+  get query(): RequestLogEntry['query'] {
+    return this.#view.query;
+  }
+  get durationMs(): number {
+    return this.#view.durationMs;
+  }
+  get requestHeaders(): RequestLogEntry['requestHeaders'] {
+    return this.#view.requestHeaders;
+  }
+  get requestBody(): unknown {
+    return this.#view.requestBody;
+  }
+  get requestBodyTruncated(): boolean {
+    return this.#view.requestBodyTruncated;
+  }
+  get responseBody(): unknown {
+    return this.#view.responseBody;
+  }
+  get responseBodyTruncated(): boolean {
+    return this.#view.responseBodyTruncated;
+  }
+  get hint(): string | null {
+    return this.#view.hint;
+  }
+  get fault(): string | null {
+    return this.#view.fault;
+  }
+
+  toJSON(): RequestLogEntry {
+    const view = this.#built ?? this.#stored.entry();
+    this.#built = undefined;
+    return view;
+  }
+}
+
+/** An entry of a page: a deferred one read through as it is serialized (ShownEntry), a plain one as it is. */
+const listed = (stored: Stored): RequestLogEntry => ('entry' in stored && typeof stored.entry === 'function' ? new ShownEntry(stored) : (stored as RequestLogEntry));
 export const shown = (stored: Stored): RequestLogEntry => ('entry' in stored && typeof stored.entry === 'function' ? stored.entry() : (stored as RequestLogEntry));
 const bytesOf = (stored: Stored): number => ('bytes' in stored && typeof stored.bytes === 'number' ? stored.bytes : JSON.stringify(stored).length);
 
@@ -56,6 +131,13 @@ export interface RequestLogStore {
  */
 export const GLOBAL_LOG_BYTES = 8 * 1024 * 1024;
 
+/**
+ * The byte budget of every ring of the in-memory log together (SANDBOX_REQUEST_LOG_BYTES): a
+ * cap for the process, not per account, since accounts are free to create and each full ring
+ * of 1,000 entries could otherwise hold ~200 MiB. docs/robustness.md has the measured figures.
+ */
+export const REQUEST_LOG_BYTES = 64 * 1024 * 1024;
+
 interface Ring {
   entries: Stored[];
   bytes: number;
@@ -68,12 +150,21 @@ interface Ring {
  */
 export class RequestLog implements RequestLogStore {
   private readonly rings = new Map<LogKey, Ring>();
+  /** Bytes of every ring together, by the entries' own estimate. */
+  private total = 0;
 
   constructor(
     readonly size: number,
     /** The byte budget of the unauthenticated ring; the oldest entries go first. */
     readonly globalBytes: number = GLOBAL_LOG_BYTES,
+    /** The byte budget of all rings together; the largest rings give up their oldest entries first. */
+    readonly budgetBytes: number = REQUEST_LOG_BYTES,
   ) {}
+
+  /** Bytes all rings keep together (what `budgetBytes` bounds, give or take each ring's newest entry). */
+  get totalBytes(): number {
+    return this.total;
+  }
 
   /** The embedded store looks accounts up at once: nothing to wait for. */
   recording(): void {}
@@ -82,13 +173,38 @@ export class RequestLog implements RequestLogStore {
     if (this.size === 0) return;
     let ring = this.rings.get(key);
     if (!ring) this.rings.set(key, (ring = { entries: [], bytes: 0 }));
+    const bytes = bytesOf(entry);
     ring.entries.push(entry);
-    ring.bytes += bytesOf(entry);
+    ring.bytes += bytes;
+    this.total += bytes;
     // Trimmed an eighth of its size at a time rather than on every add: a full ring of 1,000
     // shifted by one on each request cost more than the rest of logging it. Reads trim first.
     if (ring.entries.length > this.size + Math.max(1, this.size >> 3)) this.trim(ring);
     // Over its budget, the global ring drops down to seven eighths of it at once, for the same reason.
     if (key === UNAUTHENTICATED && ring.bytes > this.globalBytes) this.drop(ring, this.globalBytes - (this.globalBytes >> 3));
+    if (this.total > this.budgetBytes) this.cutToLevel(this.budgetBytes - (this.budgetBytes >> 3));
+  }
+
+  /**
+   * Brings all rings together down to `target` bytes by cutting the largest ones to one level
+   * (water-filling): rings under the level keep everything, so one busy account gives up its
+   * oldest entries before a quiet one loses any, and every ring keeps its newest entry. Sorting
+   * the rings here is amortized: the budget is passed again only after an eighth of it is added.
+   */
+  private cutToLevel(target: number): void {
+    const rings = [...this.rings.values()].sort((a, b) => b.bytes - a.bytes);
+    let rest = this.total;
+    let level = 0;
+    let cut = 0;
+    // Find how many of the largest rings must be cut, and the level they are cut to.
+    while (cut < rings.length) {
+      rest -= (rings[cut] as Ring).bytes;
+      cut++;
+      level = (target - rest) / cut;
+      const next = rings[cut];
+      if (next === undefined || level >= next.bytes) break;
+    }
+    for (let i = 0; i < cut; i++) this.drop(rings[i] as Ring, Math.max(0, Math.floor(level)));
   }
 
   /** Bytes the key's entries keep, by the entries' own estimate (what the global budget counts). */
@@ -110,7 +226,11 @@ export class RequestLog implements RequestLogStore {
   }
 
   private remove(ring: Ring, count: number): void {
-    for (const gone of ring.entries.splice(0, count)) ring.bytes -= bytesOf(gone);
+    for (const gone of ring.entries.splice(0, count)) {
+      const bytes = bytesOf(gone);
+      ring.bytes -= bytes;
+      this.total -= bytes;
+    }
   }
 
   /** Newest first; the cursor is a traceId, so pages stay put while new requests arrive. */
@@ -130,12 +250,13 @@ export class RequestLog implements RequestLogStore {
       const entry = ring[i] as Stored;
       if (!keep(entry)) continue;
       if (data.length === limit) return { data, hasMore: true };
-      data.push(shown(entry));
+      data.push(listed(entry));
     }
     return { data, hasMore: false };
   }
 
   forget(key: LogKey): void {
+    this.total -= this.rings.get(key)?.bytes ?? 0;
     this.rings.delete(key);
   }
 
@@ -152,6 +273,7 @@ export class RequestLog implements RequestLogStore {
       bytes += bytesOf(entry);
       return true;
     });
+    this.total -= ring.bytes - bytes;
     if (kept.length === 0) this.rings.delete(key);
     else this.rings.set(key, { entries: kept, bytes });
     return deleted;

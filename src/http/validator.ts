@@ -36,6 +36,9 @@ function xMessage(err: ErrorObject): string | undefined {
   return typeof schema?.['x-message'] === 'string' ? schema['x-message'] : undefined;
 }
 
+/** A key as an error shows it: quoted, a long one cut (the refused key may be as long as a body). */
+const shownKey = (key: string): string => JSON.stringify(key.length > 48 ? `${key.slice(0, 48)}…` : key);
+
 function join(field: string, text: string): string {
   return field ? `${field} ${text}` : text;
 }
@@ -49,6 +52,8 @@ export function describeValidationErrors(errors: ErrorObject[]): string {
   const first = errors[0];
   if (!first) return 'request is invalid';
   if (first.keyword === 'parse') return `request body is not valid JSON: ${first.message ?? ''}`.trim();
+  // A key refused by the object's `propertyNames` (metadata's 40 characters): the key named, with its rule.
+  if (first.propertyName !== undefined) return `${fieldOf(first.instancePath) || 'body'} key ${shownKey(first.propertyName)} ${xMessage(first) ?? first.message ?? 'is not allowed'}`;
   const sameField = errors.filter((e) => e.instancePath === first.instancePath);
   const phrased = [...sameField].reverse().find((e) => xMessage(e) !== undefined) ?? first;
   const field = fieldOf(phrased.instancePath);

@@ -1,4 +1,5 @@
 import type { AccountRecord } from '../accounts/accounts.js';
+import type { Usage } from '../accounts/usage.js';
 import type { ProductImages } from '../catalog/images.js';
 import type { Offers } from '../catalog/offers.js';
 import type { Products } from '../catalog/products.js';
@@ -26,6 +27,7 @@ export interface ResetScope {
   withdrawals: Withdrawals;
   ledger: Ledger;
   limits: Limits;
+  usage: Usage;
 }
 
 /**
@@ -40,6 +42,8 @@ export class AccountReset {
     const s = this.scope;
     const id = account.id;
     const { products, deleted } = await s.units.run(async (unit) => {
+      // First: the usage row is the first lock of the units that add records (docs/architecture.md).
+      await s.usage.clear(unit, id);
       const offers = await s.offers.deleteAll(unit, id);
       const products = await s.products.deleteAll(unit, id);
       const jobs = await s.jobs.cancelAll(unit, id);

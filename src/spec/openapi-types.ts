@@ -824,6 +824,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sandbox/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the account stores, against its quotas
+         * @description The account's records (products, offers, product images, transactions, withdrawals)
+         *     and stored bytes (each record as the JSON it was created from plus 1 KiB, images as
+         *     their bytes), the quotas in effect (`null`: no cap; by default capped only on a shared
+         *     sandbox: `SANDBOX_ACCOUNT_MAX_RECORDS`, `SANDBOX_ACCOUNT_MAX_BYTES`), and what its
+         *     request log holds in memory, against the budget the whole process shares
+         *     (`SANDBOX_REQUEST_LOG_BYTES`; `null` on the shared store, whose log is in PostgreSQL).
+         *     A create past a quota is answered 413 naming it; a reset frees the account's usage.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sandbox/requests": {
         parameters: {
             query?: never;
@@ -1491,7 +1517,35 @@ export interface components {
          * @description ISO 8601 UTC timestamp with milliseconds, e.g. 2026-01-31T12:00:00.000Z.
          */
         Timestamp: string;
-        /** @description Arbitrary JSON object supplied by the caller. */
+        AccountUsage: {
+            /** @description Products, offers, product images, transactions and withdrawals the account stores. */
+            records: number;
+            /** @description What they take: each record the JSON it was created from plus 1 KiB, each image its bytes. */
+            bytes: number;
+            /** @description The caps in effect; null is no cap. */
+            quotas: {
+                records: number | null;
+                bytes: number | null;
+            };
+            /** @description The account's request log in memory; null on the shared store (kept in PostgreSQL). */
+            requestLog: {
+                /** @description What the account's entries hold in memory (URL, headers, bodies kept, plus 1 KiB each). */
+                bytes: number | null;
+                /** @description What all accounts' logs together may hold: the largest give up their oldest entries first. */
+                processBudgetBytes: number | null;
+            };
+        };
+        /**
+         * @description Arbitrary JSON object supplied by the caller, bounded on this sandbox (a sandbox choice,
+         *     after Stripe's metadata limits): at most 50 keys, each at most 40 characters, each value
+         *     at most 500 characters (a string) or 500 characters of JSON (any other value: numbers,
+         *     booleans, null, objects and arrays are kept as given). 400 naming the field and the bound
+         *     otherwise. Larger blobs belong in the integrator's own store, keyed by `externalId`.
+         * @example {
+         *       "sku": "CER-01",
+         *       "erp": 42
+         *     }
+         */
         Metadata: {
             [key: string]: unknown;
         };
@@ -2446,7 +2500,7 @@ export interface components {
                 "application/json": components["schemas"]["ProductError"];
             };
         };
-        /** @description JSON body larger than the limit (1 MB). */
+        /** @description JSON body larger than the limit (1 MB); or, on an operation that adds to what the account stores (create a product or offer, a longer product), an account quota it would pass (`quota exceeded: …`, naming it; GET /_sandbox/usage). */
         ProductTooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -2558,7 +2612,7 @@ export interface components {
                 "text/html": string;
             };
         };
-        /** @description Body larger than 1 MB. */
+        /** @description Body larger than 1 MB; or, on a purchase or cash-out, an account quota it would pass (`quota exceeded: …`, naming it; GET /_sandbox/usage). */
         TransactionTooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -2614,7 +2668,7 @@ export interface components {
                 "application/json": components["schemas"]["ProductError"];
             };
         };
-        /** @description Image larger than the limit (5 MB). */
+        /** @description Image larger than the limit (5 MB); or an account quota the image would pass (`quota exceeded: …`, naming it). */
         ImageTooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -3975,6 +4029,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SandboxAccount"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+            503: components["responses"]["TransactionUnavailable"];
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's usage. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountUsage"];
                 };
             };
             400: components["responses"]["TransactionBadRequest"];

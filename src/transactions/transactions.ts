@@ -1,4 +1,5 @@
 import type { AccountRecord } from '../accounts/accounts.js';
+import { bytesOfInput, type Usage } from '../accounts/usage.js';
 import { invalid, notFound } from '../errors.js';
 import { Records, type Page, type PageQuery } from '../records/records.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
@@ -68,6 +69,8 @@ export interface TransactionsOptions {
   pixInstruction: 'immediate' | 'delayed';
   /** Lifetime of a plain Pix (its expiresAt). */
   pixExpiryMs: number;
+  /** What the account stores, against its quotas. */
+  usage: Usage;
 }
 
 /** An ISO instant of a query as ms since the epoch (openapi.yaml checked its format; offsets such as -03:00 count). */
@@ -98,6 +101,8 @@ export class Transactions {
     const boletoKind = currency === 'BRL' && (method === 'BOLETO' || method === 'PIX_BOLETO');
     const dueDate = boletoKind ? (input.dueDate ?? defaultDueDate(now)) : null;
     if (boletoKind && input.dueDate !== undefined) checkDueDate(input.dueDate, now);
+    // Before anything is locked or changed: the usage row is the first lock a purchase takes, as a cash-out's.
+    await this.options.usage.charge(unit, account.id, { what: 'transaction', records: 1, bytes: bytesOfInput(input) });
     // Every refusal comes before the first change: a 400 leaves nothing behind, not even a used id.
     if (method === 'CREDIT_CARD' && cardOutcome(checkCard(input, now).number).status === 'APPROVED') {
       for (const listener of this.options.listeners) await listener.admitPaidAtCreation?.(unit, account.id, { currency, amount: input.amount });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AccountRecord } from '../accounts/accounts.js';
+import { bytesOfInput, type Usage } from '../accounts/usage.js';
 import { conflict, invalid, notFound } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { isValidCnpj, isValidCpf } from '../rails/documents.js';
@@ -74,6 +75,8 @@ export interface WithdrawalsOptions {
   /** The delay of each automatic step on the account's clock (REQUEST → PROCESSING → outcome → return). */
   stepMs: number;
   strictDocuments: boolean;
+  /** What the account stores, against its quotas. */
+  usage: Usage;
 }
 
 export type WithdrawalAction = 'approve' | 'reject' | 'fail' | 'return';
@@ -112,14 +115,13 @@ export class Withdrawals {
     const externalId = input.externalId ?? null;
     const fee = cashOutFee(this.options.fees, input.amount);
     const totalAmount = input.amount + fee;
-    // The balance is locked first: two cash-outs of the account (the same externalId sent twice, too) take turns.
+    // A retry of a cash-out already made is 409 even when the account is at its quota (checked again under the locks below).
+    if (externalId !== null) await this.refuseDuplicate(unit, account.id, externalId);
+    // The usage row, then the balance: locked in the order a purchase takes them (it counts first, its cash-in locks the balance after).
+    await this.options.usage.charge(unit, account.id, { what: 'withdrawal', records: 1, bytes: bytesOfInput(input) });
+    // The balance is locked next: two cash-outs of the account (the same externalId sent twice, too) take turns.
     await this.options.ledger.lock(unit, account.id);
-    if (externalId !== null) {
-      const earlier = await this.records.in(unit).findUnique(account.id, 'externalId', externalId);
-      if (earlier) {
-        throw conflict(ALREADY_PROCESSED, `withdrawal ${earlier.id} already has externalId ${externalId}: a retry of the same cash-out must not pay twice`);
-      }
-    }
+    if (externalId !== null) await this.refuseDuplicate(unit, account.id, externalId);
     const id = randomUUID();
     await this.options.ledger.hold(unit, account.id, id, totalAmount, `cash-out ${id}: ${input.amount} + fee ${fee} held`);
 
@@ -253,6 +255,11 @@ export class Withdrawals {
       (w) => w.view.createdAt,
       async (w) => !OPEN.includes(w.view.status) && !(await this.options.jobs.isScheduled(accountId, 'withdrawalStep', w.id, unit)),
     );
+  }
+
+  private async refuseDuplicate(unit: Unit, accountId: string, externalId: string): Promise<void> {
+    const earlier = await this.records.in(unit).findUnique(accountId, 'externalId', externalId);
+    if (earlier) throw conflict(ALREADY_PROCESSED, `withdrawal ${earlier.id} already has externalId ${externalId}: a retry of the same cash-out must not pay twice`);
   }
 
   deleteAll(unit: Unit, accountId: string): Promise<number> {

@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { composeDomain, type Domain, type DomainOptions } from '../../src/app.js';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
+import type { Quotas } from '../../src/accounts/usage.js';
 import { FakeClock } from '../../src/clock.js';
 import { MemoryObjectStore } from '../../src/store/embedded/objects.js';
 import type { OpenApiDocument } from '../../src/spec/openapi.js';
@@ -65,6 +66,8 @@ export interface KitOptions {
   clockReadsTakeMs?: number;
   /** What webhook attempts wait for before they leave (the HTTP layer's end of turn); resolved at once by default. */
   afterAnswers?: () => Promise<void>;
+  /** Records and bytes per account; none by default. */
+  quotas?: Quotas;
 }
 
 /**
@@ -105,6 +108,7 @@ export async function domainKit(settings: Partial<DomainOptions['settings']> = {
     objects: new MemoryObjectStore(),
     dispatcher: sender,
     afterAnswers: options.afterAnswers ?? (() => Promise.resolve()),
+    ...(options.quotas && { quotas: options.quotas }),
     publicUrl: () => 'http://sandbox.test',
     fees: DEFAULT_FEES,
     operationIds: operationIdsOf(await document),

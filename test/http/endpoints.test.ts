@@ -7,6 +7,7 @@ import { faultEndpoints } from '../../src/http/fault-handlers.js';
 import { catalogEndpoints } from '../../src/http/handlers.js';
 import { inspectorEndpoints } from '../../src/http/inspector-handlers.js';
 import { transactionEndpoints } from '../../src/http/transaction-handlers.js';
+import { usageEndpoints } from '../../src/http/usage-handlers.js';
 import { webhookEndpoints } from '../../src/http/webhook-handlers.js';
 import { withdrawalEndpoints } from '../../src/http/withdrawal-handlers.js';
 import { pageEndpoints } from '../../src/pages/handlers.js';
@@ -27,6 +28,7 @@ const FAMILIES = {
   autopilot: autopilotEndpoints,
   faults: faultEndpoints,
   inspector: inspectorEndpoints,
+  usage: usageEndpoints,
 };
 
 const EXPECTED = `
@@ -71,6 +73,7 @@ getAutopilot                 GET /_sandbox/autopilot                      -     
 setAutopilot                 PUT /_sandbox/autopilot                      -                   in a unit  -                                -
 clearAutopilot               DELETE /_sandbox/autopilot                   -                   in a unit  -                                -
 getSandboxAccount            GET /_sandbox/account                        -                   in a unit  -                                -
+getUsage                     GET /_sandbox/usage                          -                   in a unit  -                                -
 listRequests                 GET /_sandbox/requests                       -                   in a unit  -                                -
 listUnauthenticatedRequests  GET /_sandbox/requests/unauthenticated       -                   in a unit  the unauthenticated request log  -
 getFaults                    GET /_sandbox/faults                         -                   in a unit  -                                -

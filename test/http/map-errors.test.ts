@@ -13,7 +13,8 @@ const at = (path: string) => ({ method: 'POST', path, traceId: 'trace-1' });
 
 describe('the error stage', () => {
   it('maps each domain error code to its one status, keeping message and hint', () => {
-    expect(DOMAIN_STATUS).toEqual({ invalid: 400, not_found: 404, conflict: 409 });
+    expect(DOMAIN_STATUS).toEqual({ invalid: 400, not_found: 404, conflict: 409, quota_exceeded: 413 });
+    expect(mapper.answerFor(new DomainError('quota_exceeded', 'quota exceeded: records per account (3)', 'reset the account'))).toEqual({ status: 413, message: 'quota exceeded: records per account (3)', hint: 'reset the account' });
     expect(mapper.answerFor(new DomainError('not_found', 'Transaction not found', 'no such id here'))).toEqual({ status: 404, message: 'Transaction not found', hint: 'no such id here' });
     expect(mapper.answerFor(new DomainError('conflict', 'Transaction already processed'))).toMatchObject({ status: 409, message: 'Transaction already processed' });
     expect(statusOf(new DomainError('invalid', 'x'))).toBe(400);

@@ -540,3 +540,34 @@ describe('GET /v2/products (list)', () => {
     expect((await list(client, { startingAfter: gone.id })).body).toEqual({ data: [], hasMore: false });
   });
 });
+
+describe('metadata bounds (a sandbox choice: 50 keys, 40-character keys, 500-character values)', () => {
+  const ctx = isolatedAccount();
+  const fifty = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`.padEnd(40, 'x'), 'v'.repeat(500)]));
+
+  it('takes metadata at every bound', async () => {
+    const product = await createProduct(ctx.client(), { metadata: { ...fifty } });
+    expect(Object.keys(product.metadata)).toHaveLength(50);
+    const json = { list: Array.from({ length: 80 }, (_, i) => i % 10), nested: { deep: { ok: true } } };
+    expect(JSON.stringify(json.list).length).toBeLessThanOrEqual(500);
+    const patched = await patchProduct(ctx.client(), product.id, { metadata: json });
+    expect(patched.status).toBe(200);
+    expect(patched.body.metadata).toEqual(json);
+  });
+
+  it.each([
+    ['51 keys', { ...fifty, one: 1 }, /^metadata must be a JSON object of at most 50 keys$/],
+    ['a key of 41 characters', { ['k'.repeat(41)]: 1 }, /^metadata key "k{41}" must be at most 40 characters long$/],
+    ['a long key, shown cut', { ['k'.repeat(5_000)]: 1 }, /^metadata key "k{48}…" must be at most 40 characters long$/],
+    ['a string value of 501 characters', { note: 'n'.repeat(501) }, /^metadata\.note must be at most 500 characters long$/],
+    ['a JSON value of more than 500 characters', { tags: Array.from({ length: 200 }, () => 'tag') }, /^metadata\.tags must be at most 500 characters of JSON$/],
+    ['a 1 MB value', { blob: 'b'.repeat(1_000_000 - 100) }, /^metadata\.blob must be at most 500 characters long$/],
+  ])('refuses %s with 400 naming the field and the bound, on create and on PATCH', async (_what, metadata, message) => {
+    const created = await ctx.client().post<ProductErrorBody>('/v2/products', { name: 'Too much', metadata });
+    expectProductError(created, 400, message);
+    const product = await createProduct(ctx.client());
+    const patched = await patchProduct(ctx.client(), product.id, { metadata });
+    expectProductError(patched, 400, message);
+    expect((await getProduct(ctx.client(), product.id)).body.metadata).toEqual({});
+  });
+});

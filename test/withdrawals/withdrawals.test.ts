@@ -1,6 +1,7 @@
 // The withdrawal service on its own: no HTTP, an in-memory store, the scheduler driven by the
 // account clock. What the HTTP tests see end to end is pinned here at the domain's seams:
 // DomainErrors with the exact messages, the hold and its release, the steps and listeners.
+import { Usage } from '../../src/accounts/usage.js';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
@@ -38,7 +39,7 @@ beforeEach(async () => {
   ledger = new Ledger({ repository, clocks });
   changes = [];
   const recorder = { changed: async (_unit: Unit, { next, previous }: { next: WithdrawalRecord; previous: WithdrawalRecord }) => void changes.push([previous.view.status, next.view.status]) };
-  withdrawals = new Withdrawals({ repository, clocks, jobs, ledger, listeners: [recorder], fees: DEFAULT_FEES, stepMs: STEP, strictDocuments: false });
+  withdrawals = new Withdrawals({ repository, clocks, jobs, ledger, listeners: [recorder], fees: DEFAULT_FEES, stepMs: STEP, strictDocuments: false, usage: new Usage({ repository, quotas: { records: undefined, bytes: undefined } }) });
   const none = async () => undefined;
   const runners: JobRunners = {
     fillInstruction: none,

@@ -5,6 +5,7 @@ import { catalogView } from './catalog.js';
 import type { Context, View } from './context.js';
 import { when } from './dom.js';
 import { requestsView } from './requests.js';
+import { usageView } from './usage.js';
 import { faultsView } from './faults.js';
 import { accountView, clockView } from './settings.js';
 import { LiveState } from './state.js';
@@ -26,6 +27,7 @@ const ROUTES: readonly [RegExp, View][] = [
   [/^#\/clock$/, clockView],
   [/^#\/account$/, accountView],
   [/^#\/faults$/, faultsView],
+  [/^#\/usage$/, usageView],
 ];
 
 const $ = <T extends HTMLElement>(id: string): T => {
