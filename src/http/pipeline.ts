@@ -14,6 +14,7 @@ import { HttpError } from './errors.js';
 import type { HttpFaults } from './faults.js';
 import { HandleStage, type Fallback } from './handle.js';
 import { JsonTexts } from './json-text.js';
+import { ListTurns, listOperations } from './list-turns.js';
 import { ErrorMapper } from './map-errors.js';
 import { Routes, matchOperation, type SandboxOperation } from './match.js';
 import { notUsedFields } from './not-used.js';
@@ -106,6 +107,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   // openapi.yaml's x-not-emulated: a malformed entry fails here, at start.
   const notEmulated = notEmulatedCheck(options.document);
   const validator = createSpecValidator(routes);
+  const lists = listOperations(routes.operations);
+  const listTurns = new ListTurns();
   // openapi.yaml's x-not-used: likewise read once, a malformed entry failing the start.
   const ignoreNotUsed = notUsedFields(routes.operations);
   const authenticator = new Authenticator(options.accounts, options.adminToken);
@@ -146,6 +149,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       throw error;
     }
     exchange.accountId = caller.account?.id;
+    // A page's handler reads and presents the whole page: a few of them per turn (list-turns.ts).
+    if (lists.has(operation)) await listTurns.enter();
     let body: unknown;
     if (operation.requestBody) {
       // What the body will take while it is read and parsed: refused up front near the budget, held in it until read.
