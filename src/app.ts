@@ -62,6 +62,9 @@ import { Listeners } from './webhooks/listeners.js';
 import { StoredPresence } from './webhooks/presence.js';
 import { LISTEN_PATH, listenStream, type ListenStream } from './webhooks/listen-stream.js';
 import { Withdrawals } from './withdrawals/withdrawals.js';
+import { RateLimits } from './ratelimit/rate-limits.js';
+import { effectiveRateLimit, type RateLimitSetting } from './ratelimit/setting.js';
+import { isLoopback } from './http/shared-use.js';
 
 export interface Sandbox {
   /** A new (not listening) HTTP server: API requests through the pipeline, the console's pages through express (src/http/transport.ts). */
@@ -243,6 +246,11 @@ function openConfiguredStore(config: Config, clock: Clock, logger: Logger): Prom
   });
 }
 
+/** Rate limits in effect: `auto` is on when the sandbox is shared (an admin token set, or bound beyond loopback). */
+export function rateLimitInEffect(config: Pick<Config, 'rateLimit' | 'adminToken' | 'host'>): RateLimitSetting | 'off' {
+  return effectiveRateLimit(config.rateLimit, config.adminToken !== undefined || !isLoopback(config.host));
+}
+
 /** The composition root: opens the store unless given one (upgrading an earlier version's data file), builds the domain, and puts the spec-driven router in front. */
 export async function createSandbox(config: Config, logger: Logger, options: SandboxOptions = {}): Promise<Sandbox> {
   const clock = options.clock ?? systemClock;
@@ -322,6 +330,13 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     retention?.add('events', (unit, id, cutoff, limit) => events.deleteOlderThan(unit, id, cutoff, limit));
     if (config.retentionDays !== undefined) retention?.add('requests', requestLogPruner(requestLog, config.retentionDays, () => clock.nowMs()));
 
+    // Rate limits per account (contract v5): none at all while off; on a shared store the buckets are the database's.
+    const rateSetting = config.mock ? 'off' : rateLimitInEffect(config);
+    const rateLimits =
+      rateSetting === 'off'
+        ? undefined
+        : new RateLimits({ clock, setting: rateSetting, repository, buckets: opened.buckets, onError: (err: unknown) => logger.warn({ err }, 'rate limits: the store could not be asked; requests are let through meanwhile') });
+
     const mock = new MockResponder({ seed: config.mockSeed, limits: { jsonBytes: config.jsonLimitBytes, imageBytes: config.imageLimitBytes } });
     const health = new Health(clock, () => repository.health(), (detail) => logger.warn({ detail }, 'health: the store is unavailable'));
     const pipeline = createPipeline({
@@ -329,6 +344,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       endpoints: createEndpoints({
         config, accounts, products, offers, images, objects, reset, health, shared, targets, transactions, transitions, clocks, advances, presenter,
         withdrawals, ledger, limits, publicUrl: publicUrlNow, deliveries, events, listeners, autopilot, faults, requestLog,
+        rateLimits,
       }),
       // Mock mode: every operation is answered from its schema by the fallback, none by its handler.
       mock: config.mock,
@@ -348,6 +364,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       // A generated Pix gets the image of its own code, as every Pix answer does.
       fallback: async (operation, req, answer) => withQrCode(presenter, mock.respond(operation, req, answer)),
       faults: httpFaults,
+      rateLimits,
     });
 
     // The console, the spec and its reference page are for people, outside openapi.yaml's routing.

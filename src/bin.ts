@@ -11,6 +11,8 @@ import { registerVerifyCommand } from './contract/cli.js';
 import { registerTriggerCommand } from './trigger/cli.js';
 import { registerListenCommand } from './listen/cli.js';
 import { VERSION } from './version.js';
+import { describeSetting, parseRateLimit, type RateLimitChoice } from './ratelimit/setting.js';
+import { rateLimitInEffect } from './app.js';
 
 function integer(value: string): number {
   const n = Number(value);
@@ -29,6 +31,14 @@ function logFormat(value: string): LogFormat {
 function store(value: string): StoreSetting {
   try {
     return parseStore(value);
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function rateLimit(value: string): RateLimitChoice {
+  try {
+    return parseRateLimit(value);
   } catch (error) {
     throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
   }
@@ -90,6 +100,11 @@ program
   .addOption(new Option('--seed-file <file>', 'fixtures (YAML/JSON) applied idempotently at start: accounts with fixed keys, products, offers, transactions').env('SANDBOX_SEED_FILE'))
   .addOption(new Option('--url-file <file>', 'write the URL to this file once listening, for health checks (the Docker image sets it)').env('SANDBOX_URL_FILE'))
   .addOption(new Option('--retention-days <days>', "delete accounts' transactions, deliveries and events older than this on the account clock (default: keep all)").env('SANDBOX_RETENTION_DAYS').argParser(integer))
+  .addOption(
+    new Option('--rate-limit <limits>', 'rate limits per account: auto (off on loopback without an admin token, else on), off, on, or write=50:100,read=200,control=20 (per second[:burst])')
+      .env('SANDBOX_RATE_LIMIT')
+      .argParser(rateLimit),
+  )
   .action(async (opts: StartOptions) => {
     const format = opts.logFormat ?? defaultLogFormat();
     // A person at a terminal sees each request as one line; a log collector gets events, not traffic.
@@ -106,6 +121,7 @@ program
         (config.mock ? `  mode:          mock (stateless, answers generated from openapi.yaml, seed ${config.mockSeed})\n` : '') +
         (config.validateResponses !== 'off' ? `  responses:     validated against openapi.yaml (${config.validateResponses})\n` : '') +
         `  store:         ${storeSummary(config)}\n` +
+        `  rate limits:   ${describeSetting(rateLimitInEffect(config))}\n` +
         `  console:       ${running.url}/_sandbox/\n` +
         `  secret key:    ${secretKey}\n` +
         `  webhook secret: ${running.sandbox.defaultAccount.webhookSecret} (x-signature key of the default account)\n` +
@@ -172,6 +188,8 @@ interface StartOptions {
   seedFile?: string;
   retentionDays?: number;
   urlFile?: string;
+  /** Already parsed by rateLimit(). */
+  rateLimit?: RateLimitChoice;
 }
 
 function storeSummary(config: Config): string {
@@ -224,6 +242,7 @@ function toConfig(opts: StartOptions): ConfigInput {
     seedFile: opts.seedFile,
     retentionDays: opts.retentionDays,
     urlFile: opts.urlFile,
+    rateLimit: opts.rateLimit,
   };
 }
 

@@ -20,6 +20,8 @@ import { AnswerWriter, ReplyStage, type Outgoing } from './reply.js';
 import { notEmulatedCheck } from './request-checks.js';
 import type { RequestLogStore } from './request-log.js';
 import { RequestLogging, type Exchange } from './request-logging.js';
+import { RateLimitStage, checkRateClasses } from './rate-limit.js';
+import type { RateLimits } from '../ratelimit/rate-limits.js';
 import { ApiRequest } from './request.js';
 import { ResponseValidation } from './response-validation.js';
 import type { SharedUse } from './shared-use.js';
@@ -32,6 +34,7 @@ import { createSpecValidator, validateRequest } from './validate.js';
  *   → request log (request-logging.ts: trace id, the entry when the socket closes)
  *   → shared use (shared-use.ts: Host, CORS, cross-origin changes: 403 / 415)
  *   → match (match.ts: 404 / 405 / 501)  → authenticate (authenticate.ts: 401)
+ *   → rate limit (rate-limit.ts: 429; no stage at all while the sandbox limits nothing)
  *   → body (body.ts: the JSON body, read only now: 400 / 413 / 415)
  *   → faults (faults.ts: the account's fault rules)  → validate (validate.ts: 403 / 415 / 400)
  *   → handle (handle.ts: the handler in a unit of work)  → map errors (map-errors.ts)
@@ -90,6 +93,8 @@ export interface PipelineOptions {
   fallback?: Fallback;
   /** The accounts' fault rules (src/faults), applied after authentication and the body. */
   faults?: HttpFaults;
+  /** Rate limits per account and class (src/ratelimit); undefined while the sandbox limits nothing. */
+  rateLimits?: RateLimits;
 }
 
 export function createPipeline(options: PipelineOptions): Pipeline {
@@ -104,6 +109,9 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const validator = createSpecValidator(routes);
   // openapi.yaml's x-not-used: likewise read once, a malformed entry failing the start.
   const ignoreNotUsed = notUsedFields(routes.operations);
+  // openapi.yaml's x-rate-class: checked whether or not limits are on, so a missing one fails every start.
+  checkRateClasses(routes.operations);
+  const limiter = options.rateLimits === undefined ? undefined : new RateLimitStage(options.rateLimits);
   const authenticator = new Authenticator(options.accounts, options.adminToken);
   const bodies = new BodyStage(options.jsonLimitBytes ?? DEFAULTS.jsonLimitBytes);
   const handling = new HandleStage({ endpoints: options.endpoints, units: options.units, fallback: options.fallback, mock: options.mock, admin: options.admin });
@@ -133,13 +141,18 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     try {
       operation = matchOperation(routes, notEmulated, request.method, request.path);
       caller = await authenticator.authenticate(operation, request.headers.authorization);
+      exchange.accountId = caller.account?.id;
+      // Off, the one branch a request costs; on, a bucket check in memory (a promise only while the store is asked).
+      if (limiter !== undefined) {
+        const waiting = limiter.admit(operation, caller, request);
+        if (waiting !== undefined) await waiting;
+      }
     } catch (error) {
-      // Authentication comes before the body: a request without valid credentials has its
-      // body discarded as it arrives, never buffered or parsed.
+      // Authentication and the rate limit come before the body: a request without valid
+      // credentials, or over its limit, has its body discarded as it arrives, never buffered or parsed.
       bodies.discard(exchange);
       throw error;
     }
-    exchange.accountId = caller.account?.id;
     let body: unknown;
     if (operation.requestBody) body = await bodies.read(exchange);
     else bodies.discard(exchange);

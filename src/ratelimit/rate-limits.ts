@@ -16,7 +16,8 @@ export interface AccountRateLimit {
 
 export const RATE_LIMITS: TableSpec<AccountRateLimit> = { name: 'rate_limits', settings: { account: 'accountId' } };
 
-export type RateLimitUpdate = { [C in RateClass]?: ClassSetting };
+/** A class's rate as the control API takes it: the burst defaults to twice the rate. */
+export type RateLimitUpdate = { [C in RateClass]?: { perSecond: number; burst?: number } | 'off' };
 
 /** Where a class's limit comes from: the sandbox's setting (SANDBOX_RATE_LIMIT) or the account's own. */
 export type LimitSource = 'sandbox' | 'account';
@@ -216,12 +217,16 @@ export class RateLimits {
   async state(accountId: string): Promise<RateLimitState> {
     const holder = this.holderOf(accountId, true);
     if (holder.loading !== undefined) await holder.loading;
+    return this.describe(holder.own, holder.slots);
+  }
+
+  private describe(own: AccountRateLimit | undefined, slots: readonly (Slot | undefined)[]): RateLimitState {
     const nowMs = this.options.clock.nowMs();
     const of = (name: RateClass): ClassState => {
-      const limit = this.limitOf(holder, name);
-      const source: LimitSource = holder.own?.[name] !== undefined ? 'account' : 'sandbox';
+      const limit = own?.[name] ?? this.options.setting[name];
+      const source: LimitSource = own?.[name] !== undefined ? 'account' : 'sandbox';
       if (limit === 'off') return { limited: false, source };
-      const slot = holder.slots[CLASS_INDEX[name]];
+      const slot = slots[CLASS_INDEX[name]];
       const remaining = slot === undefined ? limit.burst : Math.min(limit.burst, slot.remaining(nowMs));
       return { limited: true, perSecond: limit.perSecond, burst: limit.burst, remaining, source };
     };
@@ -229,7 +234,7 @@ export class RateLimits {
   }
 
   /** Replaces the account's own limits (a class not named: the sandbox's); every class is checked before anything changes. */
-  async set(unit: Unit, accountId: string, update: RateLimitUpdate): Promise<void> {
+  async set(unit: Unit, accountId: string, update: RateLimitUpdate): Promise<RateLimitState> {
     const record: AccountRateLimit = { id: accountId, accountId };
     for (const name of RATE_CLASSES) {
       const value = update[name];
@@ -241,10 +246,13 @@ export class RateLimits {
         record[name] = limit;
       } else record[name] = 'off';
     }
+    const own = RATE_CLASSES.some((name) => record[name] !== undefined) ? record : undefined;
     const table = unit.table(RATE_LIMITS);
-    if (RATE_CLASSES.some((name) => record[name] !== undefined)) await table.put(record);
+    if (own !== undefined) await table.put(own);
     else await table.delete(accountId, accountId);
-    unit.afterCommit(() => this.apply(accountId, RATE_CLASSES.some((name) => record[name] !== undefined) ? record : undefined));
+    unit.afterCommit(() => this.apply(accountId, own));
+    // New limits start new buckets, full.
+    return this.describe(own, []);
   }
 
   deleteAll(unit: Unit, accountId: string): Promise<number> {

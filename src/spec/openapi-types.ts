@@ -824,6 +824,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sandbox/rate-limit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's rate limits and what is left of them
+         * @description The limits in effect for each class of operation (`write`, `read`, `control`; see the
+         *     document's description) and the tokens left now. Not limited itself: a client refused
+         *     with 429 can always read why. On a shared store `remaining` is this instance's view
+         *     (its leased tokens and the shared bucket's last count).
+         */
+        get: operations["getRateLimit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/accounts/{id}/rate-limit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set an account's own rate limits
+         * @description Replaces the account's own limits: each class named is a rate (`perSecond`, `burst`
+         *     defaulting to twice the rate) or `off`; a class not named keeps the sandbox's
+         *     (`SANDBOX_RATE_LIMIT`); `{}` is back to the sandbox's for all. An admin act: with
+         *     `SANDBOX_ADMIN_TOKEN` it needs `Authorization: Bearer <token>`; without one it is open
+         *     only while the sandbox is bound to loopback. 409 while the sandbox limits nothing
+         *     (`SANDBOX_RATE_LIMIT=off`, or its default on loopback without an admin token).
+         */
+        put: operations["setAccountRateLimit"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sandbox/requests": {
         parameters: {
             query?: never;
@@ -1920,6 +1970,37 @@ export interface components {
         LimitsUpdate: {
             minimums: components["schemas"]["MinimumRule"][];
         };
+        RateLimitClassState: {
+            /** @description false: this class is not limited for the account. */
+            limited: boolean;
+            /** @description Requests per second, sustained. */
+            perSecond?: number;
+            /** @description Requests at once after a pause (the bucket's size). */
+            burst?: number;
+            /** @description Requests that would be taken now. */
+            remaining?: number;
+            /**
+             * @description `sandbox`: SANDBOX_RATE_LIMIT; `account`: the account's own (PUT /_sandbox/accounts/{id}/rate-limit).
+             * @enum {string}
+             */
+            source: "sandbox" | "account";
+        };
+        RateLimitState: {
+            /** @description Whether this sandbox limits rates at all (SANDBOX_RATE_LIMIT in effect is not off). */
+            enabled: boolean;
+            write: components["schemas"]["RateLimitClassState"];
+            read: components["schemas"]["RateLimitClassState"];
+            control: components["schemas"]["RateLimitClassState"];
+        };
+        RateLimitClassSetting: {
+            perSecond: number;
+            burst?: number;
+        } | "off";
+        RateLimitUpdate: {
+            write?: components["schemas"]["RateLimitClassSetting"];
+            read?: components["schemas"]["RateLimitClassSetting"];
+            control?: components["schemas"]["RateLimitClassSetting"];
+        };
         LimitsState: {
             /** @description The account's own (empty: the defaults). */
             minimums: components["schemas"]["MinimumRule"][];
@@ -2344,6 +2425,54 @@ export interface components {
         };
     };
     responses: {
+        /** @description Over the account's rate limit for the operation's class (`x-rate-class`): `error` is exactly `Too Many Requests`. `Retry-After` says when to try again, `RateLimit-Policy` and `RateLimit` (IETF httpapi draft) the limit and what is left, `x-sandbox-hint` which limit it was and how to change it. */
+        ProductRateLimited: {
+            headers: {
+                "retry-after": components["headers"]["RetryAfter"];
+                "ratelimit-policy": components["headers"]["RateLimitPolicy"];
+                ratelimit: components["headers"]["RateLimit"];
+                /** @description Which limit, its rate, and how to change it. */
+                "x-sandbox-hint"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProductError"];
+            };
+        };
+        /** @description Over the rate limit for the operation's class (`x-rate-class`), the account's (or, for account creation, the admin token's or client address's): `message` is exactly `Too Many Requests`. `Retry-After` says when to try again, `RateLimit-Policy` and `RateLimit` (IETF httpapi draft) the limit and what is left, `x-sandbox-hint` which limit it was and how to change it. */
+        TransactionRateLimited: {
+            headers: {
+                "retry-after": components["headers"]["RetryAfter"];
+                "ratelimit-policy": components["headers"]["RateLimitPolicy"];
+                ratelimit: components["headers"]["RateLimit"];
+                /** @description Which limit, its rate, and how to change it. */
+                "x-sandbox-hint"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description This sandbox limits no rates (`SANDBOX_RATE_LIMIT=off`, or its default on loopback without an admin token), so an account's own limits would change nothing; start it with `SANDBOX_RATE_LIMIT=on` (or a list of rates). */
+        RateLimitsOff: {
+            headers: {
+                /** @description How to turn them on. */
+                "x-sandbox-hint"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description No account has this id. */
+        AccountIdNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
         /** @description The store (PostgreSQL, with `SANDBOX_STORE`) cannot be reached right now; nothing was changed, or, when the connection was lost while committing, the change may have been saved. Try again after `Retry-After` seconds; the sandbox recovers by itself when the database is back. */
         ProductUnavailable: {
             headers: {
@@ -2689,7 +2818,14 @@ export interface components {
         ProductIdPath: string;
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description Whole seconds to wait before the next request of this class is taken. */
+        RetryAfter: string;
+        /** @description The limit, as the IETF httpapi draft (draft-ietf-httpapi-ratelimit-headers) writes it: `"<class>";q=<requests>;w=1`, the class's sustained rate per second. */
+        RateLimitPolicy: string;
+        /** @description What is left, as the draft writes it: `"<class>";r=<remaining>;t=<seconds>`; r is 0 on a 429 and t the seconds until a request is taken again. */
+        RateLimit: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2724,6 +2860,7 @@ export interface operations {
             400: components["responses"]["ProductBadRequest"];
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2754,6 +2891,7 @@ export interface operations {
             403: components["responses"]["ProductForbidden"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2782,6 +2920,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2810,6 +2949,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2844,6 +2984,7 @@ export interface operations {
             404: components["responses"]["ProductNotFound"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2884,6 +3025,7 @@ export interface operations {
             404: components["responses"]["ProductNotFound"];
             413: components["responses"]["ImageTooLarge"];
             415: components["responses"]["ImageUnsupportedMediaType"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2912,6 +3054,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2944,6 +3087,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2975,6 +3119,7 @@ export interface operations {
             404: components["responses"]["OfferProductNotFound"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -3005,6 +3150,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3036,6 +3182,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3073,6 +3220,7 @@ export interface operations {
             409: components["responses"]["TransactionNotApproved"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3104,6 +3252,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3135,6 +3284,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["WithdrawalNotFound"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3159,6 +3309,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3220,6 +3371,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3253,6 +3405,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3286,6 +3439,7 @@ export interface operations {
             404: components["responses"]["AccountNotFound"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3323,6 +3477,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3352,6 +3507,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3390,6 +3546,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3420,6 +3577,7 @@ export interface operations {
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3457,6 +3615,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3487,6 +3646,7 @@ export interface operations {
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionNotApproved"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3524,6 +3684,7 @@ export interface operations {
             409: components["responses"]["TransactionNotApproved"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3552,6 +3713,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -3576,6 +3738,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3608,6 +3771,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3639,6 +3803,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3666,6 +3831,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3695,6 +3861,7 @@ export interface operations {
             404: components["responses"]["WebhookNotFound"];
             409: components["responses"]["WebhookConflict"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3725,6 +3892,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3758,6 +3926,7 @@ export interface operations {
                     "application/json": components["schemas"]["TransactionError"];
                 };
             };
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3792,6 +3961,7 @@ export interface operations {
                     "application/json": components["schemas"]["TransactionError"];
                 };
             };
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3816,6 +3986,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3840,6 +4011,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3870,6 +4042,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3895,6 +4068,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3919,6 +4093,66 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
+            503: components["responses"]["TransactionUnavailable"];
+        };
+    };
+    getRateLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The limits. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitState"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+            503: components["responses"]["TransactionUnavailable"];
+        };
+    };
+    setAccountRateLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLimitUpdate"];
+            };
+        };
+        responses: {
+            /** @description The account's limits now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitState"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+            404: components["responses"]["AccountIdNotFound"];
+            409: components["responses"]["RateLimitsOff"];
+            413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3952,6 +4186,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3983,6 +4218,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4007,6 +4243,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4037,6 +4274,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4062,6 +4300,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4094,6 +4333,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4123,6 +4363,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4152,6 +4393,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4180,6 +4422,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["WithdrawalNotFound"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4210,6 +4453,7 @@ export interface operations {
             404: components["responses"]["WithdrawalNotFound"];
             409: components["responses"]["TransactionConflict"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4245,6 +4489,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4280,6 +4525,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4315,6 +4561,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4339,6 +4586,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4369,6 +4617,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4394,6 +4643,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
