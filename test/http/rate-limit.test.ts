@@ -123,9 +123,10 @@ async function admitted<T>(send: () => Promise<Reply<T>>): Promise<Reply<T>> {
   throw new Error('still refused after 20 tries');
 }
 
+// The test helper starts sandboxes with limits off; these ask for the default (`auto`), as a start without SANDBOX_RATE_LIMIT has it.
 describe('rate limit defaults', () => {
   it('off on loopback without an admin token: a developer load test is never refused, and per-account limits say they would change nothing', async () => {
-    const sandbox = await startSandbox();
+    const sandbox = await startSandbox({ rateLimit: 'auto' });
     try {
       const replies = await Promise.all(Array.from({ length: 150 }, () => sandbox.client.get('/_sandbox/account')));
       expect(replies.every((r) => r.status === 200)).toBe(true);
@@ -140,7 +141,7 @@ describe('rate limit defaults', () => {
   });
 
   it('on with an admin token, at the documented rates; setting an account\'s limits is the admin\'s', async () => {
-    const sandbox = await startSandbox({ adminToken: 'admin-t' });
+    const sandbox = await startSandbox({ adminToken: 'admin-t', rateLimit: 'auto' });
     try {
       const state = await sandbox.client.get<Record<string, unknown>>('/_sandbox/rate-limit');
       expect(state.body).toMatchObject({
@@ -170,7 +171,7 @@ describe('rate limit defaults', () => {
   });
 
   it('on when bound beyond loopback (control: 20/s, burst 40), and setting limits there needs a token', async () => {
-    const sandbox = await startSandbox({ host: '0.0.0.0' });
+    const sandbox = await startSandbox({ host: '0.0.0.0', rateLimit: 'auto' });
     try {
       const { replies, most } = await flood(60, () => sandbox.client.get('/_sandbox/account'), SHARED_DEFAULTS.control as { perSecond: number; burst: number });
       const served = replies.filter((r) => r.status === 200).length;
