@@ -34,7 +34,12 @@ const WHAT: Readonly<Record<RateClass, string>> = {
  * client address's. Built only when the sandbox limits rates: off, the pipeline has no stage.
  */
 export class RateLimitStage {
-  constructor(private readonly limits: RateLimits) {}
+  constructor(
+    private readonly limits: RateLimits,
+    operations: readonly SandboxOperation[],
+  ) {
+    checkRateClasses(operations);
+  }
 
   /** Nothing when the request may go on (a promise of nothing while the store is asked); throws the 429. */
   admit(operation: SandboxOperation, caller: Caller, request: ApiRequest): void | Promise<void> {
