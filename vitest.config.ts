@@ -40,6 +40,7 @@ const POSTGRES_DOMAIN_SUITES = [
   'test/webhooks',
   'test/withdrawals',
   'test/sandbox',
+  'test/ratelimit',
 ];
 const POSTGRES_HTTP_SUITES = ['test/http'];
 
