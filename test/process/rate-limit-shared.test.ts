@@ -19,7 +19,7 @@ const MEASURE_MS = 4_000;
 /** However slow the start, the clients stop by then. */
 const DEADLINE_MS = 20_000;
 /** Requests in flight per instance. */
-const CLIENTS = 4;
+const CLIENTS = 6;
 
 let pair: SharedSandboxes;
 let a: SharedInstance;
