@@ -59,16 +59,20 @@ export class RateLimitStage {
 
 const anonymousKey = (caller: Caller, request: ApiRequest): string => (caller.admin ? 'admin' : `client ${request.message.socket.remoteAddress ?? 'unknown'}`);
 
-const whoOf = (caller: Caller): string => (caller.account !== undefined ? `account ${caller.account.id}` : caller.admin ? 'the admin token' : 'this client address');
+const whoOf = (caller: Caller): { who: string; id: string } =>
+  caller.account !== undefined
+    ? { who: `account ${caller.account.id}`, id: caller.account.id }
+    : { who: caller.admin ? 'the admin token' : 'this client address', id: '{id}' };
 
 /** The 429: exactly `Too Many Requests`, Retry-After and the IETF draft's RateLimit-Policy and RateLimit, the limit and its remedy in the hint. */
-export function tooManyRequests(refusal: RateRefusal, who: string): HttpError {
+export function tooManyRequests(refusal: RateRefusal, caller: { who: string; id: string }): HttpError {
   const { rateClass, limit, source } = refusal;
+  const { who, id } = caller;
   const seconds = Math.max(1, Math.ceil(refusal.retryAfterMs / 1000));
   const whose =
     source === 'account'
-      ? "the account's own limit (PUT /_sandbox/accounts/{id}/rate-limit, the admin's to change)"
-      : "the sandbox's limit (SANDBOX_RATE_LIMIT / --rate-limit; the admin sets one account's with PUT /_sandbox/accounts/{id}/rate-limit)";
+      ? `the account's own limit (PUT /_sandbox/accounts/${id}/rate-limit, the admin's to change)`
+      : `the sandbox's limit (SANDBOX_RATE_LIMIT / --rate-limit; the admin sets one account's with PUT /_sandbox/accounts/${id}/rate-limit)`;
   const hint =
     `${who} is over its ${rateClass} rate limit: ${limit.perSecond} requests/s, burst ${limit.burst}, for ${WHAT[rateClass]}; ` +
     `${whose}. Retry after ${seconds} s; GET /_sandbox/rate-limit shows the limits and what is left.`;

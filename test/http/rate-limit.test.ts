@@ -163,7 +163,7 @@ describe('rate limit defaults', () => {
       expect(refused.length).toBeGreaterThan(0);
       for (const res of refused) {
         expectRateHeaders(res, 'control', 1);
-        expect(res.headers.get('x-sandbox-hint')).toContain("the account's own limit");
+        expect(res.headers.get('x-sandbox-hint')).toContain(`the account's own limit (PUT /_sandbox/accounts/${id}/rate-limit`);
       }
     } finally {
       await sandbox.stop();

@@ -274,7 +274,7 @@ describe('mock mode against the stateful sandbox, every operation of openapi.yam
   });
 
   it('words a rate limit refusal as the rate-limit stage does, for each family', () => {
-    const refusal = tooManyRequests({ rateClass: 'write', limit: { perSecond: 1, burst: 1 }, source: 'sandbox', retryAfterMs: 1 }, 'account acc_x');
+    const refusal = tooManyRequests({ rateClass: 'write', limit: { perSecond: 1, burst: 1 }, source: 'sandbox', retryAfterMs: 1 }, { who: 'account acc_x', id: 'acc_x' });
     const limited = routes.flatMap((route) => (route.responses['429'] === undefined ? [] : [route.responses['429']['x-message']]));
     expect(limited.length).toBeGreaterThan(50);
     expect(new Set(limited)).toEqual(new Set([refusal.message]));
