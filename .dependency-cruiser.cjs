@@ -22,7 +22,7 @@
  * and the composition root and entry points at the top of src/. src/store is the bottom layer
  * (its own rule below) and src/spec holds the OpenAPI document's loader and generated types.
  */
-const DOMAIN = '^src/(accounts|autopilot|catalog|events|faults|ledger|mock|rails|sandbox|scheduler|transactions|webhooks|withdrawals)/';
+const DOMAIN = '^src/(accounts|autopilot|catalog|events|faults|ledger|mock|rails|ratelimit|sandbox|scheduler|transactions|webhooks|withdrawals)/';
 
 module.exports = {
   forbidden: [

@@ -41,6 +41,7 @@ const POSTGRES_DOMAIN_SUITES = [
   'test/webhooks',
   'test/withdrawals',
   'test/sandbox',
+  'test/ratelimit',
 ];
 const POSTGRES_HTTP_SUITES = ['test/http'];
 
@@ -54,7 +55,8 @@ const files = (folders: string[]) => folders.map((folder) => `${folder}/**/*.tes
 // Pact's native core must not report usage anywhere.
 const PACT_ENV = { PACT_DO_NOT_TRACK: 'true' };
 // Child-process sandboxes check their own responses against openapi.yaml too; the store is the project's, whatever the shell says.
-export const EMBEDDED_ENV = { ...PACT_ENV, SANDBOX_VALIDATE_RESPONSES: 'strict', SANDBOX_TEST_STORE: 'embedded' };
+// Rate limits off in child processes too, unless a test passes --rate-limit (test/process/rate-limit-shared.test.ts): suites flood one account on purpose.
+export const EMBEDDED_ENV = { ...PACT_ENV, SANDBOX_VALIDATE_RESPONSES: 'strict', SANDBOX_TEST_STORE: 'embedded', SANDBOX_RATE_LIMIT: 'off' };
 const POSTGRES_ENV = { ...EMBEDDED_ENV, SANDBOX_TEST_STORE: 'postgres' };
 
 /** What every project shares. */

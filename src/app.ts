@@ -65,6 +65,9 @@ import { Listeners } from './webhooks/listeners.js';
 import { StoredPresence } from './webhooks/presence.js';
 import { LISTEN_PATH, listenStream, type ListenStream } from './webhooks/listen-stream.js';
 import { Withdrawals } from './withdrawals/withdrawals.js';
+import { RateLimits } from './ratelimit/rate-limits.js';
+import { effectiveRateLimit, type RateLimitSetting } from './ratelimit/setting.js';
+import { isLoopback } from './http/shared-use.js';
 
 export interface Sandbox {
   /** A new (not listening) HTTP server: API requests through the pipeline, the console's pages through express (src/http/transport.ts). */
@@ -257,6 +260,11 @@ function openConfiguredStore(config: Config, clock: Clock, logger: Logger): Prom
   });
 }
 
+/** Rate limits in effect: `auto` is on when the sandbox is shared (an admin token set, or bound beyond loopback). */
+export function rateLimitInEffect(config: Pick<Config, 'rateLimit' | 'adminToken' | 'host'>): RateLimitSetting | 'off' {
+  return effectiveRateLimit(config.rateLimit, config.adminToken !== undefined || !isLoopback(config.host));
+}
+
 /** The composition root: opens the store unless given one (upgrading an earlier version's data file), builds the domain, and puts the spec-driven router in front. */
 export async function createSandbox(config: Config, logger: Logger, options: SandboxOptions = {}): Promise<Sandbox> {
   const clock = options.clock ?? systemClock;
@@ -350,6 +358,13 @@ export async function createSandbox(config: Config, logger: Logger, options: San
 
     // One budget for what clients make the process hold (contract v5): answers, bodies, stream buffers.
     const budget = new MemoryBudget({ limitBytes: config.memoryBudgetBytes, reservedBytes: { requestLog: () => memoryLog?.totalBytes ?? 0 } });
+    // Rate limits per account (contract v5): none at all while off; on a shared store the buckets are the database's.
+    const rateSetting = config.mock ? 'off' : rateLimitInEffect(config);
+    const rateLimits =
+      rateSetting === 'off'
+        ? undefined
+        : new RateLimits({ clock, setting: rateSetting, repository, buckets: opened.buckets, onError: (err: unknown) => logger.warn({ err }, 'rate limits: the store could not be asked; requests are let through meanwhile') });
+
     const mock = new MockResponder({ seed: config.mockSeed, limits: { jsonBytes: config.jsonLimitBytes, imageBytes: config.imageLimitBytes } });
     const caps = new ConnectionCaps(connectionLimits({ total: config.maxConnections, perClient: config.maxConnectionsPerClient }));
     const health = new Health(clock, () => repository.health(), (detail) => logger.warn({ detail }, 'health: the store is unavailable'), {
@@ -362,6 +377,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
         config, accounts, products, offers, images, objects, reset, health, shared, targets, transactions, transitions, clocks, advances, presenter,
         withdrawals, ledger, limits, publicUrl: publicUrlNow, deliveries, events, listeners, autopilot, faults, requestLog,
         usage: domain.usage,
+        rateLimits,
       }),
       // Mock mode: every operation is answered from its schema by the fallback, none by its handler.
       mock: config.mock,
@@ -382,6 +398,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       // A generated Pix gets the image of its own code, as every Pix answer does.
       fallback: async (operation, req, answer) => withQrCode(presenter, mock.respond(operation, req, answer)),
       faults: httpFaults,
+      rateLimits,
     });
 
     // The console, the spec and its reference page are for people, outside openapi.yaml's routing.

@@ -12,6 +12,8 @@ import { registerTriggerCommand } from './trigger/cli.js';
 import { registerListenCommand } from './listen/cli.js';
 import { VERSION } from './version.js';
 import { parseByteSize } from './sandbox/memory-budget.js';
+import { describeSetting, parseRateLimit, type RateLimitChoice } from './ratelimit/setting.js';
+import { rateLimitInEffect } from './app.js';
 
 function integer(value: string): number {
   const n = Number(value);
@@ -38,6 +40,14 @@ function memoryBudget(value: string): number {
 function store(value: string): StoreSetting {
   try {
     return parseStore(value);
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function rateLimit(value: string): RateLimitChoice {
+  try {
+    return parseRateLimit(value);
   } catch (error) {
     throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
   }
@@ -106,6 +116,11 @@ program
   .addOption(new Option('--max-connections-per-client <n>', 'open connections from one client address (default: all but an eighth of the total)').env('SANDBOX_MAX_CONNECTIONS_PER_CLIENT').argParser(integer))
   .addOption(new Option('--request-timeout <ms>', "time a request's body may take to arrive whole after its headers (408 past it)").env('SANDBOX_REQUEST_TIMEOUT_MS').argParser(integer).default(DEFAULTS.requestTimeoutMs))
   .addOption(new Option('--retention-days <days>', "delete accounts' transactions, deliveries and events older than this on the account clock (default: keep all)").env('SANDBOX_RETENTION_DAYS').argParser(integer))
+  .addOption(
+    new Option('--rate-limit <limits>', 'rate limits per account: auto (off on loopback without an admin token, else on), off, on, or write=50:100,read=200,control=20 (per second[:burst])')
+      .env('SANDBOX_RATE_LIMIT')
+      .argParser(rateLimit),
+  )
   .action(async (opts: StartOptions) => {
     const format = opts.logFormat ?? defaultLogFormat();
     // A person at a terminal sees each request as one line; a log collector gets events, not traffic.
@@ -122,6 +137,7 @@ program
         (config.mock ? `  mode:          mock (stateless, answers generated from openapi.yaml, seed ${config.mockSeed})\n` : '') +
         (config.validateResponses !== 'off' ? `  responses:     validated against openapi.yaml (${config.validateResponses})\n` : '') +
         `  store:         ${storeSummary(config)}\n` +
+        `  rate limits:   ${describeSetting(rateLimitInEffect(config))}\n` +
         `  console:       ${running.url}/_sandbox/\n` +
         `  secret key:    ${secretKey}\n` +
         `  webhook secret: ${running.sandbox.defaultAccount.webhookSecret} (x-signature key of the default account)\n` +
@@ -195,6 +211,8 @@ interface StartOptions {
   maxConnections?: number;
   maxConnectionsPerClient?: number;
   requestTimeout: number;
+  /** Already parsed by rateLimit(). */
+  rateLimit?: RateLimitChoice;
 }
 
 function storeSummary(config: Config): string {
@@ -254,6 +272,7 @@ function toConfig(opts: StartOptions): ConfigInput {
     maxConnections: opts.maxConnections,
     maxConnectionsPerClient: opts.maxConnectionsPerClient,
     requestTimeoutMs: opts.requestTimeout,
+    rateLimit: opts.rateLimit,
   };
 }
 

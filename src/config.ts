@@ -1,4 +1,5 @@
 import { defaultBudgetBytes } from './sandbox/memory-budget.js';
+import type { RateLimitChoice } from './ratelimit/setting.js';
 
 /**
  * What happens to a JSON response that does not match openapi.yaml: `log` logs it and marks
@@ -113,6 +114,11 @@ export interface Config {
    * database shared by any number of instances (contract v3, Shared store).
    */
   store: StoreSetting;
+  /**
+   * Rate limits per account and class (SANDBOX_RATE_LIMIT, src/ratelimit/setting.ts): `auto`
+   * is off on loopback without an admin token and the shared defaults otherwise.
+   */
+  rateLimit: RateLimitChoice;
 }
 
 export type StoreSetting = { kind: 'embedded' } | { kind: 'postgres'; url: string };
@@ -231,6 +237,7 @@ export function resolveConfig(input: ConfigInput): Config {
     urlFile: input.urlFile || undefined,
     // A stateless stub keeps nothing anywhere: the shared store is for stateful sandboxes.
     store: mock ? { kind: 'embedded' } : (input.store ?? { kind: 'embedded' }),
+    rateLimit: input.rateLimit ?? 'auto',
   };
 }
 

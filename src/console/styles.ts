@@ -61,6 +61,7 @@ a.button{display:inline-block;font-weight:600;border:1px solid var(--accent);bac
 table{border-collapse:collapse;width:100%;background:var(--card)}
 th,td{text-align:left;padding:7px 8px;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-size:13px;color:var(--muted);font-weight:600}
+table.rate-limits th .small{font-weight:400}
 .num{text-align:right;white-space:nowrap}
 .list td:first-child a{font-weight:600}
 .empty{color:var(--muted);padding:14px 0}

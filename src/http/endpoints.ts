@@ -5,6 +5,7 @@ import { bindEndpoints, optionsOf, type Endpoint, type EndpointOptions, type End
 import { faultEndpoints, type FaultServices } from './fault-handlers.js';
 import { catalogEndpoints, type CatalogServices } from './handlers.js';
 import { inspectorEndpoints, type InspectorServices } from './inspector-handlers.js';
+import { rateLimitEndpoints, type RateLimitServices } from './rate-limit-handlers.js';
 import { transactionEndpoints, type TransactionServices } from './transaction-handlers.js';
 import { usageEndpoints, type UsageServices } from './usage-handlers.js';
 import { webhookEndpoints, type WebhookServices } from './webhook-handlers.js';
@@ -19,7 +20,8 @@ export type EndpointServices = CatalogServices &
   AutopilotServices &
   FaultServices &
   InspectorServices &
-  UsageServices;
+  UsageServices &
+  RateLimitServices;
 
 /**
  * Every operation of openapi.yaml with its endpoint. `satisfies` over the generated operation
@@ -36,6 +38,7 @@ export const ENDPOINTS = {
   ...faultEndpoints,
   ...inspectorEndpoints,
   ...usageEndpoints,
+  ...rateLimitEndpoints,
 } satisfies { readonly [K in OperationId]: Endpoint<K, EndpointServices> };
 
 /** Every endpoint with its handler given the services. */

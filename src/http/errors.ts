@@ -27,6 +27,7 @@ const REASONS: Record<number, string> = {
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
   426: 'Upgrade Required',
+  429: 'Too Many Requests',
   500: 'Internal Server Error',
   501: 'Not Implemented',
   503: 'Service Unavailable',

@@ -1,12 +1,13 @@
 import { OpenAPIRouter, type Operation } from 'openapi-backend';
 import type { OpenApiDocument } from '../spec/openapi.js';
+import type { RateClass } from '../ratelimit/setting.js';
 import type { Permission } from '../spec/types.js';
 import { HttpError } from './errors.js';
 /** The 501 message for an endpoint openapi.yaml lists as not emulated (request-checks.ts notEmulatedCheck). */
 export type NotEmulated = (method: string, path: string) => string | undefined;
 
-/** An operation of openapi.yaml, with the sandbox's own extension. */
-export type SandboxOperation = Operation<OpenApiDocument> & { 'x-permission'?: Permission };
+/** An operation of openapi.yaml, with the sandbox's own extensions. */
+export type SandboxOperation = Operation<OpenApiDocument> & { 'x-permission'?: Permission; 'x-rate-class'?: RateClass | 'none' };
 
 /** No operation has the path (404), or the path exists only with other methods (405). */
 export type NoMatch = 'not-found' | 'method-not-allowed';

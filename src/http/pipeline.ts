@@ -22,6 +22,8 @@ import { AnswerWriter, BUSY_RETRY_AFTER_S, ReplyStage, type Outgoing } from './r
 import { notEmulatedCheck } from './request-checks.js';
 import type { RequestLogStore } from './request-log.js';
 import { RequestLogging, type Exchange } from './request-logging.js';
+import { RateLimitStage } from './rate-limit.js';
+import type { RateLimits } from '../ratelimit/rate-limits.js';
 import { ApiRequest } from './request.js';
 import { ResponseValidation } from './response-validation.js';
 import type { SharedUse } from './shared-use.js';
@@ -35,6 +37,7 @@ import { createSpecValidator, validateRequest } from './validate.js';
  *   → request log (request-logging.ts: trace id, the entry when the socket closes)
  *   → shared use (shared-use.ts: Host, CORS, cross-origin changes: 403 / 415)
  *   → match (match.ts: 404 / 405 / 501)  → authenticate (authenticate.ts: 401)
+ *   → rate limit (rate-limit.ts: 429; no stage at all while the sandbox limits nothing)
  *   → body (body.ts: the JSON body, read only now: 400 / 413 / 415)
  *   → faults (faults.ts: the account's fault rules)  → validate (validate.ts: 403 / 415 / 400)
  *   → handle (handle.ts: the handler in a unit of work)  → map errors (map-errors.ts)
@@ -95,6 +98,8 @@ export interface PipelineOptions {
   faults?: HttpFaults;
   /** The process's memory budget: bodies and long answers are admitted against it (503 near it). */
   budget?: Pick<MemoryBudget, 'admit' | 'hold'>;
+  /** Rate limits per account and class (src/ratelimit); undefined while the sandbox limits nothing. */
+  rateLimits?: RateLimits;
 }
 
 export function createPipeline(options: PipelineOptions): Pipeline {
@@ -111,6 +116,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const listTurns = new ListTurns();
   // openapi.yaml's x-not-used: likewise read once, a malformed entry failing the start.
   const ignoreNotUsed = notUsedFields(routes.operations);
+  // openapi.yaml's x-rate-class: with limits on, an operation without one fails the start (test/spec checks openapi.yaml has them all).
+  const limiter = options.rateLimits === undefined ? undefined : new RateLimitStage(options.rateLimits, routes.operations);
   const authenticator = new Authenticator(options.accounts, options.adminToken);
   const jsonLimit = options.jsonLimitBytes ?? DEFAULTS.jsonLimitBytes;
   const bodies = new BodyStage(jsonLimit);
@@ -142,13 +149,18 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     try {
       operation = matchOperation(routes, notEmulated, request.method, request.path);
       caller = await authenticator.authenticate(operation, request.headers.authorization);
+      exchange.accountId = caller.account?.id;
+      // Off, the one branch a request costs; on, a bucket check in memory (a promise only while the store is asked).
+      if (limiter !== undefined) {
+        const waiting = limiter.admit(operation, caller, request);
+        if (waiting !== undefined) await waiting;
+      }
     } catch (error) {
-      // Authentication comes before the body: a request without valid credentials has its
-      // body discarded as it arrives, never buffered or parsed.
+      // Authentication and the rate limit come before the body: a request without valid
+      // credentials, or over its limit, has its body discarded as it arrives, never buffered or parsed.
       bodies.discard(exchange);
       throw error;
     }
-    exchange.accountId = caller.account?.id;
     // A page's handler reads and presents the whole page: a few of them per turn (list-turns.ts).
     if (lists.has(operation)) await listTurns.enter();
     let body: unknown;

@@ -55,7 +55,7 @@ const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 const PAYER_PAGE = /^\/_sandbox\/(checkout|boletos|pix|spei)\//;
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
 /** What a browser script of an allowed origin may read of an answer, besides the CORS-safelisted headers. */
-const EXPOSED_HEADERS: readonly string[] = ['x-trace-id', 'x-sandbox-hint', 'x-sandbox-fault', 'x-sandbox-response-invalid', 'retry-after'];
+const EXPOSED_HEADERS: readonly string[] = ['x-trace-id', 'x-sandbox-hint', 'x-sandbox-fault', 'x-sandbox-response-invalid', 'retry-after', 'ratelimit-policy', 'ratelimit'];
 
 export class SharedUse {
   private readonly loopbackBound: boolean;

@@ -824,6 +824,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/_sandbox/rate-limit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's rate limits and what is left of them
+         * @description The limits in effect for each class of operation (`write`, `read`, `control`; see the
+         *     document's description) and the tokens left now. Not limited itself: a client refused
+         *     with 429 can always read why. On a shared store `remaining` is this instance's view
+         *     (its leased tokens and the shared bucket's last count).
+         */
+        get: operations["getRateLimit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/accounts/{id}/rate-limit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set an account's own rate limits
+         * @description Replaces the account's own limits: each class named is a rate (`perSecond`, `burst`
+         *     defaulting to twice the rate) or `off`; a class not named keeps the sandbox's
+         *     (`SANDBOX_RATE_LIMIT`); `{}` is back to the sandbox's for all. An admin act: with
+         *     `SANDBOX_ADMIN_TOKEN` it needs `Authorization: Bearer <token>`; without one it is open
+         *     only while the sandbox is bound to loopback. 409 while the sandbox limits nothing
+         *     (`SANDBOX_RATE_LIMIT=off`, or its default on loopback without an admin token).
+         */
+        put: operations["setAccountRateLimit"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/_sandbox/usage": {
         parameters: {
             query?: never;
@@ -1974,6 +2024,37 @@ export interface components {
         LimitsUpdate: {
             minimums: components["schemas"]["MinimumRule"][];
         };
+        RateLimitClassState: {
+            /** @description false: this class is not limited for the account. */
+            limited: boolean;
+            /** @description Requests per second, sustained. */
+            perSecond?: number;
+            /** @description Requests at once after a pause (the bucket's size). */
+            burst?: number;
+            /** @description Requests that would be taken now. */
+            remaining?: number;
+            /**
+             * @description `sandbox`: SANDBOX_RATE_LIMIT; `account`: the account's own (PUT /_sandbox/accounts/{id}/rate-limit).
+             * @enum {string}
+             */
+            source: "sandbox" | "account";
+        };
+        RateLimitState: {
+            /** @description Whether this sandbox limits rates at all (SANDBOX_RATE_LIMIT in effect is not off). */
+            enabled: boolean;
+            write: components["schemas"]["RateLimitClassState"];
+            read: components["schemas"]["RateLimitClassState"];
+            control: components["schemas"]["RateLimitClassState"];
+        };
+        RateLimitClassSetting: {
+            perSecond: number;
+            burst?: number;
+        } | "off";
+        RateLimitUpdate: {
+            write?: components["schemas"]["RateLimitClassSetting"];
+            read?: components["schemas"]["RateLimitClassSetting"];
+            control?: components["schemas"]["RateLimitClassSetting"];
+        };
         LimitsState: {
             /** @description The account's own (empty: the defaults). */
             minimums: components["schemas"]["MinimumRule"][];
@@ -2422,6 +2503,54 @@ export interface components {
         };
     };
     responses: {
+        /** @description Over the account's rate limit for the operation's class (`x-rate-class`): `error` is exactly `Too Many Requests`. `Retry-After` says when to try again, `RateLimit-Policy` and `RateLimit` (IETF httpapi draft) the limit and what is left, `x-sandbox-hint` which limit it was and how to change it. */
+        ProductRateLimited: {
+            headers: {
+                "retry-after": components["headers"]["RetryAfter"];
+                "ratelimit-policy": components["headers"]["RateLimitPolicy"];
+                ratelimit: components["headers"]["RateLimit"];
+                /** @description Which limit, its rate, and how to change it. */
+                "x-sandbox-hint"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ProductError"];
+            };
+        };
+        /** @description Over the rate limit for the operation's class (`x-rate-class`), the account's (or, for account creation, the admin token's or client address's): `message` is exactly `Too Many Requests`. `Retry-After` says when to try again, `RateLimit-Policy` and `RateLimit` (IETF httpapi draft) the limit and what is left, `x-sandbox-hint` which limit it was and how to change it. */
+        TransactionRateLimited: {
+            headers: {
+                "retry-after": components["headers"]["RetryAfter"];
+                "ratelimit-policy": components["headers"]["RateLimitPolicy"];
+                ratelimit: components["headers"]["RateLimit"];
+                /** @description Which limit, its rate, and how to change it. */
+                "x-sandbox-hint"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description This sandbox limits no rates (`SANDBOX_RATE_LIMIT=off`, or its default on loopback without an admin token), so an account's own limits would change nothing; start it with `SANDBOX_RATE_LIMIT=on` (or a list of rates). */
+        RateLimitsOff: {
+            headers: {
+                /** @description How to turn them on. */
+                "x-sandbox-hint"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description No account has this id. */
+        AccountIdNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
         /** @description The store (PostgreSQL, with `SANDBOX_STORE`) cannot be reached right now; nothing was changed, or, when the connection was lost while committing, the change may have been saved. Try again after `Retry-After` seconds; the sandbox recovers by itself when the database is back. Also the answer on a connection past the connection caps (`SANDBOX_MAX_CONNECTIONS`, `SANDBOX_MAX_CONNECTIONS_PER_CLIENT`), message `too many connections; try again`, which is closed after it; nothing was done. */
         ProductUnavailable: {
             headers: {
@@ -2789,7 +2918,14 @@ export interface components {
         ProductIdPath: string;
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description Whole seconds to wait before the next request of this class is taken. */
+        RetryAfter: string;
+        /** @description The limit, as the IETF httpapi draft (draft-ietf-httpapi-ratelimit-headers) writes it: `"<class>";q=<requests>;w=1`, the class's sustained rate per second. */
+        RateLimitPolicy: string;
+        /** @description What is left, as the draft writes it: `"<class>";r=<remaining>;t=<seconds>`; r is 0 on a 429 and t the seconds until a request is taken again. */
+        RateLimit: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2824,6 +2960,7 @@ export interface operations {
             400: components["responses"]["ProductBadRequest"];
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2855,6 +2992,7 @@ export interface operations {
             408: components["responses"]["ProductRequestTimeout"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2883,6 +3021,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2911,6 +3050,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2946,6 +3086,7 @@ export interface operations {
             408: components["responses"]["ProductRequestTimeout"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -2987,6 +3128,7 @@ export interface operations {
             408: components["responses"]["ProductRequestTimeout"];
             413: components["responses"]["ImageTooLarge"];
             415: components["responses"]["ImageUnsupportedMediaType"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -3015,6 +3157,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -3047,6 +3190,7 @@ export interface operations {
             401: components["responses"]["ProductUnauthorized"];
             403: components["responses"]["ProductForbidden"];
             404: components["responses"]["ProductNotFound"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -3079,6 +3223,7 @@ export interface operations {
             408: components["responses"]["ProductRequestTimeout"];
             413: components["responses"]["ProductTooLarge"];
             415: components["responses"]["ProductUnsupportedMediaType"];
+            429: components["responses"]["ProductRateLimited"];
             503: components["responses"]["ProductUnavailable"];
         };
     };
@@ -3110,6 +3255,7 @@ export interface operations {
             408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3141,6 +3287,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3179,6 +3326,7 @@ export interface operations {
             409: components["responses"]["TransactionNotApproved"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3211,6 +3359,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["TransactionUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3242,6 +3391,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["WithdrawalNotFound"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3266,6 +3416,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3328,6 +3479,7 @@ export interface operations {
             408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3362,6 +3514,7 @@ export interface operations {
             408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3396,6 +3549,7 @@ export interface operations {
             408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3433,6 +3587,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3462,6 +3617,7 @@ export interface operations {
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3501,6 +3657,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3531,6 +3688,7 @@ export interface operations {
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionConflict"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3569,6 +3727,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3599,6 +3758,7 @@ export interface operations {
             404: components["responses"]["TransactionNotFound"];
             409: components["responses"]["TransactionNotApproved"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3637,6 +3797,7 @@ export interface operations {
             409: components["responses"]["TransactionNotApproved"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3665,6 +3826,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["TransactionNotFound"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["PayerPageUnavailable"];
         };
     };
@@ -3689,6 +3851,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3722,6 +3885,7 @@ export interface operations {
             408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3753,6 +3917,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3780,6 +3945,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3809,6 +3975,7 @@ export interface operations {
             404: components["responses"]["WebhookNotFound"];
             409: components["responses"]["WebhookConflict"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3839,6 +4006,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3872,6 +4040,7 @@ export interface operations {
                     "application/json": components["schemas"]["TransactionError"];
                 };
             };
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3906,6 +4075,7 @@ export interface operations {
                     "application/json": components["schemas"]["TransactionError"];
                 };
             };
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3930,6 +4100,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3954,6 +4125,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -3985,6 +4157,7 @@ export interface operations {
             408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4010,6 +4183,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4034,6 +4208,66 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
+            503: components["responses"]["TransactionUnavailable"];
+        };
+    };
+    getRateLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The limits. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitState"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+            503: components["responses"]["TransactionUnavailable"];
+        };
+    };
+    setAccountRateLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateLimitUpdate"];
+            };
+        };
+        responses: {
+            /** @description The account's limits now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitState"];
+                };
+            };
+            400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
+            403: components["responses"]["TransactionForbidden"];
+            404: components["responses"]["AccountIdNotFound"];
+            409: components["responses"]["RateLimitsOff"];
+            413: components["responses"]["TransactionTooLarge"];
+            415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4091,6 +4325,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4122,6 +4357,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4146,6 +4382,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4177,6 +4414,7 @@ export interface operations {
             408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4202,6 +4440,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4235,6 +4474,7 @@ export interface operations {
             408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4264,6 +4504,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4293,6 +4534,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4321,6 +4563,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             404: components["responses"]["WithdrawalNotFound"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4351,6 +4594,7 @@ export interface operations {
             404: components["responses"]["WithdrawalNotFound"];
             409: components["responses"]["TransactionConflict"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4387,6 +4631,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4423,6 +4668,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4459,6 +4705,7 @@ export interface operations {
             409: components["responses"]["TransactionConflict"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4483,6 +4730,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4514,6 +4762,7 @@ export interface operations {
             408: components["responses"]["TransactionRequestTimeout"];
             413: components["responses"]["TransactionTooLarge"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4539,6 +4788,7 @@ export interface operations {
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             415: components["responses"]["ControlUnsupportedMediaType"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };

@@ -59,6 +59,7 @@ async function openPostgres(url: string, options: OpenStoreOptions): Promise<Ope
     repository,
     objects: repository.objects,
     shared: true,
+    buckets: repository.buckets,
     requestLog: <E>(limits: LogLimits): SharedLog<E> => {
       const log = repository.requestLog<E>(limits);
       flushes.push(() => log.flush());

@@ -282,6 +282,22 @@ export interface SharedLog<E> {
  * A store opened for a sandbox (src/store/open.ts): the repository, and what lives beside it.
  * Whoever opened it knows its kind; whoever is handed it needs only this.
  */
+/** What a lease of a shared token bucket took: tokens granted, tokens left, and when none was granted how long until the batch asked for is there. */
+export interface Lease {
+  granted: number;
+  remaining: number;
+  waitMs: number;
+}
+
+/**
+ * Token buckets kept in the store, shared by its instances (rate limits on PostgreSQL): an
+ * instance takes tokens in batches, so most of its requests cost no round trip.
+ */
+export interface SharedBuckets {
+  /** Takes up to `want` whole tokens of the bucket `bucket` of `key`, refilled at `perSecond` up to `burst` on the store's clock. */
+  lease(key: string, bucket: string, perSecond: number, burst: number, want: number): Promise<Lease>;
+}
+
 export interface OpenedStore {
   readonly repository: Repository;
   /** Product images: beside the data file, in memory, or in the database. */
@@ -290,6 +306,8 @@ export interface OpenedStore {
   readonly shared: boolean;
   /** A log kept in the store, shared by its instances; undefined when each instance keeps its own in memory. */
   requestLog<E>(limits: LogLimits): SharedLog<E> | undefined;
+  /** Token buckets shared by the instances (PostgreSQL); undefined when each instance keeps its own. */
+  readonly buckets?: SharedBuckets;
   /** Writes what its logs queued, then closes it. */
   close(): Promise<void>;
   /** After a failed start: lets it go without writing anything more (a data file keeps its journal and is not compacted). */

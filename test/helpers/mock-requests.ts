@@ -37,6 +37,7 @@ export const BODIES: Readonly<Record<string, unknown>> = {
   failWithdrawal: {},
   returnWithdrawal: {},
   setLimits: { minimums: [{ currency: 'BRL', amount: 500 }] },
+  setAccountRateLimit: { write: { perSecond: 50 } },
 };
 
 /** A path for an operation's template: ids of the right form (which the mock echoes, and which a fresh stateful sandbox does not have). */

@@ -46,14 +46,15 @@ async function databaseFor(dataFile: string, named: boolean): Promise<{ url: str
  * A sandbox on a free port and a fresh temporary data dir, in this process. With
  * SANDBOX_TEST_STORE=postgres (test/helpers/test-store.ts) its store is a fresh database of the
  * run's cluster instead (dropped when it stops; the same one again for a data file named before),
- * unless the test chose a store or mock mode.
+ * unless the test chose a store or mock mode. Rate limits are off unless the test sets `rateLimit`.
  */
 export async function startSandbox(overrides: Partial<Config> = {}): Promise<TestSandbox> {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-test-'));
   const dataFile = overrides.dataFile ?? join(dir, 'sandbox.json');
   const database = onPostgres && overrides.store === undefined && overrides.mock !== true ? await databaseFor(dataFile, overrides.dataFile !== undefined) : undefined;
   const store = database === undefined ? {} : { store: { kind: 'postgres' as const, url: database.url }, inMemory: false };
-  const resolved = resolveConfig({ port: 0, dataFile, validateResponses: 'strict', ...overrides, ...store });
+  // Rate limits off unless the test asks (test/http/rate-limit.test.ts): a suite floods one account on purpose, shared or not.
+  const resolved = resolveConfig({ port: 0, dataFile, validateResponses: 'strict', rateLimit: 'off', ...overrides, ...store });
   let running: RunningSandbox;
   try {
     running = await startServer(resolved, pino({ level: 'silent' }));

@@ -6,6 +6,7 @@ import { autopilotEndpoints } from '../../src/http/autopilot-handlers.js';
 import { faultEndpoints } from '../../src/http/fault-handlers.js';
 import { catalogEndpoints } from '../../src/http/handlers.js';
 import { inspectorEndpoints } from '../../src/http/inspector-handlers.js';
+import { rateLimitEndpoints } from '../../src/http/rate-limit-handlers.js';
 import { transactionEndpoints } from '../../src/http/transaction-handlers.js';
 import { usageEndpoints } from '../../src/http/usage-handlers.js';
 import { webhookEndpoints } from '../../src/http/webhook-handlers.js';
@@ -29,6 +30,7 @@ const FAMILIES = {
   faults: faultEndpoints,
   inspector: inspectorEndpoints,
   usage: usageEndpoints,
+  rateLimit: rateLimitEndpoints,
 };
 
 const EXPECTED = `
@@ -74,6 +76,8 @@ setAutopilot                 PUT /_sandbox/autopilot                      -     
 clearAutopilot               DELETE /_sandbox/autopilot                   -                   in a unit  -                                -
 getSandboxAccount            GET /_sandbox/account                        -                   in a unit  -                                -
 getUsage                     GET /_sandbox/usage                          -                   in a unit  -                                -
+getRateLimit                 GET /_sandbox/rate-limit                     -                   in a unit  -                                -
+setAccountRateLimit          PUT /_sandbox/accounts/{id}/rate-limit       -                   in a unit  setting an account's rate limit  -
 listRequests                 GET /_sandbox/requests                       -                   in a unit  -                                -
 listUnauthenticatedRequests  GET /_sandbox/requests/unauthenticated       -                   in a unit  the unauthenticated request log  -
 getFaults                    GET /_sandbox/faults                         -                   in a unit  -                                -

@@ -127,7 +127,8 @@ describe('mock mode (--mock)', () => {
     }
   });
 
-  it('generates bodies valid for their schema for every documented JSON response, with several seeds', async () => {
+  // Seven seeds over every documented JSON response (a 429 on each limited operation among them): longer than the default timeout on a busy machine.
+  it('generates bodies valid for their schema for every documented JSON response, with several seeds', { timeout: 90_000 }, async () => {
     const api = new OpenAPIBackend({ definition: document, quick: true, customizeAjv: (_ajv, options) => createAjv(options) });
     api.init();
     let checked = 0;

@@ -4,6 +4,7 @@ import type { OpenAPIV3_1 } from 'openapi-types';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorMapper } from '../../src/http/map-errors.js';
+import { tooManyRequests } from '../../src/http/rate-limit.js';
 import { loadOpenApi } from '../../src/spec/openapi.js';
 import type { Transaction, Withdrawal } from '../../src/spec/types.js';
 import { StoreUnavailable } from '../../src/store/ports.js';
@@ -30,11 +31,12 @@ const LIMIT = 4096;
 const UNKNOWN_TRANSACTION = '999999999';
 const UNKNOWN_ACCOUNT = 'acc_00000000-0000-4000-8000-000000000000';
 /** Operations whose requests carry the admin token on a sandbox that has one. */
-const ADMIN_ACTS: ReadonlySet<string> = new Set(['createAccount', 'resetAccount', 'listUnauthenticatedRequests']);
+const ADMIN_ACTS: ReadonlySet<string> = new Set(['createAccount', 'resetAccount', 'listUnauthenticatedRequests', 'setAccountRateLimit']);
 
 /** Statuses not provoked over HTTP here, with why; each operation's is compared another way below. */
 const NOT_PROVOKED_STATUSES: ReadonlyMap<number, string> = new Map([
   [503, "the store away, which only a shared store can be over HTTP (test/http/store-outage.test.ts): the x-message is compared with the error stage's own below"],
+  [429, "a drained bucket per operation (these sandboxes limit nothing): test/http/rate-limit.test.ts provokes it in both families, and the x-message is compared with the rate-limit stage's own below"],
 ]);
 
 interface Sent {
@@ -194,6 +196,8 @@ const CONFLICTS: Readonly<Record<string, (route: Route) => Sent>> = {
   failWithdrawal: (route) => accepted(route, real, route.template.replace('{id}', state.withdrawal)),
   returnWithdrawal: (route) => accepted(route, real, route.template.replace('{id}', state.withdrawal)),
   replayWebhook: (route) => accepted(route, real, route.template.replace('{id}', state.delivery)),
+  // An account that exists, on a sandbox that limits no rates.
+  setAccountRateLimit: (route) => accepted(route, real, route.template.replace('{id}', real.running.sandbox.defaultAccount.id)),
   approveCheckout: paidPage('checkout'),
   rejectCheckout: paidPage('checkout'),
   approveBoleto: paidPage('boleto'),
@@ -267,6 +271,14 @@ describe('mock mode against the stateful sandbox, every operation of openapi.yam
     // Every other documented error is provoked: a new one needs its way here, or its reason above.
     expect(unprovoked).toEqual([]);
     expect(compared).toBeGreaterThan(300);
+  });
+
+  it('words a rate limit refusal as the rate-limit stage does, for each family', () => {
+    const refusal = tooManyRequests({ rateClass: 'write', limit: { perSecond: 1, burst: 1 }, source: 'sandbox', retryAfterMs: 1 }, { who: 'account acc_x', id: 'acc_x' });
+    const limited = routes.flatMap((route) => (route.responses['429'] === undefined ? [] : [route.responses['429']['x-message']]));
+    expect(limited.length).toBeGreaterThan(50);
+    expect(new Set(limited)).toEqual(new Set([refusal.message]));
+    expect(refusal.status).toBe(429);
   });
 
   it('words a store outage as the error stage does, for each family', () => {

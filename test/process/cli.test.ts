@@ -109,6 +109,18 @@ describe('payments-sandbox start', () => {
     expect((await new Client(sb.url, undefined).get<{ store: unknown }>('/_sandbox/health')).body.store).toEqual({ kind: 'embedded', ok: true });
   });
 
+  it('--rate-limit / SANDBOX_RATE_LIMIT: a malformed value stops the start naming it; the banner says the limits in effect', async () => {
+    await expect(spawnSandbox(['--rate-limit', 'write=fast'])).rejects.toThrow(/rate limit "write=fast" is not one of: auto, off, on, or a comma-separated list/);
+    await expect(spawnSandbox([], { SANDBOX_RATE_LIMIT: 'write=5,write=6' })).rejects.toThrow(/rate limit names write twice/);
+    const sb = await spawnSandbox(['--in-memory', '--rate-limit', 'write=5:7,read=off']);
+    procs.push(sb);
+    expect(sb.output()).toContain('rate limits:   write=5:7,read=off,control=20:40');
+    // auto, the default when unset (the suite's environment sets off): off on loopback without an admin token.
+    const auto = await spawnSandbox(['--in-memory'], { SANDBOX_RATE_LIMIT: 'auto' });
+    procs.push(auto);
+    expect(auto.output()).toContain('rate limits:   off');
+  });
+
   it('a port already in use: one line suggesting --port, and no lock or journal left behind', async () => {
     const dir = tempDir();
     const data = join(dir, 'db.json');

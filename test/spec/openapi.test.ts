@@ -3,6 +3,9 @@ import { readFileSync } from 'node:fs';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { OpenAPIRouter } from 'openapi-backend';
+import { checkRateClasses } from '../../src/http/rate-limit.js';
+import type { SandboxOperation } from '../../src/http/match.js';
 import { OPENAPI_PATH, loadOpenApi } from '../../src/spec/openapi.js';
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
@@ -37,6 +40,22 @@ describe('openapi.yaml', () => {
         'POST /_sandbox/reset',
       ]),
     );
+  });
+
+  it('gives every operation its rate class, 429 to every limited one, none to health', async () => {
+    const doc = await loadOpenApi();
+    const operations = new OpenAPIRouter({ definition: doc }).getOperations() as SandboxOperation[];
+    expect(() => checkRateClasses(operations)).not.toThrow();
+    for (const operation of operations) {
+      const limited = operation['x-rate-class'] !== 'none';
+      const responses = (operation.responses ?? {}) as Record<string, unknown>;
+      expect('429' in responses, `${operation.operationId} 429`).toBe(limited);
+      // The real service's API by method; the control API one class.
+      if (limited && !operation.path.startsWith('/_sandbox/')) expect(operation['x-rate-class'], String(operation.operationId)).toBe(operation.method === 'get' ? 'read' : 'write');
+      if (limited && operation.path.startsWith('/_sandbox/')) expect(operation['x-rate-class'], String(operation.operationId)).toBe('control');
+    }
+    expect(operations.find((o) => o.operationId === 'getHealth')?.['x-rate-class']).toBe('none');
+    expect(() => checkRateClasses([{ ...operations[0], 'x-rate-class': undefined } as SandboxOperation])).toThrow('needs an x-rate-class');
   });
 
   it('generated resource types are up to date (npm run generate:types)', async () => {

@@ -3,6 +3,7 @@
 import type { Context, View } from './context.js';
 import { facts, h, replaceChildren, unavailable, when } from './dom.js';
 import { listeningRegion, type Listening } from './listening.js';
+import { rateLimitRegion } from './rate-limits.js';
 
 interface Clock {
   now: string;
@@ -129,6 +130,7 @@ export const accountView: View = (ctx) => {
   const details = h('div');
   const secret = h('div');
   const listening = listeningRegion(ctx);
+  const rates = rateLimitRegion(ctx);
   const modes = deliverySwitch(ctx, (account) => {
     show(account);
     void listening.draw();
@@ -175,6 +177,7 @@ export const accountView: View = (ctx) => {
         : 'Used when a transaction has no postbackUrl.';
     modes.set(mode);
     if (account.webhookSecret !== undefined) showSecret(account.webhookSecret);
+    void rates.draw(account.id);
   }
   async function save(value: string | null): Promise<void> {
     const answer = await ctx.api.put<Account>('/_sandbox/webhook-url', { url: value });
@@ -201,6 +204,7 @@ export const accountView: View = (ctx) => {
     urlHelp,
     form,
     secret,
+    rates.element,
   );
   void listening.draw();
   void (async () => {

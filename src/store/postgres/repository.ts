@@ -9,6 +9,7 @@ import { JOBS_CHANNEL, JobSignals, PgClockStore, PgJobStore } from './jobs.js';
 import { migrate, type Migration } from './migrate.js';
 import { ensureTable, quote, shapeOf, underSchemaLock } from './schema.js';
 import { PgObjectStore } from './objects.js';
+import { PgSharedBuckets } from './rate-buckets.js';
 import { PgRequestLogStore, type LogLimits } from './request-log.js';
 import { PgTable } from './table.js';
 import { SequenceBlocks } from './sequence-blocks.js';
@@ -194,6 +195,12 @@ export class PostgresRepository implements Repository {
     }
     return pending;
   }
+
+  /** The rate limits' token buckets, shared by the instances. */
+  get buckets(): PgSharedBuckets {
+    return (this.sharedBuckets ??= new PgSharedBuckets(this.db));
+  }
+  private sharedBuckets: PgSharedBuckets | undefined;
 
   /** The shared request log, bounded per account by `limits`. */
   requestLog<E>(limits: LogLimits): PgRequestLogStore<E> {

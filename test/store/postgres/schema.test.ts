@@ -47,7 +47,7 @@ describe('migrations', () => {
     const recorded = await query<{ version: number; name: string }>(url, 'SELECT version, name FROM schema_migrations ORDER BY version');
     expect(recorded).toEqual(shipped.map(({ version, name }) => ({ version, name })));
     const tables = await query<{ tablename: string }>(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename");
-    expect(tables.map((t) => t.tablename)).toEqual(['account_versions', 'bus_payloads', 'clocks', 'jobs', 'objects', 'request_log', 'schema_migrations']);
+    expect(tables.map((t) => t.tablename)).toEqual(['account_versions', 'bus_payloads', 'clocks', 'jobs', 'objects', 'rate_buckets', 'request_log', 'schema_migrations']);
   });
 
   it('a later version applies only its new migrations; a failing one is not recorded and leaves nothing half-done', async () => {
