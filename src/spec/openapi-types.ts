@@ -4292,6 +4292,7 @@ export interface operations {
             400: components["responses"]["TransactionBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
+            429: components["responses"]["TransactionRateLimited"];
             503: components["responses"]["TransactionUnavailable"];
         };
     };
