@@ -36,6 +36,7 @@ const ADMIN_ACTS: ReadonlySet<string> = new Set(['createAccount', 'resetAccount'
 /** Statuses not provoked over HTTP here, with why; each operation's is compared another way below. */
 const NOT_PROVOKED_STATUSES: ReadonlyMap<number, string> = new Map([
   [503, "the store away, which only a shared store can be over HTTP (test/http/store-outage.test.ts): the x-message is compared with the error stage's own below"],
+  [408, "a body trickled past the request timeout (30 s by default), too slow for this suite: test/http/request-timeout.test.ts provokes it in both families and checks the answer's shape"],
   [429, "a drained bucket per operation (these sandboxes limit nothing): test/http/rate-limit.test.ts provokes it in both families, and the x-message is compared with the rate-limit stage's own below"],
 ]);
 
