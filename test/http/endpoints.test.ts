@@ -75,9 +75,9 @@ getAutopilot                 GET /_sandbox/autopilot                      -     
 setAutopilot                 PUT /_sandbox/autopilot                      -                   in a unit  -                                -
 clearAutopilot               DELETE /_sandbox/autopilot                   -                   in a unit  -                                -
 getSandboxAccount            GET /_sandbox/account                        -                   in a unit  -                                -
-getUsage                     GET /_sandbox/usage                          -                   in a unit  -                                -
 getRateLimit                 GET /_sandbox/rate-limit                     -                   in a unit  -                                -
 setAccountRateLimit          PUT /_sandbox/accounts/{id}/rate-limit       -                   in a unit  setting an account's rate limit  -
+getUsage                     GET /_sandbox/usage                          -                   in a unit  -                                -
 listRequests                 GET /_sandbox/requests                       -                   in a unit  -                                -
 listUnauthenticatedRequests  GET /_sandbox/requests/unauthenticated       -                   in a unit  the unauthenticated request log  -
 getFaults                    GET /_sandbox/faults                         -                   in a unit  -                                -
