@@ -364,7 +364,7 @@ describe('console', () => {
   it('changes the account webhook URL and shows the webhook secret', async () => {
     const page = await signedIn(WIDTHS.phone, '#/account');
     await page.getByLabel('Webhook URL').fill('http://127.0.0.1:9/console-hook');
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.locator('#account-webhook-url', { hasText: 'http://127.0.0.1:9/console-hook' }).waitFor();
     await page.getByRole('button', { name: 'Show' }).click();
     await page.locator('#webhook-secret').filter({ hasText: sandbox.running.sandbox.defaultAccount.webhookSecret }).waitFor();
