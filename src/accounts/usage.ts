@@ -87,9 +87,16 @@ export class Usage {
   async charge(unit: Unit, accountId: string, change: UsageChange): Promise<void> {
     if (change.records === 0 && change.bytes === 0) return;
     const table = unit.table(USAGE);
-    const current = (await table.getForUpdate(accountId, USAGE_ID)) ?? { id: USAGE_ID, accountId, records: 0, bytes: 0 };
-    const next = { ...current, records: Math.max(0, current.records + change.records), bytes: Math.max(0, current.bytes + change.bytes) };
     const { records, bytes } = this.options.quotas;
+    // The row is locked only where a quota is checked against it: locked on every create, one
+    // account's creates waited for each other's commit (its fsync) and the embedded store's
+    // purchases fell from ~900/s to ~550/s on a developer's sandbox, which has no quotas.
+    // Unlocked, creates that race count their own change on the same read: what usage shows
+    // there may be short of the truth, never what a quota is checked against.
+    const quoted = records !== undefined || bytes !== undefined;
+    const found = quoted ? await table.getForUpdate(accountId, USAGE_ID) : await table.get(accountId, USAGE_ID);
+    const current = found ?? { id: USAGE_ID, accountId, records: 0, bytes: 0 };
+    const next = { ...current, records: Math.max(0, current.records + change.records), bytes: Math.max(0, current.bytes + change.bytes) };
     if (records !== undefined && change.records > 0 && next.records > records) {
       throw quotaExceeded(
         `quota exceeded: records per account (${records}); this account stores ${current.records}, and a ${change.what} would make ${next.records}`,
