@@ -33,10 +33,15 @@ async function storeEnv(args: string[], env: Record<string, string>, cwd: string
   return { SANDBOX_STORE: await database };
 }
 
-/** Runs the built CLI as a real process on a free port and waits for its ready banner. */
-export async function spawnSandbox(args: string[], env: Record<string, string> = {}, cwd = ROOT, bin = BIN): Promise<SandboxProcess> {
+/**
+ * Runs the built CLI as a real process on a free port and waits for its ready banner.
+ * `launcher`: a command that runs it in turn, replacing itself (`prlimit --nofile=1024:1024`):
+ * the child's pid is the sandbox's.
+ */
+export async function spawnSandbox(args: string[], env: Record<string, string> = {}, cwd = ROOT, bin = BIN, launcher: string[] = []): Promise<SandboxProcess> {
   const store = await storeEnv(args, env, cwd);
-  const child = spawn(process.execPath, [bin, 'start', '--port', '0', '--log-level', 'warn', ...args], {
+  const [command = process.execPath, ...prefix] = [...launcher, process.execPath];
+  const child = spawn(command, [...prefix, bin, 'start', '--port', '0', '--log-level', 'warn', ...args], {
     cwd,
     env: { ...process.env, ...env, ...store },
     stdio: ['ignore', 'pipe', 'pipe'],
