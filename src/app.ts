@@ -23,6 +23,8 @@ import { TransactionPresenter } from './http/present-transaction.js';
 import type { AnyReply } from './http/call.js';
 import { AnswerWriter } from './http/reply.js';
 import { HttpError } from './http/errors.js';
+import { Accepts } from './http/accepts.js';
+import { garbageCollector } from './collect-garbage.js';
 import { createPipeline } from './http/pipeline.js';
 import { createHttpServer } from './http/transport.js';
 import { ConnectionCaps, connectionLimits } from './http/connections.js';
@@ -357,7 +359,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     if (config.retentionDays !== undefined) retention?.add('requests', requestLogPruner(requestLog, config.retentionDays, () => clock.nowMs()));
 
     // One budget for what clients make the process hold (contract v5): answers, bodies, stream buffers.
-    const budget = new MemoryBudget({ limitBytes: config.memoryBudgetBytes, reservedBytes: { requestLog: () => memoryLog?.totalBytes ?? 0 } });
+    const budget = new MemoryBudget({ limitBytes: config.memoryBudgetBytes, reservedBytes: { requestLog: () => memoryLog?.totalBytes ?? 0 }, collectGarbage: garbageCollector() });
     // Rate limits per account (contract v5): none at all while off; on a shared store the buckets are the database's.
     const rateSetting = config.mock ? 'off' : rateLimitInEffect(config);
     const rateLimits =
@@ -366,6 +368,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
         : new RateLimits({ clock, setting: rateSetting, repository, buckets: opened.buckets, onError: (err: unknown) => logger.warn({ err }, 'rate limits: the store could not be asked; requests are let through meanwhile') });
 
     const mock = new MockResponder({ seed: config.mockSeed, limits: { jsonBytes: config.jsonLimitBytes, imageBytes: config.imageLimitBytes } });
+    const accepts = new Accepts();
     const caps = new ConnectionCaps(connectionLimits({ total: config.maxConnections, perClient: config.maxConnectionsPerClient }));
     const health = new Health(clock, () => repository.health(), (detail) => logger.warn({ detail }, 'health: the store is unavailable'), {
       memory: () => budget.report(),
@@ -399,6 +402,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       fallback: async (operation, req, answer) => withQrCode(presenter, mock.respond(operation, req, answer)),
       faults: httpFaults,
       rateLimits,
+      accepts,
     });
 
     // The console, the spec and its reference page are for people, outside openapi.yaml's routing.
@@ -415,7 +419,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     let stream: EventStream | undefined;
     let listening: ListenStream | undefined;
     return {
-      createServer: () => createHttpServer({ pipeline, people, budget, caps, requestTimeoutMs: config.requestTimeoutMs }),
+      createServer: () => createHttpServer({ pipeline, people, budget, caps, accepts, requestTimeoutMs: config.requestTimeoutMs }),
       defaultAccount,
       requestLogMemory: memoryLog && memoryOf(memoryLog),
       retention,

@@ -1,7 +1,14 @@
+import { NEVER_ACCEPTING } from './accepts.js';
 import type { SandboxOperation } from './match.js';
 
 /** List operations let through per turn of the event loop; the others wait for the next turns, in order. */
 export const LISTS_PER_TURN = 4;
+/**
+ * While connections are being accepted (a turn after one that accepted one), one list at most
+ * per this many milliseconds: the pages keep moving, and the turns stay short enough for the
+ * accept queue to drain (accepts.ts).
+ */
+export const LIST_GAP_WHILE_ACCEPTING_MS = 20;
 
 /**
  * A few list requests per turn of the event loop, the rest in the turns after, in the order they
@@ -13,8 +20,14 @@ export const LISTS_PER_TURN = 4;
 export class ListTurns {
   private waiting: (() => void)[] = [];
   private scheduled = false;
+  private lastReleaseMs = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly perTurn: number = LISTS_PER_TURN) {}
+  constructor(
+    private readonly perTurn: number = LISTS_PER_TURN,
+    /** Whether the server accepted a connection since the last turn (src/http/accepts.ts). */
+    private readonly accepting: () => boolean = NEVER_ACCEPTING,
+    private readonly nowMs: () => number = () => performance.now(),
+  ) {}
 
   /** Resolves in a turn of its own, after the turn's I/O. */
   enter(): Promise<void> {
@@ -28,7 +41,10 @@ export class ListTurns {
   }
 
   private readonly release = (): void => {
-    for (const resolve of this.waiting.splice(0, this.perTurn)) resolve();
+    const now = this.nowMs();
+    const count = !this.accepting() ? this.perTurn : now - this.lastReleaseMs >= LIST_GAP_WHILE_ACCEPTING_MS ? 1 : 0;
+    if (count > 0) this.lastReleaseMs = now;
+    for (const resolve of this.waiting.splice(0, count)) resolve();
     this.scheduled = this.waiting.length > 0;
     if (this.scheduled) setImmediate(this.release);
   };

@@ -14,6 +14,7 @@ import { HttpError } from './errors.js';
 import type { HttpFaults } from './faults.js';
 import { HandleStage, type Fallback } from './handle.js';
 import { JsonTexts } from './json-text.js';
+import type { Accepts } from './accepts.js';
 import { ListTurns, listOperations } from './list-turns.js';
 import { ErrorMapper } from './map-errors.js';
 import { Routes, matchOperation, type SandboxOperation } from './match.js';
@@ -100,6 +101,8 @@ export interface PipelineOptions {
   budget?: Pick<MemoryBudget, 'admit' | 'hold'>;
   /** Rate limits per account and class (src/ratelimit); undefined while the sandbox limits nothing. */
   rateLimits?: RateLimits;
+  /** The server's accepted connections (src/http/accepts.ts): long work gives way while they come in. */
+  accepts?: Accepts;
 }
 
 export function createPipeline(options: PipelineOptions): Pipeline {
@@ -113,7 +116,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const notEmulated = notEmulatedCheck(options.document);
   const validator = createSpecValidator(routes);
   const lists = listOperations(routes.operations);
-  const listTurns = new ListTurns();
+  const accepting = options.accepts?.watch();
+  const listTurns = new ListTurns(undefined, accepting);
   // openapi.yaml's x-not-used: likewise read once, a malformed entry failing the start.
   const ignoreNotUsed = notUsedFields(routes.operations);
   // openapi.yaml's x-rate-class: with limits on, an operation without one fails the start (test/spec checks openapi.yaml has them all).
@@ -123,7 +127,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const bodies = new BodyStage(jsonLimit);
   const handling = new HandleStage({ endpoints: options.endpoints, units: options.units, fallback: options.fallback, mock: options.mock, admin: options.admin });
   const mode = options.validateResponses ?? 'off';
-  const replies = new ReplyStage(options.texts ?? new JsonTexts(), mode === 'off' ? undefined : new ResponseValidation(options.document, mode, logger), options.budget);
+  const replies = new ReplyStage(options.texts ?? new JsonTexts(), mode === 'off' ? undefined : new ResponseValidation(options.document, mode, logger), options.budget, options.accepts?.watch());
   const { budget } = options;
 
   /** Answers with the reply; if writing it fails, with the error's, and if that fails too, with a bare 500. Never throws. */

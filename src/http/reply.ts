@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { setImmediate } from 'node:timers';
 import type { AnyReply } from './call.js';
 import type { MemoryBudget } from '../sandbox/memory-budget.js';
+import { NEVER_ACCEPTING } from './accepts.js';
 import { errorBody, familyOf, HttpError } from './errors.js';
 import { FAULT_HEADER } from './faults.js';
 import { jsonPieces } from './json-stream.js';
@@ -38,7 +39,7 @@ export const BUSY_RETRY_AFTER_S = 2;
  */
 export class ReplyStage {
   /** The streamed answers' pieces, a few milliseconds of them per turn of the event loop. */
-  private readonly turns = new Turns();
+  private readonly turns: Turns;
 
   constructor(
     private readonly texts: JsonTexts,
@@ -46,7 +47,11 @@ export class ReplyStage {
     private readonly validation: ResponseValidation | undefined,
     /** The process's memory budget: a streamed answer is admitted against it and held in it until it is written. */
     private readonly budget?: Pick<MemoryBudget, 'admit' | 'hold'>,
-  ) {}
+    /** Whether the server accepted a connection since the last turn (src/http/accepts.ts): a turn that did runs one piece. */
+    accepting: () => boolean = NEVER_ACCEPTING,
+  ) {
+    this.turns = new Turns(accepting);
+  }
 
   /**
    * Writes the reply. If an answer has begun already (a write that failed half way), the
@@ -215,10 +220,14 @@ export const STREAM_MS_PER_TURN = 8;
  * STREAM_MS_PER_TURN per turn of the event loop, then gives the loop back (setImmediate runs
  * after the turn's I/O): 250 clients reading 3.5 MiB pages at once serialize ~900 MB between
  * them, and one piece for each of them per turn kept a health check waiting over a second.
+ * A turn after one that accepted a connection runs one piece only: connections are accepted
+ * one per turn, so short turns are what lets the ones queued behind a burst in (accepts.ts).
  */
-class Turns {
+export class Turns {
   private queue: (() => void)[] = [];
   private scheduled = false;
+
+  constructor(private readonly accepting: () => boolean = NEVER_ACCEPTING) {}
 
   next(piece: () => void): void {
     this.queue.push(piece);
@@ -229,7 +238,7 @@ class Turns {
   }
 
   private readonly run = (): void => {
-    const until = performance.now() + STREAM_MS_PER_TURN;
+    const until = performance.now() + (this.accepting() ? 0 : STREAM_MS_PER_TURN);
     const ready = this.queue;
     this.queue = [];
     let i = 0;

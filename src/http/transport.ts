@@ -1,6 +1,7 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { createServer, type IncomingMessage, type Server, type ServerOptions } from 'node:http';
 import { DEFAULTS } from '../config.js';
+import type { Accepts } from './accepts.js';
 import { ConnectionCaps, connectionLimits, type ConnectionLimits } from './connections.js';
 import type { Pipeline } from './pipeline.js';
 import { requestTimeout, watchRequestTimeout } from './request-timeout.js';
@@ -25,6 +26,8 @@ export interface HttpServerOptions {
   caps?: ConnectionCaps;
   /** How long after its headers a request's body may take to arrive whole (408 past it); default DEFAULTS.requestTimeoutMs. */
   requestTimeoutMs?: number;
+  /** Told of every accepted connection: the pipeline's long work gives way while they come in (accepts.ts). */
+  accepts?: Accepts;
 }
 
 /**
@@ -96,6 +99,7 @@ export function createHttpServer(options: HttpServerOptions): Server {
     }),
   );
   server.on('connection', caps.admit);
+  if (options.accepts) server.on('connection', options.accepts.note);
   holdUnsentAnswers(server, options.budget);
   return server;
 }

@@ -33,6 +33,12 @@ export interface MemoryBudgetOptions {
   stalledMs?: number;
   /** How often holders are looked at (default 250 ms); 0: only when `sweep()` is called (tests). */
   sweepMs?: number;
+  /**
+   * Asked once holders that held a quarter of the budget or more have let go of nearly all of it
+   * (to a sixteenth): the garbage such a load leaves is collected then, not when the runtime
+   * next finds the process idle. The composition root passes a full collection (src/collect-garbage.ts).
+   */
+  collectGarbage?: () => void;
 }
 
 /**
@@ -44,6 +50,9 @@ export interface MemoryBudgetOptions {
 export function defaultBudgetBytes(): number {
   return Math.min(512 * 1024 * 1024, Math.floor(getHeapStatistics().heap_size_limit / 4));
 }
+
+/** Sweeps (250 ms each by default: 10 s) between two collections the budget asks for, whatever loads come and go. */
+export const COLLECT_GAP_SWEEPS = 40;
 
 /** Share of the budget past which new large work is refused (503): the rest is room for what is already under way. */
 export const ADMIT_SHARE = 0.85;
@@ -77,6 +86,10 @@ export class MemoryBudget {
   private byKind: Record<HolderKind, number> = { answers: 0, bodies: 0, events: 0, listeners: 0 };
   private refused = 0;
   private dropped = 0;
+  /** The most the holders held since garbage was last collected for them. */
+  private highWater = 0;
+  /** Sweeps since garbage was last collected (a collection blocks the process ~0.2-0.4 s: not more than once per COLLECT_GAP_SWEEPS). */
+  private sinceCollected = Number.POSITIVE_INFINITY;
 
   constructor(private readonly options: MemoryBudgetOptions) {
     this.limitBytes = options.limitBytes;
@@ -155,6 +168,13 @@ export class MemoryBudget {
     }
     this.heldBytes = total;
     this.byKind = byKind;
+    this.highWater = Math.max(this.highWater, total);
+    this.sinceCollected++;
+    if (this.options.collectGarbage && this.highWater >= this.limitBytes / 4 && total <= this.limitBytes / 16 && this.sinceCollected >= COLLECT_GAP_SWEEPS) {
+      this.highWater = total;
+      this.sinceCollected = 0;
+      this.options.collectGarbage();
+    }
   }
 
   close(): void {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryBudget, parseByteSize, type HolderKind, type MemoryHolder } from '../../src/sandbox/memory-budget.js';
+import { COLLECT_GAP_SWEEPS, MemoryBudget, parseByteSize, type HolderKind, type MemoryHolder } from '../../src/sandbox/memory-budget.js';
 
 const MiB = 1024 * 1024;
 const budgets: MemoryBudget[] = [];
@@ -123,6 +123,57 @@ describe('the memory budget', () => {
     b.sweep();
     expect(() => b.sweep()).not.toThrow();
     expect(other.dropped).toBe(true);
+  });
+});
+
+describe('garbage a load leaves', () => {
+  function collecting(limitBytes: number): { b: MemoryBudget; collections: () => number } {
+    let count = 0;
+    const b = new MemoryBudget({ limitBytes, sweepMs: 0, collectGarbage: () => count++ });
+    budgets.push(b);
+    return { b, collections: () => count };
+  }
+
+  it('is collected once the holders that held a quarter of the budget let go of all but a sixteenth', () => {
+    const { b, collections } = collecting(64 * MiB);
+    const held = [holder(10 * MiB), holder(8 * MiB)];
+    const release = held.map((h) => b.hold(h));
+    b.sweep();
+    expect(collections()).toBe(0);
+    // Down to 5 MiB: more than a sixteenth (4 MiB) still held.
+    release[0]!();
+    held[1]!.set(5 * MiB);
+    b.sweep();
+    expect(collections()).toBe(0);
+    release[1]!();
+    b.sweep();
+    expect(collections()).toBe(1);
+    // Nothing held, nothing new: not asked again.
+    for (let i = 0; i < COLLECT_GAP_SWEEPS * 2; i++) b.sweep();
+    expect(collections()).toBe(1);
+  });
+
+  it('is left to the runtime while the holders never held a quarter of the budget', () => {
+    const { b, collections } = collecting(64 * MiB);
+    for (let round = 0; round < 5; round++) {
+      const release = b.hold(holder(15 * MiB));
+      b.sweep();
+      release();
+      b.sweep();
+    }
+    expect(collections()).toBe(0);
+  });
+
+  it('is collected at most once per COLLECT_GAP_SWEEPS sweeps, however often loads come and go', () => {
+    const { b, collections } = collecting(64 * MiB);
+    for (let sweep = 0; sweep < COLLECT_GAP_SWEEPS * 3; sweep++) {
+      const release = b.hold(holder(32 * MiB));
+      b.sweep();
+      release();
+      b.sweep();
+    }
+    // Two sweeps a round: COLLECT_GAP_SWEEPS * 6 sweeps in all, one collection per gap.
+    expect(collections()).toBe(6);
   });
 });
 
