@@ -3,8 +3,9 @@
 // unit and in-process HTTP tests, and the domain suites on PostgreSQL). `npm run test:full`
 // (`--full`): the same step, then one vitest run of every other project (processes,
 // browsers, packaging, the README, Node versions, the HTTP suites on PostgreSQL, the Pact
-// provider verification). dist/ is built at most once: each step's global setup builds only
-// when a source changed (test/global-setup.ts).
+// provider verification). `npm run test:rest` (`--rest`): that second step alone, for CI to
+// run each test once across its two Node versions. dist/ is built at most once: each step's
+// global setup builds only when a source changed (test/global-setup.ts).
 //
 // Every step runs even when an earlier one fails, so one failure never hides the others'
 // results; the exit code is the first failing step's. Extra arguments go to every step (e.g.
@@ -17,16 +18,15 @@ const vitest = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import
 
 const FAST = 'fast*';
 
-const full = process.argv[2] === '--full';
-const extra = process.argv.slice(full ? 3 : 2);
+const mode = process.argv[2] === '--full' ? 'full' : process.argv[2] === '--rest' ? 'rest' : 'fast';
+const extra = process.argv.slice(mode === 'fast' ? 2 : 3);
 
-const steps = [
-  { name: 'fast run (projects fast*)', args: ['run', '--project', FAST, ...extra] },
-  // A project added to vitest.config.ts runs here unless its name says it is fast.
-  ...(full ? [{ name: 'the rest of the full run (every other project)', args: ['run', '--project', `!${FAST}`, ...extra] }] : []),
-];
+const fast = { name: 'fast run (projects fast*)', args: ['run', '--project', FAST, ...extra] };
+// A project added to vitest.config.ts runs here unless its name says it is fast.
+const rest = { name: 'the rest of the full run (every other project)', args: ['run', '--project', `!${FAST}`, ...extra] };
+const steps = { fast: [fast], full: [fast, rest], rest: [rest] }[mode];
 
-const command = full ? 'npm run test:full' : 'npm test';
+const command = { fast: 'npm test', full: 'npm run test:full', rest: 'npm run test:rest' }[mode];
 const results = steps.map(({ name, args }) => {
   console.log(`\n--- ${command}: ${name}`);
   const started = Date.now();
