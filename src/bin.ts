@@ -4,6 +4,7 @@ import './node-check.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseList, parseResponseValidationMode, parseStore, redactUrl, resolveConfig, DEFAULTS, type Config, type ConfigInput, type ResponseValidationMode, type StoreSetting } from './config.js';
 import { createLogger, defaultLogFormat, parseLogFormat, type LogFormat } from './log.js';
+import { garbageCollector } from './collect-garbage.js';
 import { startServer } from './server.js';
 import { installProcessGuards } from './process-guards.js';
 import { registerScenarioCommand } from './scenarios/cli.js';
@@ -128,7 +129,8 @@ program
     const logger = createLogger(config.logLevel, format);
     installProcessGuards(logger);
     if (opts.seed !== undefined) logger.warn('--seed is deprecated and will be removed: use --mock-seed (the seed of mock responses; --seed-file seeds data)');
-    const running = await startServer(config, logger);
+    // The process is the sandbox's own: the budget may ask V8 to collect what a load left.
+    const running = await startServer(config, logger, { collectGarbage: garbageCollector() });
     // The key in effect: the configured one, or the random one an admin-token sandbox keeps.
     const secretKey = running.sandbox.defaultAccount.secretKey;
     const auth = Buffer.from(`secret:${secretKey}`).toString('base64');

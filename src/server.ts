@@ -1,7 +1,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createSandbox, type Sandbox } from './app.js';
+import { createSandbox, type Sandbox, type SandboxOptions } from './app.js';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 
@@ -13,8 +13,8 @@ export interface RunningSandbox {
   stop(): Promise<void>;
 }
 
-export async function startServer(config: Config, logger: Logger): Promise<RunningSandbox> {
-  const sandbox = await createSandbox(config, logger);
+export async function startServer(config: Config, logger: Logger, options: SandboxOptions = {}): Promise<RunningSandbox> {
+  const sandbox = await createSandbox(config, logger, options);
   const server = sandbox.createServer().listen(config.port, config.host);
   try {
     await new Promise<void>((resolve, reject) => {
