@@ -17,13 +17,21 @@ import { fileURLToPath } from 'node:url';
 const vitest = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url));
 
 const FAST = 'fast*';
+const UNIT = 'unit';
+// vitest joins several --project patterns with "or", so "neither fast* nor unit" is the list of
+// the other names, read from the config (Node runs its TypeScript as is).
+const { default: config } = await import('../vitest.config.ts');
+const names = (config.test?.projects ?? []).map((project) => project.test?.name);
+if (!names.every((name) => typeof name === 'string')) throw new Error('every project of vitest.config.ts needs a name: scripts/test.mjs picks them by name');
+const others = names.filter((name) => !name.startsWith('fast') && name !== UNIT);
 
 const mode = process.argv[2] === '--full' ? 'full' : process.argv[2] === '--rest' ? 'rest' : 'fast';
 const extra = process.argv.slice(mode === 'fast' ? 2 : 3);
 
 const fast = { name: 'fast run (projects fast*)', args: ['run', '--project', FAST, ...extra] };
-// A project added to vitest.config.ts runs here unless its name says it is fast.
-const rest = { name: 'the rest of the full run (every other project)', args: ['run', '--project', `!${FAST}`, ...extra] };
+// A project added to vitest.config.ts runs here unless its name says it is fast, or it is `unit`
+// (`npm run test:unit`: files of `fast`, which would run twice).
+const rest = { name: 'the rest of the full run (every other project)', args: ['run', ...others.flatMap((name) => ['--project', name]), ...extra] };
 const steps = { fast: [fast], full: [fast, rest], rest: [rest] }[mode];
 
 const command = { fast: 'npm test', full: 'npm run test:full', rest: 'npm run test:rest' }[mode];
