@@ -59,10 +59,11 @@ const PROVIDER_TESTS = 'test/contract/**/*.provider.test.ts';
 
 const files = (folders: string[]) => folders.map((folder) => `${folder}/**/*.test.ts`);
 
-const FAST_EXCLUDE = [...configDefaults.exclude, PROVIDER_TESTS, ...FULL_ONLY];
+/** What `fast` runs: every test file but the full run's and the provider verification. */
+export const FAST_FILES = { include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, PROVIDER_TESTS, ...FULL_ONLY] };
 /** The files of `fast` that are unit tests (test/unit-tier.ts): the project `unit`. */
 const ROOT = fileURLToPath(new URL('.', import.meta.url));
-export const UNIT_FILES = classify(ROOT, testFiles(ROOT, ['test/**/*.test.ts'], FAST_EXCLUDE)).unit;
+export const UNIT_FILES = classify(ROOT, testFiles(ROOT, FAST_FILES.include, FAST_FILES.exclude)).unit;
 
 // Pact's native core must not report usage anywhere.
 const PACT_ENV = { PACT_DO_NOT_TRACK: 'true' };
@@ -107,8 +108,7 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'fast',
-          include: ['test/**/*.test.ts'],
-          exclude: FAST_EXCLUDE,
+          ...FAST_FILES,
           // Type-level tests (*.test-d.ts, vitest's expectTypeOf) run through the type checker.
           typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: 'test/tsconfig.json' },
           env: EMBEDDED_ENV,

@@ -35,8 +35,15 @@ Object.defineProperty(workerThreads, 'Worker', {
   configurable: true,
   writable: true,
 });
+// Node's fetch and WebSocket reach their sockets without going through net.Socket's prototype.
+for (const name of ['fetch', 'WebSocket', 'EventSource'] as const) {
+  Object.defineProperty(globalThis, name, { value: () => refuse(`${name}()`), configurable: true, writable: true });
+}
 // ESM imports of node builtins (`import { spawn } from 'node:child_process'`) read these from now on.
 syncBuiltinESMExports();
+
+/** The refusals not yet reported, emptied: for the guard's own test, which provokes them. */
+export const takeRefusals = (): string[] => seen.splice(0);
 
 const check = (): void => {
   const found = seen.splice(0);
