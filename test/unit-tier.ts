@@ -30,11 +30,11 @@ export const NEEDS_MORE: ReadonlyArray<readonly [RegExp, string]> = [
   [/^@stoplight\/prism-cli(\/.*)?$/, 'a Prism process'],
   // Property runs: hundreds to thousands of generated cases a file, minutes of CPU on a shared machine.
   [/^fast-check$/, 'a property run'],
-  // Checks of the whole repository (the import graph of src/, types regenerated from openapi.yaml): tens of seconds, and no unit's.
-  [/^(dependency-cruiser|openapi-typescript)(\/.*)?$/, 'a whole-repository check'],
+  // Checks of the whole repository (the import graph of src/, its modules read by the compiler, types regenerated
+  // from openapi.yaml): seconds to tens of seconds each, and no unit's.
+  [/^(dependency-cruiser|openapi-typescript|typescript)(\/.*)?$/, 'a whole-repository check'],
   // Repository modules that listen, spawn or need a build, whatever their own imports say.
-  [/^src\/(server|bin)\.ts$/, 'a listening server'],
-  [/^src\/cli(\/|\.ts$)/, 'the CLI'],
+  [/^src\/(server|bin)\.ts$/, 'a listening server or the CLI'],
   [/^src\/testing\//, 'the test kit (it starts sandboxes)'],
   [/^src\/store\/postgres\//, 'PostgreSQL'],
   [/^(dist|bench|scripts)\//, 'dist/, the bench or a script'],
