@@ -13,6 +13,7 @@ import { globSync } from 'tinyglobby';
  * takes a fake sender); what src/ would open is caught when it happens, by the unit project's
  * guard (test/unit-guard.ts), which fails the test. The few files whose src/ code opens one
  * anyway are NOT_UNIT, each with its reason; the guard names any file that needs adding.
+ * Conservative where it cannot tell: an import written in a comment or a string counts.
  *
  * test/helpers/test-store.ts is followed no further: it opens PostgreSQL only under
  * SANDBOX_TEST_STORE=postgres, and the unit project runs with the embedded store.
@@ -45,16 +46,17 @@ export const NEEDS_MORE: ReadonlyArray<readonly [RegExp, string]> = [
 const STORE_SWITCH = 'test/helpers/test-store.ts';
 
 /**
- * Files the import rule calls unit but whose src/ code opens what a unit test may not, found by
- * the guard: each with why. An entry the rule already excludes fails test/architecture/unit-tier.test.ts.
+ * Files the import rule calls unit but whose src/ code opens what a unit test may not (the
+ * guard names them), or that cost what a property run costs: each with why. An entry the rule
+ * already leaves out fails test/architecture/unit-tier.test.ts.
  */
 export const NOT_UNIT: Readonly<Record<string, string>> = {
   'test/pages/qr-renderer.test.ts': 'draws QR codes on a worker thread (src/pages/qr-worker.ts)',
   'test/http/present-transaction.test.ts': "draws the Pix code's QR image on the QR worker thread",
-  'test/mock/coherent.test.ts': 'generates every mock answer for ten seeds: a property run without fast-check, 30 s of CPU on a loaded machine',
+  'test/mock/coherent.test.ts': 'generates every mock answer for ten seeds: a property run without fast-check, 30 s on this shared 2-core machine',
 };
 
-/** What the fast run holds besides the unit tier: the rest of test/**, FULL_ONLY and the provider tests excluded by the caller. */
+/** Candidate test files sorted into the tier and the rest. */
 export interface Classified {
   unit: string[];
   /** Every other candidate, with the import chain that takes it out (or the NOT_UNIT reason). */
@@ -98,38 +100,44 @@ function reason(module: string): string | undefined {
 }
 
 /**
- * Why `file` is not a unit test (the chain of imports to what it needs), or undefined if it is.
- * `read` gives a repository file's text (injected so the rule can be tested on fixtures).
+ * Why `file` is not a unit test (the shortest chain of imports to what it needs), or undefined
+ * if it is. `read` gives a repository file's text (injected so the rule can be tested on
+ * fixtures); `parsed` keeps each file's imports between calls.
  */
-export function needsMore(root: string, file: string, read: (path: string) => string | undefined, memo = new Map<string, string | null>()): string | undefined {
-  const known = memo.get(file);
-  if (known !== undefined) return known ?? undefined;
-  memo.set(file, null); // a cycle among helpers adds nothing
-  const source = read(file);
-  // The unit project shares one module graph between the files of a worker (isolate: false).
-  let found: string | undefined = source !== undefined && /\bvi\.(do)?[mM]ock\(/.test(source) ? `${file} mocks a module (vi.mock: a module graph of its own)` : undefined;
-  for (const specifier of source === undefined || found !== undefined ? [] : valueImports(source)) {
-    const module = target(root, file, specifier);
-    const direct = reason(module);
-    if (direct !== undefined) {
-      found = `${file} imports ${module} (${direct})`;
-      break;
+export function needsMore(root: string, file: string, read: (path: string) => string | undefined, parsed = new Map<string, string[] | string>()): string | undefined {
+  // A file's imports as repository paths, or why the file itself is out.
+  const edges = (path: string): string[] | string => {
+    let known = parsed.get(path);
+    if (known === undefined) {
+      const source = read(path) ?? '';
+      // The unit project shares one module graph between the files of a worker (isolate: false).
+      known = /\bvi\.(do)?[mM]ock\(/.test(source) ? 'mocks a module (vi.mock: a module graph of its own)' : valueImports(source).map((specifier) => target(root, path, specifier));
+      parsed.set(path, known);
     }
-    if (module.startsWith('test/') && module !== STORE_SWITCH) {
-      const deeper = needsMore(root, module, read, memo);
-      if (deeper !== undefined) {
-        found = `${file} → ${deeper}`;
-        break;
-      }
+    return known;
+  };
+  // Breadth first, so the chain reported is a shortest one; each helper once, cycles included.
+  const via = new Map<string, string | undefined>([[file, undefined]]);
+  const chain = (path: string): string => {
+    const steps = [path];
+    for (let at = via.get(path); at !== undefined; at = via.get(at)) steps.unshift(at);
+    return steps.join(' → ');
+  };
+  for (const path of via.keys()) {
+    const found = edges(path);
+    if (typeof found === 'string') return `${chain(path)} ${found}`;
+    for (const module of found) {
+      const why = reason(module);
+      if (why !== undefined) return `${chain(path)} imports ${module} (${why})`;
+      if (module.startsWith('test/') && module !== STORE_SWITCH && !via.has(module)) via.set(module, path);
     }
   }
-  memo.set(file, found ?? null);
-  return found;
+  return undefined;
 }
 
 /** Splits `candidates` (repository paths of test files) into the unit tier and the rest. */
 export function classify(root: string, candidates: string[], read = (path: string) => readFileSync(join(root, path), 'utf8')): Classified {
-  const memo = new Map<string, string | null>();
+  const parsed = new Map<string, string[] | string>();
   const safeRead = (path: string): string | undefined => {
     try {
       return read(path);
@@ -141,7 +149,7 @@ export function classify(root: string, candidates: string[], read = (path: strin
   const notUnit = new Map<string, string>();
   for (const file of [...candidates].sort()) {
     const listed = NOT_UNIT[file];
-    const why = listed !== undefined ? `NOT_UNIT: ${listed}` : needsMore(root, file, safeRead, memo);
+    const why = listed !== undefined ? `NOT_UNIT: ${listed}` : needsMore(root, file, safeRead, parsed);
     if (why === undefined) unit.push(file);
     else notUnit.set(file, why);
   }
