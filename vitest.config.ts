@@ -1,11 +1,18 @@
 import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { classify, testFiles, UNIT_PROJECT } from './test/unit-tier.ts';
 
 /**
  * The suite as vitest projects, run by scripts/test.mjs:
  * - `npm test`, the fast run, is the projects named fast*: `fast` (every test file but
  *   FULL_ONLY, on the embedded store) and `fast-postgres` (the domain suites again, every
  *   sandbox on a fresh PostgreSQL database);
+ * - `npm run test:unit` is the project `unit` alone: the files of `fast` that need no socket,
+ *   process, worker, PostgreSQL, Pact, browser or dist/ (chosen by the rule of
+ *   test/unit-tier.ts, held to it by test/unit-guard.ts), with no build and no PostgreSQL
+ *   (test/global-setup.ts, test/postgres-setup.ts): the everyday loop, `npm run test:watch`
+ *   watching it. Neither `npm test` nor `npm run test:rest` runs it: its files are `fast`'s;
  * - `npm run test:full` is the fast run, then every other project: `full` (FULL_ONLY),
  *   `full-postgres` (the HTTP suites, and FULL_ONLY's files of the domain folders, on
  *   PostgreSQL) and `pact-provider` (after the others of its run: it verifies the pact files
@@ -52,6 +59,12 @@ const PROVIDER_TESTS = 'test/contract/**/*.provider.test.ts';
 
 const files = (folders: string[]) => folders.map((folder) => `${folder}/**/*.test.ts`);
 
+/** What `fast` runs: every test file but the full run's and the provider verification. */
+export const FAST_FILES = { include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, PROVIDER_TESTS, ...FULL_ONLY] };
+/** The files of `fast` that are unit tests (test/unit-tier.ts): the project `unit`. */
+const ROOT = fileURLToPath(new URL('.', import.meta.url));
+export const UNIT_FILES = classify(ROOT, testFiles(ROOT, FAST_FILES.include, FAST_FILES.exclude)).unit;
+
 // Pact's native core must not report usage anywhere.
 const PACT_ENV = { PACT_DO_NOT_TRACK: 'true' };
 // Child-process sandboxes check their own responses against openapi.yaml too; the store is the project's, whatever the shell says.
@@ -81,9 +94,21 @@ export default defineConfig({
       {
         test: {
           ...shared,
+          name: UNIT_PROJECT,
+          include: UNIT_FILES,
+          setupFiles: ['test/unit-guard.ts'],
+          // One module graph per worker, shared by the files it runs: most of a file's time alone is
+          // importing src/ and openapi.yaml again. src/ keeps no module state (test/architecture/module-state.test.ts),
+          // and the files that mock modules are not in this tier (test/unit-tier.ts).
+          isolate: false,
+          env: EMBEDDED_ENV,
+        },
+      },
+      {
+        test: {
+          ...shared,
           name: 'fast',
-          include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, PROVIDER_TESTS, ...FULL_ONLY],
+          ...FAST_FILES,
           // Type-level tests (*.test-d.ts, vitest's expectTypeOf) run through the type checker.
           typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: 'test/tsconfig.json' },
           env: EMBEDDED_ENV,

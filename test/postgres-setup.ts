@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestProject } from 'vitest/node';
 import { startCluster, type PgCluster } from './helpers/postgres.js';
+import { onlyUnit } from './unit-tier.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -15,9 +16,11 @@ declare module 'vitest' {
  * for it (runs that need none pay nothing), and stopped with its files removed at the end. Test
  * files run in worker processes, so they ask through a small loopback HTTP endpoint of this,
  * vitest's main process; the cluster's start (and, on a clean machine, the install of Debian's
- * postgresql) is asynchronous, so the main process keeps serving the workers meanwhile.
+ * postgresql) is asynchronous, so the main process keeps serving the workers meanwhile. A run
+ * of the unit project alone serves nothing: a unit test that asked would fail to find the broker.
  */
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  if (onlyUnit(project)) return undefined;
   let cluster: Promise<PgCluster> | undefined;
   const server = createServer((req, res) => {
     if (req.method !== 'GET' || req.url !== '/cluster') {
