@@ -105,51 +105,90 @@ function trigger(args: string[]): Promise<{ code: number | null; stdout: string 
   });
 }
 
-describe('a listener away longer than the retry schedule misses nothing, across a restart', () => {
-  let dir: string;
-  let sb: SandboxProcess;
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'listen-away-'));
-    sb = await spawnSandbox([...ARGS, '--data', join(dir, 'sandbox.json')]);
-  }, 60_000);
-  afterAll(() => {
-    sb?.child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
+/** A sandbox on one store that can be stopped and started again on the same state. */
+interface Restartable {
+  url(): string;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The embedded store: a data file of its own. */
+async function embedded(): Promise<Restartable> {
+  const dir = mkdtempSync(join(tmpdir(), 'listen-away-'));
+  const args = [...ARGS, '--store', 'embedded', '--data', join(dir, 'sandbox.json')];
+  let sb: SandboxProcess = await spawnSandbox(args);
+  return {
+    url: () => sb.url,
+    async restart() {
+      sb.child.kill('SIGTERM');
+      await sb.exited;
+      sb = await spawnSandbox(args);
+    },
+    async stop() {
+      sb.child.kill('SIGKILL');
+      await sb.exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** PostgreSQL: a database of its own, the instance started again on it. */
+async function postgres(): Promise<Restartable> {
+  const pair = new SharedSandboxes(await createTestDatabase('listen_away_restart'));
+  let instance = await pair.start('before', { args: ARGS });
+  return {
+    url: () => instance.url,
+    async restart() {
+      instance.child.kill('SIGTERM');
+      await instance.exited;
+      instance = await pair.start('after', { args: ARGS });
+    },
+    stop: () => pair.stopAll(),
+  };
+}
+
+for (const [store, open] of [['the embedded store', embedded], ['PostgreSQL', postgres]] as const) {
+  describe(`on ${store}, a listener away longer than the retry schedule misses nothing, across a restart`, () => {
+    let sb: Restartable | undefined;
+    beforeAll(async () => {
+      sb = await open();
+    }, PG_INSTALL_TIMEOUT_MS);
+    afterAll(async () => {
+      await sb?.stop();
+    });
+
+    it('every delivery arrives once, signed, in order, and listen says how many were waiting', { timeout: 120_000 }, async () => {
+      const r = await receiver();
+      const res = await new Client(sb!.url(), undefined).post<Account>('/_sandbox/accounts', { name: 'Away for lunch' });
+      expect(res.status).toBe(201);
+      const { secretKey: key, webhookSecret: secret } = res.body;
+      let client = new Client(sb!.url(), key);
+      await listenedThenGone(sb!.url(), client, key, r.url);
+
+      const ids = await paidInOrder(client, 4, 'lunch');
+      // trigger says the delivery waits for a listener, rather than merely pending.
+      const triggered = await trigger(['cashin.paid', '--base-url', sb!.url(), '--key', key]);
+      expect(triggered.code, triggered.stdout).toBe(0);
+      const line = triggered.stdout.split('\n').find((l) => l.includes(', delivery whd_'));
+      expect(line, triggered.stdout).toMatch(/delivery (whd_\S+) pending/);
+      ids.push(/delivery (whd_\S+)/.exec(line!)![1]!);
+      expect(triggered.stdout).toMatch(/\n {2}waiting for a listener: no listener of the account that takes cashin\.paid is connected; /);
+
+      await advance(client, AWAY_MS);
+      await expectWaiting(client, ids);
+
+      // Stored state, not memory: a restart keeps them waiting.
+      await sb!.restart();
+      client = new Client(sb!.url(), key);
+      await expectWaiting(client, ids);
+      expect(r.requests).toHaveLength(0);
+
+      const back = await spawnListen(listeners, sb!.url(), ['--key', key, '--forward-to', r.url]);
+      await waitUntil(() => back.stderr().includes('5 deliveries were waiting for a listener: offered now, oldest first.'), 'listen saying 5 were waiting', 5_000);
+      await expectArrivedInOrder(r, client, ids, secret);
+    });
   });
-
-  it('every delivery arrives once, signed, in order, and listen says how many were waiting', { timeout: 120_000 }, async () => {
-    const r = await receiver();
-    const res = await new Client(sb.url, undefined).post<Account>('/_sandbox/accounts', { name: 'Away for lunch' });
-    expect(res.status).toBe(201);
-    const { secretKey: key, webhookSecret: secret } = res.body;
-    let client = new Client(sb.url, key);
-    await listenedThenGone(sb.url, client, key, r.url);
-
-    const ids = await paidInOrder(client, 4, 'lunch');
-    // trigger says the delivery waits for a listener, rather than merely pending.
-    const triggered = await trigger(['cashin.paid', '--base-url', sb.url, '--key', key]);
-    expect(triggered.code, triggered.stdout).toBe(0);
-    const line = triggered.stdout.split('\n').find((l) => l.includes(', delivery whd_'));
-    expect(line, triggered.stdout).toMatch(/delivery (whd_\S+) pending/);
-    ids.push(/delivery (whd_\S+)/.exec(line!)![1]!);
-    expect(triggered.stdout).toMatch(/\n {2}waiting for a listener: no listener of the account that takes cashin\.paid is connected; /);
-
-    await advance(client, AWAY_MS);
-    await expectWaiting(client, ids);
-
-    // Stored state, not memory: a restart keeps them waiting.
-    sb.child.kill('SIGTERM');
-    await sb.exited;
-    sb = await spawnSandbox([...ARGS, '--data', join(dir, 'sandbox.json')]);
-    client = new Client(sb.url, key);
-    await expectWaiting(client, ids);
-    expect(r.requests).toHaveLength(0);
-
-    const back = await spawnListen(listeners, sb.url, ['--key', key, '--forward-to', r.url]);
-    await waitUntil(() => back.stderr().includes('5 deliveries were waiting for a listener: offered now, oldest first.'), `listen saying 5 were waiting:\n${back.stderr()}`, 5_000);
-    await expectArrivedInOrder(r, client, ids, secret);
-  });
-});
+}
 
 describe('on the shared store, a listener away from instance B misses nothing instance A made', () => {
   let pair: SharedSandboxes;
