@@ -169,7 +169,7 @@ export function unattended(outcome: AttemptOutcome & { listeners?: ListenerRepor
   return outcome.listeners.every((l) => l.error === LISTENER_DISCONNECTED);
 }
 
-const hours = (ms: number): string => (ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`);
+const duration = (ms: number): string => (ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`);
 
 /** The one place a delivery's request is built: what is sent and what the log shows cannot differ. */
 export function webhookRequest(delivery: Pick<Delivery, 'id' | 'event' | 'url' | 'payload'>, secret: string): WebhookRequest {
@@ -422,7 +422,7 @@ export class Deliveries {
 
   /** What a delivery that waited the whole listener wait says as it fails. */
   private waitedOut(since: string): string {
-    return `no listener connected within the listener wait (${hours(this.listenerWaitMs)} from ${since}, SANDBOX_LISTENER_WAIT): start payments-sandbox listen, then replay it`;
+    return `no listener connected within the listener wait (${duration(this.listenerWaitMs)} from ${since}, SANDBOX_LISTENER_WAIT): start payments-sandbox listen, then replay it`;
   }
 
   private async secretOf(accountId: string): Promise<string> {
@@ -576,8 +576,9 @@ export class Deliveries {
     } else {
       next = { ...current, attempts };
     }
-    // A listener made this attempt (or it was a replay): the delivery waits no more.
-    if (!replay) next = { ...next, waitingSince: null, reason: null };
+    // An attempt was made (by a listener, or a replay): its answer says why the delivery is where it
+    // is now. It waits no more, unless a replay left it pending and waiting.
+    next = { ...next, reason: null, ...((!replay || next.status !== 'pending') && { waitingSince: null }) };
     await this.end(unit, current, next, at);
   }
 

@@ -174,5 +174,8 @@ describe('a listener that goes away misses nothing', () => {
     expect(late.hellos).toEqual([0]);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(late.got).toEqual([]);
+    // Replay sends it again, and its answer replaces the reason.
+    const replayed = await kit.deliveries.replay(account.id, id!);
+    expect(replayed).toMatchObject({ status: 'delivered', attempts: [{ replay: true, httpStatus: 200, via: 'listener late' }], reason: null, waitingSince: null });
   });
 });
