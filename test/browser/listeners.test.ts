@@ -158,8 +158,8 @@ describe('console: webhook listeners', () => {
       await aloneCard.waitFor();
       expect(await aloneCard.locator('tr[data-attempt]').count()).toBe(0);
       expect(await aloneCard.locator('.card-head .badge', { hasText: 'waiting for a listener' }).count()).toBe(1);
-      const reason = aloneCard.locator('.reason[data-reason="waiting"]');
-      expect(await reason.textContent()).toMatch(/^waiting for a listener: no listener of the account that takes cashin\.paid is connected; .* Start payments-sandbox listen with this account's key \(the Account view shows the command\): it receives this delivery as soon as it connects\.$/);
+      const reason = aloneCard.locator('.delivery-reason[data-reason="waiting"]');
+      expect(await reason.textContent()).toMatch(/^waiting for a listener: no listener of the account that takes cashin\.paid is connected; offered as soon as one connects \(payments-sandbox listen\), until \S+Z\. Start payments-sandbox listen with this account's key \(the Account view shows the command\): it receives this delivery as soon as it connects\.$/);
       // Nothing wider than the phone, and no word split across lines but long ids where they must.
       expect(await overflow(page), name).toBeLessThanOrEqual(0);
       for (const box of await page.locator('.scroll').all()) expect(await box.evaluate((el) => el.scrollWidth - el.clientWidth), name).toBeLessThanOrEqual(0);

@@ -177,8 +177,7 @@ export function deliveryCard(ctx: Context, d: Delivery, onChange: () => void): H
       'header',
       { class: 'card-head' },
       h('h3', { id: `${d.id}-title` }, d.event, ' ', h('span', { class: 'mono small' }, d.id)),
-      statusBadge(d.status),
-      d.waitingSince ? badge('waiting for a listener', 'warn') : null,
+      d.waitingSince ? h('span', { class: 'badges' }, statusBadge(d.status), ' ', badge('waiting for a listener', 'warn')) : statusBadge(d.status),
     ),
     h(
       'p',
@@ -195,9 +194,8 @@ export function deliveryCard(ctx: Context, d: Delivery, onChange: () => void): H
     d.reason
       ? h(
           'p',
-          { class: 'reason small', 'data-reason': d.waitingSince ? 'waiting' : 'ended' },
-          d.reason,
-          d.waitingSince ? ` Start payments-sandbox listen with this account's key (the Account view shows the command): it receives this delivery as soon as it connects.` : '',
+          { class: 'delivery-reason small', 'data-reason': d.waitingSince ? 'waiting' : 'ended' },
+          d.waitingSince ? `${d.reason}. Start payments-sandbox listen with this account's key (the Account view shows the command): it receives this delivery as soon as it connects.` : d.reason,
         )
       : null,
     h(
