@@ -114,7 +114,8 @@ export interface DomainOptions {
   settings: Pick<
     Config,
     'faultSeed' | 'webhookMaxAttempts' | 'instructionDelayMs' | 'pixExpiryMs' | 'strictDocuments' | 'pixInstruction' | 'withdrawalStepMs' | 'jobLeaseMs'
-  >;
+  > &
+    Partial<Pick<Config, 'listenerWaitMs'>>;
 }
 
 /** Every domain service, wired: what the HTTP layer calls, and what domain unit tests drive. */
@@ -185,6 +186,8 @@ export function composeDomain(options: DomainOptions): Domain {
     afterAnswers: options.afterAnswers,
     logger,
     retry: { ...DEFAULT_RETRY, maxAttempts: settings.webhookMaxAttempts },
+    clock,
+    ...(settings.listenerWaitMs !== undefined && { listenerWaitMs: settings.listenerWaitMs }),
   });
   const ledger = new Ledger({ repository, clocks, listeners: [balanceEvents(events)] });
   const autopilot = new Autopilot({ repository, jobs, sandboxRules: options.autopilotRules });

@@ -2,7 +2,7 @@
 // First: refuses a Node older than 22.19 before the rest of the CLI loads (src/node-check.ts).
 import './node-check.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { parseList, parseResponseValidationMode, parseStore, redactUrl, resolveConfig, DEFAULTS, type Config, type ConfigInput, type ResponseValidationMode, type StoreSetting } from './config.js';
+import { parseDuration, parseList, parseResponseValidationMode, parseStore, redactUrl, resolveConfig, DEFAULTS, type Config, type ConfigInput, type ResponseValidationMode, type StoreSetting } from './config.js';
 import { createLogger, defaultLogFormat, parseLogFormat, type LogFormat } from './log.js';
 import { garbageCollector } from './collect-garbage.js';
 import { startServer } from './server.js';
@@ -33,6 +33,14 @@ function logFormat(value: string): LogFormat {
 function memoryBudget(value: string): number {
   try {
     return parseByteSize(value, 'the memory budget');
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function listenerWait(value: string): number {
+  try {
+    return parseDuration(value, 'the listener wait');
   } catch (error) {
     throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
   }
@@ -90,6 +98,7 @@ program
   .addOption(new Option('--fees <file>', 'JSON file overriding the fee table').env('SANDBOX_FEES'))
   .addOption(new Option('--webhook-max-attempts <n>', 'attempts per webhook delivery').env('SANDBOX_WEBHOOK_MAX_ATTEMPTS').argParser(integer).default(DEFAULTS.webhookMaxAttempts))
   .addOption(new Option('--webhook-timeout <ms>', 'timeout of one webhook attempt').env('SANDBOX_WEBHOOK_TIMEOUT_MS').argParser(integer).default(DEFAULTS.webhookTimeoutMs))
+  .addOption(new Option('--listener-wait <duration>', "listeners mode: how long (real time) a delivery waits for a listener to connect before it fails, e.g. 72h, 30m, 2d").env('SANDBOX_LISTENER_WAIT').argParser(listenerWait).default(DEFAULTS.listenerWaitMs, '72h'))
   .addOption(new Option('--autopilot <file>', 'autopilot rules (YAML/JSON), or "default" for the shipped magic values').env('SANDBOX_AUTOPILOT'))
   .addOption(new Option('--compact-min-bytes <bytes>', 'journal size that triggers a background compaction').env('SANDBOX_COMPACT_MIN_BYTES').argParser(integer).default(DEFAULTS.compactMinBytes))
   .addOption(
@@ -191,6 +200,7 @@ interface StartOptions {
   fees?: string;
   webhookMaxAttempts: number;
   webhookTimeout: number;
+  listenerWait: number;
   autopilot?: string;
   /** Already parsed by validationMode; the bare flag gives its preset, "log". */
   validateResponses?: ResponseValidationMode;
@@ -245,6 +255,7 @@ function toConfig(opts: StartOptions): ConfigInput {
     feesFile: opts.fees,
     webhookMaxAttempts: opts.webhookMaxAttempts,
     webhookTimeoutMs: opts.webhookTimeout,
+    listenerWaitMs: opts.listenerWait,
     autopilotFile: opts.autopilot,
     secretKey: opts.secretKey,
     publicUrl: opts.publicUrl,

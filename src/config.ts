@@ -68,6 +68,8 @@ export interface Config {
   webhookMaxAttempts: number;
   /** How long one webhook attempt may take before it counts as failed. */
   webhookTimeoutMs: number;
+  /** Listeners mode: how long (real time) a delivery waits for a listener to connect before it fails. */
+  listenerWaitMs: number;
   /** Autopilot rules file (YAML or JSON), "default" for the shipped one; undefined: off. */
   autopilotFile: string | undefined;
   /** Check every JSON response against openapi.yaml (see src/http/response-validation.ts). */
@@ -166,6 +168,7 @@ export const DEFAULTS = {
   compactMinBytes: 64 * 1024 * 1024,
   webhookMaxAttempts: 8,
   webhookTimeoutMs: 5000,
+  listenerWaitMs: 72 * 60 * 60 * 1000,
   mockSeed: 1,
   requestLogSize: 1000,
   requestLogBytes: 64 * 1024 * 1024,
@@ -217,6 +220,7 @@ export function resolveConfig(input: ConfigInput): Config {
     feesFile: input.feesFile,
     webhookMaxAttempts: input.webhookMaxAttempts ?? DEFAULTS.webhookMaxAttempts,
     webhookTimeoutMs: input.webhookTimeoutMs ?? DEFAULTS.webhookTimeoutMs,
+    listenerWaitMs: positive(input.listenerWaitMs, 'the listener wait (SANDBOX_LISTENER_WAIT)') ?? DEFAULTS.listenerWaitMs,
     autopilotFile: input.autopilotFile || undefined,
     validateResponses: validate === true ? 'log' : validate === false ? 'off' : validate,
     mock,
@@ -239,6 +243,19 @@ export function resolveConfig(input: ConfigInput): Config {
     store: mock ? { kind: 'embedded' } : (input.store ?? { kind: 'embedded' }),
     rateLimit: input.rateLimit ?? 'auto',
   };
+}
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * A duration as a person writes it: `72h`, `30m` (or `30min`), `90s`, `2d`, `1500ms`, or a bare
+ * number of milliseconds. Throws a message naming the forms.
+ */
+export function parseDuration(text: string, what: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|min|m|h|d)?\s*$/i.exec(text);
+  const ms = m ? Math.round(Number(m[1]) * (DURATION_UNITS[(m[2] ?? 'ms').toLowerCase()] ?? 1)) : NaN;
+  if (!Number.isSafeInteger(ms) || ms < 1) throw new Error(`${what} must be a duration such as 72h, 30m, 90s or 2d (or milliseconds), not ${JSON.stringify(text)}`);
+  return ms;
 }
 
 /** A count or duration that must be at least 1 (0 would refuse every connection, or every body); undefined stays undefined. */

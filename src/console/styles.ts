@@ -106,6 +106,7 @@ summary{cursor:pointer;padding:3px 0}
 .attempts .via strong{color:var(--fg)}
 .attempts .offered{margin:2px 0 0;padding-left:16px}
 .attempts .remedy{margin:4px 0 0;color:var(--warn)}
+.delivery-reason{margin:4px 0 8px;color:var(--warn);overflow-wrap:anywhere}
 .attempts .cell-at,.attempts .cell-time{white-space:nowrap}
 .links a{font-weight:600}
 .fields{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:8px 12px;margin:0 0 4px}

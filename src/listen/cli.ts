@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { EventFilter } from '../webhooks/listeners.js';
-import { directModeError, formatReport, ListenError, parseRoute, startListener, takeOver, whoAmI, type Route } from './listener.js';
+import { directModeError, formatReport, ListenError, parseRoute, startListener, takeOver, waitingLine, whoAmI, type Route } from './listener.js';
 
 interface ListenCommandOptions {
   baseUrl: string;
@@ -70,9 +70,10 @@ async function listenCommand(opts: ListenCommandOptions): Promise<number> {
       onDelivery: (report) => process.stdout.write(`${opts.json ? JSON.stringify(report) : formatReport(report)}\n`),
       onStatus: (line) => process.stderr.write(`${line}\n`),
     });
-    await listener.ready;
+    const hello = await listener.ready;
     const where = routes.length === 0 ? "each delivery's own URL" : routes.map((r) => (r.events ? `${r.events.text} → ${r.url}` : r.url)).join(', ');
     process.stderr.write(`Ready: listening for account ${account.id}'s webhooks on ${baseUrl}${opts.events ? ` (events ${opts.events})` : ''}, forwarding to ${where}. Ctrl-C stops.\n`);
+    if (hello.waiting !== null) process.stderr.write(`${waitingLine(hello.waiting).replace(/^./, (c) => c.toUpperCase())}.\n`);
     const stop = (): void => void listener.close();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

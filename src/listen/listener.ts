@@ -141,9 +141,15 @@ export interface ListenerOptions {
   reconnect?: { firstMs: number; maxMs: number };
 }
 
+/** What the sandbox said at connect. */
+export interface ListenerHello {
+  /** How many deliveries had waited for a listener (offered right after, oldest first); null from a sandbox older than that. */
+  waiting: number | null;
+}
+
 export interface RunningListener {
   /** Resolves once the first connection is up (hello received); rejects with a ListenError when it cannot be. */
-  ready: Promise<void>;
+  ready: Promise<ListenerHello>;
   /** Resolves when the listener stops for good: by `close()`, or rejects on a fatal refusal (the key revoked). */
   done: Promise<void>;
   /**
@@ -171,9 +177,9 @@ export function startListener(options: ListenerOptions): RunningListener {
   let everConnected = false;
   /** Offers being handled: a close lets their answers go out first. */
   const handling = new Set<Promise<void>>();
-  let resolveReady!: () => void;
+  let resolveReady!: (hello: ListenerHello) => void;
   let rejectReady!: (error: Error) => void;
-  const ready = new Promise<void>((resolve, reject) => ((resolveReady = resolve), (rejectReady = reject)));
+  const ready = new Promise<ListenerHello>((resolve, reject) => ((resolveReady = resolve), (rejectReady = reject)));
   let resolveDone!: () => void;
   let rejectDone!: (error: Error) => void;
   const done = new Promise<void>((resolve, reject) => ((resolveDone = resolve), (rejectDone = reject)));
@@ -210,10 +216,11 @@ export function startListener(options: ListenerOptions): RunningListener {
     onJsonMessage(ws, (message) => {
       if (!isObject(message)) return;
       if (message.type === 'hello') {
-        if (everConnected && failures > 0) options.onStatus(`reconnected to ${options.baseUrl}`);
+        const waiting = typeof message.waiting === 'number' && Number.isInteger(message.waiting) && message.waiting >= 0 ? message.waiting : null;
+        if (everConnected && failures > 0) options.onStatus(`reconnected to ${options.baseUrl}${waiting === null ? '' : `: ${waitingLine(waiting)}`}`);
         everConnected = true;
         failures = 0;
-        resolveReady();
+        resolveReady({ waiting });
         return;
       }
       if (message.type === 'attempt') {
@@ -318,6 +325,12 @@ async function settled(promises: readonly Promise<unknown>[], ms: number): Promi
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([Promise.allSettled(promises), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
+}
+
+/** What `listen` says at connect of the deliveries that waited for it. */
+export function waitingLine(waiting: number): string {
+  if (waiting === 0) return 'no delivery was waiting for a listener';
+  return `${waiting} deliver${waiting === 1 ? 'y was' : 'ies were'} waiting for a listener: offered now, oldest first`;
 }
 
 /** The one readable line of a delivery. */

@@ -120,6 +120,8 @@ function coherentDelivery(delivery: Json, ctx: MockContext): Json {
     };
   }
   if (out.status === 'undeliverable') Object.assign(out, { url: null, attempts: [], nextAttemptAt: null });
+  // A mock has no listeners: nothing waits for one.
+  if ('waitingSince' in out || 'waitUntil' in out) Object.assign(out, { waitingSince: null, waitUntil: null, reason: null });
   return out;
 }
 

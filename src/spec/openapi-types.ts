@@ -738,7 +738,10 @@ export interface paths {
          *     `listeners` delivery mode (docs/listening.md; `payments-sandbox listen` is its client).
          *     Same key, Host and Origin rules as `/_sandbox/events/ws`. `?name=` names the listener in
          *     the delivery log; `?events=cashin.*,cashout.success` takes only those events. The
-         *     sandbox first sends `{"type":"hello", …}`, then one `{"type":"attempt", "id",
+         *     sandbox first sends `{"type":"hello", "accountId", "name", "delivery", "events",
+         *     "timeoutMs", "waiting"}` (`waiting`: how many of the account's deliveries were waiting for
+         *     a listener that takes these events; they are offered right after, oldest first, each once
+         *     the one before was answered), then one `{"type":"attempt", "id",
          *     "deliveryId", "attempt", "event", "url", "headers", "body", "timeoutMs"}` per attempt:
          *     `headers` and `body` are exactly what a direct delivery would send (`x-signature`
          *     included). The listener answers each with `{"type":"answer", "id", "deliveryId",
@@ -2206,6 +2209,18 @@ export interface components {
             /** @description The body as sent, keys sorted; `request.body` is its exact text. */
             payload: components["schemas"]["WebhookBody"];
             createdAt: components["schemas"]["Timestamp"];
+            /**
+             * @description Listeners mode: since when (real time, not the account clock) this pending delivery has
+             *     waited for a listener. An attempt that no listener took (none of the account connected,
+             *     none that takes the event, or each one offered it went before answering) is not spent:
+             *     the delivery waits, and is offered at once, in creation order, to the next listener that
+             *     connects. Null when it is not waiting (docs/listening.md).
+             */
+            waitingSince: components["schemas"]["Timestamp"] | null;
+            /** @description Until when (real time) it waits for a listener (`waitingSince` plus SANDBOX_LISTENER_WAIT, 72 h by default); past it, it fails. Null when it is not waiting. */
+            waitUntil: components["schemas"]["Timestamp"] | null;
+            /** @description Why it is where it is when its status and attempts do not say: `waiting for a listener: …` while it waits, or why it failed without an attempt spent (no listener within the listener wait). Null otherwise. */
+            reason: string | null;
         };
         WebhookDeliveryList: {
             data: components["schemas"]["WebhookDelivery"][];

@@ -59,6 +59,8 @@ export function summary(result: TriggerResult): string[] {
   const lines = [`${result.event} for ${object.kind} ${object.id} (${object.created ? 'created' : 'existing'}, now ${object.status})`];
   if (delivery === null) lines.push(`event ${result.eventId ?? '(none found)'}, no ${result.event} delivery found in GET /_sandbox/webhooks`);
   else lines.push(`event ${result.eventId ?? '(none found)'}, delivery ${delivery.id} ${delivery.status}${delivery.url === null ? ' (no webhook URL: set one with PUT /_sandbox/webhook-url or --set postbackUrl=…)' : ` to ${delivery.url}`}`);
+  // Said whether or not --wait: without it the delivery may look merely pending.
+  if (delivery?.reason && outcome === undefined) lines.push(`  ${delivery.reason}`);
   if (outcome !== undefined) {
     const last = outcome.lastAttempt;
     const answer = last === null ? 'no attempt' : last.httpStatus !== null ? `HTTP ${last.httpStatus}` : (last.error ?? 'no answer');
@@ -67,6 +69,7 @@ export function summary(result: TriggerResult): string[] {
         ? `outcome: still pending after ${DEFAULT_WAIT_MS / 1000} s, ${outcome.attempts} attempt${outcome.attempts === 1 ? '' : 's'}, last ${answer}`
         : `outcome: ${outcome.status}${outcome.attempts > 0 ? `, ${answer} after ${outcome.attempts} attempt${outcome.attempts === 1 ? '' : 's'}` : ''}`,
     );
+    if (outcome.reason) lines.push(`  ${outcome.reason}`);
   }
   return lines;
 }

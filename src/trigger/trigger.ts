@@ -66,6 +66,8 @@ export interface TriggerDelivery {
   id: string;
   status: string;
   url: string | null;
+  /** Why it is where it is (`waiting for a listener: …` in listeners mode with none connected), or null. */
+  reason: string | null;
 }
 
 export interface TriggerOutcome {
@@ -75,6 +77,8 @@ export interface TriggerOutcome {
   lastAttempt: { httpStatus: number | null; error: string | null; durationMs: number | null } | null;
   /** Still pending when the wait ended. */
   timedOut: boolean;
+  /** The delivery's reason when the wait ended (waiting for a listener, or why it failed), or null. */
+  reason: string | null;
 }
 
 export interface TriggerResult {
@@ -379,7 +383,7 @@ async function lastOf(session: Session, path: string, keep: (item: Json) => bool
   return found;
 }
 
-const deliveryOf = (d: Json): TriggerDelivery => ({ id: text(d, 'id') ?? '', status: text(d, 'status') ?? 'unknown', url: text(d, 'url') ?? null });
+const deliveryOf = (d: Json): TriggerDelivery => ({ id: text(d, 'id') ?? '', status: text(d, 'status') ?? 'unknown', url: text(d, 'url') ?? null, reason: text(d, 'reason') ?? null });
 
 /** Reads the delivery until it is no longer pending, at most `timeoutMs`. */
 async function waitForOutcome(session: Session, id: string, timeoutMs: number): Promise<TriggerOutcome> {
@@ -397,6 +401,7 @@ async function waitForOutcome(session: Session, id: string, timeoutMs: number): 
         attempts: attempts.length,
         lastAttempt: last === undefined ? null : { httpStatus: typeof last.httpStatus === 'number' ? last.httpStatus : null, error: text(last, 'error') ?? null, durationMs: typeof last.durationMs === 'number' ? last.durationMs : null },
         timedOut,
+        reason: text(d, 'reason') ?? null,
       };
     }
     await new Promise((resolve) => setTimeout(resolve, WAIT_STEP_MS));

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { deliveryModeOf, type Accounts } from '../accounts/accounts.js';
+import type { Clock } from '../clock.js';
 import type { Events } from '../events/events.js';
 import type { Faults, WebhookFault } from '../faults/faults.js';
 import { conflict, notFound } from '../errors.js';
@@ -14,7 +15,7 @@ import type { WebhookDeliveryMode } from '../spec/types.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { WithdrawalRecord } from '../withdrawals/withdrawals.js';
 import type { AttemptOutcome, WebhookSender } from './dispatcher.js';
-import { LISTENER_DISCONNECTED, NO_LISTENER, type ListenerReport, type Listeners } from './listeners.js';
+import { LISTENER_DISCONNECTED, NO_LISTENER, type EventFilter, type ListenerReport, type Listeners } from './listeners.js';
 import { webhookBody, withdrawalWebhookBody, type WebhookBody, type WebhookEvent } from './payload.js';
 import { signedText, sortKeysDeep } from './signature.js';
 import { VERSION } from '../version.js';
@@ -51,9 +52,15 @@ export interface WebhookRequest {
 }
 
 /** A delivery as the API shows it: the payload key-sorted as sent, the request, and every attempt's headers. */
-export type DeliveryView = Omit<Delivery, 'attempts'> & {
+export type DeliveryView = Omit<Delivery, 'attempts' | 'waitingSince' | 'reason'> & {
   attempts: (Omit<Attempt, 'requestHeaders'> & { requestHeaders: Record<string, string> | null })[];
   request: WebhookRequest;
+  /** Listeners mode: since when (real time) it has waited for a listener, or null. */
+  waitingSince: string | null;
+  /** Until when (real time) it waits; past it, it fails. */
+  waitUntil: string | null;
+  /** Why it is where it is, when the status alone does not say: waiting for a listener, or failed for want of one. */
+  reason: string | null;
 };
 
 export interface Delivery {
@@ -69,6 +76,14 @@ export interface Delivery {
   nextAttemptAt: string | null;
   payload: WebhookBody;
   createdAt: string;
+  /**
+   * Listeners mode: when (real time, not the account clock) its attempts started finding no
+   * listener to take them. Such attempts are not spent; the delivery waits for a listener up to
+   * the listener wait. Absent in records stored before deliveries waited.
+   */
+  waitingSince?: string | null;
+  /** Why it failed without an attempt spent (no listener within the listener wait). */
+  reason?: string | null;
 }
 
 export interface DeliveryRecord extends Delivery {
@@ -82,8 +97,27 @@ export interface DeliveryRecord extends Delivery {
 
 export const DELIVERIES: TableSpec<DeliveryRecord> = {
   name: 'deliveries',
-  filters: { transactionId: (d) => d.transactionId, withdrawalId: (d) => d.withdrawalId ?? null, status: (d) => d.status },
+  filters: {
+    transactionId: (d) => d.transactionId,
+    withdrawalId: (d) => d.withdrawalId ?? null,
+    status: (d) => d.status,
+    // What a listener connecting is offered at once, in creation (insertion) order.
+    waiting: (d) => isWaiting(d),
+  },
 };
+
+const isWaiting = (d: Pick<Delivery, 'status' | 'waitingSince'>): boolean => d.status === 'pending' && (d.waitingSince ?? null) !== null;
+
+/** How long a delivery waits for a listener by default (real time): a weekend away. */
+export const DEFAULT_LISTENER_WAIT_MS = 72 * 60 * 60 * 1000;
+/**
+ * A waiting delivery is offered again this often (account clock), besides at once when a
+ * listener connects: a listener that connected while its first offer was being recorded
+ * (here or on another instance) gets it this late at worst, never at the end of the wait.
+ */
+export const WAIT_PROBE_MS = 5 * 60 * 1000;
+/** Waiting deliveries read per step when a listener connects. */
+const WAITING_BATCH = 100;
 
 export interface RetryPolicy {
   maxAttempts: number;
@@ -108,6 +142,10 @@ export interface DeliveriesOptions {
   afterAnswers: () => Promise<void>;
   logger: Logger;
   retry?: RetryPolicy;
+  /** Real time: the listener wait is counted on it, not on the account clock a test moves. */
+  clock: Clock;
+  /** How long a delivery waits for a listener (real ms); default DEFAULT_LISTENER_WAIT_MS. */
+  listenerWaitMs?: number;
 }
 
 export interface DeliveryQuery {
@@ -119,6 +157,19 @@ export interface DeliveryQuery {
 }
 
 const toDelivery = ({ accountId: _accountId, ownUrl: _ownUrl, ...delivery }: DeliveryRecord): Delivery => ({ ...delivery, withdrawalId: delivery.withdrawalId ?? null });
+
+/**
+ * An outcome no listener made: none was connected (here or, by the presence records, on another
+ * instance), none that takes the event, or every one offered it went before answering. Such an
+ * attempt is not spent (contract v5, "A listener that goes away misses nothing").
+ */
+export function unattended(outcome: AttemptOutcome & { listeners?: ListenerReport[] }): boolean {
+  if (outcome.ok || outcome.listeners === undefined) return false;
+  if (outcome.listeners.length === 0) return outcome.error?.startsWith(NO_LISTENER) === true;
+  return outcome.listeners.every((l) => l.error === LISTENER_DISCONNECTED);
+}
+
+const duration = (ms: number): string => (ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`);
 
 /** The one place a delivery's request is built: what is sent and what the log shows cannot differ. */
 export function webhookRequest(delivery: Pick<Delivery, 'id' | 'event' | 'url' | 'payload'>, secret: string): WebhookRequest {
@@ -153,33 +204,87 @@ export class Deliveries {
   /** Deliveries with an attempt under way: a retry never overlaps its own previous attempt. */
   private readonly sending = new Map<string, number>();
   private readonly retry: RetryPolicy;
+  private readonly listenerWaitMs: number;
+  /** Accounts whose waiting deliveries are being offered to a new listener here; `again`: another connected meanwhile. */
+  private readonly offering = new Map<string, { again: boolean }>();
 
   constructor(private readonly options: DeliveriesOptions) {
     this.records = new Records(options.repository, DELIVERIES);
     this.units = options.repository.units;
     this.retry = options.retry ?? DEFAULT_RETRY;
-    // A listener that connects gets what is pending for it now, not at the next retry.
-    options.listeners.onConnected((accountId) => void this.offerPending(accountId).catch((error: unknown) => options.logger.error({ err: error, accountId }, 'offering pending webhooks to a new listener failed')));
+    this.listenerWaitMs = options.listenerWaitMs ?? DEFAULT_LISTENER_WAIT_MS;
+    // A listener is told at connect how many deliveries waited for it, then gets them at once, in order.
+    // A store that cannot be read now must not keep the listener from connecting: it is told none.
+    options.listeners.countWaitingWith((accountId, events) =>
+      this.countWaiting(accountId, events).catch((error: unknown) => {
+        options.logger.warn({ err: error, accountId }, 'counting the webhooks waiting for a new listener failed');
+        return 0;
+      }),
+    );
+    options.listeners.onConnected((accountId) => this.offerWaiting(accountId));
+  }
+
+  /** How many of the account's deliveries wait for a listener that takes their event. */
+  async countWaiting(accountId: string, events?: EventFilter): Promise<number> {
+    let count = 0;
+    for (const d of await this.waiting(accountId)) if (!events || events.matches(d.event)) count++;
+    return count;
+  }
+
+  /** The account's waiting deliveries, oldest first (ids and events only: a backlog may be long). */
+  private async waiting(accountId: string): Promise<{ id: string; event: WebhookEvent }[]> {
+    const found: { id: string; event: WebhookEvent }[] = [];
+    let startingAfter: string | undefined;
+    for (;;) {
+      const page = await this.records.table.list(accountId, { limit: WAITING_BATCH, where: { waiting: true }, ...(startingAfter !== undefined && { startingAfter }) });
+      found.push(...page.data.map((d) => ({ id: d.id, event: d.event })));
+      startingAfter = page.data.at(-1)?.id;
+      if (!page.hasMore || startingAfter === undefined) return found;
+    }
   }
 
   /**
-   * The account's pending deliveries whose last attempt found no listener, or lost it as it went,
-   * due now: a listener started (or reconnected) after they were made receives them at once. At
-   * most a page of them; the rest keep their retries.
+   * A listener connected here: the account's waiting deliveries are offered now, not at their
+   * next probe, one after the other in the order they were created (each once its previous one
+   * was answered, so they reach the listener's target in that order too). One pass at a time per
+   * account; a listener connecting during one makes another follow. Once more after an attempt's
+   * timeout: a delivery whose offer found no listener just as this one connected was recorded
+   * waiting after the pass read the list.
    */
-  private async offerPending(accountId: string): Promise<void> {
-    const { data } = await this.records.table.list(accountId, { limit: 100, where: { status: 'pending' } });
-    const waiting = data.filter((d) => {
-      const error = d.attempts.at(-1)?.error;
-      return error?.startsWith(NO_LISTENER) || error === LISTENER_DISCONNECTED;
-    });
-    if (waiting.length === 0) return;
-    await this.units.run(async (unit) => {
-      const now = await this.options.clocks.nowMs(accountId);
-      for (const d of waiting) {
-        if (await this.options.jobs.isScheduled(accountId, 'deliverWebhook', d.id, unit)) await this.options.jobs.schedule(unit, accountId, 'deliverWebhook', d.id, now);
-      }
-    });
+  private offerWaiting(accountId: string, late = false): void {
+    const running = this.offering.get(accountId);
+    if (running) {
+      running.again = true;
+      return;
+    }
+    const state = { again: false };
+    this.offering.set(accountId, state);
+    void (async () => {
+      do {
+        state.again = false;
+        await this.offerWaitingOnce(accountId);
+      } while (state.again);
+    })()
+      .catch((error: unknown) => this.options.logger.error({ err: error, accountId }, 'offering waiting webhooks to a new listener failed'))
+      .finally(() => {
+        this.offering.delete(accountId);
+        if (!late) setTimeout(() => this.options.listeners.count(accountId) > 0 && this.offerWaiting(accountId, true), this.options.listeners.timeoutMs).unref();
+      });
+  }
+
+  private async offerWaitingOnce(accountId: string): Promise<void> {
+    for (const { id } of await this.waiting(accountId)) {
+      // The listeners here went (and the pass was theirs): the rest keep waiting for the next one.
+      if (this.options.listeners.count(accountId) === 0) return;
+      let sent: Promise<void> | undefined;
+      await this.units.run(async (unit) => {
+        const record = await this.records.in(unit).getForUpdate(accountId, id);
+        // Taken meanwhile (its probe, another instance's listener), or wiped by a reset.
+        if (!record || !isWaiting(record) || this.sending.has(id)) return;
+        await this.attempt(unit, record, (work) => (sent = work));
+      });
+      await sent;
+    }
   }
 
   /** Deliveries left pending by a stop or a crash get their job back (normally they still have it). */
@@ -252,12 +357,12 @@ export class Deliveries {
     };
     const page = await this.records.page(accountId, query, { keep });
     const secret = await this.secretOf(accountId);
-    return { data: page.data.map((d) => present(d, secret)), hasMore: page.hasMore };
+    return { data: page.data.map((d) => present(d, secret, this.listenerWaitMs)), hasMore: page.hasMore };
   }
 
   async get(accountId: string, id: string): Promise<DeliveryView> {
     const record = await this.records.owned(accountId, id, () => notFound(`webhook delivery ${id} not found`));
-    return present(record, await this.secretOf(accountId));
+    return present(record, await this.secretOf(accountId), this.listenerWaitMs);
   }
 
   /**
@@ -310,6 +415,16 @@ export class Deliveries {
     };
   }
 
+  /** Until when (real time) a delivery waiting since `since` waits for a listener. */
+  private waitUntilMs(since: string): number {
+    return Date.parse(since) + this.listenerWaitMs;
+  }
+
+  /** What a delivery that waited the whole listener wait says as it fails. */
+  private waitedOut(since: string): string {
+    return `no listener connected within the listener wait (${duration(this.listenerWaitMs)} from ${since}, SANDBOX_LISTENER_WAIT): start payments-sandbox listen, then replay it`;
+  }
+
   private async secretOf(accountId: string): Promise<string> {
     return (await this.options.accounts.get(accountId))?.webhookSecret ?? '';
   }
@@ -324,10 +439,19 @@ export class Deliveries {
     return Math.round(base * (1 + 0.1 * cryptoRng()));
   }
 
-  /** Stores the delivery with its next attempt (held, retried or last), and sends this one once that is durable, unless held. */
-  private async attempt(unit: Unit, record: DeliveryRecord): Promise<void> {
+  /**
+   * Stores the delivery with its next attempt (held, retried or last), and sends this one once that
+   * is durable, unless held; `onSent` gets the send's work. A delivery that waited for a listener
+   * past the listener wait fails here instead.
+   */
+  private async attempt(unit: Unit, record: DeliveryRecord, onSent?: (work: Promise<void>) => void): Promise<void> {
     const { jobs, clocks, faults, dispatcher } = this.options;
     const now = await clocks.nowMs(record.accountId);
+    if (isWaiting(record) && this.options.clock.nowMs() >= this.waitUntilMs(record.waitingSince!)) {
+      await jobs.cancel(unit, record.accountId, 'deliverWebhook', record.id);
+      await this.end(unit, record, { ...record, status: 'failed', nextAttemptAt: null, waitingSince: null, reason: this.waitedOut(record.waitingSince!) }, new Date(now).toISOString());
+      return;
+    }
     if (this.sending.has(record.id)) {
       const due = now + this.retry.baseDelayMs;
       await jobs.schedule(unit, record.accountId, 'deliverWebhook', record.id, due);
@@ -356,7 +480,10 @@ export class Deliveries {
     await this.records.in(unit).put(updated);
     // Nothing leaves before the change it reports, and the retry stored for it, are durable:
     // a crash can then only repeat a webhook, never announce an unsaved one.
-    unit.afterCommit(() => void this.send(updated, false, fault));
+    unit.afterCommit(() => {
+      const work = this.send(updated, false, fault);
+      onSent?.(work);
+    });
   }
 
   /** One attempt: after the answers of the turn, posted, then recorded in a unit of its own. */
@@ -410,7 +537,7 @@ export class Deliveries {
     sent: DeliveryRecord,
     { at, outcome, replay, requestHeaders, fault }: { at: string; outcome: AttemptOutcome & { via?: string; listeners?: ListenerReport[] }; replay: boolean; requestHeaders: Record<string, string>; fault: string | undefined },
   ): Promise<void> {
-    const { jobs, clocks, faults, events } = this.options;
+    const { jobs, clocks, faults } = this.options;
     const { accountId, id } = sent;
     const current = await this.records.in(unit).getForUpdate(accountId, id);
     if (!current) return; // wiped by a reset while the attempt was under way
@@ -421,6 +548,15 @@ export class Deliveries {
     // An attempt that outOfOrder rules held back for was just answered: they go now, after it.
     for (const held of await faults.overtaken(unit, accountId, id)) {
       await jobs.schedule(unit, accountId, 'deliverWebhook', held, await clocks.nowMs(accountId));
+    }
+    // Nobody took it: no attempt is spent, the delivery waits for a listener (a replay is recorded as made).
+    if (!replay && current.status === 'pending' && unattended(outcome)) {
+      const since = current.waitingSince ?? new Date(this.options.clock.nowMs()).toISOString();
+      const left = this.waitUntilMs(since) - this.options.clock.nowMs();
+      const due = (await clocks.nowMs(accountId)) + Math.max(0, Math.min(left, WAIT_PROBE_MS));
+      await jobs.schedule(unit, accountId, 'deliverWebhook', id, due);
+      await this.records.in(unit).put({ ...current, waitingSince: since, reason: null, nextAttemptAt: new Date(due).toISOString() });
+      return;
     }
     const attempts = [...current.attempts, attempt];
     let next: DeliveryRecord;
@@ -440,23 +576,40 @@ export class Deliveries {
     } else {
       next = { ...current, attempts };
     }
+    // An attempt was made (by a listener, or a replay): its answer says why the delivery is where it
+    // is now. It waits no more, unless a replay left it pending and waiting.
+    next = { ...next, reason: null, ...((!replay || next.status !== 'pending') && { waitingSince: null }) };
+    await this.end(unit, current, next, at);
+  }
+
+  /** Stores the delivery's new state, and the event of its end when it ended. */
+  private async end(unit: Unit, current: DeliveryRecord, next: DeliveryRecord, at: string): Promise<void> {
+    const { accountId } = current;
     await this.records.in(unit).put(next);
     if (next.status !== current.status && (next.status === 'delivered' || next.status === 'failed')) {
-      const view = present(next, await this.secretOf(accountId));
-      await events.append(unit, accountId, next.status === 'delivered' ? 'webhook.delivered' : 'webhook.failed', at, current.transactionId, view, current.withdrawalId ?? null);
+      const view = present(next, await this.secretOf(accountId), this.listenerWaitMs);
+      await this.options.events.append(unit, accountId, next.status === 'delivered' ? 'webhook.delivered' : 'webhook.failed', at, current.transactionId, view, current.withdrawalId ?? null);
     }
   }
 }
 
 /** What the delivery log shows: the stored delivery with its exact request (signed with the account's secret). */
-function present(record: DeliveryRecord, secret: string): DeliveryView {
-  const { attempts, ...delivery } = toDelivery(record);
+function present(record: DeliveryRecord, secret: string, listenerWaitMs: number): DeliveryView {
+  const { attempts, waitingSince: since, reason: stored, ...delivery } = toDelivery(record);
   // Sorted here too for deliveries stored before payloads were kept sorted.
   const payload = sortKeysDeep(delivery.payload) as WebhookBody;
+  const waitingSince = isWaiting(record) ? (since ?? null) : null;
+  const waitUntil = waitingSince === null ? null : new Date(Date.parse(waitingSince) + listenerWaitMs).toISOString();
   return {
     ...delivery,
     payload,
     attempts: attempts.map((a) => ({ ...a, requestHeaders: a.requestHeaders ?? null })),
     request: webhookRequest({ ...delivery, payload }, secret),
+    waitingSince,
+    waitUntil,
+    reason: waitUntil !== null ? `${WAITING_FOR_LISTENER}: no listener of the account that takes ${record.event} is connected; offered as soon as one connects (payments-sandbox listen), until ${waitUntil}` : (stored ?? null),
   };
 }
+
+/** How a waiting delivery's reason starts (the console and `trigger` show it). */
+export const WAITING_FOR_LISTENER = 'waiting for a listener';

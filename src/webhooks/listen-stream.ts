@@ -57,8 +57,9 @@ export function listenStream(listeners: Listeners, options: { refuse: RefuseUpgr
           {
             name,
             // Once every instance can reach it, before any offer: the listener learns its name and the account's mode first.
-            greet: () => {
-              if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'hello', accountId: account.id, name, delivery: deliveryModeOf(account), events: events.text, timeoutMs: listeners.timeoutMs }));
+            // `waiting`: the deliveries that waited for a listener, offered right after (oldest first).
+            greet: ({ waiting }) => {
+              if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'hello', accountId: account.id, name, delivery: deliveryModeOf(account), events: events.text, timeoutMs: listeners.timeoutMs, waiting }));
             },
             send: (offer) => {
               if (ws.readyState !== ws.OPEN || overBound(ws, MAX_LISTENER_BUFFERED_BYTES)) return false;

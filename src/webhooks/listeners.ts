@@ -73,8 +73,11 @@ export interface ListenerSummary {
 export interface ListenerConnection {
   /** Shown in the delivery log ("via listener <name>"). */
   readonly name: string;
-  /** Called once, when the listener is known to every instance, before any offer (the socket's hello). */
-  greet?(): void;
+  /**
+   * Called once, when the listener is known to every instance, before any offer (the socket's
+   * hello): with how many of the account's deliveries were waiting for a listener that takes its events.
+   */
+  greet?(info: { waiting: number }): void;
   /** Sends the offer; false when it could not (the socket is closing, or it does not read). */
   send(offer: ListenerOffer): boolean;
 }
@@ -225,6 +228,7 @@ export class Listeners {
   private readonly byAccount = new Map<string, Set<Listener>>();
   private readonly offers = new Map<string, PendingOffer>();
   private readonly connectedHooks: ((accountId: string) => void)[] = [];
+  private waitingCounter: ((accountId: string, events: EventFilter) => Promise<number>) | undefined;
   /** Censuses under way here: what other instances answered, by census id. */
   private readonly censuses = new Map<string, ListenerSummary[]>();
   private readonly maxPending: number;
@@ -251,6 +255,11 @@ export class Listeners {
     this.connectedHooks.push(hook);
   }
 
+  /** How a connecting listener learns how many deliveries waited for it (deliveries count them). */
+  countWaitingWith(counter: (accountId: string, events: EventFilter) => Promise<number>): void {
+    this.waitingCounter = counter;
+  }
+
   /**
    * Connects a listener of the account: on a shared store its presence is recorded first, so that
    * once it is greeted an attempt made by any instance reaches it; then it is greeted and offered
@@ -261,7 +270,9 @@ export class Listeners {
     const present: PresentListener = { id: listener.id, accountId, name: connection.name, events: events.text };
     // Not recorded (the store is away): other instances learn of it at the next refresh.
     if (this.options.presence) await this.track(this.options.presence.here(this.instanceId, [present]));
-    connection.greet?.();
+    // Counted before it is offered anything: what it is about to receive.
+    const waiting = this.waitingCounter ? await this.waitingCounter(accountId, events) : 0;
+    connection.greet?.({ waiting });
     let set = this.byAccount.get(accountId);
     if (!set) this.byAccount.set(accountId, (set = new Set()));
     set.add(listener);

@@ -142,7 +142,7 @@ describe('console: webhook listeners', () => {
     await expect.poll(async () => (await own.get<{ listeners: unknown[] }>('/_sandbox/listeners')).body.listeners.length).toBe(0);
     const alone = await created(own, pixBody({ externalId: 'order-listener-alone', postbackUrl: 'http://localhost:3000/hooks' }));
     await payOk(own, alone.id);
-    await waitForDelivery(own, alone.id, (d) => d.attempts.length > 0, 'the unanswered attempt');
+    await waitForDelivery(own, alone.id, (d) => d.waitingSince !== null, 'the delivery waiting for a listener');
 
     for (const [name, width] of Object.entries(WIDTHS)) {
       const page = await signedIn(key, width, '#/webhooks');
@@ -153,13 +153,13 @@ describe('console: webhook listeners', () => {
       await refusedAttempt.waitFor();
       expect(await refusedAttempt.getAttribute('data-via')).toBe('listener ci-job-7');
       expect(await refusedAttempt.locator('.answer').textContent()).toMatch(/^ECONNREFUSED/);
-      const aloneAttempt = page.locator(`article.delivery:has(a[href="#/transactions/${alone.id}"]) tr[data-attempt="1"]`);
-      await aloneAttempt.waitFor();
-      expect(await aloneAttempt.locator('.answer').textContent()).toBe('no listener connected');
-      // Said once, under the latest attempt (retries may have followed the first by now).
-      const remedy = page.locator(`article.delivery:has(a[href="#/transactions/${alone.id}"]) .remedy`);
-      expect(await remedy.count()).toBe(1);
-      expect(await remedy.textContent()).toBe("Start payments-sandbox listen with this account's key (the Account view shows the command): it receives this delivery as soon as it connects.");
+      // No attempt spent: the delivery says it waits for a listener, and what to run.
+      const aloneCard = page.locator(`article.delivery:has(a[href="#/transactions/${alone.id}"])`);
+      await aloneCard.waitFor();
+      expect(await aloneCard.locator('tr[data-attempt]').count()).toBe(0);
+      expect(await aloneCard.locator('.card-head .badge', { hasText: 'waiting for a listener' }).count()).toBe(1);
+      const reason = aloneCard.locator('.delivery-reason[data-reason="waiting"]');
+      expect(await reason.textContent()).toMatch(/^waiting for a listener: no listener of the account that takes cashin\.paid is connected; offered as soon as one connects \(payments-sandbox listen\), until \S+Z\. Start payments-sandbox listen with this account's key \(the Account view shows the command\): it receives this delivery as soon as it connects\.$/);
       // Nothing wider than the phone, and no word split across lines but long ids where they must.
       expect(await overflow(page), name).toBeLessThanOrEqual(0);
       for (const box of await page.locator('.scroll').all()) expect(await box.evaluate((el) => el.scrollWidth - el.clientWidth), name).toBeLessThanOrEqual(0);

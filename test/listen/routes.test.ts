@@ -1,6 +1,6 @@
 // `listen --forward-to [EVENTS=]URL`: how a delivery picks where it is posted (src/listen/listener.ts).
 import { describe, expect, it } from 'vitest';
-import { formatReport, parseRoute, targetOf } from '../../src/listen/listener.js';
+import { formatReport, parseRoute, targetOf, waitingLine } from '../../src/listen/listener.js';
 
 describe('listen routes', () => {
   it('parses URL and EVENTS=URL, a URL with = in its query staying whole', () => {
@@ -28,5 +28,13 @@ describe('listen routes', () => {
     const refused = formatReport({ at: '2030-01-01T12:00:01.000Z', event: 'cashin.paid', deliveryId: 'whd_1', attempt: 1, replay: false, transactionId: '100000001', withdrawalId: null, target: 'http://localhost:3000/hooks', status: null, durationMs: 1, error: 'ECONNREFUSED' });
     // Still one line, and it says what to do.
     expect(refused).toBe('12:00:01  cashin.paid        whd_1 #1  tx 100000001  → http://localhost:3000/hooks  failed: ECONNREFUSED (start your app there or point --forward-to at it; the sandbox retries)  1 ms');
+  });
+
+  it('says at connect how many deliveries waited for a listener', () => {
+    expect([0, 1, 3].map(waitingLine)).toEqual([
+      'no delivery was waiting for a listener',
+      '1 delivery was waiting for a listener: offered now, oldest first',
+      '3 deliveries were waiting for a listener: offered now, oldest first',
+    ]);
   });
 });

@@ -81,9 +81,10 @@ it('waitFor loses nothing when the socket drops mid-run: an attempt cut while an
       expect(delivery, id).toMatchObject({ status: 'delivered' });
       expect(delivery.attempts.at(-1)).toMatchObject({ httpStatus: 200, via: expect.stringMatching(/^listener test-kit@/) });
     }
-    // The attempt whose answer was cut off went again to the reconnected kit (and the app).
+    // The attempt whose answer was cut off went again to the reconnected kit (and the app); a
+    // listener gone mid-attempt spends nothing (contract v5), so its one attempt is the answered one.
     const cut = await deliveryOf(shop, cutMidAnswer);
-    expect(cut.attempts[0]).toMatchObject({ error: 'listener disconnected' });
+    expect(cut.attempts).toMatchObject([{ httpStatus: 200 }]);
     expect(app.requests.filter((r) => (r.body as { payload?: { transaction_id?: string } }).payload?.transaction_id === cutMidAnswer).length).toBeGreaterThanOrEqual(2);
   } finally {
     await shop.stop();

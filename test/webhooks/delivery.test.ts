@@ -125,6 +125,10 @@ describe('cashin.paid: body, headers and signature', () => {
       payload: body,
       createdAt: expect.stringMatching(ISO_UTC),
       request: { method: 'POST', url: r.url, headers: Object.fromEntries(Object.entries(sent).filter(([name]) => name !== 'x-sandbox-attempt')), body: req!.rawBody },
+      // A direct delivery never waits for a listener.
+      waitingSince: null,
+      waitUntil: null,
+      reason: null,
     });
     expect(sent['x-signature']).toBe(signature);
     // Key-sorted in the log as on the wire.

@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
 import type { PurchaseRequest } from '../../src/spec/types.js';
-import { EventFilter, NO_LISTENER, type Listeners, type ConnectedListener, type ListenerOffer } from '../../src/webhooks/listeners.js';
+import { EventFilter, type Listeners, type ConnectedListener, type ListenerOffer } from '../../src/webhooks/listeners.js';
 import { domainKit, pixPurchase, type DomainKit } from '../helpers/domain.js';
 
 let kit: DomainKit;
@@ -63,18 +63,19 @@ describe('listeners mode in the Deliveries service', () => {
     expect(delivery).toMatchObject({ status: 'delivered', attempts: [{ httpStatus: 200, responseBody: 'from laptop', via: 'listener laptop', listeners: [{ name: 'laptop', httpStatus: 200, error: null }] }] });
   });
 
-  it('with no listener connected the attempt fails and is retried; a listener connecting gets it at once', async () => {
+  it('with no listener connected the attempt is not spent: the delivery waits, and a listener connecting gets it at once', async () => {
     kit = await domainKit();
     const account = await listenersAccount();
     const txId = await pay(account);
     let [delivery] = (await kit.deliveries.list(account.id, { transactionId: txId })).data;
-    expect(delivery).toMatchObject({ status: 'pending', attempts: [{ error: NO_LISTENER, httpStatus: null }] });
+    expect(delivery).toMatchObject({ status: 'pending', attempts: [], waitingSince: expect.any(String), reason: expect.stringMatching(/^waiting for a listener/) });
     const { got } = await fakeListener(kit.listeners, account.id, 'late', () => 204);
-    // Offered again now, not at the retry's backoff: the account's clock does not move.
+    // Offered now, not at a probe: the account's clock does not move.
     await expect.poll(() => got.length, { timeout: 2_000 }).toBe(1);
     await expect.poll(async () => (await kit.deliveries.list(account.id, { transactionId: txId })).data[0]?.status, { timeout: 2_000 }).toBe('delivered');
     [delivery] = (await kit.deliveries.list(account.id, { transactionId: txId })).data;
-    expect(delivery).toMatchObject({ status: 'delivered', attempts: [{ error: NO_LISTENER }, { httpStatus: 204, via: 'listener late' }] });
+    expect(delivery).toMatchObject({ status: 'delivered', attempts: [{ httpStatus: 204, via: 'listener late' }], waitingSince: null, reason: null });
+    expect(got[0]!.attempt).toBe(1);
   });
 
   it('a non-2xx answer is retried and reaches the listener again; a replay reaches it too', async () => {

@@ -37,7 +37,7 @@ export function listeningNote(l: Listening, change?: HTMLElement): HTMLElement {
         ? [
             'Delivery: ',
             h('strong', {}, 'listeners'),
-            ', and none is connected: each attempt fails with "no listener connected" and is retried on the schedule. Start one where your app runs; it receives what is still pending:',
+            ', and none is connected: each delivery waits for a listener ("waiting for a listener", 72 h by default), using up none of its attempts. Start one where your app runs; it receives every waiting delivery at once, oldest first:',
             h('code', { class: 'command' }, listenCommand()),
           ]
         : ['Delivery: ', h('strong', {}, 'listeners'), `. ${plural(n, 'listener', 'listeners')} connected: `, names(l), '.'];

@@ -356,7 +356,8 @@ export const transactionView: View = (ctx, id) => {
     if (focused) document.getElementById(focused)?.focus();
     // A failed attempt whose retry is scheduled is no event of its own (the delivery stays
     // pending): while a delivery waits for its first attempt, the view reads the log again.
-    if (deliveries.ok && deliveries.body.some((d) => d.status === 'pending' && d.attempts.length === 0)) refresh = setTimeout(() => void draw(), PENDING_REFRESH_MS);
+    // One waiting for a listener is not about to be attempted: a listener connecting sends it, and its webhook.* event redraws.
+    if (deliveries.ok && deliveries.body.some((d) => d.status === 'pending' && d.attempts.length === 0 && !d.waitingSince)) refresh = setTimeout(() => void draw(), PENDING_REFRESH_MS);
   };
   void draw();
   const stop = redrawOn(ctx, (e) => e === null || e.transactionId === txId, draw);

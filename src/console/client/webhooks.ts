@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 import { type Context, redrawOn, type View } from './context.js';
-import { h, pre, replaceChildren, statusBadge, unavailable, when } from './dom.js';
+import { badge, h, pre, replaceChildren, statusBadge, unavailable, when } from './dom.js';
 import { listeningRegion } from './listening.js';
 
 export interface Attempt {
@@ -47,6 +47,11 @@ export interface Delivery {
   payload: unknown;
   createdAt: string;
   request?: SentRequest;
+  /** Listeners mode: since when (real time) it waits for a listener; absent from an older sandbox. */
+  waitingSince?: string | null;
+  waitUntil?: string | null;
+  /** Why it is where it is: "waiting for a listener: …", or why it failed without an attempt. */
+  reason?: string | null;
 }
 
 /** "HTTP 500", or why there was no answer ("timeout after 5000 ms"); the error only when it says more than the status. */
@@ -172,7 +177,7 @@ export function deliveryCard(ctx: Context, d: Delivery, onChange: () => void): H
       'header',
       { class: 'card-head' },
       h('h3', { id: `${d.id}-title` }, d.event, ' ', h('span', { class: 'mono small' }, d.id)),
-      statusBadge(d.status),
+      d.waitingSince ? h('span', { class: 'badges' }, statusBadge(d.status), ' ', badge('waiting for a listener', 'warn')) : statusBadge(d.status),
     ),
     h(
       'p',
@@ -183,8 +188,16 @@ export function deliveryCard(ctx: Context, d: Delivery, onChange: () => void): H
       ' → ',
       h('span', { class: 'mono id' }, d.url ?? 'no URL (undeliverable)'),
       ` · ${d.attempts.length} attempt${d.attempts.length === 1 ? '' : 's'}`,
-      d.nextAttemptAt ? ` · next ${when(d.nextAttemptAt)}` : '',
+      // A waiting delivery's next offer is when a listener connects, not this probe.
+      d.nextAttemptAt && !d.waitingSince ? ` · next ${when(d.nextAttemptAt)}` : '',
     ),
+    d.reason
+      ? h(
+          'p',
+          { class: 'delivery-reason small', 'data-reason': d.waitingSince ? 'waiting' : 'ended' },
+          d.waitingSince ? `${d.reason}. Start payments-sandbox listen with this account's key (the Account view shows the command): it receives this delivery as soon as it connects.` : d.reason,
+        )
+      : null,
     h(
       'details',
       {},
