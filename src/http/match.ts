@@ -89,7 +89,7 @@ export class Routes {
       const distance = editDistance(request, instance.toLowerCase()) + (operation.method === verb ? 0 : 0.5);
       if (best === undefined || distance < best.distance) best = { method: operation.method.toUpperCase(), path: operation.path, distance };
     }
-    return best && best.distance <= Math.max(3, Math.ceil(request.length * 0.3)) ? best : undefined;
+    return best && best.distance <= Math.max(3, Math.ceil(request.length * 0.3)) ? { method: best.method, path: best.path } : undefined;
   }
 
   /** The methods some operation has for this path, upper case, in the order HTTP lists them (a 405's `Allow`). */

@@ -127,6 +127,28 @@ describe('COP 400', () => {
     },
   );
 
+  it('names every missing field at once in the hint, in the body\'s field order; the message the one it always was', async () => {
+    // Issue 43: seven missing fields took seven round trips, phone before name.
+    const res = await purchase(client, { currency: 'COP' });
+    expectBadRequest(res, /^phone is required in COP$/);
+    expect(res.headers.get('x-sandbox-hint')).toBe(
+      "7 problems, in the body's field order: name is required; email is required; phone is required in COP; amount is required; description is required; responsibleDocument is required; responsibleExternalId is required",
+    );
+  });
+
+  it('lists missing and invalid fields together, an exact message kept as the message', async () => {
+    const res = await purchase(client, { ...without(copBody(), 'name', 'email'), phone: '3211234567', amount: 10 });
+    expectBadRequest(res, /^Sale value below minimum$/);
+    const hint = res.headers.get('x-sandbox-hint') ?? '';
+    expect(hint).toMatch(/^4 problems, in the body's field order: name is required; email is required; phone must include the country code in COP, e\.g\. \+573211234567; amount must be from 1000000 to 1000000000 centavos in COP/);
+  });
+
+  it('keeps the one-problem answer as it was: no list', async () => {
+    const res = await purchase(client, without(copBody(), 'name'));
+    expectBadRequest(res, /^name is required$/);
+    expect(res.headers.get('x-sandbox-hint')).toBeNull();
+  });
+
   it('refuses a phone without the country code', async () => {
     for (const phone of ['3211234567', '573211234567', '+']) {
       expectBadRequest(await purchase(client, copBody({ phone })), /^phone .*country code/);
