@@ -49,6 +49,13 @@ export function createSpecValidators(routes: Routes): SpecValidators {
 const MAX_PROBLEMS = 20;
 
 /**
+ * Bodies up to this size (by Content-Length) get the list of every problem: collecting every
+ * error costs one per array item or field, and a 1 MB body of junk would have hundreds of
+ * thousands. A hand-written body is far smaller (a full purchase is under 2 KB).
+ */
+export const EVERY_PROBLEM_MAX_BYTES = 16 * 1024;
+
+/**
  * Stage 8, validate, in the order a real API gateway checks: permission (403), media type
  * (415), what the store could not keep (nesting depth, non-finite numbers: 400), then
  * openapi.yaml's schemas (400, an exact message where integrations match one, the
@@ -77,7 +84,8 @@ export function validateRequest(
     const described = describeValidationErrors(validation.errors);
     // Integrations match some messages exactly; the sandbox's explanation then goes in the hint.
     const exact = exactValidationMessage(validation.errors);
-    const hint = everyProblem(validators.every, routed, operation) ?? (exact ? described : undefined);
+    const listed = Number(req.headers['content-length'] ?? 0) <= EVERY_PROBLEM_MAX_BYTES && req.headers['transfer-encoding'] === undefined;
+    const hint = (listed ? everyProblem(validators.every, routed, operation) : undefined) ?? (exact ? described : undefined);
     throw new HttpError(400, exact ?? described, hint === undefined ? {} : { hint });
   }
   const unknownField = unknownPrototypeField(operation, routed.body);

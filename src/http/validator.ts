@@ -70,7 +70,9 @@ export function describeValidationErrors(errors: ErrorObject[]): string {
   }
   if (phrased.keyword === 'additionalProperties' || phrased.keyword === 'unevaluatedProperties') {
     const extra = String(params.additionalProperty ?? params.unevaluatedProperty);
-    const name = field ? `${field}.${extra}` : extra;
+    // A name of nothing (`?=1`, `{"": 1}`) shown as such, or the message would begin with a blank.
+    const shown = extra === '' ? '""' : extra;
+    const name = field ? `${field}.${shown}` : shown;
     return `${name} ${xMessage(phrased) ?? 'is not an allowed field'}`;
   }
   if (phrased.keyword === 'minProperties') {

@@ -499,6 +499,9 @@ export function namesOf(document: OpenApiDocument, op: FuzzOperation): Set<strin
     for (const key of ['items', 'additionalProperties', 'then', 'else', 'if', 'not']) walk(s[key]);
     for (const key of ['allOf', 'oneOf', 'anyOf']) for (const sub of (s[key] as unknown[] | undefined) ?? []) walk(sub);
   };
+  // Every media type's schema: a multipart upload's fields are names the request holds too.
+  const item = (document.paths?.[op.path] ?? {}) as Record<string, { requestBody?: { content?: Record<string, { schema?: unknown }> } } | undefined>;
+  for (const media of Object.values(item[op.method.toLowerCase()]?.requestBody?.content ?? {})) walk(media.schema);
   walk(op.body?.schema);
   return names;
 }

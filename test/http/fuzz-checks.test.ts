@@ -48,6 +48,7 @@ describe('unnamedFieldProblem (every 400 about a field names it)', () => {
     for (const name of ['name', 'phone', 'boletoAddress', 'zipCode', 'card', 'cvv', 'postbackUrl']) expect(purchase.has(name), name).toBe(true);
     expect(names('setWebhookUrl')).toEqual(new Set(['url', 'delivery']));
     expect(names('listProducts').has('startingAfter')).toBe(true);
+    expect(names('uploadProductImage').has('image')).toBe(true);
   });
 
   it('refuses the message issue 43 found, "at least one field" naming none, and accepts what the sandbox answers now', () => {

@@ -54,6 +54,10 @@ describe('describeValidationErrors on a value of the wrong JSON type', () => {
     expect(describeValidationErrors(errorsOf(BODY, value, false))).toBe(message);
   });
 
+  it('shows a field of an empty name as "" (a query `?=1`)', () => {
+    expect(describeValidationErrors(errorsOf(BODY, { '': 1, name: 'a', email: 'a@b.co', amount: 1 }, false))).toBe('"" is not a field');
+  });
+
   it('names the fields an empty body may set (minProperties), leaving out the forbidden ones', () => {
     const schema = { type: 'object', minProperties: 1, properties: { url: { type: 'string' }, delivery: { type: 'string' }, imageUrl: { not: {} } } };
     expect(describeValidationErrors(errorsOf(schema, {}, false))).toBe('body must contain at least one field: url or delivery');
