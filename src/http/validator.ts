@@ -112,11 +112,18 @@ function kindOf(value: unknown): string {
  * "must be a string, not a number" for a value of the wrong JSON type (every error at the
  * field a `type` one, the variants' included): a rule's phrase ("1 to 255 characters long")
  * would send the caller to count characters of a number. Undefined when the field's phrase
- * already names the type ("must be a boolean", "a positive integer number of centavos").
+ * already names the type ("must be a boolean", "a positive integer number of centavos") or
+ * the field takes a list of values, which its phrase names ("must be PIX or BOLETO").
  */
 function wrongTypeOf(errors: ErrorObject[], phrase: string | undefined): string | undefined {
   const rules = errors.filter((e) => !['oneOf', 'anyOf', 'allOf', 'if', 'not'].includes(e.keyword));
   if (rules.length === 0 || !rules.every((e) => e.keyword === 'type')) return undefined;
+  // A list of the values allowed ("must be PIX or BOLETO") says more than their type.
+  const listsValues = (e: ErrorObject): boolean => {
+    const schema = e.parentSchema as { enum?: unknown; const?: unknown } | undefined;
+    return schema?.enum !== undefined || schema?.const !== undefined;
+  };
+  if (rules.some(listsValues)) return undefined;
   const expected = [...new Set(rules.flatMap((e) => String((e.params as { type?: unknown }).type ?? '').split(',')).filter((t) => t in ARTICLES))];
   if (expected.length === 0) return undefined;
   const named = (type: string): boolean => new RegExp(`\\b${type === 'object' ? 'object' : type === 'array' ? '(array|list)' : type}\\b`).test(phrase ?? '');

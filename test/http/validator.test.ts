@@ -20,6 +20,7 @@ const BODY = {
     phone: { type: 'string' },
     amount: { type: 'integer', minimum: 1, 'x-message': 'must be a positive integer number of centavos' },
     note: { oneOf: [{ type: 'string' }, { type: 'null' }], 'x-message': 'must be a string or null' },
+    rail: { type: 'string', enum: ['PIX', 'BOLETO'], 'x-message': 'must be PIX or BOLETO' },
   },
   allOf: [{ if: { properties: { amount: { const: 5 } }, required: ['amount'] }, then: { 'x-context': 'for 5', required: ['phone'] } }],
 };
@@ -50,6 +51,8 @@ describe('describeValidationErrors on a value of the wrong JSON type', () => {
     // The phrase names the type already: kept.
     [{ name: 'a', email: 'a@b.co', amount: 'ten' }, 'amount must be a positive integer number of centavos'],
     [{ name: 'a', email: 'a@b.co', amount: 1, note: 3 }, 'note must be a string or null'],
+    // A field of listed values: the list says more than the type.
+    [{ name: 'a', email: 'a@b.co', amount: 1, rail: 1 }, 'rail must be PIX or BOLETO'],
   ])('%j → %s', (value, message) => {
     expect(describeValidationErrors(errorsOf(BODY, value, false))).toBe(message);
   });
