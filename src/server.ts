@@ -1,6 +1,6 @@
 import { rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { createSandbox, type Sandbox, type SandboxOptions } from './app.js';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
@@ -25,7 +25,7 @@ export async function startServer(config: Config, logger: Logger, options: Sandb
     // Not started: the data file is left as a clean stop leaves it (no lock, no journal), so the
     // next start, on another port, is not refused for a lock this process held.
     await sandbox.close();
-    throw listenError(error, config);
+    throw await listenError(error, config);
   }
   // Longer than the idle timeout of clients' connection pools (undici 4 s, agentkeepalive
   // 4-15 s, load balancers 60 s): a server closing an idle socket first races the client's
@@ -67,13 +67,39 @@ function loopbackFor(host: string): string {
 }
 
 /** Why the port could not be had, and what to do about it, instead of Node's bare `listen EADDRINUSE`. */
-function listenError(error: unknown, config: Config): Error {
+async function listenError(error: unknown, config: Config): Promise<Error> {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  const next = config.port === 65_535 ? 4011 : config.port + 1;
   if (code === 'EADDRINUSE') {
-    return new Error(`port ${config.port} on ${config.host} is already in use (another payments-sandbox, or another program): stop it, or start on another port: --port ${next} (or PORT=${next})`);
+    const taken = `port ${config.port} on ${config.host} is already in use (another payments-sandbox, or another program): stop it, or start on another port`;
+    // A suggestion tried first: the next port is often the neighbour's (a second sandbox, a dev server).
+    const free = await freePortAfter(config.host, config.port);
+    const anyPort = '--port 0 for any free one (the banner prints the URL)';
+    return new Error(free === undefined ? `${taken}: ${anyPort}` : `${taken}: --port ${free} (free just now; or PORT=${free}), or ${anyPort}`);
   }
   if (code === 'EACCES') return new Error(`port ${config.port} needs privileges this user lacks: start on a port above 1023, e.g. --port 4010`);
   if (code === 'EADDRNOTAVAIL') return new Error(`${config.host} is not an address of this machine: start with --host 127.0.0.1 (or 0.0.0.0 for every interface)`);
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/** How many ports after a taken one are tried for a suggestion. */
+const PORTS_TRIED = 20;
+
+/**
+ * The first port after `port` (wrapping past 65535 to 1024) that could be bound on `host` just
+ * now, found by binding it and letting it go; undefined when none of the next PORTS_TRIED is.
+ */
+export async function freePortAfter(host: string, port: number): Promise<number | undefined> {
+  for (let i = 1; i <= PORTS_TRIED; i++) {
+    const candidate = port + i > 65_535 ? 1023 + (port + i - 65_535) : port + i;
+    if (await canBind(host, candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function canBind(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createNetServer();
+    probe.once('error', () => resolve(false));
+    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve(true)));
+  });
 }

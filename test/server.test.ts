@@ -1,5 +1,7 @@
 import http from 'node:http';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePortAfter } from '../src/server.js';
 import { basic, startSandbox, type TestSandbox } from './helpers/sandbox.js';
 
 /** One GET over a keep-alive agent; resolves with the status, the headers and the socket it used. */
@@ -56,4 +58,41 @@ describe('the HTTP server', () => {
     await new Promise<void>((resolve) => (answered.socket.destroyed ? resolve() : answered.socket.once('close', () => resolve())));
     await stopped;
   }, 30_000);
+});
+
+/** Listens on `port` of 127.0.0.1 (0: any); undefined when it is taken. */
+function hold(port: number): Promise<Server | undefined> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(undefined));
+    server.listen({ port, host: '127.0.0.1', exclusive: true }, () => resolve(server));
+  });
+}
+
+describe('freePortAfter (the port a "port in use" start suggests)', () => {
+  it('skips ports taken after the one asked for, and suggests one that could be bound', async () => {
+    // Issue 43: the message suggested port + 1 without looking; here port + 1 is taken too.
+    const held: Server[] = [];
+    try {
+      const first = await hold(0);
+      if (!first) throw new Error('no port at all on 127.0.0.1');
+      held.push(first);
+      const port = (first.address() as AddressInfo).port;
+      const next = await hold(port + 1);
+      if (next) held.push(next);
+      const free = await freePortAfter('127.0.0.1', port);
+      expect(free).toBeDefined();
+      expect(free).toBeGreaterThan(port + 1);
+      // It was let go: the suggestion can be taken.
+      const taken = await hold(free ?? 0);
+      expect(taken).toBeDefined();
+      if (taken) held.push(taken);
+    } finally {
+      await Promise.all(held.map((s) => new Promise((resolve) => s.close(resolve))));
+    }
+  });
+
+  it('has nothing to suggest where nothing can be bound (an address not of this machine)', async () => {
+    expect(await freePortAfter('192.0.2.1', 4010)).toBeUndefined();
+  });
 });

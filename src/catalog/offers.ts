@@ -40,7 +40,8 @@ export class Offers {
 
   /** An inactive product still takes offers: only archiving closes it. */
   async create(unit: Unit, owner: Owner, input: OfferCreate): Promise<OfferRecord> {
-    const product = await this.products.getEditable(owner, input.productId, unit);
+    // The refusal says what was asked: an offer added, not the product edited.
+    const product = await this.products.getEditable(owner, input.productId, unit, 'cannot take new offers');
     await this.usage.charge(unit, owner.id, { what: 'offer', records: 1, bytes: bytesOfInput(input) });
     const now = new Date(this.clock.nowMs()).toISOString();
     const record: OfferRecord = {

@@ -96,9 +96,12 @@ export class Products {
     return this.records.owned(owner.id, id, () => notFound(`product ${id} not found`), unit);
   }
 
-  /** A product that may still change: live, not archived. */
-  async getEditable(owner: Owner, id: string, unit?: Unit): Promise<ProductRecord> {
-    return editable(await this.get(owner, id, unit));
+  /**
+   * A product that may still change: live, not archived. `refused` says what an archived one
+   * cannot have done, in the refusal's words ("cannot take new offers" for an offer added).
+   */
+  async getEditable(owner: Owner, id: string, unit?: Unit, refused?: string): Promise<ProductRecord> {
+    return editable(await this.get(owner, id, unit), refused);
   }
 
   /** The live product with this externalId, if any. */
@@ -190,7 +193,7 @@ export class Products {
   }
 }
 
-function editable(record: ProductRecord): ProductRecord {
-  if (record.deletedAt !== null) throw invalid(`product ${record.id} is archived and cannot be edited`);
+function editable(record: ProductRecord, refused = 'cannot be edited'): ProductRecord {
+  if (record.deletedAt !== null) throw invalid(`product ${record.id} is archived and ${refused}`);
   return record;
 }

@@ -70,6 +70,28 @@ export class Routes {
     return matchedPath ? 'method-not-allowed' : 'not-found';
   }
 
+  /**
+   * The operation path of openapi.yaml nearest to a path no route has, within a few edits
+   * (case ignored, a template's parameters standing for the request's segments there), the
+   * request's method first: `POST /v2/produtos` → `POST /v2/products`. Undefined when none is near.
+   */
+  nearest(method: string, path: string): { method: string; path: string } | undefined {
+    const request = withoutTrailingSlashes(path.trim()).toLowerCase();
+    // Longer than any path of the document by far: no typo of one (and the work stays bounded).
+    if (request.length > 256) return undefined;
+    const verb = method.trim().toLowerCase();
+    const segments = request.split('/');
+    let best: { method: string; path: string; distance: number } | undefined;
+    for (const operation of this.operations) {
+      const template = operation.path.split('/');
+      // `/v2/produts/prd_1` is compared with `/v2/products/prd_1`, not with `{id}`.
+      const instance = template.length === segments.length ? template.map((part, i) => (/^\{[^}]+\}$/.test(part) ? (segments[i] ?? part) : part)).join('/') : operation.path;
+      const distance = editDistance(request, instance.toLowerCase()) + (operation.method === verb ? 0 : 0.5);
+      if (best === undefined || distance < best.distance) best = { method: operation.method.toUpperCase(), path: operation.path, distance };
+    }
+    return best && best.distance <= Math.max(3, Math.ceil(request.length * 0.3)) ? { method: best.method, path: best.path } : undefined;
+  }
+
   /** The methods some operation has for this path, upper case, in the order HTTP lists them (a 405's `Allow`). */
   allowedMethods(path: string): string[] {
     const normalized = withoutTrailingSlashes(path);
@@ -87,6 +109,19 @@ export function withoutTrailingSlashes(path: string): string {
   let end = path.length;
   while (end > 1 && path.charCodeAt(end - 1) === 0x2f) end -= 1;
   return end === path.length ? path : path.slice(0, end);
+}
+
+/** Levenshtein distance (insertions, deletions, substitutions), two rows at a time. */
+export function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
 }
 
 const METHOD_ORDER: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'];
@@ -114,7 +149,11 @@ export function matchOperation(routes: Routes, notEmulated: NotEmulated, method:
   const unemulated = notEmulated(method, path);
   if (unemulated) throw new HttpError(501, unemulated);
   const matched = routes.match(method, path);
-  if (matched === 'not-found') throw new HttpError(404, `${method} ${path} is not emulated by the sandbox: the spec has no such endpoint`);
+  if (matched === 'not-found') {
+    const near = routes.nearest(method, path);
+    const hint = near && `did you mean ${near.method} ${near.path}? (the nearest path of openapi.yaml)`;
+    throw new HttpError(404, `${method} ${path} is not emulated by the sandbox: the spec has no such endpoint`, hint ? { hint } : {});
+  }
   // RFC 9110: a 405 says which methods the resource has.
   if (matched === 'method-not-allowed') throw new HttpError(405, `${method} is not allowed on ${path}`, { headers: { allow: routes.allowedMethods(path).join(', ') } });
   return matched;

@@ -28,7 +28,7 @@ import type { RateLimits } from '../ratelimit/rate-limits.js';
 import { ApiRequest } from './request.js';
 import { ResponseValidation } from './response-validation.js';
 import type { SharedUse } from './shared-use.js';
-import { createSpecValidator, validateRequest } from './validate.js';
+import { createSpecValidators, validateRequest } from './validate.js';
 
 
 /**
@@ -114,7 +114,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const routes = new Routes(options.document);
   // openapi.yaml's x-not-emulated: a malformed entry fails here, at start.
   const notEmulated = notEmulatedCheck(options.document);
-  const validator = createSpecValidator(routes);
+  const validators = createSpecValidators(routes);
   const lists = listOperations(routes.operations);
   const accepting = options.accepts?.watch();
   const listTurns = new ListTurns(undefined, accepting);
@@ -186,7 +186,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     const fault = faults && caller.account && operation.operationId ? await faults.apply(caller.account.id, operation.operationId, exchange) : undefined;
     if (fault?.kind === 'unanswered') return;
     const read = request.withBody(body);
-    const validated = validateRequest(validator, operation, caller.account, read, ignoreNotUsed);
+    const validated = validateRequest(validators, operation, caller.account, read, ignoreNotUsed);
     const reply = await handling.handle(operation, caller, validated, read);
     if (fault?.kind === 'afterCommit') throw await fault.fire();
     const failed = (error: unknown): void => fail(exchange, error);

@@ -85,6 +85,13 @@ export function unknownPrototypeField(operation: Operation, body: unknown): stri
   return schema && hasPrototypeName(body) ? walk(schema, body, '') : undefined;
 }
 
+/** The top-level fields of an operation's JSON body in the order openapi.yaml declares them (every variant's). */
+export function declaredFields(operation: Operation): string[] {
+  const requestBody = operation.requestBody as { content?: Record<string, { schema?: Schema }> } | undefined;
+  const schema = requestBody?.content?.['application/json']?.schema;
+  return schema ? [...new Set(variants(schema).flatMap((s) => Object.keys(s.properties ?? {})))] : [];
+}
+
 function hasPrototypeName(value: unknown): boolean {
   if (value === null || typeof value !== 'object') return false;
   if (Array.isArray(value)) return value.some(hasPrototypeName);

@@ -5,8 +5,8 @@ import { HttpError } from './errors.js';
 import type { Routes, SandboxOperation } from './match.js';
 import type { IgnoreNotUsed } from './not-used.js';
 import type { ApiRequest } from './request.js';
-import { exactValidationMessage, nonFiniteNumberField, unknownPrototypeField } from './request-checks.js';
-import { createAjv, describeValidationErrors } from './validator.js';
+import { declaredFields, exactValidationMessage, nonFiniteNumberField, unknownPrototypeField } from './request-checks.js';
+import { createAjv, describeEveryProblem, describeValidationErrors } from './validator.js';
 
 /** The parts of a request its handler gets, checked against openapi.yaml and coerced to its types. */
 export interface Validated {
@@ -20,15 +20,40 @@ export interface Validated {
  * `router` option) with the sandbox's Ajv (2020-12 and formats, src/http/validator.ts); each
  * operation's validators are compiled on its first request, as openapi-backend's quick mode does.
  */
-export function createSpecValidator(routes: Routes): OpenAPIValidator<OpenApiDocument> {
+export function createSpecValidator(routes: Routes, { allErrors = false }: { allErrors?: boolean } = {}): OpenAPIValidator<OpenApiDocument> {
   return new OpenAPIValidator({
     definition: routes.router.definition,
     router: routes.router,
     lazyCompileValidators: true,
     coerceTypes: true,
+    ajvOpts: { allErrors },
     customizeAjv: (_original, ajvOptions) => createAjv(ajvOptions),
   });
 }
+
+/**
+ * The request validators: `first` stops at a request's first error (every request goes
+ * through it); `every` collects them all, and looks only at a request `first` refused, so the
+ * hint can list everything to fix at once while a valid request costs what it did.
+ */
+export interface SpecValidators {
+  first: OpenAPIValidator<OpenApiDocument>;
+  every: OpenAPIValidator<OpenApiDocument>;
+}
+
+export function createSpecValidators(routes: Routes): SpecValidators {
+  return { first: createSpecValidator(routes), every: createSpecValidator(routes, { allErrors: true }) };
+}
+
+/** At most this many problems in a hint: a body of junk could have thousands. */
+const MAX_PROBLEMS = 20;
+
+/**
+ * Bodies up to this size (by Content-Length) get the list of every problem: collecting every
+ * error costs one per array item or field, and a 1 MB body of junk would have hundreds of
+ * thousands. A hand-written body is far smaller (a full purchase is under 2 KB).
+ */
+export const EVERY_PROBLEM_MAX_BYTES = 16 * 1024;
 
 /**
  * Stage 8, validate, in the order a real API gateway checks: permission (403), media type
@@ -38,7 +63,7 @@ export function createSpecValidator(routes: Routes): OpenAPIValidator<OpenApiDoc
  * (`x-not-used`), which the handler then never sees.
  */
 export function validateRequest(
-  validator: OpenAPIValidator<OpenApiDocument>,
+  validators: SpecValidators,
   operation: SandboxOperation,
   account: AccountRecord | undefined,
   req: ApiRequest,
@@ -54,17 +79,33 @@ export function validateRequest(
     query: req.hasQuery ? (req.query as RoutedRequest['query']) : undefined,
     headers: req.headers as RoutedRequest['headers'],
   };
-  const validation = validator.validateRequest(routed, operation);
+  const validation = validators.first.validateRequest(routed, operation);
   if (validation.errors) {
     const described = describeValidationErrors(validation.errors);
     // Integrations match some messages exactly; the sandbox's explanation then goes in the hint.
     const exact = exactValidationMessage(validation.errors);
-    throw exact ? new HttpError(400, exact, { hint: described }) : new HttpError(400, described);
+    const listed = Number(req.headers['content-length'] ?? 0) <= EVERY_PROBLEM_MAX_BYTES && req.headers['transfer-encoding'] === undefined;
+    const hint = (listed ? everyProblem(validators.every, routed, operation) : undefined) ?? (exact ? described : undefined);
+    throw new HttpError(400, exact ?? described, hint === undefined ? {} : { hint });
   }
   const unknownField = unknownPrototypeField(operation, routed.body);
   if (unknownField) throw new HttpError(400, unknownField);
   const coerced = validation.coerced as { params?: Record<string, string>; query?: Record<string, unknown> };
   return { params: coerced.params ?? {}, query: coerced.query ?? {}, body: routed.body };
+}
+
+/**
+ * Every problem of a refused request, in the body's documented field order, when there is
+ * more than one (the message names one: the one the real service, or the sandbox so far, names).
+ */
+function everyProblem(every: OpenAPIValidator<OpenApiDocument>, routed: RoutedRequest, operation: SandboxOperation): string | undefined {
+  const errors = every.validateRequest(routed, operation).errors;
+  if (!errors) return undefined;
+  const problems = describeEveryProblem(errors, declaredFields(operation));
+  if (problems.length < 2) return undefined;
+  const shown = problems.slice(0, MAX_PROBLEMS);
+  const more = problems.length > shown.length ? `; and ${problems.length - shown.length} more` : '';
+  return `${problems.length} problems, in the body's field order: ${shown.join('; ')}${more}`;
 }
 
 /** The checks that come before schema validation: permission, media type, then what the store could not keep. */

@@ -11,7 +11,8 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
  * `verbose` keeps the failing schema so its `x-message` can phrase the error.
  */
 export function createAjv(options: Options): Ajv2020 {
-  const ajv = new Ajv2020({ ...options, strict: false, verbose: true, allErrors: false });
+  // Every error only where asked (the second look at a request already refused, src/http/validate.ts).
+  const ajv = new Ajv2020({ ...options, strict: false, verbose: true, allErrors: options.allErrors === true });
   addFormats(ajv);
   // Multipart file fields are checked by the upload handler, not by JSON Schema.
   ajv.addFormat('binary', true);
@@ -69,12 +70,103 @@ export function describeValidationErrors(errors: ErrorObject[]): string {
   }
   if (phrased.keyword === 'additionalProperties' || phrased.keyword === 'unevaluatedProperties') {
     const extra = String(params.additionalProperty ?? params.unevaluatedProperty);
-    const name = field ? `${field}.${extra}` : extra;
+    // A name of nothing (`?=1`, `{"": 1}`) shown as such, or the message would begin with a blank.
+    const shown = extra === '' ? '""' : extra;
+    const name = field ? `${field}.${shown}` : shown;
     return `${name} ${xMessage(phrased) ?? 'is not an allowed field'}`;
   }
-  if (phrased.keyword === 'minProperties') return `${field || 'body'} must contain at least one field`;
+  if (phrased.keyword === 'minProperties') {
+    const fields = settableFields(phrased.parentSchema);
+    return `${field || 'body'} must contain at least one field${fields.length > 0 ? `: ${orList(fields)}` : ''}`;
+  }
   if (phrased.keyword === 'type' && params.type === 'object') return `${field || 'body'} must be a JSON object`;
+  const wrongType = wrongTypeOf(sameField, xMessage(phrased));
+  if (wrongType) return join(field || 'body', wrongType);
   const custom = xMessage(phrased);
   if (custom) return join(field || 'body', custom);
   return join(field || 'body', phrased.message ?? 'is invalid');
+}
+
+/** The fields an object schema lets one set, in its order: not those it forbids (`not: {}`, imageUrl). */
+function settableFields(schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, { not?: unknown }> } | undefined)?.properties ?? {};
+  return Object.entries(properties)
+    .filter(([, sub]) => sub?.not === undefined)
+    .map(([name]) => name);
+}
+
+const orList = (names: string[]): string => (names.length <= 1 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1] ?? ''}`);
+
+const ARTICLES: Record<string, string> = { string: 'a string', integer: 'an integer', number: 'a number', boolean: 'a boolean', object: 'a JSON object', array: 'an array', null: 'null' };
+
+/** What a JSON value is, as a message names it ("a number", "an array"). */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'number' && Number.isInteger(value)) return 'a number';
+  return ARTICLES[typeof value] ?? typeof value;
+}
+
+/**
+ * "must be a string, not a number" for a value of the wrong JSON type (every error at the
+ * field a `type` one, the variants' included): a rule's phrase ("1 to 255 characters long")
+ * would send the caller to count characters of a number. Undefined when the field's phrase
+ * already names the type ("must be a boolean", "a positive integer number of centavos") or
+ * the field takes a list of values, which its phrase names ("must be PIX or BOLETO").
+ */
+function wrongTypeOf(errors: ErrorObject[], phrase: string | undefined): string | undefined {
+  const rules = errors.filter((e) => !['oneOf', 'anyOf', 'allOf', 'if', 'not'].includes(e.keyword));
+  if (rules.length === 0 || !rules.every((e) => e.keyword === 'type')) return undefined;
+  // A list of the values allowed ("must be PIX or BOLETO") says more than their type.
+  const listsValues = (e: ErrorObject): boolean => {
+    const schema = e.parentSchema as { enum?: unknown; const?: unknown } | undefined;
+    return schema?.enum !== undefined || schema?.const !== undefined;
+  };
+  if (rules.some(listsValues)) return undefined;
+  const expected = [...new Set(rules.flatMap((e) => String((e.params as { type?: unknown }).type ?? '').split(',')).filter((t) => t in ARTICLES))];
+  if (expected.length === 0) return undefined;
+  const named = (type: string): boolean => new RegExp(`\\b${type === 'object' ? 'object' : type === 'array' ? '(array|list)' : type}\\b`).test(phrase ?? '');
+  if (phrase !== undefined && expected.filter((t) => t !== 'null').every(named)) return undefined;
+  return `must be ${expected.map((t) => ARTICLES[t]).join(' or ')}, not ${kindOf(rules[0]?.data)}`;
+}
+
+/** An error's key among a request's problems: one per field (and per missing or refused name in it). */
+function problemKey(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === 'required') return `${error.instancePath}/${String(params.missingProperty)}`;
+  if (error.keyword === 'additionalProperties' || error.keyword === 'unevaluatedProperties') return `${error.instancePath}/${String(params.additionalProperty ?? params.unevaluatedProperty)}`;
+  if (error.propertyName !== undefined) return `${error.instancePath}#${error.propertyName}`;
+  return error.instancePath;
+}
+
+/** The top-level field a problem key is about ("" for the body itself). */
+const topField = (key: string): string => fieldOf(key.replace(/#.*$/, '')).split(/[.[]/)[0] ?? '';
+
+/**
+ * Every problem of a request, each phrased as describeValidationErrors phrases one, in
+ * `order` (the body's documented field order; fields it does not declare last, as sent):
+ * from a validator that collected every error (Ajv's allErrors), so a body missing seven
+ * fields learns all seven in one answer.
+ */
+export function describeEveryProblem(errors: ErrorObject[], order: readonly string[]): string[] {
+  // A variant's own `required` or refused names say nothing once the variant is not the one
+  // chosen; the `if` that picked a currency's rules repeats what its `then` said.
+  const relevant = errors.filter((e) => e.keyword !== 'if' && !(/\/(oneOf|anyOf)\//.test(e.schemaPath) && ['required', 'additionalProperties', 'unevaluatedProperties'].includes(e.keyword)));
+  const groups = new Map<string, ErrorObject[]>();
+  for (const error of relevant) {
+    const key = problemKey(error);
+    const group = groups.get(key);
+    if (group) group.push(error);
+    else groups.set(key, [error]);
+  }
+  const rank = (key: string): number => {
+    const at = order.indexOf(topField(key));
+    return at < 0 ? order.length : at;
+  };
+  // Array.prototype.sort is stable: within a field (and among undeclared ones) Ajv's order stays.
+  return [...groups.entries()]
+    .sort(([a], [b]) => rank(a) - rank(b))
+    .map(([, group]) => describeValidationErrors(group))
+    .filter((text, i, all) => all.indexOf(text) === i);
 }

@@ -61,7 +61,7 @@ export interface paths {
          * Update a product
          * @description Every editable field may change even while offers or subscriptions are active,
          *     because price and cycle live on the offer. `active: false` removes the product from
-         *     sales listings; its offers keep working. Archived products cannot be edited (400).
+         *     sales listings; its offers keep working. Archived products cannot be edited, nor take new offers (400).
          *     `imageUrl` in the body is rejected with 400. A new `externalId` that another live
          *     product of the account already has is 400.
          */
@@ -2607,6 +2607,8 @@ export interface components {
         /** @description Validation failed (the message names the field and the rule), product archived, or externalId already exists. `x-message` is the answer to a query parameter the operation does not take (`?unexpected=1`). */
         ProductBadRequest: {
             headers: {
+                /** @description Every problem of the request, in the body's field order, when it has more than one. */
+                "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -2616,7 +2618,7 @@ export interface components {
         /** @description API key invalid or absent: `error` is exactly `Unauthorized`, the explanation in `x-sandbox-hint`. */
         ProductUnauthorized: {
             headers: {
-                /** @description What to send instead. */
+                /** @description What is wrong with the Authorization sent (none, a Bearer token, wrapped or bad base64, a user part other than `secret`, an empty or unknown key), and what to send. */
                 "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
@@ -2676,7 +2678,7 @@ export interface components {
         /** @description Validation error; the message names the field and the rule (amounts out of range answer the exact messages integrations match on, the rule in `x-sandbox-hint`). `x-message` is the answer to a query parameter the operation does not take (`?unexpected=1`). */
         TransactionBadRequest: {
             headers: {
-                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on. */
+                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on; every problem of the request, in the body's field order, when it has more than one. */
                 "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
@@ -2687,7 +2689,7 @@ export interface components {
         /** @description API key invalid or absent: `message` is exactly `Unauthorized`, the explanation in `x-sandbox-hint`. */
         TransactionUnauthorized: {
             headers: {
-                /** @description What to send instead. */
+                /** @description What is wrong with the Authorization sent (none, a Bearer token, wrapped or bad base64, a user part other than `secret`, an empty or unknown key), and what to send. */
                 "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
@@ -2788,6 +2790,8 @@ export interface components {
         /** @description Validation failed (the message names the field and the rule), product archived, or externalId already exists. `x-message` is the answer to an empty or blank name. */
         ProductNameBadRequest: {
             headers: {
+                /** @description Every problem of the request, in the body's field order, when it has more than one. */
+                "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -2797,6 +2801,8 @@ export interface components {
         /** @description Validation failed (the message names the field and the rule), or the product is archived. `x-message` is the answer to an amount that is not a positive integer. */
         OfferBadRequest: {
             headers: {
+                /** @description Every problem of the request, in the body's field order, when it has more than one. */
+                "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -2833,7 +2839,7 @@ export interface components {
         /** @description Validation error; the message names the field and the rule. An amount out of its currency's range answers exactly `Sale value below minimum` or `Sale value above maximum` (integrations match on them), the rule in `x-sandbox-hint`; `x-message` is the answer to an amount below the minimum. */
         PurchaseBadRequest: {
             headers: {
-                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on. */
+                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on; every problem of the request, in the body's field order, when it has more than one. */
                 "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
@@ -2844,7 +2850,7 @@ export interface components {
         /** @description Validation error; the message names the field and the rule. A Pix key that does not fit its `pixType`, or the closed-account magic key, answers exactly `Invalid PIX key or account closed` (the key's rule in `x-sandbox-hint`); `x-message` is that answer. */
         CashOutBadRequest: {
             headers: {
-                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on. */
+                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on; every problem of the request, in the body's field order, when it has more than one. */
                 "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };

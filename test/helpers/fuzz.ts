@@ -476,3 +476,52 @@ export function documents501(document: OpenApiDocument, method: string, url: str
     return pattern.test(path);
   });
 }
+
+// --- what a 400 names ------------------------------------------------------------------------------
+
+/**
+ * Every name a request to `op` can hold: the body's fields at any depth (through `$ref`s and
+ * variants), its query and path parameters.
+ */
+export function namesOf(document: OpenApiDocument, op: FuzzOperation): Set<string> {
+  const names = new Set<string>([...op.pathParams, ...op.query.map((q) => q.name)]);
+  const components = ((document as { components?: { schemas?: Record<string, unknown> } }).components?.schemas ?? {}) as Record<string, unknown>;
+  const seen = new Set<unknown>();
+  const walk = (schema: unknown): void => {
+    if (schema === null || typeof schema !== 'object' || seen.has(schema)) return;
+    seen.add(schema);
+    const s = schema as Schema;
+    if (typeof s.$ref === 'string') walk(components[s.$ref.replace('#/components/schemas/', '')]);
+    for (const [name, sub] of Object.entries((s.properties as Record<string, unknown> | undefined) ?? {})) {
+      names.add(name);
+      walk(sub);
+    }
+    for (const key of ['items', 'additionalProperties', 'then', 'else', 'if', 'not']) walk(s[key]);
+    for (const key of ['allOf', 'oneOf', 'anyOf']) for (const sub of (s[key] as unknown[] | undefined) ?? []) walk(sub);
+  };
+  // Every media type's schema: a multipart upload's fields are names the request holds too.
+  const item = (document.paths?.[op.path] ?? {}) as Record<string, { requestBody?: { content?: Record<string, { schema?: unknown }> } } | undefined>;
+  for (const media of Object.values(item[op.method.toLowerCase()]?.requestBody?.content ?? {})) walk(media.schema);
+  walk(op.body?.schema);
+  return names;
+}
+
+const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Why a 400's message does not name the field it is about (issue 43: `{}` answered "body must
+ * contain at least one field", naming none), or undefined when it does or is about no field: a
+ * message that says what a field must be or that it is required leads with a name the request
+ * can hold (or the body itself); one that speaks of fields names one, or the one refused.
+ */
+export function unnamedFieldProblem(names: ReadonlySet<string>, message: string): string | undefined {
+  const rule = /^([^\s]+) (?:is required|must |key )/.exec(message);
+  if (rule) {
+    const top = (rule[1] ?? '').split(/[.[]/)[0] ?? '';
+    if (top !== 'body' && top !== 'request' && !names.has(top)) return `"${message}" leads with ${top}, which the request cannot hold`;
+  }
+  if (/\bfields?\b/.test(message) && !/^\S+ is not\b/.test(message) && ![...names].some((name) => new RegExp(`(^|[^\\w])${escape(name)}([^\\w]|$)`).test(message))) {
+    return `"${message}" speaks of a field but names none`;
+  }
+  return undefined;
+}

@@ -31,17 +31,27 @@ afterAll(() => sb.stop());
 
 const b64 = (text: string): string => Buffer.from(text).toString('base64');
 
-/** Authorization headers that must all be refused; `key` is a valid secret key. */
-const BAD_CREDENTIALS: [string, (key: string) => string | undefined][] = [
-  ['no header', () => undefined],
-  ['a wrong key', () => basic('sk_test_not_a_key')],
-  ['the key with a trailing space', (key) => basic(`${key} `)],
-  ['the Bearer scheme', (key) => `Bearer ${key}`],
-  ['Basic without the secret: prefix', (key) => `Basic ${b64(key)}`],
-  ['Basic with another user name', (key) => `Basic ${b64(`user:${key}`)}`],
-  ['Basic with an empty key', () => `Basic ${b64('secret:')}`],
-  ['Basic with no credentials', () => 'Basic'],
-  ['the bare key', (key) => key],
+/**
+ * Authorization headers that must all be refused; `key` is a valid secret key. Each with what
+ * its 401's hint must name (issue 43: one generic hint for every mistake was a round trip each).
+ */
+const BAD_CREDENTIALS: [string, (key: string) => string | undefined, RegExp][] = [
+  ['no header', () => undefined, /^API key invalid or absent: send Authorization: Basic/],
+  ['a wrong key', () => basic('sk_test_not_a_key'), /no account of this sandbox has this secret key/],
+  ['the key with a trailing space', (key) => basic(`${key} `), /the key has spaces around it/],
+  ['the key with a trailing line break (echo without -n)', (key) => basic(`${key}\n`), /the key ends with a line break \(echo adds one/],
+  ['the Bearer scheme', (key) => `Bearer ${key}`, /a Bearer token; this API takes HTTP Basic, not Bearer/],
+  ['Basic without the secret: prefix', (key) => `Basic ${b64(key)}`, /the decoded credentials have no colon/],
+  ['Basic with another user name', (key) => `Basic ${b64(`user:${key}`)}`, /the user part \(before the colon\) is not the literal word secret/],
+  ['Basic with the key as the user (key:)', (key) => `Basic ${b64(`${key}:`)}`, /the key is in the user part/],
+  ['Basic with SECRET in capitals', (key) => `Basic ${b64(`SECRET:${key}`)}`, /the word secret in lower case/],
+  ['Basic with an empty key', () => `Basic ${b64('secret:')}`, /the key after "secret:" is empty/],
+  ['Basic with no credentials', () => 'Basic', /the Basic credentials are empty/],
+  ['Basic with wrapped base64', (key) => `Basic ${b64(`secret:${key}`).replace(/^(.{8})/, '$1 ')}`, /the base64 is wrapped/],
+  ['Basic with bad base64', () => 'Basic !!!not-base64', /not valid base64/],
+  ['Basic with base64url', () => `Basic ${Buffer.from('secret:sk_test_\u00ff\u00fe?>').toString('base64url')}`, /base64url/],
+  ['the bare key', (key) => key, /no scheme \(the bare key\?\)/],
+  ['another scheme', (key) => `Token ${key}`, /not of the Basic scheme/],
 ];
 
 function send(method: string, path: string, auth: string | undefined, options: RequestOptions = {}) {
@@ -74,6 +84,16 @@ describe('401 with bad credentials', () => {
     product: (await sb.client.get<Product>(`/v2/products/${product.id}`)).body,
     products: ids(await listAllProducts(sb.client)),
     offers: (await sb.client.get<OfferList>(`/v2/products/${product.id}/offers`)).body.data,
+  });
+
+  it.each(BAD_CREDENTIALS)('names the mistake in the hint for %s (the message still exactly Unauthorized)', async (_label, auth, names) => {
+    for (const path of ['/v2/products', '/transactions/123']) {
+      const res = await send('GET', path, auth(sb.config.secretKey));
+      expectAuthError(res, 401, names);
+      expect(res.headers.get('x-sandbox-hint'), path).toMatch(/send Authorization: Basic base64\("secret:" \+ secretKey\)$/);
+      // The header holds a secret: the hint never repeats it.
+      expect(res.headers.get('x-sandbox-hint'), path).not.toContain(sb.config.secretKey);
+    }
   });
 
   it.each(BAD_CREDENTIALS)('product endpoints answer 401 {status, error} for %s, and change nothing', async (_label, auth) => {
@@ -290,7 +310,8 @@ describe('PUT /_sandbox/webhook-url', () => {
   it.each([
     ['an ftp URL', { url: 'ftp://merchant.example.com' }, /^url must be an http\(s\) URL or null$/],
     ['a non-URL', { url: 'merchant' }, /^url must be an http\(s\) URL or null$/],
-    ['an empty body', {}, /^body must contain at least one field$/],
+    // Issue 43: "at least one field" named none; the body's fields are url and delivery.
+    ['an empty body', {}, /^body must contain at least one field: url or delivery$/],
     ['an unknown field', { url: null, secret: 'x' }, /^secret is not a field: the body takes url and\/or delivery$/],
     ['an unknown delivery mode', { delivery: 'webhooks' }, /delivery/],
   ])('refuses %s with 400', async (_label, body, message) => {

@@ -251,6 +251,14 @@ describe('unknown routes', () => {
     await expectRefused(() => client.request(method, path), 404, 'transaction', new RegExp(`^${method} ${path} is not emulated by the sandbox`));
   });
 
+  it.each([
+    ['GET', '/v2/produtos', 'product', 'GET /v2/products'],
+    ['POST', '/transactions/v2/purchases', 'transaction', 'POST /transactions/v2/purchase'],
+  ] as const)('%s %s answers 404 with the nearest path of openapi.yaml in the hint', async (method, path, family, nearest) => {
+    const res = await expectRefused(() => client.request(method, path), 404, family, new RegExp(`^${method} ${path} is not emulated by the sandbox`));
+    expect(res.headers.get('x-sandbox-hint')).toBe(`did you mean ${nearest}? (the nearest path of openapi.yaml)`);
+  });
+
   it('answers 404 before asking for credentials', async () => {
     expectProductError(await sb.clientFor(undefined).get('/v2/nothing'), 404);
     expectTransactionError(await sb.clientFor(undefined).get('/nothing'), 404);

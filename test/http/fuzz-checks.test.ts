@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadOpenApi, type OpenApiDocument } from '../../src/spec/openapi.js';
-import { documents501, notEmulatedOf } from '../helpers/fuzz.js';
+import { documents501, namesOf, notEmulatedOf, operationsOf, unnamedFieldProblem } from '../helpers/fuzz.js';
 
 /** The fuzz test's notion of an acceptable 5xx: a 501 only where openapi.yaml documents one. */
 let document: OpenApiDocument;
@@ -33,5 +33,36 @@ describe('documents501', () => {
       Object.entries(item ?? {}).flatMap(([method, op]) => ((op as { responses?: Record<string, unknown> }).responses?.['501'] ? [`${method} ${path}`] : [])),
     );
     expect(documented).toEqual([]);
+  });
+});
+
+describe('unnamedFieldProblem (every 400 about a field names it)', () => {
+  const names = (operationId: string): Set<string> => {
+    const op = operationsOf(document).find((o) => o.operationId === operationId);
+    if (!op) throw new Error(`no operation ${operationId}`);
+    return namesOf(document, op);
+  };
+
+  it("knows an operation's fields at any depth, through $refs and variants, and its parameters", () => {
+    const purchase = names('createPurchase');
+    for (const name of ['name', 'phone', 'boletoAddress', 'zipCode', 'card', 'cvv', 'postbackUrl']) expect(purchase.has(name), name).toBe(true);
+    expect(names('setWebhookUrl')).toEqual(new Set(['url', 'delivery']));
+    expect(names('listProducts').has('startingAfter')).toBe(true);
+    expect(names('uploadProductImage').has('image')).toBe(true);
+  });
+
+  it('refuses the message issue 43 found, "at least one field" naming none, and accepts what the sandbox answers now', () => {
+    expect(unnamedFieldProblem(names('setWebhookUrl'), 'body must contain at least one field')).toMatch(/names none/);
+    expect(unnamedFieldProblem(names('setWebhookUrl'), 'body must contain at least one field: url or delivery')).toBeUndefined();
+    expect(unnamedFieldProblem(names('updateProduct'), 'body must contain at least one field: name, description, externalId, active or metadata')).toBeUndefined();
+  });
+
+  it('refuses a rule that leads with a name the request cannot hold; accepts the body, a field, a nested field, a parameter, a refused name', () => {
+    const purchase = names('createPurchase');
+    expect(unnamedFieldProblem(purchase, 'telefone is required in COP')).toMatch(/telefone/);
+    for (const message of ['phone is required in COP', 'boletoAddress.zipCode must be 8 digits', 'request body is required', 'body must be a JSON object', 'bogus is not a field of a purchase', 'Sale value below minimum']) {
+      expect(unnamedFieldProblem(purchase, message), message).toBeUndefined();
+    }
+    expect(unnamedFieldProblem(names('listProducts'), 'limit must be an integer from 1 to 100')).toBeUndefined();
   });
 });

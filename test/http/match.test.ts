@@ -1,7 +1,7 @@
 import { OpenAPIBackend, OpenAPIRouter, type Operation, type Request } from 'openapi-backend';
 import { beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Routes, withoutTrailingSlashes } from '../../src/http/match.js';
+import { Routes, editDistance, withoutTrailingSlashes } from '../../src/http/match.js';
 import { createSpecValidator } from '../../src/http/validate.js';
 import { createAjv } from '../../src/http/validator.js';
 import { loadOpenApi, type OpenApiDocument } from '../../src/spec/openapi.js';
@@ -133,5 +133,42 @@ describe('withoutTrailingSlashes', () => {
   it('every path template has its parameters as whole segments, so its pattern ([^/]+ between slashes) matches in one pass', async () => {
     const routes = new Routes(await loadOpenApi());
     for (const path of routes.operations.map((o) => o.path)) expect(path.split('/').every((segment) => !segment.includes('{') || /^\{[^{}]+\}$/.test(segment)), path).toBe(true);
+  });
+});
+
+describe('the nearest route of a path no route has (a 404\'s "did you mean")', () => {
+  let routes: Routes;
+  beforeAll(async () => {
+    routes = new Routes(await loadOpenApi());
+  });
+
+  it.each([
+    ['GET', '/v2/produtos', 'GET /v2/products'],
+    ['POST', '/v2/produtos', 'POST /v2/products'],
+    ['POST', '/transactions/v2/purchases', 'POST /transactions/v2/purchase'],
+    ['POST', '/transactions/v2/Purchase', 'POST /transactions/v2/purchase'],
+    ['GET', '/v3/products', 'GET /v2/products'],
+    ['GET', '/v2/products/prd_1/ofers', 'GET /v2/products/{id}/offers'],
+    ['POST', '/v2/offer', 'POST /v2/offers'],
+    ['PUT', '/_sandbox/webhook_url', 'PUT /_sandbox/webhook-url'],
+  ])('%s %s → %s', (method, path, expected) => {
+    const near = routes.nearest(method, path);
+    expect(near && `${near.method} ${near.path}`).toBe(expected);
+  });
+
+  it('prefers the request\'s method among paths equally near', () => {
+    expect(routes.nearest('DELETE', '/v2/produts/prd_1')).toEqual({ method: 'DELETE', path: '/v2/products/{id}' });
+    expect(routes.nearest('PATCH', '/v2/produts/prd_1')).toEqual({ method: 'PATCH', path: '/v2/products/{id}' });
+  });
+
+  it.each(['/', '/nothing/here/at/all', `/${'a'.repeat(5_000)}`, '/transactions/v9/elsewhere/entirely'])('suggests nothing for %s, far from every path', (path) => {
+    expect(routes.nearest('GET', path)).toBeUndefined();
+  });
+
+  it('editDistance is Levenshtein\'s', () => {
+    expect(editDistance('kitten', 'sitting')).toBe(3);
+    expect(editDistance('', 'abc')).toBe(3);
+    expect(editDistance('produtos', 'products')).toBe(2);
+    expect(editDistance('same', 'same')).toBe(0);
   });
 });

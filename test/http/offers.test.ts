@@ -119,7 +119,7 @@ describe('POST /v2/offers', () => {
   it('refuses an archived product with 400', async () => {
     const archived = await createProduct(client);
     await archiveProduct(client, archived.id);
-    await expectOfferRefused({ productId: archived.id, name: 'Too late', amount: 1 }, 400, /archived/);
+    await expectOfferRefused({ productId: archived.id, name: 'Too late', amount: 1 }, 400, new RegExp(`^product ${archived.id} is archived and cannot take new offers$`));
   });
 
   it('accepts an inactive product', async () => {

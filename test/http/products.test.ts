@@ -154,6 +154,21 @@ describe('POST /v2/products', () => {
     await expectCreateRefused(body, new RegExp(field));
   });
 
+  // Issue 43: `{"name": 42}` answered "must be 1 to 255 characters long after trimming".
+  it.each([
+    [{ name: 42 }, 'name must be a string, not a number'],
+    [{ name: 1.5 }, 'name must be a string, not a number'],
+    [{ name: null }, 'name must be a string, not null'],
+    [{ name: ['a'] }, 'name must be a string, not an array'],
+    [{ name: { text: 'a' } }, 'name must be a string, not an object'],
+    [{ name: true }, 'name must be a string, not a boolean'],
+    // Phrases that name the type already stay as they were.
+    [{ name: 'x', description: 7 }, 'description must be a string of at most 10000 characters, or null'],
+    [{ name: 'x', externalId: 12 }, 'externalId must be a string of 1 to 255 characters'],
+  ])('names the expected JSON type for %j', async (body, message) => {
+    await expectCreateRefused(body, new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+  });
+
   it('refuses a duplicate externalId in the same account, naming it', async () => {
     const first = await createProduct(ctx.client(), { externalId: 'SKU-DUP' });
     await expectCreateRefused({ name: 'Second', externalId: 'SKU-DUP' }, /externalId.*SKU-DUP|SKU-DUP.*externalId/);

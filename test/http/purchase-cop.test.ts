@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVERY_PROBLEM_MAX_BYTES } from '../../src/http/validate.js';
 import { DEFAULT_FEES } from '../../src/transactions/fees.js';
 import { ISO_UTC, createAccount, expectTransactionError, expectAuthError } from '../helpers/catalog.js';
 import { copBody, created, expectBadRequest, fee, lookup, purchase, without, type Tx } from '../helpers/purchases.js';
@@ -126,6 +127,36 @@ describe('COP 400', () => {
       expectBadRequest(await purchase(client, without(copBody(), field)), new RegExp(`^${field} is required`));
     },
   );
+
+  it('names every missing field at once in the hint, in the body\'s field order; the message the one it always was', async () => {
+    // Issue 43: seven missing fields took seven round trips, phone before name.
+    const res = await purchase(client, { currency: 'COP' });
+    expectBadRequest(res, /^phone is required in COP$/);
+    expect(res.headers.get('x-sandbox-hint')).toBe(
+      "7 problems, in the body's field order: name is required; email is required; phone is required in COP; amount is required; description is required; responsibleDocument is required; responsibleExternalId is required",
+    );
+  });
+
+  it('lists missing and invalid fields together, an exact message kept as the message', async () => {
+    const res = await purchase(client, { ...without(copBody(), 'name', 'email'), phone: '3211234567', amount: 10 });
+    expectBadRequest(res, /^Sale value below minimum$/);
+    const hint = res.headers.get('x-sandbox-hint') ?? '';
+    expect(hint).toMatch(/^4 problems, in the body's field order: name is required; email is required; phone must include the country code in COP, e\.g\. \+573211234567; amount must be from 1000000 to 1000000000 centavos in COP/);
+  });
+
+  it('lists the problems only of a body up to 16 KiB (EVERY_PROBLEM_MAX_BYTES): collecting every error of a large body of junk costs one per item', async () => {
+    const small = await purchase(client, { currency: 'COP', externalId: 'x'.repeat(255) });
+    expect(small.headers.get('x-sandbox-hint')).toMatch(/^7 problems/);
+    const large = await purchase(client, { currency: 'COP', padding: 'x'.repeat(EVERY_PROBLEM_MAX_BYTES) });
+    expectBadRequest(large, /^phone is required in COP$/);
+    expect(large.headers.get('x-sandbox-hint')).toBeNull();
+  });
+
+  it('keeps the one-problem answer as it was: no list', async () => {
+    const res = await purchase(client, without(copBody(), 'name'));
+    expectBadRequest(res, /^name is required$/);
+    expect(res.headers.get('x-sandbox-hint')).toBeNull();
+  });
 
   it('refuses a phone without the country code', async () => {
     for (const phone of ['3211234567', '573211234567', '+']) {

@@ -127,6 +127,12 @@ describe('payments-sandbox start', () => {
     const taken = createServer().listen(0, '127.0.0.1');
     await new Promise((resolve) => taken.once('listening', resolve));
     const { port } = taken.address() as AddressInfo;
+    // The port after it taken as well (when it can be): the suggestion must be one found free (issue 43).
+    const neighbour = createServer().listen(port + 1, '127.0.0.1');
+    await new Promise((resolve) => {
+      neighbour.once('listening', resolve);
+      neighbour.once('error', resolve);
+    });
     try {
       const child = spawn(process.execPath, [BIN, 'start', '--port', String(port), '--data', data], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
@@ -136,12 +142,18 @@ describe('payments-sandbox start', () => {
       const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
       expect(code, stdout + stderr).toBe(1);
       expect(stdout).not.toContain('listening on');
-      expect(stderr.trimEnd().split('\n')).toEqual([
-        `payments-sandbox: port ${port} on 127.0.0.1 is already in use (another payments-sandbox, or another program): stop it, or start on another port: --port ${port + 1} (or PORT=${port + 1})`,
-      ]);
+      const lines = stderr.trimEnd().split('\n');
+      expect(lines).toHaveLength(1);
+      const suggested = /--port (\d+) \(free just now; or PORT=\1\), or --port 0 for any free one \(the banner prints the URL\)$/.exec(lines[0] ?? '');
+      expect(lines[0]).toMatch(new RegExp(`^payments-sandbox: port ${port} on 127\\.0\\.0\\.1 is already in use \\(another payments-sandbox, or another program\\): stop it, or start on another port: `));
+      expect(suggested, lines[0]).not.toBeNull();
+      const free = Number(suggested?.[1]);
+      expect(free).not.toBe(port);
+      if (neighbour.listening) expect(free).not.toBe(port + 1);
       expect(readdirSync(dir).filter((f) => /lock|journal/.test(f))).toEqual([]);
     } finally {
       taken.close();
+      if (neighbour.listening) neighbour.close();
     }
     // The next start on a free port is not refused for a lock the failed one held.
     const sb = await spawnSandbox(['--data', data]);

@@ -130,7 +130,7 @@ describe('what the set-up says when it cannot go on', () => {
 
   it('a refused key says what the sandbox explained', async () => {
     const result = await run('name: bad key\naccount: { key: sk_test_nope, webhookUrl: "{{ receiver.url }}" }\nsteps:\n  - purchase: {}\n');
-    expect(result.steps[0]?.failure?.message).toBe('expected HTTP 200, got 401: Unauthorized (API key invalid or absent: send Authorization: Basic base64("secret:" + secretKey))');
+    expect(result.steps[0]?.failure?.message).toBe('expected HTTP 200, got 401: Unauthorized (API key invalid or absent: no account of this sandbox has this secret key; send Authorization: Basic base64("secret:" + secretKey))');
   });
 
   it('a sandbox that refuses the receiver and predates listeners mode: says to upgrade it', async () => {
