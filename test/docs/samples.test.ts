@@ -87,11 +87,12 @@ describe('samples of output in the docs', () => {
 });
 
 describe('the scenario runner samples', () => {
-  it('scenario run: the complete example, as the console reporter prints it', async () => {
+  // Each in a sandbox of its own, started in this process, as `scenario run` without --base-url does.
+  it('scenario run: the complete example, as the console reporter prints it', { timeout: 90_000 }, async () => {
     expectSample('scenario run', await consoleRun(['scenarios/brl-pix-paid.yaml']));
   });
 
-  it('scenario failure: the failing step of the wrong-expectation fixture, its HTTP call, the skipped step', async () => {
+  it('scenario failure: the failing step of the wrong-expectation fixture, its HTTP call, the skipped step', { timeout: 90_000 }, async () => {
     const out = (await consoleRun(['test/scenarios/fixtures/wrong-expectation.yaml'])).split('\n');
     const from = out.findIndex((line) => line.includes('✗'));
     const to = out.findIndex((line) => line.includes('(skipped)'));

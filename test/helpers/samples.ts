@@ -65,6 +65,8 @@ export function normalise(text: string): string {
     .replace(/\b(evt|whd|wd|acc|whsec|req)_(?:[A-Za-z0-9-]+|…)/g, '$1_<id>')
     .replace(/\b1\d{8}\b/g, '<id>')
     .replace(/\b\d+(?:\.\d+)? ?(ms|s)\b/g, '<duration>')
+    // Columns padded to the longest path or id of a run: the padding is not the sample.
+    .replace(/(\S) {2,}/g, '$1  ')
     .split('\n')
     .map((line) => line.trimEnd())
     .join('\n')
