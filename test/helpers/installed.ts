@@ -20,7 +20,8 @@ export function packagesWithInstallScripts(modules: string): string[] {
       const manifestPath = join(path, 'package.json');
       if (existsSync(manifestPath)) {
         const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { name?: string; version?: string; scripts?: Record<string, string> };
-        const hooks = ['preinstall', 'install', 'postinstall'].filter((hook) => manifest.scripts?.[hook] !== undefined);
+        // An empty script ("install": "", as @pact-foundation/pact-core has) is one npm does not run.
+        const hooks = ['preinstall', 'install', 'postinstall'].filter((hook) => (manifest.scripts?.[hook] ?? '').trim() !== '');
         if (existsSync(join(path, 'binding.gyp'))) hooks.push('binding.gyp');
         if (hooks.length) found.push(`${manifest.name}@${manifest.version} (${hooks.join(', ')})`);
       }
