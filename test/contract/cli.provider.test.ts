@@ -69,7 +69,7 @@ async function writeMerchantPact(into: string, wrongExpectation: boolean): Promi
 }
 
 describe('payments-sandbox verify --provider-base-url', () => {
-  it('passes against a separately started sandbox (exit 0) and says what it verified', async () => {
+  it('passes against a separately started sandbox (exit 0) and says what it verified', { timeout: 120_000 }, async () => {
     // Run from elsewhere: the shipped pacts are found from the package, not from the working directory.
     const res = await verifyCli(['--provider-base-url', sandbox.url, '--secret-key', 'sk_test_sandbox'], dir);
     expect(res.code, res.stdout + res.stderr).toBe(0);
