@@ -24,6 +24,7 @@ const CHECKED_BY: Readonly<Record<string, string>> = {
   'scenario load errors': 'test/docs/samples.test.ts',
   'start banner': 'test/process/doc-samples.test.ts',
   'trigger cashin.paid': 'test/process/doc-samples.test.ts',
+  listen: 'test/process/doc-samples.test.ts',
   'pact verify': 'test/contract/cli.provider.test.ts',
 };
 

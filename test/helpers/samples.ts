@@ -62,6 +62,7 @@ export function normalise(text: string): string {
     .replace(ANSI, '')
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z/g, '<time>')
     .replace(/\b(127\.0\.0\.1|localhost|\[::1\]):\d+/g, '$1:<port>')
+    .replace(/\b\d\d:\d\d:\d\d\b/g, '<clock>')
     .replace(/\b(evt|whd|wd|acc|whsec|req)_(?:[A-Za-z0-9-]+|…)/g, '$1_<id>')
     .replace(/\b1\d{8}\b/g, '<id>')
     .replace(/\b\d+(?:\.\d+)? ?(ms|s)\b/g, '<duration>')

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,8 +15,10 @@ import { expectSample } from '../helpers/samples.js';
  */
 const dir = mkdtempSync(join(tmpdir(), 'doc-samples-'));
 const started: SandboxProcess[] = [];
+const servers: Server[] = [];
 afterAll(() => {
   for (const sandbox of started) sandbox.child.kill('SIGTERM');
+  for (const server of servers) server.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -44,7 +48,8 @@ describe('the README samples of the CLI', () => {
   it('start banner: `npx payments-sandbox start` in a fresh directory, with the default settings', { timeout: 40_000 }, async () => {
     const run = await cli(['start', '--port', '0'], dir, /Authorization: Basic \S+\n\n/);
     expect(run.stdout, run.stderr).toMatch(/listening on/);
-    expectSample('start banner', run.stdout);
+    // The banner alone: the stop (SIGTERM, right after it) may log its line before the process ends.
+    expectSample('start banner', /^[\s\S]*?Authorization: Basic \S+\n/.exec(run.stdout.trimStart())?.[0] ?? run.stdout);
   });
 
   it('trigger cashin.paid: what it prints, each call it made, the event and the delivery', { timeout: 40_000 }, async () => {
@@ -53,5 +58,35 @@ describe('the README samples of the CLI', () => {
     const run = await cli(['trigger', 'cashin.paid', '--base-url', sandbox.url, '--key', 'sk_test_sandbox', '--set', 'amount=20000'], ROOT);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expectSample('trigger cashin.paid', run.stdout);
+  });
+
+  it('listen: the Ready line, then one line per delivery', { timeout: 60_000 }, async () => {
+    const sandbox = await spawnSandbox(['--in-memory']);
+    started.push(sandbox);
+    // The app the listener forwards to: answers 200.
+    const app = createServer((req, res) => req.resume().on('end', () => res.end()));
+    servers.push(app);
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    const appUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}/hooks`;
+    // stdout and stderr in the order they came, as a terminal shows them.
+    let printed = '';
+    const listen = spawn(process.execPath, [BIN, 'listen', '--base-url', sandbox.url, '--key', 'sk_test_sandbox', '--take-over', '--forward-to', appUrl], { cwd: ROOT, env: readerEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const closed = new Promise<void>((resolve) => listen.once('close', () => resolve()));
+    listen.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+    listen.stderr.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+    const until = async (pattern: RegExp): Promise<void> => {
+      for (let i = 0; i < 200 && !pattern.test(printed); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(printed).toMatch(pattern);
+    };
+    try {
+      await until(/^Ready/m);
+      const trigger = await cli(['trigger', 'cashin.paid', '--base-url', sandbox.url, '--key', 'sk_test_sandbox'], ROOT);
+      expect(trigger.code, trigger.stdout + trigger.stderr).toBe(0);
+      await until(/cashin\.paid.* 200 /);
+    } finally {
+      listen.kill('SIGTERM');
+      await closed;
+    }
+    expectSample('listen', printed.replaceAll(appUrl, 'http://localhost:3000/hooks').replaceAll(sandbox.url, 'http://localhost:4010'));
   });
 });
