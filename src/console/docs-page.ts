@@ -2,8 +2,9 @@ import { FAVICON } from './favicon.js';
 import { html } from '../pages/html.js';
 
 /**
- * The API reference: swagger-ui-dist renders openapi.yaml from this sandbox. Its assets come from
- * node_modules through the sandbox, so the page works offline; the online spec validator is off.
+ * The API reference: swagger-ui-dist renders openapi.yaml from this sandbox. Its assets are the
+ * package's own (copied into dist/ at build time), served by the sandbox, so the page works
+ * offline; the online spec validator is off.
  */
 export function renderDocsPage(): string {
   return html`<!DOCTYPE html>

@@ -1,8 +1,7 @@
 import { Router, type Response } from 'express';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OPENAPI_PATH } from '../spec/openapi.js';
 import { VERSION } from '../version.js';
@@ -16,9 +15,13 @@ const DOCS_ASSETS: Readonly<Record<string, string>> = {
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
   'swagger-ui.css': 'text/css; charset=utf-8',
 };
-let docsDirectory: string | undefined;
-/** Resolved on first use, so a sandbox nobody opens the docs of never looks for the package. */
-const docsDir = (): string => (docsDirectory ??= dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json')));
+/**
+ * The renderer's files, copied from swagger-ui-dist (a devDependency) into dist/ by the build
+ * (scripts/copy-assets.mjs), so an installed package needs no renderer package. The same folder
+ * whether this runs built (dist/console/) or from the sources (src/console/, tests and
+ * development, after the build their setup runs).
+ */
+const DOCS_ASSETS_DIR = fileURLToPath(new URL('../../dist/console/docs-assets/', import.meta.url));
 
 /** The console's own scripts and styles only; data comes from this origin (fetch and the event WebSocket). */
 const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
@@ -84,7 +87,7 @@ export function createConsoleRoutes(): Router {
   router.get('/_sandbox/docs/assets/:file', async (req, res, next) => {
     const type = DOCS_ASSETS[req.params.file];
     if (!type) return next();
-    send(res, type, await readFile(join(docsDir(), req.params.file)), 'public, max-age=3600');
+    send(res, type, await readFile(join(DOCS_ASSETS_DIR, req.params.file)), 'public, max-age=3600');
   });
   return router;
 }

@@ -21,7 +21,6 @@ const NOT_READ: ReadonlyMap<string, string> = new Map([
 /** `file: name` → why it may be module-level state. */
 const ALLOWED: ReadonlyMap<string, string> = new Map([
   // Caches and pools: the same for every sandbox of the process, or holding nothing of one.
-  ['console/routes.ts: docsDirectory', 'where swagger-ui-dist is installed: one answer per process, looked up on first use'],
   ['console/routes.ts: clientCache', "the console's client modules, transpiled once: the same text for every sandbox"],
   ['pages/pix-qr.ts: layouts', 'QR module layouts by symbol size, derived from the size alone (at most 40)'],
   ['pages/pix-qr.ts: scratch', 'one reused buffer for the raw QR image: nothing in it outlives one drawing'],

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAPI_PATH } from '../../src/spec/openapi.js';
+import { ROOT } from '../helpers/process.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
 /** The routes for people, over real HTTP: served by the sandbox itself, nothing from elsewhere. */
@@ -51,10 +53,22 @@ describe('console routes', () => {
     expect(await res.text()).toBe(readFileSync(OPENAPI_PATH, 'utf8'));
   });
 
-  it('serve the API reference page and its renderer from node_modules, with no other file of the package', async () => {
+  it("serve the API reference page and every asset it loads from the package's own dist/, with no other file", async () => {
     const page = await (await get('/_sandbox/docs')).text();
     expect(page).toContain('/_sandbox/docs/assets/swagger-ui-bundle.js');
     expect(page).not.toMatch(/(src|href)="(https?:)?\/\//);
+    const assets = [...page.matchAll(/(?:src|href)="(\/_sandbox\/docs\/[^"]+)"/g)].map((m) => m[1] ?? '');
+    expect(assets.length).toBeGreaterThanOrEqual(3);
+    for (const asset of assets) {
+      const res = await get(asset);
+      expect(res.status, asset).toBe(200);
+      expect((await res.arrayBuffer()).byteLength, asset).toBeGreaterThan(100);
+    }
+    // Copied at build time: the sandbox needs no renderer package at run time (a devDependency).
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    expect(manifest.dependencies['swagger-ui-dist']).toBeUndefined();
+    expect(manifest.devDependencies['swagger-ui-dist']).toBeDefined();
+    expect(readFileSync(join(ROOT, 'dist', 'console', 'docs-assets', 'swagger-ui-bundle.js'), 'utf8')).toBe(readFileSync(join(ROOT, 'node_modules', 'swagger-ui-dist', 'swagger-ui-bundle.js'), 'utf8'));
     const bundle = await get('/_sandbox/docs/assets/swagger-ui-bundle.js');
     expect(bundle.status).toBe(200);
     expect(Number(bundle.headers.get('content-length'))).toBeGreaterThan(100_000);

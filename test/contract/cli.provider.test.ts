@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { PactV4 } from '@pact-foundation/pact';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STATES } from '../../src/contract/states.js';
-import { BIN, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
+import { BIN, ROOT, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
+import { expectSample } from '../helpers/samples.js';
 import { M, pixCode, productId, timestamp } from './matchers.js';
 import { PaymentsClient } from './merchant-client.js';
 import { recordedBy } from './recorded.js';
@@ -68,7 +69,7 @@ async function writeMerchantPact(into: string, wrongExpectation: boolean): Promi
 }
 
 describe('payments-sandbox verify --provider-base-url', () => {
-  it('passes against a separately started sandbox (exit 0) and says what it verified', async () => {
+  it('passes against a separately started sandbox (exit 0) and says what it verified', { timeout: 120_000 }, async () => {
     // Run from elsewhere: the shipped pacts are found from the package, not from the working directory.
     const res = await verifyCli(['--provider-base-url', sandbox.url, '--secret-key', 'sk_test_sandbox'], dir);
     expect(res.code, res.stdout + res.stderr).toBe(0);
@@ -85,6 +86,8 @@ describe('payments-sandbox verify --provider-base-url', () => {
     expect(res.stdout).not.toMatch(ESCAPE);
     // Pact's verifier proxy (http-proxy) calls util._extend: its DEP0060 warning is silenced, and only it.
     expect(res.stderr).not.toMatch(/DeprecationWarning|util\._extend|DEP0060/);
+    // docs/pact.md shows this report (UPDATE_SAMPLES=1 rewrites it), the pact files relative to the package.
+    expectSample('pact verify', res.stdout.replaceAll(ROOT, ''));
   });
 
   it('fails against a fake answering wrong bodies (exit 1), with a readable report', async () => {

@@ -1,8 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packagesWithInstallScripts, referenceAssets } from '../helpers/installed.js';
 import { Client } from '../helpers/sandbox.js';
 import { ROOT } from '../helpers/process.js';
 
@@ -132,6 +133,14 @@ describe('the packed package installed in a merchant project', () => {
     expect(installOutput).not.toMatch(/payments-sandbox@\S+ \(|check-node/);
   });
 
+  it('installs no package with an install script at all (nothing for a merchant to approve)', () => {
+    // swagger-ui-dist pulled in @scarf/scarf (a postinstall): the API reference's assets ship in dist/ instead.
+    expect(packagesWithInstallScripts(join(app, 'node_modules'))).toEqual([]);
+    expect(installOutput).not.toMatch(/install-scripts|install scripts/i);
+    expect(existsSync(join(app, 'node_modules', 'swagger-ui-dist'))).toBe(false);
+    expect(packagesWithInstallScripts(join(ROOT, 'node_modules')).length, 'the check finds what it looks for (the clone has some)').toBeGreaterThan(0);
+  });
+
   it('installs as a devDependency, with engine warnings only on a Node its engines exclude', () => {
     const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { devDependencies?: Record<string, string> };
     expect(manifest.devDependencies?.['payments-sandbox']).toMatch(/^file:.*payments-sandbox-\d+\.\d+\.\d+\.tgz$/);
@@ -150,6 +159,9 @@ describe('the packed package installed in a merchant project', () => {
     expect(health.status).toBe(200);
     expect(health.body).toMatchObject({ status: 'ok', version: pkg.version });
     expect((await new Client(url, 'sk_test_sandbox').post('/v2/products', { name: 'From a merchant project' })).status).toBe(201);
+    // The API reference and every file it loads, from the installed package alone.
+    expect(await referenceAssets(url)).toEqual(expect.arrayContaining(['/_sandbox/docs/assets/swagger-ui-bundle.js 200', '/_sandbox/docs/assets/swagger-ui.css 200']));
+    expect((await referenceAssets(url)).filter((line) => !line.endsWith(' 200'))).toEqual([]);
   });
 
   it('`npx payments-sandbox scenario run` runs a scenario of the project', { timeout: 90_000 }, () => {

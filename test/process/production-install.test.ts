@@ -3,6 +3,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { packagesWithInstallScripts, referenceAssets } from '../helpers/installed.js';
 import { Client } from '../helpers/sandbox.js';
 import { ROOT, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
 
@@ -30,12 +31,19 @@ describe('production install (the Dockerfile runtime stage)', () => {
     expect(existsSync(join(dir, 'node_modules', 'express'))).toBe(true);
     expect(existsSync(join(dir, 'node_modules', 'vitest'))).toBe(false);
     expect(existsSync(join(dir, 'node_modules', 'typescript'))).toBe(false);
+    // Nothing of the image runs an install script (the Dockerfile passes --ignore-scripts; a merchant's install would not).
+    expect(packagesWithInstallScripts(join(dir, 'node_modules'))).toEqual([]);
+    expect(existsSync(join(dir, 'node_modules', 'swagger-ui-dist'))).toBe(false);
 
     proc = await spawnSandbox(['--data', join(dir, 'data', 'sandbox.json')], { SANDBOX_DOCKER: '1', HOST: '127.0.0.1' }, dir, join(dir, 'dist', 'bin.js'));
     const health = await new Client(proc.url, undefined).get<{ status: string }>('/_sandbox/health');
     expect(health.status).toBe(200);
     expect(health.body.status).toBe('ok');
     expect((await new Client(proc.url, 'sk_test_sandbox').post('/v2/products', { name: 'In the image' })).status).toBe(201);
+    // The API reference's renderer ships in dist/: the page and all it loads, without swagger-ui-dist installed.
+    const reference = await referenceAssets(proc.url);
+    expect(reference.length).toBeGreaterThanOrEqual(4);
+    expect(reference.filter((line) => !line.endsWith(' 200'))).toEqual([]);
     proc.child.kill('SIGKILL');
     await proc.exited;
   });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
 import { ROOT, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
+import { createTestDatabase } from '../helpers/shared-postgres.js';
 import { documentBlocks, documents, ensureTools, expectedLines, printed, seededShuffle, readerShellEnv, type DocumentBlock } from './blocks.js';
 
 /**
@@ -42,8 +43,11 @@ const blocks = documentBlocks(ROOT);
 const { setup, examples: all, notRun } = examples(blocks);
 
 let sandbox: SandboxProcess;
+/** The reader's PostgreSQL database of the recipes that start a sandbox on one (docs/listening.md): one of the run's cluster. */
+let databaseUrl: string;
 beforeAll(async () => {
   await ensureTools();
+  databaseUrl = await createTestDatabase('readme');
   // The URLs in answers are the ones a reader on the default port sees.
   sandbox = await spawnSandbox(['--in-memory', '--public-url', 'http://localhost:4010']);
 }, APT_INSTALL_TIMEOUT_MS);
@@ -56,7 +60,7 @@ const MARK = '@@readme-example@@';
 /** Runs the examples in this order in one bash, each in a subshell after the setup; what each printed, by name. */
 function run(order: readonly Example[]): { outputs: Map<string, string>; failed?: string; stderr: string } {
   const script = ['set -euo pipefail', setup.code, ...order.flatMap((e, i) => [`printf '\\n${MARK}%s\\n' ${i}`, `(\n${e.code}\n)`]), `printf '\\n${MARK}end\\n'`].join('\n');
-  const res = spawnSync('bash', ['-c', script], { cwd: ROOT, env: readerShellEnv({ SANDBOX_URL: sandbox.url }), encoding: 'utf8', timeout: 120_000 });
+  const res = spawnSync('bash', ['-c', script], { cwd: ROOT, env: readerShellEnv({ SANDBOX_URL: sandbox.url, DATABASE_URL: databaseUrl }), encoding: 'utf8', timeout: 240_000 });
   const outputs = new Map<string, string>();
   const parts = res.stdout.split(new RegExp(`\\n${MARK}`));
   let last: Example | undefined;
@@ -105,11 +109,11 @@ describe('README shell blocks', () => {
     expect(blocks.filter((b) => b.file === 'README.md').map((b) => b.code).join('\n')).toMatch(/curl -sS -u "secret:\$KEY"/);
   });
 
-  it('run in file order, each printing what it says', { timeout: 150_000 }, () => {
+  it('run in file order, each printing what it says', { timeout: 270_000 }, () => {
     expectAllPrinted(all, 'in file order');
   });
 
-  it(`run in a shuffled order (seed ${ORDER_SEED}; README_ORDER_SEED=N replays another)`, { timeout: 150_000 }, () => {
+  it(`run in a shuffled order (seed ${ORDER_SEED}; README_ORDER_SEED=N replays another)`, { timeout: 270_000 }, () => {
     const order = seededShuffle(all, ORDER_SEED);
     expect(order.map((e) => e.name)).not.toEqual(all.map((e) => e.name));
     expectAllPrinted(order, `in the order ${order.map((e) => e.name).join(', ')}`);
