@@ -15,6 +15,7 @@ import { VERSION } from './version.js';
 import { parseByteSize } from './sandbox/memory-budget.js';
 import { describeSetting, parseRateLimit, type RateLimitChoice } from './ratelimit/setting.js';
 import { rateLimitInEffect } from './app.js';
+import { deliveryModeOf } from './accounts/accounts.js';
 
 function integer(value: string): number {
   const n = Number(value);
@@ -143,18 +144,26 @@ program
     // The key in effect: the configured one, or the random one an admin-token sandbox keeps.
     const secretKey = running.sandbox.defaultAccount.secretKey;
     const auth = Buffer.from(`secret:${secretKey}`).toString('base64');
+    const account = running.sandbox.defaultAccount;
     process.stdout.write(
       `\npayments-sandbox ${VERSION} listening on ${running.url}\n` +
-        (config.mock ? `  mode:          mock (stateless, answers generated from openapi.yaml, seed ${config.mockSeed})\n` : '') +
-        (config.validateResponses !== 'off' ? `  responses:     validated against openapi.yaml (${config.validateResponses})\n` : '') +
-        `  store:         ${storeSummary(config)}\n` +
-        `  rate limits:   ${describeSetting(rateLimitInEffect(config))}\n` +
-        `  console:       ${running.url}/_sandbox/\n` +
-        `  secret key:    ${secretKey}\n` +
-        `  webhook secret: ${running.sandbox.defaultAccount.webhookSecret} (x-signature key of the default account)\n` +
-        (config.autopilotFile ? `  autopilot:     on, ${autopilotSummary(config.autopilotFile)}\n` : '') +
-        (config.faultsFile ? `  faults:        ${config.faultsFile} (default account)\n` : '') +
-        `  Authorization: Basic ${auth}\n\n`,
+        bannerLines([
+          config.mock && ['mode', `mock (stateless, answers generated from openapi.yaml, seed ${config.mockSeed})`],
+          config.validateResponses !== 'off' && ['responses', `validated against openapi.yaml (${config.validateResponses})`],
+          ['store', storeSummary(config)],
+          ['rate limits', describeSetting(rateLimitInEffect(config))],
+          // What a shared sandbox asks of its users, said where its operator reads first.
+          config.adminToken !== undefined && ['admin token', 'set: creating accounts and the control API of other accounts need it (Authorization: Bearer …)'],
+          !config.webhookAllow.includes('*') && ['webhook allow', `${config.webhookAllow.join(', ')} (webhook URLs elsewhere are refused; listen takes webhooks anywhere)`],
+          deliveryModeOf(account) === 'listeners' && ['webhooks', 'listeners mode: the default account\'s webhooks go to `payments-sandbox listen`, none to a URL'],
+          ['console', `${running.url}/_sandbox/`],
+          ['secret key', secretKey],
+          ['webhook secret', `${account.webhookSecret} (x-signature key of the default account)`],
+          config.autopilotFile !== undefined && ['autopilot', `on, ${autopilotSummary(config.autopilotFile)}`],
+          config.faultsFile !== undefined && ['faults', `${config.faultsFile} (default account)`],
+          ['Authorization', `Basic ${auth}`],
+        ]) +
+        '\n',
     );
     // After the banner, for log collectors; the banner is what a person reads (and no key in a log).
     logger.debug({ url: running.url, store: storeSummary(config), autopilot: config.autopilotFile ?? null }, 'payments-sandbox ready');
@@ -225,6 +234,17 @@ interface StartOptions {
   requestTimeout: number;
   /** Already parsed by rateLimit(). */
   rateLimit?: RateLimitChoice;
+}
+
+/**
+ * The banner's lines, labels right-aligned so that every value starts in one column and each
+ * line still reads `label: value` (the last one is an `Authorization` header to copy as it
+ * is); false: a line that does not apply.
+ */
+function bannerLines(lines: readonly (readonly [label: string, value: string] | false)[]): string {
+  const shown = lines.filter((line) => line !== false);
+  const width = Math.max(...shown.map(([label]) => label.length));
+  return shown.map(([label, value]) => `  ${label.padStart(width)}: ${value}\n`).join('');
 }
 
 function storeSummary(config: Config): string {

@@ -286,7 +286,7 @@ describe('the start banner', () => {
         check();
         proc.child.stdout?.on('data', check);
       });
-      expect(proc.output()).toContain(`console:       ${proc.url}/_sandbox/`);
+      expect(proc.output()).toContain(`console: ${proc.url}/_sandbox/`);
       const me = await new Client(proc.url, 'sk_test_sandbox').get<{ webhookSecret: string }>('/_sandbox/account');
       expect(me.body.webhookSecret).toBe(webhookSecret);
     } finally {

@@ -105,7 +105,7 @@ describe('payments-sandbox start', () => {
     const dir = tempDir();
     const sb = await spawnSandbox(['--store', 'embedded', '--data', join(dir, 'db.json')]);
     procs.push(sb);
-    expect(sb.output()).toContain(`store:         ${join(dir, 'db.json')}`);
+    expect(sb.output()).toContain(`store: ${join(dir, 'db.json')}`);
     expect((await new Client(sb.url, undefined).get<{ store: unknown }>('/_sandbox/health')).body.store).toEqual({ kind: 'embedded', ok: true });
   });
 
@@ -114,11 +114,46 @@ describe('payments-sandbox start', () => {
     await expect(spawnSandbox([], { SANDBOX_RATE_LIMIT: 'write=5,write=6' })).rejects.toThrow(/rate limit names write twice/);
     const sb = await spawnSandbox(['--in-memory', '--rate-limit', 'write=5:7,read=off']);
     procs.push(sb);
-    expect(sb.output()).toContain('rate limits:   write=5:7,read=off,control=20:40');
+    expect(sb.output()).toContain('rate limits: write=5:7,read=off,control=20:40');
     // auto, the default when unset (the suite's environment sets off): off on loopback without an admin token.
     const auto = await spawnSandbox(['--in-memory'], { SANDBOX_RATE_LIMIT: 'auto' });
     procs.push(auto);
-    expect(auto.output()).toContain('rate limits:   off');
+    expect(auto.output()).toContain('rate limits: off');
+  });
+
+  it('the banner says an admin token, an allow list and listeners mode when in force, every value in one column', async () => {
+    /** The banner's `label: value` lines, and the column each value starts in. */
+    const banner = (output: string): { lines: string[]; columns: Set<number> } => {
+      const lines = output.split('\n').filter((line) => /^ {2}\s*[A-Za-z][A-Za-z ]*: \S/.test(line));
+      return { lines, columns: new Set(lines.map((line) => line.indexOf(': ') + 2)) };
+    };
+    const plain = await spawnSandbox(['--in-memory']);
+    procs.push(plain);
+    const quiet = banner(plain.output());
+    expect(quiet.lines.length).toBeGreaterThanOrEqual(6);
+    expect(quiet.columns.size, quiet.lines.join('\n')).toBe(1);
+    expect(plain.output()).not.toMatch(/admin token:|webhook allow:|listeners mode/);
+    expect(plain.output()).toMatch(/\n {3}Authorization: Basic \S+\n/);
+
+    const dir = tempDir();
+    const args = ['--data', join(dir, 'db.json'), '--admin-token', 'adm_banner_test_token_0123456789', '--webhook-allow', 'hooks.team.example,*.ci.example'];
+    const first = await spawnSandbox(args, { SANDBOX_SECRET_KEY: 'sk_banner' });
+    procs.push(first);
+    const shared = banner(first.output());
+    expect(shared.columns.size, shared.lines.join('\n')).toBe(1);
+    expect(first.output()).toMatch(/admin token: set: creating accounts and the control API of other accounts need it/);
+    expect(first.output()).toMatch(/webhook allow: hooks\.team\.example, \*\.ci\.example \(webhook URLs elsewhere are refused/);
+    expect(first.output()).not.toContain('the adm_banner_test_token');
+    expect(first.output()).not.toContain('listeners mode');
+    // The default account switched to listeners mode: said at the next start.
+    const switched = await new Client(first.url, 'sk_banner').put('/_sandbox/webhook-url', { delivery: 'listeners' });
+    expect(switched.status).toBe(200);
+    first.child.kill('SIGTERM');
+    await first.exited;
+    const again = await spawnSandbox(args, { SANDBOX_SECRET_KEY: 'sk_banner' });
+    procs.push(again);
+    expect(again.output()).toMatch(/webhooks: listeners mode: the default account's webhooks go to `payments-sandbox listen`/);
+    expect(banner(again.output()).columns.size).toBe(1);
   });
 
   it('a port already in use: one line suggesting --port, and no lock or journal left behind', async () => {
