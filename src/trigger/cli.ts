@@ -10,6 +10,7 @@ import {
   TriggerError,
   TRIGGER_EVENTS,
   type TriggerCall,
+  type TriggerListening,
   type TriggerOptions,
   type TriggerResult,
 } from './trigger.js';
@@ -53,12 +54,23 @@ export function toTriggerOptions(event: string, opts: TriggerCommandOptions): Tr
 
 const callLine = (call: TriggerCall): string => `${call.method} ${call.path} ${call.status === 0 ? 'no answer' : call.status} (${call.durationMs} ms)`;
 
+/** Where the delivery goes: its URL, or in listeners mode the listeners connected (or that none is, and what it waits for). */
+function targetOf(listening: TriggerListening, url: string | null): string {
+  if (listening.mode === 'listeners') {
+    const { connected } = listening;
+    return connected.length > 0
+      ? ` via listeners mode (connected: ${connected.join(', ')})`
+      : ' via listeners mode (no listener connected: it waits for payments-sandbox listen with this key)';
+  }
+  return url === null ? ' (no webhook URL: set one with PUT /_sandbox/webhook-url or --set postbackUrl=…)' : ` to ${url}`;
+}
+
 /** What a person reads after the calls: the object, the event and its delivery, and with --wait the outcome. */
 export function summary(result: TriggerResult): string[] {
   const { object, delivery, outcome } = result;
   const lines = [`${result.event} for ${object.kind} ${object.id} (${object.created ? 'created' : 'existing'}, now ${object.status})`];
   if (delivery === null) lines.push(`event ${result.eventId ?? '(none found)'}, no ${result.event} delivery found in GET /_sandbox/webhooks`);
-  else lines.push(`event ${result.eventId ?? '(none found)'}, delivery ${delivery.id} ${delivery.status}${delivery.url === null ? ' (no webhook URL: set one with PUT /_sandbox/webhook-url or --set postbackUrl=…)' : ` to ${delivery.url}`}`);
+  else lines.push(`event ${result.eventId ?? '(none found)'}, delivery ${delivery.id} ${delivery.status}${targetOf(result.listening, delivery.url)}`);
   // Said whether or not --wait: without it the delivery may look merely pending.
   if (delivery?.reason && outcome === undefined) lines.push(`  ${delivery.reason}`);
   if (outcome !== undefined) {

@@ -81,9 +81,14 @@ export interface TriggerOutcome {
   reason: string | null;
 }
 
+/** How the account's webhooks go out (GET /_sandbox/account), and in listeners mode the names of the listeners connected (GET /_sandbox/listeners). */
+export type TriggerListening = { mode: 'direct' } | { mode: 'listeners'; connected: string[] };
+
 export interface TriggerResult {
   event: TriggerEvent;
   object: { kind: 'transaction' | 'withdrawal'; id: string; created: boolean; status: string };
+  /** How its delivery goes out: to a URL, or to whichever listener takes it. */
+  listening: TriggerListening;
   /** The sandbox's event of the change (`evt_…`, GET /_sandbox/events). */
   eventId: string | null;
   delivery: TriggerDelivery | null;
@@ -238,8 +243,8 @@ class Session {
 
 const masked = (key: string): string => (key.length > 12 ? `${key.slice(0, 8)}…${key.slice(-4)}` : key);
 
-/** Who-am-I first: a wrong URL or a wrong key is told in one line before anything is created. */
-async function checkAccess(session: Session, key: string): Promise<void> {
+/** Who-am-I first: a wrong URL or a wrong key is told in one line before anything is created. Resolves with the account's delivery mode. */
+async function checkAccess(session: Session, key: string): Promise<TriggerListening['mode']> {
   const res = await session.call('GET', '/_sandbox/account');
   if (res.status === 401) {
     throw new TriggerError(
@@ -251,6 +256,15 @@ async function checkAccess(session: Session, key: string): Promise<void> {
   if (res.status !== 200 || text(res.body, 'id') === undefined) {
     throw new TriggerError(`${session.baseUrl} does not look like a payments-sandbox: GET /_sandbox/account answered ${res.status}; check --base-url`, 'unreachable', session.calls);
   }
+  return text(res.body, 'webhookDelivery') === 'listeners' ? 'listeners' : 'direct';
+}
+
+/** In listeners mode, who is connected now to take the delivery: said beside it, since a delivery without a URL is no mistake there. */
+async function listeningOf(session: Session, mode: TriggerListening['mode']): Promise<TriggerListening> {
+  if (mode === 'direct') return { mode };
+  const res = await session.call('GET', '/_sandbox/listeners');
+  const listeners = isJson(res.body) && Array.isArray(res.body.listeners) ? res.body.listeners : [];
+  return { mode, connected: listeners.map((listener: unknown) => text(listener, 'name')).filter((name): name is string => name !== undefined) };
 }
 
 /** Makes the sandbox send `options.event`; throws a TriggerError saying why when it cannot. */
@@ -260,14 +274,16 @@ export async function trigger(options: TriggerOptions): Promise<TriggerResult> {
   checkOptions(options);
   const key = options.key ?? DEFAULTS.secretKey;
   const session = new Session((options.baseUrl ?? `http://127.0.0.1:${DEFAULTS.port}`).replace(/\/+$/, ''), key, options.onCall);
-  await checkAccess(session, key);
+  const mode = await checkAccess(session, key);
   const object = isCashOut(event) ? await driveWithdrawal(session, options) : await driveTransaction(session, options);
   const ref = object.kind === 'transaction' ? `transactionId=${encodeURIComponent(object.id)}` : `withdrawalId=${encodeURIComponent(object.id)}`;
   const eventId = await lastOf(session, `/_sandbox/events?${ref}&type=${EVENT_TYPE[event]}`, () => true);
   const delivery = await lastOf(session, `/_sandbox/webhooks?${ref}`, (d) => text(d, 'event') === event);
+  const listening = await listeningOf(session, mode);
   const result: TriggerResult = {
     event,
     object,
+    listening,
     eventId: eventId === undefined ? null : (text(eventId, 'id') ?? null),
     delivery: delivery === undefined ? null : deliveryOf(delivery),
     calls: session.calls,

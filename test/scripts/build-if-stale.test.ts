@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/process.js';
+import { DOCS_ASSETS } from '../../scripts/copy-assets.mjs';
 
 /**
  * scripts/build-if-stale.mjs (`npm start`, `prepare`) in a scratch project whose "tsc" only
@@ -25,6 +26,11 @@ beforeEach(() => {
   writeFileSync(join(dir, 'tsconfig.json'), '{}');
   mkdirSync(join(dir, 'src'));
   writeFileSync(source, 'export const a = 1;\n');
+  // The API reference's renderer, whose files copy-assets.mjs puts into dist/ (a stand-in of each).
+  const renderer = join(dir, 'node_modules', 'swagger-ui-dist');
+  mkdirSync(renderer, { recursive: true });
+  writeFileSync(join(renderer, 'package.json'), JSON.stringify({ name: 'swagger-ui-dist', version: '0.0.0' }));
+  for (const file of DOCS_ASSETS) writeFileSync(join(renderer, file), `stand-in ${file}\n`);
   const tsc = join(dir, 'node_modules', 'typescript');
   mkdirSync(join(tsc, 'bin'), { recursive: true });
   writeFileSync(join(tsc, 'package.json'), JSON.stringify({ name: 'typescript', version: '0.0.0' }));

@@ -1,10 +1,11 @@
 // trigger() as a library and the trigger command's argument parsing, without spawning processes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trigger as fromPackage, TRIGGER_EVENTS as eventsFromPackage } from '../../src/index.js';
-import { toTriggerOptions } from '../../src/trigger/cli.js';
+import { summary, toTriggerOptions } from '../../src/trigger/cli.js';
 import { defaultBodyFor, parseSets, purchaseBody, setPath, trigger, TriggerError, TRIGGER_EVENTS, type TriggerOptions } from '../../src/trigger/trigger.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { startReceiver, type Receiver } from '../helpers/webhooks.js';
+import { createAccount } from '../helpers/catalog.js';
 
 const getCard = (body: Record<string, unknown>): unknown => (typeof body.card === 'object' && body.card !== null && 'number' in body.card ? body.card.number : undefined);
 
@@ -112,5 +113,19 @@ describe('trigger() from the package entry', () => {
     expect(result.calls.map((c) => `${c.method} ${c.path.split('?')[0]} ${c.status}`)).toEqual(seen);
     const [request] = await receiver.waitForRequests(1);
     expect(request?.headers['x-sandbox-delivery']).toBe(result.delivery?.id);
+  });
+
+  it('in listeners mode says where the delivery goes: the listeners connected, or that none is and it waits', async () => {
+    const { account, client } = await createAccount(sb);
+    expect((await client.put('/_sandbox/webhook-url', { delivery: 'listeners' })).status).toBe(200);
+    const result = await trigger({ event: 'cashin.paid', baseUrl: sb.url, key: account.secretKey });
+    expect(result.listening).toEqual({ mode: 'listeners', connected: [] });
+    const lines = summary(result);
+    expect(lines[1]).toMatch(/^event evt_\S+, delivery whd_\S+ pending via listeners mode \(no listener connected: it waits for payments-sandbox listen with this key\)$/);
+    expect(lines.join('\n')).not.toContain('no webhook URL');
+    expect(result.calls.map((c) => `${c.method} ${c.path.split('?')[0]}`)).toContain('GET /_sandbox/listeners');
+    // The same delivery with a listener connected, and in direct mode without a URL.
+    expect(summary({ ...result, listening: { mode: 'listeners', connected: ['ana-laptop'] } })[1]).toMatch(/ via listeners mode \(connected: ana-laptop\)$/);
+    expect(summary({ ...result, listening: { mode: 'direct' }, delivery: result.delivery && { ...result.delivery, url: null } })[1]).toMatch(/\(no webhook URL: set one with PUT \/_sandbox\/webhook-url or --set postbackUrl=…\)$/);
   });
 });
