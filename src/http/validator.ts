@@ -71,7 +71,8 @@ export function describeValidationErrors(errors: ErrorObject[]): string {
   if (phrased.keyword === 'additionalProperties' || phrased.keyword === 'unevaluatedProperties') {
     const extra = String(params.additionalProperty ?? params.unevaluatedProperty);
     // A name of nothing (`?=1`, `{"": 1}`) shown as such, or the message would begin with a blank.
-    const shown = extra === '' ? '""' : extra;
+    // A name with spaces or quotes quoted as JSON, so that where it ends can be read.
+    const shown = extra === '' || /[\s"\\]/.test(extra) ? JSON.stringify(extra) : extra;
     const name = field ? `${field}.${shown}` : shown;
     return `${name} ${xMessage(phrased) ?? 'is not an allowed field'}`;
   }

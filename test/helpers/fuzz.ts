@@ -520,7 +520,7 @@ export function unnamedFieldProblem(names: ReadonlySet<string>, message: string)
     const top = (rule[1] ?? '').split(/[.[]/)[0] ?? '';
     if (top !== 'body' && top !== 'request' && !names.has(top)) return `"${message}" leads with ${top}, which the request cannot hold`;
   }
-  if (/\bfields?\b/.test(message) && !/^\S+ is not\b/.test(message) && ![...names].some((name) => new RegExp(`(^|[^\\w])${escape(name)}([^\\w]|$)`).test(message))) {
+  if (/\bfields?\b/.test(message) && !/^(?:"(?:[^"\\]|\\.)*"|\S+) is not\b/.test(message) && ![...names].some((name) => new RegExp(`(^|[^\\w])${escape(name)}([^\\w]|$)`).test(message))) {
     return `"${message}" speaks of a field but names none`;
   }
   return undefined;
