@@ -252,7 +252,9 @@ const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60
  * number of milliseconds. Throws a message naming the forms.
  */
 export function parseDuration(text: string, what: string): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|min|m|h|d)?\s*$/i.exec(text);
+  // Trimmed first: `\s*` on both sides of an optional unit retried every split of a run of
+  // spaces, quadratic in it (16,000 spaces and an x: 0.5 s).
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|min|m|h|d)?$/i.exec(text.trim());
   const ms = m ? Math.round(Number(m[1]) * (DURATION_UNITS[(m[2] ?? 'ms').toLowerCase()] ?? 1)) : NaN;
   if (!Number.isSafeInteger(ms) || ms < 1) throw new Error(`${what} must be a duration such as 72h, 30m, 90s or 2d (or milliseconds), not ${JSON.stringify(text)}`);
   return ms;

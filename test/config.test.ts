@@ -27,7 +27,9 @@ describe('the listener wait (SANDBOX_LISTENER_WAIT)', () => {
   });
 
   it('refuses what is not one, naming the forms', () => {
-    for (const bad of ['', 'soon', '0', '-1h', '3 weeks']) expect(() => parseDuration(bad, 'the listener wait')).toThrow(/^the listener wait must be a duration such as 72h, 30m, 90s or 2d \(or milliseconds\)/);
+    // Spaces around the number and its unit are a reader's; a long run of them before a stray letter is refused like any other text.
+    expect([parseDuration(' 72h ', 'w'), parseDuration('\t30 m\n', 'w')]).toEqual([72 * 3_600_000, 30 * 60_000]);
+    for (const bad of ['', 'soon', '0', '-1h', '3 weeks', `1${' '.repeat(20_000)}x`]) expect(() => parseDuration(bad, 'the listener wait')).toThrow(/^the listener wait must be a duration such as 72h, 30m, 90s or 2d \(or milliseconds\)/);
     expect(() => resolveConfig({ listenerWaitMs: 0 })).toThrow(/SANDBOX_LISTENER_WAIT/);
   });
 });

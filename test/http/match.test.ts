@@ -171,4 +171,16 @@ describe('the nearest route of a path no route has (a 404\'s "did you mean")', (
     expect(editDistance('produtos', 'products')).toBe(2);
     expect(editDistance('same', 'same')).toBe(0);
   });
+
+  it('editDistance with a cutoff is exact up to it and cutoff + 1 past it', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 24 }), fc.string({ maxLength: 24 }), fc.nat({ max: 30 }), (a, b, cutoff) => {
+        const exact = editDistance(a, b);
+        expect(editDistance(a, b, cutoff)).toBe(exact <= cutoff ? exact : cutoff + 1);
+      }),
+      { numRuns: 500 },
+    );
+    // Lengths that differ past the cutoff are answered without a row.
+    expect(editDistance('a'.repeat(10_000), 'ab', 3)).toBe(4);
+  });
 });
