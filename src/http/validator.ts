@@ -167,13 +167,12 @@ export function describeEveryProblem(errors: ErrorObject[], order: readonly stri
     if (group) group.push(error);
     else groups.set(key, [error]);
   }
-  const rank = (key: string): number => {
-    const at = order.indexOf(topField(key));
-    return at < 0 ? order.length : at;
-  };
+  // Each key ranked once, and the texts kept first-seen through a Set: ranked in the comparator
+  // and deduplicated by indexOf, 600 unknown fields of a 10 KiB body cost 16 ms of CPU a request.
+  const position = new Map<string, number>();
+  order.forEach((field, i) => position.has(field) || position.set(field, i));
+  const ranked = [...groups.entries()].map(([key, group]) => ({ rank: position.get(topField(key)) ?? order.length, group }));
   // Array.prototype.sort is stable: within a field (and among undeclared ones) Ajv's order stays.
-  return [...groups.entries()]
-    .sort(([a], [b]) => rank(a) - rank(b))
-    .map(([, group]) => describeValidationErrors(group))
-    .filter((text, i, all) => all.indexOf(text) === i);
+  ranked.sort((a, b) => a.rank - b.rank);
+  return [...new Set(ranked.map(({ group }) => describeValidationErrors(group)))];
 }
