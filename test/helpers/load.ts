@@ -5,6 +5,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSandbox, type SandboxProcess } from './process.js';
+import { afterAll, beforeAll } from 'vitest';
 import { basic } from './sandbox.js';
 
 /**
@@ -261,6 +262,15 @@ export const mb = (bytes: number): string => `${(bytes / MiB).toFixed(0)} MiB`;
  * owner is gone is stale and taken over.
  */
 const LOCK = join(tmpdir(), 'payments-sandbox-load-suite.lock');
+
+/** The load lock held for the whole of the calling describe block (its beforeAll and afterAll). */
+export function holdLoadLockForBlock(): void {
+  let release: (() => void) | undefined;
+  beforeAll(async () => {
+    release = await acquireLoadLock();
+  }, 300_000);
+  afterAll(() => release?.());
+}
 
 export async function acquireLoadLock(timeoutMs = 240_000): Promise<() => void> {
   const deadline = Date.now() + timeoutMs;

@@ -1,11 +1,11 @@
 import type { Socket } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   AUTH,
   LOAD_ADDRESS,
   REQUEST_TIMEOUT_ENV,
   Sockets,
-  acquireLoadLock,
+  holdLoadLockForBlock,
   alive,
   connectionsHeld,
   eventually,
@@ -66,13 +66,9 @@ function collect(socket: Socket, ms: number): Promise<{ text: string; closed: bo
 }
 
 describe('connections', () => {
-  let release: () => void;
   let proc: LoadedSandbox | undefined;
   const sockets = new Sockets();
-  beforeAll(async () => {
-    release = await acquireLoadLock();
-  }, 300_000);
-  afterAll(() => release());
+  holdLoadLockForBlock();
   afterEach(async () => {
     sockets.destroyAll();
     await proc?.stop();

@@ -1,13 +1,13 @@
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   AUTH,
   LOAD_ADDRESS,
   MEMORY_BUDGET_ENV,
   MiB,
   Sockets,
-  acquireLoadLock,
+  holdLoadLockForBlock,
   alive,
   mb,
   memoryCameBack,
@@ -84,14 +84,10 @@ function readWhole(port: number, path: string): Promise<{ status: number; retryA
 }
 
 describe('250 clients asking for large answers', () => {
-  let release: () => void;
   let proc: LoadedSandbox;
   let pageBytes: number;
   const sockets = new Sockets();
-  beforeAll(async () => {
-    release = await acquireLoadLock();
-  }, 300_000);
-  afterAll(() => release());
+  holdLoadLockForBlock();
   beforeEach(async () => {
     proc = await startLoaded({ [MEMORY_BUDGET_ENV]: '256MiB', SANDBOX_REQUEST_LOG_SIZE: '200' });
     await seed(proc.url);
