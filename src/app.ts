@@ -367,7 +367,7 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     if (config.retentionDays !== undefined) retention?.add('requests', requestLogPruner(requestLog, config.retentionDays, () => clock.nowMs()));
 
     // One budget for what clients make the process hold (contract v5): answers, bodies, stream buffers.
-    const budget = new MemoryBudget({ limitBytes: config.memoryBudgetBytes, reservedBytes: { requestLog: () => memoryLog?.totalBytes ?? 0 }, collectGarbage: options.collectGarbage });
+    const budget = new MemoryBudget({ limitBytes: config.memoryBudgetBytes, reservedBytes: { requestLog: () => memoryLog?.totalBytes ?? 0 }, collectGarbage: options.collectGarbage, residentBytes: () => process.memoryUsage.rss() });
     // Rate limits per account (contract v5): none at all while off; on a shared store the buckets are the database's.
     const rateSetting = config.mock ? 'off' : rateLimitInEffect(config);
     const rateLimits =

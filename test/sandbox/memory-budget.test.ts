@@ -175,6 +175,61 @@ describe('garbage a load leaves', () => {
     // Two sweeps a round: COLLECT_GAP_SWEEPS * 6 sweeps in all, one collection per gap.
     expect(collections()).toBe(6);
   });
+
+  function collectingResident(limitBytes: number, resident: { bytes: number }): { b: MemoryBudget; collections: () => number } {
+    let count = 0;
+    const b = new MemoryBudget({ limitBytes, sweepMs: 0, collectGarbage: () => count++, residentBytes: () => resident.bytes });
+    budgets.push(b);
+    return { b, collections: () => count };
+  }
+
+  it('is collected again when the clients leave after a collection in a lull of their load (the process grew by a quarter of the budget since)', () => {
+    const resident = { bytes: 100 * MiB };
+    const { b, collections } = collectingResident(64 * MiB, resident);
+    const first = b.hold(holder(20 * MiB));
+    b.sweep();
+    // The load's first holders are dropped or done: a lull, collected.
+    first();
+    b.sweep();
+    expect(collections()).toBe(1);
+    b.sweep(); // the floor after that collection: 100 MiB
+    // The rest of the load: many small holders (never a quarter of the budget at once) and what
+    // building their answers left on the heap.
+    for (let i = 0; i < 20; i++) {
+      const release = b.hold(holder(2 * MiB));
+      resident.bytes += 15 * MiB;
+      b.sweep();
+      release();
+    }
+    // They left inside the gap: not yet.
+    expect(collections()).toBe(1);
+    for (let i = 0; i < COLLECT_GAP_SWEEPS; i++) b.sweep();
+    expect(collections()).toBe(2);
+    // What the collection left is the new floor: not collected again for it.
+    resident.bytes = 250 * MiB;
+    for (let i = 0; i < COLLECT_GAP_SWEEPS * 3; i++) b.sweep();
+    expect(collections()).toBe(2);
+  });
+
+  it('is not asked for while holders still hold more than a sixteenth, however much the process grew', () => {
+    const resident = { bytes: 100 * MiB };
+    const { b, collections } = collectingResident(64 * MiB, resident);
+    b.sweep();
+    b.hold(holder(5 * MiB));
+    resident.bytes = 400 * MiB;
+    for (let i = 0; i < COLLECT_GAP_SWEEPS * 2; i++) b.sweep();
+    expect(collections()).toBe(0);
+  });
+
+  it('is left to the runtime while the process grew less than a quarter of the budget', () => {
+    const resident = { bytes: 100 * MiB };
+    const { b, collections } = collectingResident(64 * MiB, resident);
+    for (let i = 0; i < COLLECT_GAP_SWEEPS * 3; i++) {
+      resident.bytes = 100 * MiB + (i % 2) * 15 * MiB;
+      b.sweep();
+    }
+    expect(collections()).toBe(0);
+  });
 });
 
 describe('SANDBOX_MEMORY_BUDGET', () => {
