@@ -111,9 +111,14 @@ export class ReplyStage {
         headers: { 'retry-after': String(BUSY_RETRY_AFTER_S) },
       });
     }
-    const release = this.budget?.hold({ kind: 'answers', bytes: estimate, drop: () => res.destroy() });
     const first = Buffer.from(head);
     exchange.answered({ status: answer.status, contentType: answer.contentType, body: first, bytes: first.length, hint: headerOf(answer.headers, HINT_HEADER) });
+    // A client gone before its answer's turn came (its connection closed while the answer waited,
+    // as under load): its 'close' has been and will not come again, and its socket never drains,
+    // so an answer started now would be held in the budget until dropped as stalled (60 s), and
+    // keep the collection its leaving asks for from happening. Nothing is written to it.
+    if (res.destroyed || res.socket === null || res.socket.destroyed) return;
+    const release = this.budget?.hold({ kind: 'answers', bytes: estimate, drop: () => res.destroy() });
     res.writeHead(answer.status, answer.headers);
     let ended = false;
     const end = (): void => {

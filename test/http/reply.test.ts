@@ -11,6 +11,7 @@ import { AnswerWriter, ReplyStage, type Outgoing } from '../../src/http/reply.js
 import { RequestLog } from '../../src/http/request-log.js';
 import { RequestLogging, type Answer } from '../../src/http/request-logging.js';
 import { EmbeddedRepository } from '../../src/store/embedded/repository.js';
+import { MemoryBudget } from '../../src/sandbox/memory-budget.js';
 
 // One sandbox's writer, as src/app.ts makes it.
 let writer = new AnswerWriter();
@@ -184,5 +185,47 @@ describe('ReplyStage.send', () => {
     expect(head).toMatch(/\r\nx-sandbox-hint: no key\r\n/);
     expect(head).toMatch(/\r\nconnection: close(\r\n|$)/);
     expect(JSON.parse(body ?? '')).toEqual({ statusCode: 401, message: 'Unauthorized' });
+  });
+});
+
+describe('ReplyStage, a long answer whose client left before its turn', () => {
+  it('holds nothing in the memory budget and writes nothing (its close came before the answer)', async () => {
+    const repository = await EmbeddedRepository.open({ now: () => systemClock.nowMs() });
+    const logging = new RequestLogging({ log: new RequestLog(10), accounts: new Accounts({ repository, clock: systemClock }), logger: pino({ level: 'silent' }), nowMs: Date.now });
+    const budget = new MemoryBudget({ limitBytes: 64 * 1024 * 1024, sweepMs: 0 });
+    const stage = new ReplyStage(new JsonTexts(), undefined, budget);
+    // A page well past the streaming threshold.
+    const page = { data: Array.from({ length: 200 }, (_, i) => ({ id: `item_${i}`, text: 'x'.repeat(1_000) })), hasMore: false };
+    let answered: () => void = () => undefined;
+    const sent = new Promise<void>((resolve) => (answered = resolve));
+    let asked: () => void = () => undefined;
+    const arrived = new Promise<void>((resolve) => (asked = resolve));
+    const server = createServer((req, res) => {
+      const exchange = logging.open(req, res);
+      asked();
+      // The answer's turn comes after the client has gone, as it does behind a load.
+      req.socket.once('close', () => {
+        stage.send(exchange, { status: 200, json: page });
+        answered();
+      });
+    }).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write('GET /page HTTP/1.1\r\nHost: x\r\n\r\n');
+      await arrived;
+      socket.destroy();
+      await sent;
+      budget.sweep();
+      expect(budget.report().inUseBytes).toBe(0);
+      budget.sweep();
+      expect(budget.report().byKind.answers).toBe(0);
+    } finally {
+      budget.close();
+      await new Promise((resolve) => server.close(resolve));
+      await repository.close();
+    }
   });
 });
