@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { copyAssets } from './copy-assets.mjs';
+import { prebuildSpec } from './prebuild-spec.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // Written after a successful build: its mtime is when dist/ last matched the sources.
@@ -31,4 +32,6 @@ if (stale) {
 }
 // The SQL files tsc does not emit; also into a dist/ that another tsc run compiled (a few small files).
 copyAssets(root);
+// openapi.yaml is not among the sources above: the copy checks its own freshness (by digest).
+await prebuildSpec(root);
 if (stale) writeFileSync(stamp, `${new Date().toISOString()}\n`);

@@ -20,8 +20,8 @@ beforeEach(() => {
   runs = join(dir, 'tsc-runs.log');
   source = join(dir, 'src', 'a.ts');
   mkdirSync(join(dir, 'scripts'));
-  // With the Node version check it starts with (check-node.mjs) and the copy of the SQL files it ends with (copy-assets.mjs).
-  for (const script of ['build-if-stale.mjs', 'check-node.mjs', 'copy-assets.mjs']) copyFileSync(join(ROOT, 'scripts', script), join(dir, 'scripts', script));
+  // With the Node version check it starts with (check-node.mjs), the copy of the SQL files (copy-assets.mjs) and the spec's prebuilt copy (prebuild-spec.mjs) it ends with.
+  for (const script of ['build-if-stale.mjs', 'check-node.mjs', 'copy-assets.mjs', 'prebuild-spec.mjs']) copyFileSync(join(ROOT, 'scripts', script), join(dir, 'scripts', script));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch', type: 'module' }));
   writeFileSync(join(dir, 'tsconfig.json'), '{}');
   mkdirSync(join(dir, 'src'));
@@ -31,6 +31,15 @@ beforeEach(() => {
   mkdirSync(renderer, { recursive: true });
   writeFileSync(join(renderer, 'package.json'), JSON.stringify({ name: 'swagger-ui-dist', version: '0.0.0' }));
   for (const file of DOCS_ASSETS) writeFileSync(join(renderer, file), `stand-in ${file}\n`);
+  // The spec, and a stand-in of the parser that validates it (counting its runs).
+  writeFileSync(join(dir, 'openapi.yaml'), 'openapi: 3.1.0\n');
+  const parser = join(dir, 'node_modules', '@apidevtools', 'swagger-parser');
+  mkdirSync(parser, { recursive: true });
+  writeFileSync(join(parser, 'package.json'), JSON.stringify({ name: '@apidevtools/swagger-parser', version: '0.0.0', type: 'module', main: 'index.js' }));
+  writeFileSync(
+    join(parser, 'index.js'),
+    "import { appendFileSync } from 'node:fs';\nexport default { async validate() { appendFileSync('spec-runs.log', 'run\\n'); return { openapi: '3.1.0', paths: {} }; } };\n",
+  );
   const tsc = join(dir, 'node_modules', 'typescript');
   mkdirSync(join(tsc, 'bin'), { recursive: true });
   writeFileSync(join(tsc, 'package.json'), JSON.stringify({ name: 'typescript', version: '0.0.0' }));
@@ -88,6 +97,20 @@ describe('scripts/build-if-stale.mjs', () => {
     unlinkSync(join(dir, 'dist', 'bin.js'));
     expect(start()).toBe(0);
     expect(builds()).toBe(before + 1);
+  });
+
+  it("makes the spec's prebuilt copy once, and again only when openapi.yaml changed (whatever the file times)", () => {
+    const specRuns = (): number => (existsSync(join(dir, 'spec-runs.log')) ? readFileSync(join(dir, 'spec-runs.log'), 'utf8').split('\n').filter(Boolean).length : 0);
+    expect(start()).toBe(0);
+    expect(specRuns()).toBe(1);
+    expect(JSON.parse(readFileSync(join(dir, 'dist', 'openapi.json'), 'utf8')).document).toEqual({ openapi: '3.1.0', paths: {} });
+    expect(start()).toBe(0);
+    expect(specRuns()).toBe(1);
+    writeFileSync(join(dir, 'openapi.yaml'), 'openapi: 3.1.0\ninfo: { title: edited }\n');
+    expect(start()).toBe(0);
+    expect(specRuns()).toBe(2);
+    // The spec alone changed: nothing compiled.
+    expect(builds()).toBe(1);
   });
 
   it('copies the SQL files of src/ (migrations) beside the compiled code, which tsc does not emit', () => {
