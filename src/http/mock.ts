@@ -85,6 +85,8 @@ export class MockResponder {
   /** Bounded by the operations × statuses × attempts of openapi.yaml. */
   private readonly raw = new Map<string, unknown>();
   private readonly validators = new SchemaValidators();
+  /** Each operation path's pattern, compiled at its first request rather than at every one; bounded by openapi.yaml's paths. */
+  private readonly matchers = new Map<string, TemplateMatcher>();
   private readonly limits: { jsonLimit: string; imageLimit: string };
 
   constructor(options: MockResponderOptions) {
@@ -93,10 +95,16 @@ export class MockResponder {
     this.limits = { jsonLimit: sizeOf(limits.jsonBytes), imageLimit: sizeOf(limits.imageBytes) };
   }
 
+  private matcherOf(template: string): TemplateMatcher {
+    let matcher = this.matchers.get(template);
+    if (matcher === undefined) this.matchers.set(template, (matcher = templateMatcher(template)));
+    return matcher;
+  }
+
   /** The operation's answer; `answer` is what its endpoint says of mock mode (src/http/endpoint.ts). */
   respond(operation: Operation, req: Pick<ApiRequest, 'headers' | 'path'> & Partial<Pick<ApiRequest, 'body' | 'query'>>, answer?: MockAnswer): Reply {
     const operationId = operation.operationId ?? `${operation.method} ${operation.path}`;
-    const request: MockRequest = { params: pathParams(operation.path, req.path), query: (req.query ?? {}) as Record<string, unknown>, body: req.body as unknown };
+    const request: MockRequest = { params: pathParams(operation.path, req.path, this.matcherOf(operation.path)), query: (req.query ?? {}) as Record<string, unknown>, body: req.body as unknown };
     const responses = (operation.responses ?? {}) as Record<string, ResponseObject>;
     const preferred = preferredStatus(req.headers.prefer);
     const honoured = preferred !== undefined && preferred >= 200 && responses[String(preferred)] !== undefined;
@@ -231,14 +239,28 @@ function withStatus(body: unknown, status: number): unknown {
   return aligned;
 }
 
-/** The values of a path template's parameters in a request path (`/v2/products/{id}` → `{id}`). */
-export function pathParams(template: string, path: string): Record<string, string> {
+/**
+ * A template's pattern: each parameter one `[^/]+` between literal text, so a match is one
+ * linear pass whatever the request path.
+ */
+interface TemplateMatcher {
+  names: string[];
+  pattern: RegExp;
+}
+
+function templateMatcher(template: string): TemplateMatcher {
   const names: string[] = [];
-  const pattern = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([^}]+)\\?\}/g, (_m, name: string) => {
+  const source = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([^}]+)\\?\}/g, (_m, name: string) => {
     names.push(name);
     return '([^/]+)';
   });
-  const match = new RegExp(`^${pattern}/?$`).exec(path);
+  return { names, pattern: new RegExp(`^${source}/?$`) };
+}
+
+/** The values of a path template's parameters in a request path (`/v2/products/{id}` → `{id}`). */
+export function pathParams(template: string, path: string, matcher: TemplateMatcher = templateMatcher(template)): Record<string, string> {
+  const { names, pattern } = matcher;
+  const match = pattern.exec(path);
   if (!match) return {};
   const params: Record<string, string> = {};
   names.forEach((name, i) => {
