@@ -127,9 +127,11 @@ describe('the memory budget', () => {
 });
 
 describe('garbage a load leaves', () => {
-  function collecting(limitBytes: number): { b: MemoryBudget; collections: () => number } {
+  /** A budget whose collections are counted; with `resident`, the process's resident size it reads. */
+  function collecting(limitBytes: number, resident?: { bytes: number }): { b: MemoryBudget; collections: () => number } {
     let count = 0;
-    const b = new MemoryBudget({ limitBytes, sweepMs: 0, collectGarbage: () => count++ });
+    const residentBytes = resident && ((): number => resident.bytes);
+    const b = new MemoryBudget({ limitBytes, sweepMs: 0, collectGarbage: () => count++, residentBytes });
     budgets.push(b);
     return { b, collections: () => count };
   }
@@ -176,16 +178,9 @@ describe('garbage a load leaves', () => {
     expect(collections()).toBe(6);
   });
 
-  function collectingResident(limitBytes: number, resident: { bytes: number }): { b: MemoryBudget; collections: () => number } {
-    let count = 0;
-    const b = new MemoryBudget({ limitBytes, sweepMs: 0, collectGarbage: () => count++, residentBytes: () => resident.bytes });
-    budgets.push(b);
-    return { b, collections: () => count };
-  }
-
   it('is collected again when the clients leave after a collection in a lull of their load (the process grew by a quarter of the budget since)', () => {
     const resident = { bytes: 100 * MiB };
-    const { b, collections } = collectingResident(64 * MiB, resident);
+    const { b, collections } = collecting(64 * MiB, resident);
     const first = b.hold(holder(20 * MiB));
     b.sweep();
     // The load's first holders are dropped or done: a lull, collected.
@@ -213,7 +208,7 @@ describe('garbage a load leaves', () => {
 
   it('is not asked for while holders still hold more than a sixteenth, however much the process grew', () => {
     const resident = { bytes: 100 * MiB };
-    const { b, collections } = collectingResident(64 * MiB, resident);
+    const { b, collections } = collecting(64 * MiB, resident);
     b.sweep();
     b.hold(holder(5 * MiB));
     resident.bytes = 400 * MiB;
@@ -223,7 +218,7 @@ describe('garbage a load leaves', () => {
 
   it('is left to the runtime while the process grew less than a quarter of the budget', () => {
     const resident = { bytes: 100 * MiB };
-    const { b, collections } = collectingResident(64 * MiB, resident);
+    const { b, collections } = collecting(64 * MiB, resident);
     for (let i = 0; i < COLLECT_GAP_SWEEPS * 3; i++) {
       resident.bytes = 100 * MiB + (i % 2) * 15 * MiB;
       b.sweep();
