@@ -39,7 +39,6 @@ import { Health } from './sandbox/health.js';
 import { MemoryBudget } from './sandbox/memory-budget.js';
 import { AccountReset } from './sandbox/reset.js';
 import { Retention, type Pruner } from './sandbox/retention.js';
-import { applySeed, loadSeedFile, seedTargetRefusal } from './sandbox/seed.js';
 import { upgradeDataFile } from './sandbox/upgrade.js';
 import { AccountClocks } from './scheduler/account-clocks.js';
 import { ClockAdvances } from './scheduler/advance-clock.js';
@@ -342,6 +341,8 @@ export async function createSandbox(config: Config, logger: Logger, options: San
       ? new SharedRequestLog(config.requestLogSize, sharedLog)
       : (memoryLog = new RequestLog(config.requestLogSize, GLOBAL_LOG_BYTES, config.requestLogBytes));
     if (config.seedFile) {
+      // Loaded only with a seed file: it brings YAML and a JSON Schema compile a start does not otherwise need.
+      const { applySeed, loadSeedFile, seedTargetRefusal } = await import('./sandbox/seed.js');
       const seed = loadSeedFile(config.seedFile, document);
       const refused = seedTargetRefusal(seed, (url) => targets.refusal(url));
       if (refused) throw new Error(`seed file ${config.seedFile}: ${refused}`);

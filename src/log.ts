@@ -1,5 +1,6 @@
 import { pino, type Logger, type LoggerOptions } from 'pino';
-import pretty from 'pino-pretty';
+import { createRequire } from 'node:module';
+import type PinoPretty from 'pino-pretty';
 
 export type { Logger };
 
@@ -51,6 +52,8 @@ export function createLogger(level: string, format: LogFormat = 'json'): Logger 
   if (format === 'json') return pino(options);
   // In this thread and synchronous (not a transport worker): lines keep their order with the
   // banner, and nothing is lost when the process exits right after logging.
+  // Loaded only for a terminal's format: JSON logs (CI, containers, the test kit) never need it.
+  const pretty: typeof PinoPretty = createRequire(import.meta.url)('pino-pretty');
   const stream = pretty({
     colorize: process.stdout.isTTY === true && !process.env.NO_COLOR,
     sync: true,

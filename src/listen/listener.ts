@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
-import { request } from 'undici';
-import WebSocket from 'ws';
+import { createRequire } from 'node:module';
+import type WebSocket from 'ws';
 import { onJsonMessage } from '../events/websockets.js';
 import { describe, excerpt } from '../webhooks/dispatcher.js';
 import { EventFilter, type ListenerAnswer, type ListenerOffer } from '../webhooks/listeners.js';
@@ -59,13 +59,24 @@ export interface SandboxAccountView {
   webhookUrl: string | null;
 }
 
+/**
+ * ws and undici are loaded by the listener that uses them: the test kit imports this module for
+ * its routes and errors, and a test that never listens should not pay for both (~100 ms).
+ */
+const load = createRequire(import.meta.url);
+const webSocketClass = (): typeof WebSocket => load('ws');
+const undiciRequest = (): typeof import('undici').request => {
+  const undici: typeof import('undici') = load('undici');
+  return undici.request;
+};
+
 const authorization = (key: string): string => `Basic ${Buffer.from(`secret:${key}`).toString('base64')}`;
 /** Enough of a key to tell which one was refused, never the whole of it. */
 const keyHint = (key: string): string => (key.length > 12 ? `${key.slice(0, 8)}…${key.slice(-4)}` : '(a short key)');
 
 async function call(baseUrl: string, key: string, method: 'GET' | 'PUT', path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
   try {
-    const res = await request(new URL(path, baseUrl), {
+    const res = await undiciRequest()(new URL(path, baseUrl), {
       method,
       headers: { authorization: authorization(key), ...(body !== undefined && { 'content-type': 'application/json' }) },
       ...(body !== undefined && { body: JSON.stringify(body) }),
@@ -197,7 +208,8 @@ export function startListener(options: ListenerOptions): RunningListener {
 
   const connect = (): void => {
     if (closed) return;
-    const ws = new WebSocket(wsUrl, { headers: { authorization: authorization(options.key) }, handshakeTimeout: 10_000 });
+    const WebSocketClient = webSocketClass();
+    const ws = new WebSocketClient(wsUrl, { headers: { authorization: authorization(options.key) }, handshakeTimeout: 10_000 });
     socket = ws;
     let lostReason = '';
     ws.on('unexpected-response', (_req, res) => {
@@ -252,7 +264,7 @@ export function startListener(options: ListenerOptions): RunningListener {
       error = offer.url === null ? 'no target: the delivery has no URL and no --forward-to was given' : `no --forward-to route takes ${offer.event}`;
     } else {
       try {
-        const res = await request(target, {
+        const res = await undiciRequest()(target, {
           method: 'POST',
           headers: offer.headers,
           body: offer.body,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { transliterate } from 'transliteration';
+import { createRequire } from 'node:module';
+import type * as Transliteration from 'transliteration';
 import { cnpjCheckDigits, nitCheckDigit } from './documents.js';
 import { MERCHANT_NAME_MAX, normalizeMerchantText } from './pix.js';
 
@@ -43,6 +44,19 @@ export function pixMerchantName(accountName: string): string {
  */
 const merchantNames = new Map<string, string>();
 const KEPT_MERCHANT_NAMES = 1024;
+
+/**
+ * The transliteration tables are loaded by the first name that needs them (~30-100 ms to
+ * import, a tenth of a start): a name in printable ASCII, most of them, transliterates to itself.
+ */
+let transliteration: typeof Transliteration | undefined;
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+function transliterate(text: string): string {
+  if (PRINTABLE_ASCII.test(text)) return text;
+  const loaded: typeof Transliteration = (transliteration ??= createRequire(import.meta.url)('transliteration'));
+  return loaded.transliterate(text);
+}
 
 /** pixMerchantName without the memo. */
 export function merchantNameOf(accountName: string): string {

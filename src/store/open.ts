@@ -2,7 +2,6 @@ import { dirname, join } from 'node:path';
 import { EmbeddedRepository } from './embedded/repository.js';
 import { FileObjectStore, MemoryObjectStore } from './embedded/objects.js';
 import type { LogLimits, OpenedStore, SharedLog } from './ports.js';
-import { PostgresRepository } from './postgres/repository.js';
 import type { Logger } from './types.js';
 
 /** Which store: the embedded journaled one (the default), or PostgreSQL shared by many instances. */
@@ -53,6 +52,8 @@ async function openEmbedded(options: OpenStoreOptions): Promise<OpenedStore> {
 }
 
 async function openPostgres(url: string, options: OpenStoreOptions): Promise<OpenedStore> {
+  // The driver and the PostgreSQL store are loaded only by a sandbox that uses them.
+  const { PostgresRepository } = await import('./postgres/repository.js');
   const repository = await PostgresRepository.open({ connectionString: url, now: options.now, logger: options.logger });
   const flushes: (() => Promise<void>)[] = [];
   return {

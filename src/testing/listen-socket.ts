@@ -1,4 +1,4 @@
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { onJsonMessage } from '../events/websockets.js';
 import { ListenError, finishThenClose } from '../listen/listener.js';
 import type { ListenerAnswer, ListenerOffer } from '../webhooks/listeners.js';
@@ -40,6 +40,8 @@ const RECONNECT_MAX_MS = 5_000;
 
 /** Connects and resolves once the sandbox said hello (so offers made from now on reach it); rejects in one line when it cannot. */
 export async function openListenSocket(options: ListenSocketOptions): Promise<ListenSocket> {
+  // Loaded by the first sandbox that listens, not by every import of the test kit.
+  const { default: WebSocketClient } = await import('ws');
   const wsUrl = new URL(`/_sandbox/listen?${new URLSearchParams({ name: options.name }).toString()}`, options.url);
   wsUrl.protocol = wsUrl.protocol === 'https:' ? 'wss:' : 'ws:';
   let closed = false;
@@ -50,7 +52,7 @@ export async function openListenSocket(options: ListenSocketOptions): Promise<Li
   const answering = new Set<Promise<void>>();
 
   const connect = (onHello: () => void, onRefused: (error: Error) => void): void => {
-    const ws = new WebSocket(wsUrl, { headers: { authorization: basicAuthorization(options.secretKey) }, handshakeTimeout: CONNECT_TIMEOUT_MS });
+    const ws = new WebSocketClient(wsUrl, { headers: { authorization: basicAuthorization(options.secretKey) }, handshakeTimeout: CONNECT_TIMEOUT_MS });
     socket = ws;
     ws.on('unexpected-response', (_req, res) => {
       res.resume();

@@ -1,4 +1,3 @@
-import { request } from 'undici';
 import { parseRoute, targetOf, type Route } from '../listen/listener.js';
 import { signatureValid } from '../scenarios/signature.js';
 import type { components } from '../spec/openapi-types.js';
@@ -155,6 +154,8 @@ async function forward(target: string, offer: ListenerOffer): Promise<OfferAnswe
   const started = performance.now();
   const durationMs = (): number => Math.round(performance.now() - started);
   try {
+    // undici loaded by the first forward: a kit that only receives never needs it.
+    const { request } = await import('undici');
     const res = await request(target, { method: 'POST', headers: offer.headers, body: offer.body, signal: AbortSignal.timeout(Math.max(offer.timeoutMs - ANSWER_MARGIN_MS, 100)) });
     return { status: res.statusCode, body: await excerpt(res.body), durationMs: durationMs() };
   } catch (error) {

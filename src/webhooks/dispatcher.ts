@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import { VERSION } from '../version.js';
 import { TARGET_REFUSED, WebhookTargets, type Resolve } from './targets.js';
 
@@ -37,19 +37,28 @@ const EXCERPT_BYTES = 1024;
  * resolves to a refused address fails before its socket connects.
  */
 export class Dispatcher implements WebhookSender {
-  private readonly agent: Agent;
+  /** Made by the first post: undici is loaded then, not at every start (~50-120 ms to import; many sandboxes send nothing). */
+  private agent: Promise<{ agent: Agent; request: typeof import('undici').request }> | undefined;
   private readonly targets: WebhookTargets;
+  private readonly agentOptions: Agent.Options;
+  private closed = false;
 
   constructor(
     readonly timeoutMs: number,
     options: DispatcherOptions = {},
   ) {
     this.targets = options.targets ?? WebhookTargets.parse(undefined);
-    this.agent = new Agent({
+    this.agentOptions = {
       connections: options.connectionsPerHost ?? 8,
       keepAliveTimeout: 10_000,
       connect: { timeout: timeoutMs, lookup: this.targets.lookup(options.resolve) },
-    });
+    };
+  }
+
+  private client(): Promise<{ agent: Agent; request: typeof import('undici').request }> {
+    if (this.closed) return Promise.reject(new Error('the webhook sender is closed'));
+    this.agent ??= import('undici').then((undici) => ({ agent: new undici.Agent(this.agentOptions), request: undici.request }));
+    return this.agent;
   }
 
   async post(url: string, body: string, headers: Record<string, string>): Promise<AttemptOutcome> {
@@ -64,11 +73,12 @@ export class Dispatcher implements WebhookSender {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.timeoutMs).unref();
     try {
+      const { agent, request } = await this.client();
       const res = await request(url, {
         method: 'POST',
         body,
         headers: { 'content-type': 'application/json', 'user-agent': `payments-sandbox/${VERSION}`, ...headers },
-        dispatcher: this.agent,
+        dispatcher: agent,
         signal: controller.signal,
       });
       const responseBody = await excerpt(res.body);
@@ -84,8 +94,9 @@ export class Dispatcher implements WebhookSender {
     }
   }
 
-  close(): Promise<void> {
-    return this.agent.close();
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.agent) await (await this.agent).agent.close();
   }
 }
 

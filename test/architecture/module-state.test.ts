@@ -24,6 +24,7 @@ const ALLOWED: ReadonlyMap<string, string> = new Map([
   ['console/routes.ts: clientCache', "the console's client modules, transpiled once: the same text for every sandbox"],
   ['pages/pix-qr.ts: layouts', 'QR module layouts by symbol size, derived from the size alone (at most 40)'],
   ['pages/pix-qr.ts: scratch', 'one reused buffer for the raw QR image: nothing in it outlives one drawing'],
+  ['rails/merchant.ts: transliteration', 'the transliteration module, loaded by the first name outside printable ASCII: the same for every sandbox'],
   ['rails/merchant.ts: merchantNames', "account names transliterated for Pix codes: a pure function's answers, cleared at KEPT_MERCHANT_NAMES"],
   ['rails/random.ts: cryptoWords', 'a pool of random words for generated test data: only fresh randomness, each word used once'],
   ['rails/random.ts: nextWord', 'the position in that pool of words'],

@@ -1,0 +1,64 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const KIT = new URL('../../dist/testing/index.js', import.meta.url).href;
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * A start loads what it uses (issue 46): these packages are loaded by the first thing that
+ * needs them (a webhook sent, a PostgreSQL store, a stale build, a non-ASCII account
+ * name, a terminal's log format), not by every start of the test kit. Each was 20-120 ms of one.
+ */
+const LOADED_ON_FIRST_USE = ['pg', 'undici', '@apidevtools/swagger-parser', 'transliteration', 'pino-pretty'];
+
+/** The packages (of those) a fresh process has loaded after `script` ran with the kit imported as `kit`. */
+async function loadedAfter(script: string): Promise<string[]> {
+  const program = `
+    import { createRequire } from 'node:module';
+    const kit = await import(${JSON.stringify(KIT)});
+    ${script}
+    const loaded = Object.keys(createRequire(import.meta.url).cache);
+    const names = ${JSON.stringify(LOADED_ON_FIRST_USE)};
+    console.log(JSON.stringify(names.filter((name) => loaded.some((file) => file.includes('/node_modules/' + name + '/')))));
+    process.exit(0);
+  `;
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', program], { cwd: root, timeout: 60_000 });
+  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '[]') as string[];
+}
+
+describe('what a start of the test kit loads', () => {
+  it('a sandbox started, an account bound and a product made load none of the packages kept for first use', async () => {
+    const loaded = await loadedAfter(`
+      const sandbox = await kit.startSandbox();
+      const account = await sandbox.account();
+      const created = await fetch(new URL('/v2/products', account.url), {
+        method: 'POST',
+        headers: { authorization: account.authorization, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Lazy' }),
+      });
+      if (created.status !== 201) throw new Error('product: ' + created.status);
+      await sandbox.stop();
+    `);
+    expect(loaded).toEqual([]);
+  }, 90_000);
+
+  it('the check sees a package once something uses it: a webhook post loads undici', async () => {
+    const loaded = await loadedAfter(`
+      const { Dispatcher } = await import(${JSON.stringify(new URL('../../dist/webhooks/dispatcher.js', import.meta.url).href)});
+      const http = await import('node:http');
+      const receiver = await new Promise((resolve) => {
+        const server = http.createServer((req, res) => { req.resume(); res.end('ok'); });
+        server.listen(0, '127.0.0.1', () => resolve(server));
+      });
+      const dispatcher = new Dispatcher(5_000);
+      const outcome = await dispatcher.post('http://127.0.0.1:' + receiver.address().port + '/hook', '{}', {});
+      if (!outcome.ok) throw new Error('post: ' + JSON.stringify(outcome));
+      await dispatcher.close();
+      receiver.close();
+    `);
+    expect(loaded).toEqual(['undici']);
+  }, 90_000);
+});
