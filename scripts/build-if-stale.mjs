@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { copyAssets } from './copy-assets.mjs';
 import { prebuildSpec } from './prebuild-spec.mjs';
+import { prebuildValidators } from './prebuild-validators.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // Written after a successful build: its mtime is when dist/ last matched the sources.
@@ -34,4 +35,6 @@ if (stale) {
 copyAssets(root);
 // openapi.yaml is not among the sources above: the copy checks its own freshness (by digest).
 await prebuildSpec(root);
+// Likewise the compiled validators (by the spec's digest and the compiled code that makes them).
+await prebuildValidators(root);
 if (stale) writeFileSync(stamp, `${new Date().toISOString()}\n`);

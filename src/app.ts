@@ -34,6 +34,7 @@ import { exposureWarning, sharedUseOf, type SharedUse } from './http/shared-use.
 import { CashInLedger } from './ledger/cashin-ledger.js';
 import { Ledger } from './ledger/ledger.js';
 import type { Logger } from './log.js';
+import { loadPrebuiltValidators } from './http/prebuilt-validators.js';
 import { MockResponder } from './http/mock.js';
 import { Health } from './sandbox/health.js';
 import { MemoryBudget } from './sandbox/memory-budget.js';
@@ -45,7 +46,7 @@ import { ClockAdvances } from './scheduler/advance-clock.js';
 import type { JobRunners } from './scheduler/job-kinds.js';
 import { Jobs } from './scheduler/jobs.js';
 import { Scheduler } from './scheduler/scheduler.js';
-import { loadOpenApi } from './spec/openapi.js';
+import { loadOpenApi, OPENAPI_PATH } from './spec/openapi.js';
 import type { Transaction } from './spec/types.js';
 import { openStore } from './store/open.js';
 import type { ObjectStore, OpenedStore, Repository } from './store/ports.js';
@@ -385,6 +386,8 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     });
     const pipeline = createPipeline({
       document,
+      // The document is openapi.yaml's own (loadOpenApi's default): the build's validators are used while made from it.
+      prebuiltValidators: loadPrebuiltValidators(OPENAPI_PATH),
       endpoints: createEndpoints({
         config, accounts, products, offers, images, objects, reset, health, shared, targets, transactions, transitions, clocks, advances, presenter,
         withdrawals, ledger, limits, publicUrl: publicUrlNow, deliveries, events, listeners, autopilot, faults, requestLog,

@@ -28,6 +28,7 @@ import type { RateLimits } from '../ratelimit/rate-limits.js';
 import { ApiRequest } from './request.js';
 import { ResponseValidation } from './response-validation.js';
 import type { SharedUse } from './shared-use.js';
+import type { PrebuiltValidators } from './prebuilt-validators.js';
 import { createSpecValidators, validateRequest } from './validate.js';
 
 
@@ -66,6 +67,8 @@ export interface Pipeline {
 
 export interface PipelineOptions {
   document: OpenApiDocument;
+  /** The build's compiled request validators for this document (src/http/prebuilt-validators.ts); without them each operation's compile at its first request. */
+  prebuiltValidators?: PrebuiltValidators;
   /** Each operation's handler and what it runs under (src/http/endpoints.ts). */
   endpoints: Endpoints;
   accounts: Accounts;
@@ -114,7 +117,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const routes = new Routes(options.document);
   // openapi.yaml's x-not-emulated: a malformed entry fails here, at start.
   const notEmulated = notEmulatedCheck(options.document);
-  const validators = createSpecValidators(routes);
+  const validators = createSpecValidators(routes, options.prebuiltValidators);
   const lists = listOperations(routes.operations);
   const accepting = options.accepts?.watch();
   const listTurns = new ListTurns(undefined, accepting);

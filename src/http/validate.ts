@@ -1,9 +1,12 @@
-import { OpenAPIValidator, type Request as RoutedRequest } from 'openapi-backend';
+import type { Options } from 'ajv';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import { OpenAPIValidator, type Request as RoutedRequest, type ValidationContext } from 'openapi-backend';
 import type { AccountRecord } from '../accounts/accounts.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import { HttpError } from './errors.js';
 import type { Routes, SandboxOperation } from './match.js';
 import type { IgnoreNotUsed } from './not-used.js';
+import { PrebuiltRequestValidator, type PrebuiltValidators } from './prebuilt-validators.js';
 import type { ApiRequest } from './request.js';
 import { declaredFields, exactValidationMessage, nonFiniteNumberField, unknownPrototypeField } from './request-checks.js';
 import { createAjv, describeEveryProblem, describeValidationErrors } from './validator.js';
@@ -15,20 +18,36 @@ export interface Validated {
   body: unknown;
 }
 
+export interface SpecValidatorOptions {
+  allErrors?: boolean;
+  /** The build's compiled validators (src/http/prebuilt-validators.ts), used for the operations they have. */
+  prebuilt?: PrebuiltValidators;
+  /** More Ajv options: the build's `code` (standalone source). */
+  ajv?: Options;
+  /** Sees each Ajv openapi-backend asks for, with what it is for: the build writes each one's code. */
+  onAjv?: (ajv: Ajv2020, context: ValidationContext) => void;
+}
+
 /**
  * openapi-backend's request validator, as documented: on the routes' OpenAPIRouter (its
  * `router` option) with the sandbox's Ajv (2020-12 and formats, src/http/validator.ts); each
- * operation's validators are compiled on its first request, as openapi-backend's quick mode does.
+ * operation's validators are compiled on its first request, as openapi-backend's quick mode does,
+ * unless the build compiled them already.
  */
-export function createSpecValidator(routes: Routes, { allErrors = false }: { allErrors?: boolean } = {}): OpenAPIValidator<OpenApiDocument> {
-  return new OpenAPIValidator({
+export function createSpecValidator(routes: Routes, { allErrors = false, prebuilt, ajv, onAjv }: SpecValidatorOptions = {}): OpenAPIValidator<OpenApiDocument> {
+  const options: ConstructorParameters<typeof OpenAPIValidator<OpenApiDocument>>[0] = {
     definition: routes.router.definition,
     router: routes.router,
     lazyCompileValidators: true,
     coerceTypes: true,
     ajvOpts: { allErrors },
-    customizeAjv: (_original, ajvOptions) => createAjv(ajvOptions),
-  });
+    customizeAjv: (_original, ajvOptions, context) => {
+      const made = createAjv({ ...ajvOptions, ...ajv });
+      onAjv?.(made, context);
+      return made;
+    },
+  };
+  return prebuilt ? new PrebuiltRequestValidator(options, prebuilt, allErrors ? 'every' : 'first') : new OpenAPIValidator(options);
 }
 
 /**
@@ -41,8 +60,8 @@ export interface SpecValidators {
   every: OpenAPIValidator<OpenApiDocument>;
 }
 
-export function createSpecValidators(routes: Routes): SpecValidators {
-  return { first: createSpecValidator(routes), every: createSpecValidator(routes, { allErrors: true }) };
+export function createSpecValidators(routes: Routes, prebuilt?: PrebuiltValidators): SpecValidators {
+  return { first: createSpecValidator(routes, { prebuilt }), every: createSpecValidator(routes, { allErrors: true, prebuilt }) };
 }
 
 /** At most this many problems in a hint: a body of junk could have thousands. */

@@ -21,7 +21,7 @@ beforeEach(() => {
   source = join(dir, 'src', 'a.ts');
   mkdirSync(join(dir, 'scripts'));
   // With the Node version check it starts with (check-node.mjs), the copy of the SQL files (copy-assets.mjs) and the spec's prebuilt copy (prebuild-spec.mjs) it ends with.
-  for (const script of ['build-if-stale.mjs', 'check-node.mjs', 'copy-assets.mjs', 'prebuild-spec.mjs']) copyFileSync(join(ROOT, 'scripts', script), join(dir, 'scripts', script));
+  for (const script of ['build-if-stale.mjs', 'check-node.mjs', 'copy-assets.mjs', 'prebuild-spec.mjs', 'prebuild-validators.mjs']) copyFileSync(join(ROOT, 'scripts', script), join(dir, 'scripts', script));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch', type: 'module' }));
   writeFileSync(join(dir, 'tsconfig.json'), '{}');
   mkdirSync(join(dir, 'src'));
