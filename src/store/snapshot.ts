@@ -3,7 +3,8 @@ import path from 'node:path';
 import { Low, type Adapter } from 'lowdb';
 import { DATA_FILE_MODE, fsyncDir } from './segments.js';
 import { isRecord } from './state.js';
-import { RawRecord, type Record, type State } from './types.js';
+import { LoadedRecords } from './loaded-records.js';
+import { RawRecord, type State } from './types.js';
 
 /** What the snapshot file holds: every record, and the last journal segment they include. */
 export interface SnapshotData {
@@ -171,7 +172,7 @@ function leadingId(data: Buffer, start: number, end: number): string | undefined
 async function readLines(fh: FileHandle): Promise<SnapshotData | undefined> {
   const state: State = new Map();
   let journalSeq: number | undefined;
-  let records: Map<string, Record | RawRecord> | undefined;
+  let records: LoadedRecords | undefined;
   let ended = false;
   let carry = Buffer.alloc(0);
   // false: leave the layout for the whole-file reader; throw: the layout is ours but a record is bad.
@@ -181,12 +182,12 @@ async function readLines(fh: FileHandle): Promise<SnapshotData | undefined> {
       const stop = data[end - 1] === COMMA ? end - 1 : end;
       const id = leadingId(data, start, stop);
       if (id !== undefined) {
-        records.set(id, new RawRecord(data, start, stop));
+        records.push(data, id, start, stop);
         return true;
       }
       const value: unknown = JSON.parse(data.toString('utf8', start, stop));
       if (!isRecord(value)) throw new Error('invalid snapshot: a record without a string id');
-      records.set(value.id, value);
+      records.pushParsed(value);
       return true;
     }
     const text = data.toString('utf8', start, end);
@@ -200,7 +201,7 @@ async function readLines(fh: FileHandle): Promise<SnapshotData | undefined> {
     if (records === undefined && text.startsWith('"') && text.endsWith(':[')) {
       const name: unknown = JSON.parse(text.slice(0, -2));
       if (typeof name !== 'string') return false;
-      records = new Map();
+      records = new LoadedRecords();
       state.set(name, records);
       return true;
     }

@@ -9,6 +9,7 @@ import { DataFileLock } from './lock.js';
 import { DATA_DIR_MODE, listSegments, segmentPath } from './segments.js';
 import { writeSnapshot } from './snapshot.js';
 import { isRecord } from './state.js';
+import { settleInBackground } from './loaded-records.js';
 import { RawRecord, type CollectionOptions, type Logger, type Record, type State, type StoreOptions } from './types.js';
 
 export { Collection } from './collection.js';
@@ -35,6 +36,8 @@ export class Store {
   private closing: Promise<void> | undefined;
   /** The changes of the unit being applied by `atomically`: its journal lines, and how to take each back. */
   private capture: { ops: string[]; undo: (Undo | (() => void))[] } | undefined;
+  /** The snapshot's records entered into their maps after the start (src/store/loaded-records.ts). */
+  private readonly settling: { stop(): void } | undefined;
 
   private constructor(
     private readonly state: State,
@@ -42,6 +45,7 @@ export class Store {
     private readonly logger: Logger | undefined,
   ) {
     this.inMemory = disk === undefined;
+    this.settling = disk === undefined ? undefined : settleInBackground(state);
   }
 
   static async open(options: StoreOptions): Promise<Store> {
@@ -200,6 +204,7 @@ export class Store {
    * written: the snapshot and journal on disk stay as a crash would leave them.
    */
   private async shutDown(snapshot: boolean): Promise<void> {
+    this.settling?.stop();
     if (this.disk === undefined) return;
     const { file, lock, journal, compactor } = this.disk;
     try {
