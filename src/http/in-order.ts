@@ -1,5 +1,4 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 
 /**
  * Requests a client may pipeline on one connection before its answers are read: past it the
@@ -17,8 +16,17 @@ export const MAX_PIPELINED = 32;
  * it), the next request waits too, and costs only its parsed head.
  */
 export function oneAnswerAtATime(listener: RequestListener): RequestListener {
-  const waiting = new WeakMap<Socket, (() => void)[]>();
-  return (req: IncomingMessage, res: ServerResponse) => {
+  return answersInOrder(listener).listener;
+}
+
+/**
+ * oneAnswerAtATime's listener, and whether a connection has an answer in flight now (a request
+ * of it handled and not finished): nothing else may be written to that socket meanwhile.
+ */
+export function answersInOrder(listener: RequestListener): { listener: RequestListener; answering: (socket: object) => boolean } {
+  const waiting = new WeakMap<object, (() => void)[]>();
+  const answering = (socket: object): boolean => waiting.has(socket);
+  const inOrder: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
     const queue = waiting.get(socket);
     const start = (): void => {
@@ -42,4 +50,5 @@ export function oneAnswerAtATime(listener: RequestListener): RequestListener {
     if (queue.length >= MAX_PIPELINED) return void socket.destroy();
     queue.push(start);
   };
+  return { listener: inOrder, answering };
 }

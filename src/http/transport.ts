@@ -7,7 +7,8 @@ import type { Pipeline } from './pipeline.js';
 import { requestTimeout, watchRequestTimeout } from './request-timeout.js';
 import { TRACE_HEADER, type Exchange } from './request-logging.js';
 import type { MemoryBudget } from '../sandbox/memory-budget.js';
-import { oneAnswerAtATime } from './in-order.js';
+import { answersInOrder } from './in-order.js';
+import { answerUnparsable } from './unparsable.js';
 import { holdUnsentAnswers } from './stalled-writes.js';
 
 export interface HttpServerOptions {
@@ -45,7 +46,9 @@ export const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
  * answers any path it lacks. Before that, on the server's sockets: the connection caps
  * (connections.ts: a request on an overflow connection is screened once admitted) and the
  * request timeout (request-timeout.ts: a body late past it is answered 408 through the
- * pipeline's error stage).
+ * pipeline's error stage). A request node's parser refuses never reaches the listener: it is
+ * answered in its family's error shape by unparsable.ts, unless its connection has an answer
+ * in flight (in-order.ts says which).
  */
 export function createHttpServer(options: HttpServerOptions): Server {
   const { pipeline, people } = options;
@@ -74,30 +77,29 @@ export function createHttpServer(options: HttpServerOptions): Server {
     shouldUpgradeCallback: (req) => isWebSocketUpgrade(req) && !caps.isOverflow(req.socket),
     connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
   };
-  const server = createServer(
-    serverOptions,
-    oneAnswerAtATime((req, res) => {
-      let admitted: Exchange | undefined;
-      watchRequestTimeout(req, requestTimeoutMs, () => {
-        // Not answered yet (its body is being waited for): a 408 in its endpoint's shape. Answered
-        // already (refused before its body was wanted): nothing is owed, the connection just ends.
-        if (admitted && !res.headersSent) pipeline.run(admitted, requestTimeout(requestTimeoutMs));
-        else req.socket.destroy();
-      });
-      pipeline.receive(req, res, (exchange) => {
-        admitted = exchange;
-        const { method, path } = exchange.request;
-        const refused = caps.screen(req.socket, res, method, path);
-        if (refused) return pipeline.run(exchange, refused);
-        if ((method === 'GET' || method === 'HEAD') && people.owns(path)) {
-          lent.set(req, exchange);
-          res.setHeader(TRACE_HEADER, exchange.traceId);
-          exchange.answered();
-          app(req, res);
-        } else pipeline.run(exchange);
-      });
-    }),
-  );
+  const inOrder = answersInOrder((req, res) => {
+    let admitted: Exchange | undefined;
+    watchRequestTimeout(req, requestTimeoutMs, () => {
+      // Not answered yet (its body is being waited for): a 408 in its endpoint's shape. Answered
+      // already (refused before its body was wanted): nothing is owed, the connection just ends.
+      if (admitted && !res.headersSent) pipeline.run(admitted, requestTimeout(requestTimeoutMs));
+      else req.socket.destroy();
+    });
+    pipeline.receive(req, res, (exchange) => {
+      admitted = exchange;
+      const { method, path } = exchange.request;
+      const refused = caps.screen(req.socket, res, method, path);
+      if (refused) return pipeline.run(exchange, refused);
+      if ((method === 'GET' || method === 'HEAD') && people.owns(path)) {
+        lent.set(req, exchange);
+        res.setHeader(TRACE_HEADER, exchange.traceId);
+        exchange.answered();
+        app(req, res);
+      } else pipeline.run(exchange);
+    });
+  });
+  const server = createServer(serverOptions, inOrder.listener);
+  answerUnparsable(server, inOrder.answering);
   server.on('connection', caps.admit);
   if (options.accepts) server.on('connection', options.accepts.note);
   holdUnsentAnswers(server, options.budget);

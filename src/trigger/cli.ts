@@ -73,13 +73,17 @@ export function summary(result: TriggerResult): string[] {
   else lines.push(`event ${result.eventId ?? '(none found)'}, delivery ${delivery.id} ${delivery.status}${targetOf(result.listening, delivery.url)}`);
   // Said whether or not --wait: without it the delivery may look merely pending.
   if (delivery?.reason && outcome === undefined) lines.push(`  ${delivery.reason}`);
+  // Read once, right after the change: a pending delivery with no reason is usually being
+  // delivered that moment (a listener's answer comes milliseconds later), not stuck.
+  else if (delivery?.status === 'pending' && outcome === undefined) lines.push(`  not decided when read: --wait waits for its outcome (at most ${DEFAULT_WAIT_MS / 1000} s)`);
   if (outcome !== undefined) {
     const last = outcome.lastAttempt;
     const answer = last === null ? 'no attempt' : last.httpStatus !== null ? `HTTP ${last.httpStatus}` : (last.error ?? 'no answer');
+    const attempts = `${outcome.attempts} attempt${outcome.attempts === 1 ? '' : 's'}`;
     lines.push(
       outcome.timedOut
-        ? `outcome: still pending after ${DEFAULT_WAIT_MS / 1000} s, ${outcome.attempts} attempt${outcome.attempts === 1 ? '' : 's'}, last ${answer}`
-        : `outcome: ${outcome.status}${outcome.attempts > 0 ? `, ${answer} after ${outcome.attempts} attempt${outcome.attempts === 1 ? '' : 's'}` : ''}`,
+        ? `outcome: still pending after ${DEFAULT_WAIT_MS / 1000} s, ${last === null ? 'no attempt made' : `${attempts}, the last ${answer}`}`
+        : `outcome: ${outcome.status}${outcome.attempts > 0 ? `, ${answer} after ${attempts}` : ''}`,
     );
     if (outcome.reason) lines.push(`  ${outcome.reason}`);
   }

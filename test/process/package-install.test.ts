@@ -127,6 +127,8 @@ describe('the packed package installed in a merchant project', () => {
     // npm 11 asks a merchant to approve install scripts; the clone's need scripts/, which is not shipped.
     for (const hook of ['preinstall', 'install', 'postinstall', 'prepare', 'prepublish']) expect(packed.scripts?.[hook], hook).toBeUndefined();
     for (const [name, command] of Object.entries(packed.scripts ?? {})) expect(command, name).not.toMatch(/scripts\//);
+    // The one the README names: clean-package keeps it so that packing restores the clone's manifest.
+    expect(packed.scripts).toEqual({ postpack: 'clean-package restore' });
     expect(readFileSync(join(ROOT, 'package.json'), 'utf8')).toBe(manifestBefore);
     expect(spawnSync('ls', [join(ROOT, 'package.json.backup')]).status).not.toBe(0);
     // npm 11 lists each package whose install scripts wait for approval: this one is not among them.

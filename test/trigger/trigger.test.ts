@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trigger as fromPackage, TRIGGER_EVENTS as eventsFromPackage } from '../../src/index.js';
 import { summary, toTriggerOptions } from '../../src/trigger/cli.js';
-import { defaultBodyFor, parseSets, purchaseBody, setPath, trigger, TriggerError, TRIGGER_EVENTS, type TriggerOptions } from '../../src/trigger/trigger.js';
+import { defaultBodyFor, parseSets, purchaseBody, setPath, trigger, TriggerError, TRIGGER_EVENTS, type TriggerOptions, type TriggerResult } from '../../src/trigger/trigger.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { startReceiver, type Receiver } from '../helpers/webhooks.js';
 import { createAccount } from '../helpers/catalog.js';
@@ -81,6 +81,38 @@ describe('the command line', () => {
     expect(await refused({ event: 'cashout.success', tx: '100000000' })).toBe('cashout.success is a cash-out event: name the withdrawal with --withdrawal, not --tx');
     expect(await refused({ event: 'cashin.paid', withdrawal: 'w' })).toBe('cashin.paid is a cash-in event: name the transaction with --tx, not --withdrawal');
     expect(await refused({ event: 'cashin.paid', tx: '1', set: { amount: 1 } })).toBe('--currency, --method and --set shape what trigger creates; with --tx it acts on 1 as it is');
+  });
+});
+
+describe('what trigger prints', () => {
+  // A cashout.success read just after its approve, while its listener was answering: pending, no reason.
+  const pending = { id: 'whd_1', status: 'pending', url: null, reason: null };
+  const read: TriggerResult = {
+    event: 'cashout.success',
+    object: { kind: 'withdrawal', id: 'w-1', created: true, status: 'WITHDRAW_APPROVED' },
+    listening: { mode: 'listeners', connected: ['payouts-only'] },
+    eventId: 'evt_0000000087',
+    delivery: pending,
+    calls: [],
+  };
+
+  it('says a pending delivery was not decided when read, and that --wait waits for it', () => {
+    expect(summary(read).slice(1)).toEqual([
+      'event evt_0000000087, delivery whd_1 pending via listeners mode (connected: payouts-only)',
+      '  not decided when read: --wait waits for its outcome (at most 30 s)',
+    ]);
+    const waiting = { ...read, delivery: { ...pending, reason: 'waiting for a listener: none connected' } };
+    expect(summary(waiting).slice(2)).toEqual(['  waiting for a listener: none connected']);
+    expect(summary({ ...read, delivery: { ...pending, status: 'delivered' } })).toHaveLength(2);
+  });
+
+  it('words a wait that ran out with and without attempts', () => {
+    const outcome = { status: 'pending', attempts: 0, lastAttempt: null, timedOut: true, reason: 'waiting for a listener: none connected' };
+    expect(summary({ ...read, outcome }).slice(2)).toEqual(['outcome: still pending after 30 s, no attempt made', '  waiting for a listener: none connected']);
+    const failing = { ...outcome, attempts: 2, lastAttempt: { httpStatus: 500, error: null, durationMs: 4 }, reason: null };
+    expect(summary({ ...read, outcome: failing }).slice(2)).toEqual(['outcome: still pending after 30 s, 2 attempts, the last HTTP 500']);
+    const delivered = { ...failing, status: 'delivered', attempts: 1, lastAttempt: { httpStatus: 200, error: null, durationMs: 4 }, timedOut: false };
+    expect(summary({ ...read, outcome: delivered }).slice(2)).toEqual(['outcome: delivered, HTTP 200 after 1 attempt']);
   });
 });
 
