@@ -17,8 +17,12 @@
  *                 same cluster durable purchase, pay and GET on the embedded store, on PostgreSQL
  *                 with one instance and with two sharing it, and round trips per request
  *                 counted on the wire (issue 35; BENCH_PG_* in suites/postgres.mjs)
+ *   start         fresh starts beside the floor (a node:http server that only listens): `start` on an
+ *                 empty data dir, startSandbox() and its account(), Prism, WireMock, and `start` on
+ *                 100k and 1M records with their resident memory (issue 46; BENCH_START* in suites/start.mjs)
  *
  *   npm run build && node bench/run.mjs
+ *   node bench/run.mjs start          one suite (or several), as BENCH_SUITES=start does
  *
  * Environment (see bench/README.md for more):
  *   BENCH_SUITES       which suites, comma separated (default products,transactions,webhooks)
@@ -61,6 +65,7 @@ import { runTransactions } from './suites/transactions.mjs';
 import { runWebhooks } from './suites/webhooks.mjs';
 import { runStore } from './suites/store.mjs';
 import { runPostgres } from './suites/postgres.mjs';
+import { runStart } from './suites/start.mjs';
 
 // The figures are the sandbox's on the runtimes it supports (package.json engines): on an
 // older Node the same code measures differently (Node 20 takes a slow path for object
@@ -129,7 +134,7 @@ for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
   });
 }
 
-const RUNNERS = { products: runProducts, transactions: runTransactions, webhooks: runWebhooks, store: runStore, postgres: runPostgres };
+const RUNNERS = { products: runProducts, transactions: runTransactions, webhooks: runWebhooks, store: runStore, postgres: runPostgres, start: runStart };
 
 async function main() {
   if (!existsSync(BUILT_BIN)) throw new Error(`${path.relative(ROOT, BUILT_BIN)} not found: run npm run build first`);
@@ -214,7 +219,7 @@ async function main() {
   await writeFile(
     path.join(RESULTS_DIR, 'latest.json'),
     // products keeps its keys at the top level (request, results, targets) as before
-    `${JSON.stringify({ environment: env, settings, suites: settings.suites, ...bySuite.products, transactions: bySuite.transactions, webhooks: bySuite.webhooks, store: bySuite.store, postgres: bySuite.postgres, suiteSec, totalSec }, null, 2)}\n`,
+    `${JSON.stringify({ environment: env, settings, suites: settings.suites, ...bySuite.products, transactions: bySuite.transactions, webhooks: bySuite.webhooks, store: bySuite.store, postgres: bySuite.postgres, start: bySuite.start, suiteSec, totalSec }, null, 2)}\n`,
   );
   await writeFile(path.join(RESULTS_DIR, 'latest.md'), markdown);
   const extra = reports.flatMap((r) => r.files ?? []);

@@ -23,7 +23,7 @@ export const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ? path.resolve(process.
 /** other processes' CPU use, in % of one core, above which a measurement is flagged */
 export const NOISY_CPU_PCT = 25;
 
-export const SUITES = /** @type {const} */ (['products', 'transactions', 'webhooks', 'store', 'postgres']);
+export const SUITES = /** @type {const} */ (['products', 'transactions', 'webhooks', 'store', 'postgres', 'start']);
 
 /** @param {string} name @param {number} fallback */
 function numberEnv(name, fallback) {
@@ -41,7 +41,10 @@ function count(raw) {
   return n;
 }
 
-const suites = (process.env.BENCH_SUITES || SUITES.join(','))
+// `node bench/run.mjs start store` names the suites as BENCH_SUITES=start,store does (only
+// run.mjs's own arguments: the harness is imported by child scripts with arguments of theirs)
+const runArgs = path.basename(process.argv[1] ?? '') === 'run.mjs' ? process.argv.slice(2).filter((a) => !a.startsWith('-')) : [];
+const suites = (runArgs.join(',') || process.env.BENCH_SUITES || SUITES.join(','))
   .split(',')
   .map((s) => s.trim().toLowerCase())
   .filter(Boolean);
