@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 import type { Context, View } from './context.js';
-import { h, replaceChildren, statusBadge, when } from './dom.js';
+import { disclosure, h, replaceChildren, statusBadge, when } from './dom.js';
 
 /** Offers carry no currency: the amount in minor units, as a decimal. */
 const minorUnits = (centavos: number): string => (centavos / 100).toFixed(2);
@@ -64,7 +64,7 @@ async function productCard(ctx: Context, product: Product, redraw: () => void): 
     offers.ok && offers.body.length
       ? h('ul', { class: 'offers' }, offers.body.map((o) => h('li', {}, h('strong', {}, o.name), ` ${minorUnits(o.amount)} · ${o.billingCycle ?? 'one-time'} · `, h('span', { class: 'mono small' }, o.id))))
       : h('p', { class: 'muted' }, 'No offers.'),
-    product.deletedAt ? null : h('details', {}, h('summary', {}, 'Add an offer'), offerForm(ctx, product, redraw)),
+    product.deletedAt ? null : disclosure(`offer-form:${product.id}`, {}, 'Add an offer', offerForm(ctx, product, redraw)),
   );
 }
 

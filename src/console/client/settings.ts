@@ -1,9 +1,10 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 import type { Context, View } from './context.js';
-import { facts, h, replaceChildren, unavailable, when } from './dom.js';
+import { facts, h, replaceChildren, said, unavailable, when } from './dom.js';
 import { listeningRegion, type Listening } from './listening.js';
 import { rateLimitRegion } from './rate-limits.js';
+import { accountTargetOf } from './targets.js';
 
 interface Clock {
   now: string;
@@ -167,6 +168,7 @@ export const accountView: View = (ctx) => {
       ['Permissions', account.permissions.join(', ')],
       ['Webhook URL', h('span', { id: 'account-webhook-url', class: 'mono id' }, account.webhookUrl ?? 'not set')],
       ['Webhook delivery', h('span', { id: 'account-webhook-delivery' }, mode)],
+      ['Webhooks go to', h('span', { id: 'account-webhook-target' }, said(accountTargetOf(account)))],
       ['Created', when(account.createdAt)],
     ]));
     url.value = account.webhookUrl ?? '';

@@ -2,8 +2,9 @@
 /// <reference lib="dom.iterable" />
 import type { Answer } from './api.js';
 import { type Context, redrawOn, type View } from './context.js';
-import { type Child, facts, h, json, money, pre, replaceChildren, statusBadge, unavailable, when } from './dom.js';
+import { type Child, disclosure, facts, h, json, money, pre, replaceChildren, said, statusBadge, unavailable, when } from './dom.js';
 import { byIdDesc, type SandboxEvent, type Tx } from './state.js';
+import { paidByOf, webhookTargetOf, type AccountTarget } from './targets.js';
 import { deliveryCard, type Delivery } from './webhooks.js';
 
 /** How often a transaction's view reads its webhook log again while a delivery is pending. */
@@ -287,7 +288,7 @@ function timeline(events: readonly SandboxEvent[]): HTMLElement {
       : h(
           'ol',
           { class: 'timeline' },
-          events.map((e) => h('li', { 'data-event': e.type }, h('details', {}, h('summary', {}, h('span', { class: 'mono small' }, when(e.createdAt)), ' ', h('strong', {}, e.type)), pre(e.data, `Data of ${e.id}`)))),
+          events.map((e) => h('li', { 'data-event': e.type }, disclosure(e.id, {}, [h('span', { class: 'mono small' }, when(e.createdAt)), ' ', h('strong', {}, e.type)], pre(e.data, `Data of ${e.id}`)))),
         ),
   );
 }
@@ -301,11 +302,13 @@ export const transactionView: View = (ctx, id) => {
   const draw = async (): Promise<void> => {
     const mine = ++seq;
     clearTimeout(refresh);
-    const [tx, events, deliveries, payerPages] = await Promise.all([
+    const [tx, events, deliveries, payerPages, account] = await Promise.all([
       ctx.api.get<Tx>(`/transactions/${encodeURIComponent(txId)}`),
       ctx.api.all<SandboxEvent>(`/_sandbox/events?transactionId=${encodeURIComponent(txId)}`),
       ctx.api.all<Delivery>(`/_sandbox/webhooks?transactionId=${encodeURIComponent(txId)}`),
       ctx.api.get<PayerPages>(`/_sandbox/transactions/${encodeURIComponent(txId)}/payer-pages`),
+      // Where its webhooks go depends on the account's URL and delivery mode as they are now.
+      ctx.api.get<AccountTarget>('/_sandbox/account'),
     ]);
     if (mine !== seq) return;
     const back = h('p', {}, h('a', { href: '#/transactions' }, '← All transactions'));
@@ -314,6 +317,8 @@ export const transactionView: View = (ctx, id) => {
       return;
     }
     const t = tx.body;
+    const target = account.ok ? account.body : null;
+    const paidBy = paidByOf(t);
     const reason = [reasonOf(t), typeof t.declineReason === 'string' ? t.declineReason : null].filter(Boolean).join(' · ') || null;
     const focused = document.activeElement?.id;
     replaceChildren(
@@ -333,7 +338,8 @@ export const transactionView: View = (ctx, id) => {
             ['External id', t.externalId],
             ['Created', when(t.createdAt)],
             ['Paid', when((t.approvedAt ?? t.paidAt) as string | null)],
-            ['Webhook URL', t.postbackUrl ? h('span', { class: 'mono id' }, t.postbackUrl) : 'the account\'s, if set'],
+            paidBy !== null && ['Paid by', h('span', { id: 'tx-paid-by' }, paidBy)],
+            ['Webhooks go to', h('span', { id: 'tx-webhook-target' }, said(webhookTargetOf(t.postbackUrl, target)))],
             ['Fee', money(Number(t.costFee ?? 0), t.currency)],
           ]),
         ),
@@ -349,9 +355,9 @@ export const transactionView: View = (ctx, id) => {
           ? unavailable('The webhook log')
           : deliveries.body.length === 0
             ? h('p', { class: 'muted' }, 'None yet.')
-            : h('div', { class: 'stack' }, [...deliveries.body].reverse().map((d) => deliveryCard(ctx, d, () => void draw()))),
+            : h('div', { class: 'stack' }, [...deliveries.body].reverse().map((d) => deliveryCard(ctx, d, target?.webhookDelivery ?? (target ? 'direct' : undefined), () => void draw()))),
       ),
-      h('details', {}, h('summary', {}, 'Raw transaction (GET /transactions/' + t.id + ')'), pre(t, 'Raw transaction')),
+      disclosure(`raw:${t.id}`, {}, `Raw transaction (GET /transactions/${t.id})`, pre(t, 'Raw transaction')),
     );
     if (focused) document.getElementById(focused)?.focus();
     // A failed attempt whose retry is scheduled is no event of its own (the delivery stays
