@@ -57,6 +57,12 @@ export function disclosure(key: string, attrs: Attrs & { open?: boolean }, summa
   return el;
 }
 
+/**
+ * A label and its control as one piece of a wrapping row (.filters): the row may wrap between
+ * pairs, never between a label and what it labels.
+ */
+export const pair = (...children: Child[]): HTMLElement => h('span', { class: 'pair' }, ...children);
+
 /** A text with its machine values (URLs, listener names) as code, breakable where they must. */
 export const said = (parts: Said): (string | HTMLElement)[] => parts.map((p) => (typeof p === 'string' ? p : h('span', { class: 'mono id' }, p.code)));
 

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 import type { Context, View } from './context.js';
-import { facts, h, replaceChildren, said, unavailable, when } from './dom.js';
+import { facts, h, pair, replaceChildren, said, unavailable, when } from './dom.js';
 import { listeningRegion, type Listening } from './listening.js';
 import { rateLimitRegion } from './rate-limits.js';
 import { accountTargetOf } from './targets.js';
@@ -64,10 +64,7 @@ export const clockView: View = (ctx) => {
   const form = h(
     'form',
     { class: 'filters' },
-    h('label', { for: 'advance-amount' }, 'Advance by'),
-    amount,
-    h('label', { for: 'advance-unit', class: 'visually-hidden' }, 'Unit'),
-    unit,
+    pair(h('label', { for: 'advance-amount' }, 'Advance by'), amount, h('label', { for: 'advance-unit', class: 'visually-hidden' }, 'Unit'), unit),
     h('button', { type: 'submit' }, 'Advance'),
   );
   form.addEventListener('submit', (e) => {
@@ -141,8 +138,7 @@ export const accountView: View = (ctx) => {
   const form = h(
     'form',
     { class: 'filters' },
-    h('label', { for: 'webhook-url' }, 'Webhook URL'),
-    url,
+    pair(h('label', { for: 'webhook-url' }, 'Webhook URL'), url),
     h('button', { type: 'submit' }, 'Save'),
     h('button', { type: 'button', class: 'secondary', id: 'webhook-url-clear' }, 'Clear'),
   );

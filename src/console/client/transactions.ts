@@ -2,7 +2,7 @@
 /// <reference lib="dom.iterable" />
 import type { Answer } from './api.js';
 import { type Context, redrawOn, type View } from './context.js';
-import { type Child, disclosure, facts, h, json, money, pre, replaceChildren, said, statusBadge, unavailable, when } from './dom.js';
+import { type Child, disclosure, facts, h, json, money, pair, pre, replaceChildren, said, statusBadge, unavailable, when } from './dom.js';
 import { byIdDesc, type SandboxEvent, type Tx } from './state.js';
 import { paidByOf, webhookTargetOf, type AccountTarget } from './targets.js';
 import { deliveryCard, type Delivery } from './webhooks.js';
@@ -20,7 +20,7 @@ const filters = { status: '', currency: '', method: '', text: '' };
 function select(id: string, label: string, options: readonly string[], value: string, onChange: (v: string) => void): Child[] {
   const el = h('select', { id }, h('option', { value: '' }, 'Any'), options.map((o) => h('option', { value: o, selected: o === value }, o)));
   el.addEventListener('change', () => onChange(el.value));
-  return [h('label', { for: id }, label), el];
+  return [pair(h('label', { for: id }, label), el)];
 }
 
 function matches(tx: Tx): boolean {
@@ -80,11 +80,8 @@ export const transactionsView: View = (ctx) => {
   const search = h(
     'form',
     { class: 'search', role: 'search', 'aria-label': 'Find a transaction' },
-    h('label', { for: 'search-by' }, 'Find by'),
-    by,
-    h('label', { for: 'search-q', class: 'visually-hidden' }, 'Value'),
-    query,
-    h('button', { type: 'submit' }, 'Find'),
+    pair(h('label', { for: 'search-by' }, 'Find by'), by),
+    pair(h('label', { for: 'search-q', class: 'visually-hidden' }, 'Value'), query, h('button', { type: 'submit' }, 'Find')),
   );
   search.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -109,8 +106,7 @@ export const transactionsView: View = (ctx) => {
       select('filter-status', 'Status', STATUSES, filters.status, (v) => ((filters.status = v), draw())),
       select('filter-currency', 'Currency', CURRENCIES, filters.currency, (v) => ((filters.currency = v), draw())),
       select('filter-method', 'Method', METHODS, filters.method, (v) => ((filters.method = v), draw())),
-      h('label', { for: 'filter-text' }, 'Id or external id contains'),
-      text,
+      pair(h('label', { for: 'filter-text' }, 'Id or external id contains'), text),
     ),
     count,
     h(
@@ -269,9 +265,8 @@ function actions(ctx: Context, tx: Tx, after: (tx: Tx) => void): HTMLElement {
     h(
       'div',
       { class: 'filters' },
-      rails.length > 1 ? [h('label', { for: 'pay-rail' }, 'Pay by rail'), rail] : null,
-      h('label', { for: 'action-note' }, 'Decline message / chargeback reason (optional)'),
-      note,
+      rails.length > 1 ? pair(h('label', { for: 'pay-rail' }, 'Pay by rail'), rail) : null,
+      pair(h('label', { for: 'action-note' }, 'Decline message / chargeback reason (optional)'), note),
     ),
     h('div', { class: 'row buttons' }, buttons),
     out,

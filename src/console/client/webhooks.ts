@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 import { type Context, redrawOn, type View } from './context.js';
-import { badge, disclosure, h, pre, replaceChildren, said, statusBadge, unavailable, when } from './dom.js';
+import { badge, disclosure, h, pair, pre, replaceChildren, said, statusBadge, unavailable, when } from './dom.js';
 import { listeningRegion } from './listening.js';
 import { deliveryTargetOf, throughListeners, type DeliveryMode } from './targets.js';
 
@@ -224,7 +224,7 @@ export const webhooksView: View = (ctx) => {
     ctx.root,
     h('h1', { tabindex: -1 }, 'Webhook deliveries'),
     listening.element,
-    h('div', { class: 'filters' }, h('label', { for: 'wh-status' }, 'Status'), select),
+    h('div', { class: 'filters' }, pair(h('label', { for: 'wh-status' }, 'Status'), select)),
     list,
   );
   let seq = 0;

@@ -2,7 +2,7 @@
 /// <reference lib="dom.iterable" />
 import type { Answer } from './api.js';
 import { type Context, redrawOn, type View } from './context.js';
-import { disclosure, facts, h, json, money, pre, replaceChildren, said, statusBadge, unavailable, when } from './dom.js';
+import { disclosure, facts, h, json, money, pair, pre, replaceChildren, said, statusBadge, unavailable, when } from './dom.js';
 import type { SandboxEvent } from './state.js';
 import { webhookTargetOf, type AccountTarget } from './targets.js';
 import { deliveryCard, type Delivery } from './webhooks.js';
@@ -58,7 +58,7 @@ const movesMoney = (e: SandboxEvent | null): boolean => e === null || /^(withdra
 
 function balanceCard(ctx: Context, balance: Answer<Balance>, redraw: () => void): HTMLElement {
   const amount = h('input', { id: 'credit-amount', type: 'number', min: 1, step: 1, inputmode: 'numeric', required: true, placeholder: 'centavos, e.g. 100000' });
-  const credit = h('form', { class: 'filters' }, h('label', { for: 'credit-amount' }, 'Credit (centavos)'), amount, h('button', { type: 'submit', class: 'secondary' }, 'Credit'));
+  const credit = h('form', { class: 'filters' }, pair(h('label', { for: 'credit-amount' }, 'Credit (centavos)'), amount), h('button', { type: 'submit', class: 'secondary' }, 'Credit'));
   credit.addEventListener('submit', async (e) => {
     e.preventDefault();
     const answer = await ctx.api.post<Balance>('/_sandbox/balance/credit', { amount: Number(amount.value) });
@@ -154,7 +154,7 @@ export const withdrawalsView: View = (ctx) => {
       h('h1', { tabindex: -1 }, 'Payouts'),
       h('div', { class: 'grid' }, balanceCard(ctx, balance, () => void draw()), ledger.missing ? unavailable('The ledger') : ledgerTable(ledger.body)),
       h('h2', {}, 'Withdrawals'),
-      h('div', { class: 'filters' }, h('label', { for: 'filter-wd-status' }, 'Status'), select),
+      h('div', { class: 'filters' }, pair(h('label', { for: 'filter-wd-status' }, 'Status'), select)),
       h('p', { class: 'muted small', 'aria-live': 'polite' }, `${shown.length} withdrawal${shown.length === 1 ? '' : 's'}`),
       list.missing
         ? unavailable('Payouts')
@@ -220,7 +220,7 @@ function actions(ctx: Context, w: Withdrawal, after: () => void): HTMLElement {
     'section',
     { 'aria-labelledby': 'wd-actions-h' },
     h('h2', { id: 'wd-actions-h' }, 'Actions'),
-    h('div', { class: 'filters' }, h('label', { for: 'withdrawal-message' }, 'Message for reject / fail / return (optional)'), message),
+    h('div', { class: 'filters' }, pair(h('label', { for: 'withdrawal-message' }, 'Message for reject / fail / return (optional)'), message)),
     h('div', { class: 'row buttons' }, buttons),
     out,
   );
