@@ -51,6 +51,9 @@ a.button{display:inline-block;font-weight:600;border:1px solid var(--accent);bac
 /* A label and its control wrap as one: a row of filters never ends on a label whose control starts the next. */
 .pair{display:inline-flex;align-items:center;gap:6px;min-width:0;max-width:100%}
 .pair>input,.pair>select{min-width:0}
+.pair.grow{flex:1 1 360px;max-width:640px}
+.pair.grow>input{flex:1 1 auto}
+.nowrap{white-space:nowrap}
 .row{display:flex;flex-wrap:wrap;align-items:center;gap:8px}
 .buttons{margin:8px 0}
 .stack{display:grid;gap:10px}

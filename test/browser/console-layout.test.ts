@@ -182,6 +182,37 @@ describe('console layout', () => {
       await page.close();
     }
   });
+
+  it('keeps each label beside its control in every row of filters and forms, at both widths', async () => {
+    const { own, key } = await ownAccount('console-layout-pairs');
+    const hybrid = await created(own, hybridBody({ externalId: 'order-layout-pairs' }));
+    expect((await own.post('/v2/products', { name: 'Plano layout' })).status).toBe(201);
+    const views: [string, string, string | RegExp][] = [
+      ['transactions', '#/transactions', 'Transactions'],
+      // A hybrid: "Pay by rail" and the long decline label.
+      ['transaction', `#/transactions/${hybrid.id}`, new RegExp(`^Transaction ${hybrid.id}`)],
+      ['webhooks', '#/webhooks', 'Webhook deliveries'],
+      ['payouts', '#/withdrawals', 'Payouts'],
+      ['clock', '#/clock', 'Test clock'],
+      ['account', '#/account', 'Account'],
+      ['catalog', '#/catalog', 'Products and offers'],
+    ];
+    for (const [name, width] of Object.entries(WIDTHS)) {
+      const page = await signedIn(width, '#/transactions', key);
+      for (const [view, hash, heading] of views) {
+        await page.goto(`${sandbox.url}/_sandbox/${hash}`);
+        await page.getByRole('heading', { name: heading, exact: typeof heading === 'string' }).waitFor();
+        if (view === 'catalog') await page.locator('xpath=//details[summary[normalize-space()="Add an offer"]]/summary').first().click();
+        if (view === 'transaction') await page.getByLabel('Pay by rail').waitFor();
+        const labels = await page.locator('#view .filters label, #view .search label').count();
+        expect(labels, `${name} ${view}: labels measured`).toBeGreaterThan(0);
+        expect(await labelsApart(page, '#view .filters, #view .search'), `${name} ${view}`).toEqual([]);
+        expect(await overflow(page), `${name} ${view}`).toBeLessThanOrEqual(0);
+        await screenshot(page, `console-layout-${view}-${name}`);
+      }
+      await page.close();
+    }
+  });
 });
 
 describe('console: what was opened stays open', () => {

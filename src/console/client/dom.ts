@@ -63,8 +63,13 @@ export function disclosure(key: string, attrs: Attrs & { open?: boolean }, summa
  */
 export const pair = (...children: Child[]): HTMLElement => h('span', { class: 'pair' }, ...children);
 
+/** A pair whose control takes the row's room (a URL to read whole). */
+export const widePair = (...children: Child[]): HTMLElement => h('span', { class: 'pair grow' }, ...children);
+
 /** A text with its machine values (URLs, listener names) as code, breakable where they must. */
-export const said = (parts: Said): (string | HTMLElement)[] => parts.map((p) => (typeof p === 'string' ? p : h('span', { class: 'mono id' }, p.code)));
+export const said = (parts: Said): (string | HTMLElement)[] =>
+  // A flag (--forward-to) is not broken at its hyphens; ids and URLs break where they must.
+  parts.map((p) => (typeof p === 'string' ? p : h('span', { class: p.code.startsWith('--') ? 'mono nowrap' : 'mono id' }, p.code)));
 
 export const json = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value, null, 2));
 

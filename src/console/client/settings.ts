@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 import type { Context, View } from './context.js';
-import { facts, h, pair, replaceChildren, said, unavailable, when } from './dom.js';
+import { facts, h, pair, replaceChildren, said, widePair, unavailable, when } from './dom.js';
 import { listeningRegion, type Listening } from './listening.js';
 import { rateLimitRegion } from './rate-limits.js';
 import { accountTargetOf } from './targets.js';
@@ -138,7 +138,7 @@ export const accountView: View = (ctx) => {
   const form = h(
     'form',
     { class: 'filters' },
-    pair(h('label', { for: 'webhook-url' }, 'Webhook URL'), url),
+    widePair(h('label', { for: 'webhook-url' }, 'Webhook URL'), url),
     h('button', { type: 'submit' }, 'Save'),
     h('button', { type: 'button', class: 'secondary', id: 'webhook-url-clear' }, 'Clear'),
   );

@@ -27,6 +27,9 @@ export interface DeliveryTarget {
   attempts: readonly { httpStatus: number | null; error: string | null; via?: string; listeners?: readonly unknown[] }[];
 }
 
+/** The flag of payments-sandbox listen that names where a listener posts. */
+const FORWARD_TO = { code: '--forward-to' };
+
 const LISTENER_ERROR = /^(no listener connected|listener )/;
 
 /** An attempt offered to listeners rather than posted by the sandbox. */
@@ -62,8 +65,8 @@ function carrier(d: DeliveryTarget): string | undefined {
 export function deliveryTargetOf(d: DeliveryTarget, mode: DeliveryMode | undefined): Said {
   if (!throughListeners(d, mode)) return d.url === null ? ['no URL (undeliverable)'] : [{ code: d.url }];
   const by = carrier(d);
-  if (by) return d.url === null ? [{ code: by }, ' (to its --forward-to; no URL set)'] : [{ code: d.url }, ' via ', { code: by }];
-  return d.url === null ? ["the account's listeners (to their --forward-to; no URL set)"] : [{ code: d.url }, " via the account's listeners"];
+  if (by) return d.url === null ? [{ code: by }, ' (to its ', FORWARD_TO, '; no URL set)'] : [{ code: d.url }, ' via ', { code: by }];
+  return d.url === null ? ["the account's listeners (to their ", FORWARD_TO, '; no URL set)'] : [{ code: d.url }, " via the account's listeners"];
 }
 
 /**
@@ -79,8 +82,8 @@ export function webhookTargetOf(postbackUrl: string | null, account: AccountTarg
     return url ? [{ code: url }, whose] : ['nowhere: it has no postbackUrl and the account no webhook URL, so its webhooks are recorded as undeliverable'];
   }
   return url
-    ? ["the account's listeners, which post to their --forward-to, else to ", { code: url }, whose]
-    : ["the account's listeners, which post to their --forward-to (it has no postbackUrl and the account no webhook URL)"];
+    ? ["the account's listeners, which post to their ", FORWARD_TO, ', else to ', { code: url }, whose]
+    : ["the account's listeners, which post to their ", FORWARD_TO, ' (it has no postbackUrl and the account no webhook URL)'];
 }
 
 /** The account's rule, for its own page: where a charge without a postbackUrl sends its webhooks. */
@@ -90,8 +93,8 @@ export function accountTargetOf(account: AccountTarget): Said {
     return url ? ["each charge's postbackUrl, else ", { code: url }] : ["each charge's postbackUrl; a charge without one has nowhere to go (undeliverable)"];
   }
   return url
-    ? ["the account's listeners, which post to their --forward-to, else to each charge's postbackUrl, else ", { code: url }]
-    : ["the account's listeners, which post to their --forward-to, else to each charge's postbackUrl"];
+    ? ["the account's listeners, which post to their ", FORWARD_TO, ", else to each charge's postbackUrl, else ", { code: url }]
+    : ["the account's listeners, which post to their ", FORWARD_TO, ", else to each charge's postbackUrl"];
 }
 
 const RAIL_NAMES: Readonly<Record<string, string>> = { PIX: 'Pix', BOLETO: 'Boleto', CARD: 'Card' };
