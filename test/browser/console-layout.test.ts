@@ -93,7 +93,8 @@ function purchaseFields(page: Page): Promise<{ card: { left: number; right: numb
 function labelsApart(page: Page, selector: string): Promise<string[]> {
   return page.evaluate((sel) => {
     const apart: string[] = [];
-    for (const label of document.querySelectorAll<HTMLLabelElement>(`${sel} label[for]`)) {
+    const within = sel.split(',').map((part) => `${part.trim()} label[for]`).join(', ');
+    for (const label of document.querySelectorAll<HTMLLabelElement>(within)) {
       const control = document.getElementById(label.htmlFor);
       if (!control || label.classList.contains('visually-hidden') || label.offsetParent === null) continue;
       const l = label.getBoundingClientRect();
