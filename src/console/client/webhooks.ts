@@ -187,7 +187,7 @@ export function deliveryCard(ctx: Context, d: Delivery, mode: DeliveryMode | und
         ? ['Withdrawal ', h('a', { href: `#/withdrawals/${encodeURIComponent(d.withdrawalId)}` }, d.withdrawalId)]
         : ['Transaction ', h('a', { href: `#/transactions/${encodeURIComponent(d.transactionId ?? '')}` }, d.transactionId ?? '—')],
       ' → ',
-      h('span', { class: 'target', 'data-target': '' }, said(deliveryTargetOf(d, mode))),
+      h('span', { class: 'target' }, said(deliveryTargetOf(d, mode))),
       ` · ${d.attempts.length} attempt${d.attempts.length === 1 ? '' : 's'}`,
       // A waiting delivery's next offer is when a listener connects, not this probe.
       d.nextAttemptAt && !d.waitingSince ? ` · next ${when(d.nextAttemptAt)}` : '',
