@@ -48,6 +48,12 @@ a.button{display:inline-block;font-weight:600;border:1px solid var(--accent);bac
 .reason{color:var(--bad);font-weight:600;white-space:nowrap}
 .sent pre.code{max-height:none}
 .filters,.search{display:flex;flex-wrap:wrap;align-items:center;gap:6px 10px;margin:0 0 12px}
+/* A label and its control wrap as one: a row of filters never ends on a label whose control starts the next. */
+.pair{display:inline-flex;align-items:center;gap:6px;min-width:0;max-width:100%}
+.pair>input,.pair>select{min-width:0}
+.pair.grow{flex:1 1 360px;max-width:640px}
+.pair.grow>input{flex:1 1 auto}
+.nowrap{white-space:nowrap}
 .row{display:flex;flex-wrap:wrap;align-items:center;gap:8px}
 .buttons{margin:8px 0}
 .stack{display:grid;gap:10px}
@@ -109,7 +115,9 @@ summary{cursor:pointer;padding:3px 0}
 .delivery-reason{margin:4px 0 8px;color:var(--warn);overflow-wrap:anywhere}
 .attempts .cell-at,.attempts .cell-time{white-space:nowrap}
 .links a{font-weight:600}
-.fields{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:8px 12px;margin:0 0 4px}
+/* As many columns as fit at 240 px or more (four in a desktop card), empty ones collapsed so a group
+   of three fills the width: wide enough for every label on one line and every value and placeholder whole. */
+.fields{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,240px),1fr));gap:10px 14px;margin:0 0 4px}
 .field{display:grid;gap:3px;align-content:start;min-width:0}
 .field input,.field select{width:100%}
 .check{display:flex;align-items:center;gap:6px;font-weight:400}
@@ -123,14 +131,27 @@ summary{cursor:pointer;padding:3px 0}
 footer{max-width:1180px;margin:0 auto;padding:16px}
 @media (max-width:640px){
   main{padding:10px}
-  nav ul{flex-wrap:wrap;padding:0 4px}
-  nav a{padding:8px 9px}
+  /* The header in three short lines (brand, live and sign-out; who; the clock), the sections on
+     one row that scrolls sideways: together about a third of what they took wrapped. */
+  .top{display:grid;grid-template-columns:minmax(0,1fr) auto auto;grid-template-areas:"brand live out" "who who who" "clock clock clock";gap:2px 8px;padding:6px 10px}
+  .status-bar{display:contents}
+  .brand{grid-area:brand;font-size:16px;align-self:center;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+  .brand span{display:none}
+  #live{grid-area:live;align-self:center}
+  #sign-out{grid-area:out;padding:2px 10px}
+  /* One line: a long account id ends in an ellipsis here (its title, and the Account view, hold it whole). */
+  #header-account{grid-area:who;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+  #header-clock{grid-area:clock}
+  nav ul{padding:0 4px;scrollbar-width:thin}
+  nav a{padding:7px 9px}
   .hide-narrow{display:none}
   .id{overflow-wrap:anywhere}
   .facts{grid-template-columns:1fr}
   .facts dt{margin-top:6px}
   .grid{grid-template-columns:1fr}
   .filters>input,.filters>select,.search>input{flex:1 1 140px}
+  .filters>.pair,.search>.pair{flex:1 1 auto}
+  .pair>input,.pair>select{flex:1 1 120px}
   th,td{padding:6px 5px}
   /* The transactions list as one card per row: id and status, then method and amount, then the
      external id; every row whole within a phone's width, nothing to scroll sideways. */

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startListener, type RunningListener } from '../../src/listen/listener.js';
+import { parseRoute, startListener, type RunningListener } from '../../src/listen/listener.js';
 import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
 import { created, pixBody } from '../helpers/purchases.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
@@ -36,9 +36,9 @@ async function ownAccount(name: string): Promise<{ own: Client; key: string }> {
   return { own: sandbox.clientFor(res.body.secretKey), key: res.body.secretKey };
 }
 
-/** `payments-sandbox listen` in this process, as the CLI starts it, forwarding to each delivery's own URL. */
-async function listen(key: string, name: string): Promise<RunningListener> {
-  const l = startListener({ baseUrl: sandbox.url, key, routes: [], name, onDelivery: () => undefined, onStatus: () => undefined });
+/** `payments-sandbox listen` in this process, as the CLI starts it, forwarding to each delivery's own URL (or to `forwardTo`). */
+async function listen(key: string, name: string, forwardTo?: string): Promise<RunningListener> {
+  const l = startListener({ baseUrl: sandbox.url, key, routes: forwardTo ? [parseRoute(forwardTo)] : [], name, onDelivery: () => undefined, onStatus: () => undefined });
   listeners.push(l);
   await l.ready;
   return l;
@@ -172,5 +172,57 @@ describe('console: webhook listeners', () => {
       await screenshot(page, `console-listeners-account-${name}`);
       await page.close();
     }
+  });
+  it('names where each webhook really goes: the listener that carried one with no URL, the account\'s listeners, the URL in force', async () => {
+    const { own, key } = await ownAccount('console-listeners-targets');
+    expect((await own.put('/_sandbox/webhook-url', { delivery: 'listeners' })).status).toBe(200);
+    const hook = await receiver({ status: 200, body: '{"received":true}' });
+    // No postbackUrl and no account URL: only the listener's --forward-to knows where it goes.
+    await listen(key, 'ana-laptop', hook.url);
+    const tx = await created(own, pixBody({ externalId: 'order-listener-target' }));
+    await payOk(own, tx.id);
+    const done = await waitForDelivery(own, tx.id, (d) => d.status === 'delivered', 'delivered by ana-laptop');
+    expect(done.url).toBeNull();
+    await hook.waitForRequests(1);
+    for (const [name, width] of Object.entries(WIDTHS)) {
+      const page = await signedIn(key, width, '#/webhooks');
+      const card = page.locator(`article.delivery[data-delivery="${done.id}"]`);
+      await card.locator('tr[data-attempt="1"][data-via="listener ana-laptop"]').waitFor({ state: 'attached' });
+      // Issue 43: "→ no URL (undeliverable)" beside "delivered via listener ana-laptop".
+      expect(await card.locator('.meta').textContent()).toContain('→ listener ana-laptop (to its --forward-to; no URL set) · 1 attempt');
+      expect(await card.locator('.meta').textContent()).not.toContain('undeliverable');
+      expect(await overflow(page), name).toBeLessThanOrEqual(0);
+      await screenshot(page, `console-listeners-target-webhooks-${name}`);
+
+      await page.goto(`${sandbox.url}/_sandbox/#/transactions/${tx.id}`);
+      await page.getByRole('heading', { name: `Transaction ${tx.id}` }).waitFor();
+      const target = page.locator('#tx-webhook-target');
+      await target.waitFor();
+      // Issue 43: "Webhook URL: the account's, if set".
+      expect(await target.textContent()).toBe("the account's listeners, which post to their --forward-to (it has no postbackUrl and the account no webhook URL)");
+      expect(await page.locator(`article.delivery[data-delivery="${done.id}"] .meta`).textContent()).toContain('→ listener ana-laptop (to its --forward-to; no URL set)');
+      expect(await overflow(page), name).toBeLessThanOrEqual(0);
+      await screenshot(page, `console-listeners-target-transaction-${name}`);
+      await page.close();
+    }
+
+    // With the account's URL set, the summary names it, in listeners mode and once direct again.
+    expect((await own.put('/_sandbox/webhook-url', { url: 'https://shop.example.com/hooks' })).status).toBe(200);
+    const page = await signedIn(key, WIDTHS.desktop, `#/transactions/${tx.id}`);
+    const target = page.locator('#tx-webhook-target');
+    await target.filter({ hasText: 'https://shop.example.com/hooks' }).waitFor();
+    expect(await target.textContent()).toBe("the account's listeners, which post to their --forward-to, else to https://shop.example.com/hooks (the account's webhook URL)");
+    expect((await own.put('/_sandbox/webhook-url', { delivery: 'direct' })).status).toBe(200);
+    await page.reload();
+    await target.filter({ hasText: 'https://shop.example.com/hooks (the account' }).waitFor();
+    expect(await target.textContent()).toBe("https://shop.example.com/hooks (the account's webhook URL)");
+    // The delivery that a listener carried still says so, now that the account delivers directly.
+    expect(await page.locator(`article.delivery[data-delivery="${done.id}"] .meta`).textContent()).toContain('→ listener ana-laptop (to its --forward-to; no URL set)');
+    await page.goto(`${sandbox.url}/_sandbox/#/account`);
+    const rule = page.locator('#account-webhook-target');
+    await rule.waitFor();
+    expect(await rule.textContent()).toBe("each charge's postbackUrl, else https://shop.example.com/hooks");
+    await screenshot(page, 'console-listeners-target-account-desktop');
+    await page.close();
   });
 });

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 import type { Context, View } from './context.js';
-import { h, replaceChildren, statusBadge, when } from './dom.js';
+import { disclosure, h, pair, replaceChildren, statusBadge, when } from './dom.js';
 
 /** Offers carry no currency: the amount in minor units, as a decimal. */
 const minorUnits = (centavos: number): string => (centavos / 100).toFixed(2);
@@ -35,12 +35,9 @@ function offerForm(ctx: Context, product: Product, done: () => void): HTMLElemen
   const form = h(
     'form',
     { class: 'filters' },
-    h('label', { for: `of-name-${p}` }, 'Offer name'),
-    name,
-    h('label', { for: `of-amount-${p}` }, 'Amount (centavos)'),
-    amount,
-    h('label', { for: `of-cycle-${p}` }, 'Billing cycle'),
-    cycle,
+    pair(h('label', { for: `of-name-${p}` }, 'Offer name'), name),
+    pair(h('label', { for: `of-amount-${p}` }, 'Amount (centavos)'), amount),
+    pair(h('label', { for: `of-cycle-${p}` }, 'Billing cycle'), cycle),
     h('button', { type: 'submit' }, 'Add offer'),
   );
   form.addEventListener('submit', async (e) => {
@@ -64,7 +61,7 @@ async function productCard(ctx: Context, product: Product, redraw: () => void): 
     offers.ok && offers.body.length
       ? h('ul', { class: 'offers' }, offers.body.map((o) => h('li', {}, h('strong', {}, o.name), ` ${minorUnits(o.amount)} · ${o.billingCycle ?? 'one-time'} · `, h('span', { class: 'mono small' }, o.id))))
       : h('p', { class: 'muted' }, 'No offers.'),
-    product.deletedAt ? null : h('details', {}, h('summary', {}, 'Add an offer'), offerForm(ctx, product, redraw)),
+    product.deletedAt ? null : disclosure(`offer-form:${product.id}`, {}, 'Add an offer', offerForm(ctx, product, redraw)),
   );
 }
 
@@ -72,7 +69,7 @@ async function productCard(ctx: Context, product: Product, redraw: () => void): 
 export const catalogView: View = (ctx) => {
   const list = h('div', { class: 'stack' });
   const name = h('input', { id: 'pr-name', type: 'text', required: true, maxlength: 255, autocomplete: 'off' });
-  const form = h('form', { class: 'filters' }, h('label', { for: 'pr-name' }, 'New product name'), name, h('button', { type: 'submit' }, 'Create product'));
+  const form = h('form', { class: 'filters' }, pair(h('label', { for: 'pr-name' }, 'New product name'), name), h('button', { type: 'submit' }, 'Create product'));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     const answer = await ctx.api.post('/v2/products', { name: name.value });

@@ -146,8 +146,11 @@ async function start(key: string): Promise<void> {
     const [pattern, view] = found;
     for (const a of document.querySelectorAll<HTMLAnchorElement>('#nav a')) {
       const current = hash === a.getAttribute('href') || hash.startsWith(`${a.getAttribute('href')}/`);
-      if (current) a.setAttribute('aria-current', 'page');
-      else a.removeAttribute('aria-current');
+      if (current) {
+        a.setAttribute('aria-current', 'page');
+        // On a phone the sections scroll sideways in one row: the current one is brought into it.
+        a.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+      } else a.removeAttribute('aria-current');
     }
     stop = view(ctx, pattern.exec(hash)?.[1]);
     // Moving focus to the new heading tells screen-reader users the view changed.

@@ -5,6 +5,8 @@
  * whatever the sandbox recorded (payer names, request bodies, receiver answers) cannot become HTML.
  */
 
+import type { Said } from './targets.js';
+
 export type Child = Node | string | number | null | undefined | false | readonly Child[];
 type Attrs = Record<string, string | number | boolean | null | undefined | EventListener>;
 
@@ -32,6 +34,42 @@ export function replaceChildren(parent: Element, ...children: Child[]): void {
   parent.replaceChildren();
   append(parent, children);
 }
+
+/**
+ * What the user opened or closed, by each details element's key: views redraw from scratch on
+ * every live event and action, and a redraw must not fold up what someone is reading.
+ */
+const chosenOpen = new Map<string, boolean>();
+
+/**
+ * A details element that keeps the user's choice across redraws. `key` names what it shows
+ * (an event id, a delivery id and part), stable from one draw to the next; `open` is how it
+ * starts when the user has not chosen, which may change between draws (attempts appear).
+ */
+export function disclosure(key: string, attrs: Attrs & { open?: boolean }, summary: Child, ...content: Child[]): HTMLDetailsElement {
+  const startsOpen = attrs.open === true;
+  const el = h('details', { ...attrs, open: chosenOpen.get(key) ?? startsOpen, 'data-key': key }, h('summary', {}, summary), ...content);
+  // toggle also fires for the element's first state: only a state other than its start is a choice.
+  el.addEventListener('toggle', () => {
+    if (el.open === startsOpen) chosenOpen.delete(key);
+    else chosenOpen.set(key, el.open);
+  });
+  return el;
+}
+
+/**
+ * A label and its control as one piece of a wrapping row (.filters): the row may wrap between
+ * pairs, never between a label and what it labels.
+ */
+export const pair = (...children: Child[]): HTMLElement => h('span', { class: 'pair' }, ...children);
+
+/** A pair whose control takes the row's room (a URL to read whole). */
+export const widePair = (...children: Child[]): HTMLElement => h('span', { class: 'pair grow' }, ...children);
+
+/** A text with its machine values (URLs, listener names) as code, breakable where they must. */
+export const said = (parts: Said): (string | HTMLElement)[] =>
+  // A flag (--forward-to) is not broken at its hyphens; ids and URLs break where they must.
+  parts.map((p) => (typeof p === 'string' ? p : h('span', { class: p.code.startsWith('--') ? 'mono nowrap' : 'mono id' }, p.code)));
 
 export const json = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value, null, 2));
 
@@ -88,9 +126,9 @@ const TONES: Record<string, string> = {
 
 export const statusBadge = (status: string): HTMLElement => badge(status, TONES[status] ?? 'muted');
 
-/** A dl of label/value pairs; empty values show as a dash. */
-export function facts(rows: readonly [string, Child][]): HTMLElement {
-  return h('dl', { class: 'facts' }, rows.map(([label, value]) => [h('dt', {}, label), h('dd', {}, value === null || value === undefined || value === '' ? '—' : value)]));
+/** A dl of label/value pairs; empty values show as a dash, and rows given as null or false are left out. */
+export function facts(rows: readonly ([string, Child] | null | false)[]): HTMLElement {
+  return h('dl', { class: 'facts' }, rows.map((row) => row && [h('dt', {}, row[0]), h('dd', {}, row[1] === null || row[1] === undefined || row[1] === '' ? '—' : row[1])]));
 }
 
 /** A note for features this sandbox build does not answer (older version, or not merged yet). */

@@ -85,7 +85,7 @@ export const newPurchaseView: View = (ctx) => {
   const description = input('np-description', { required: true, maxlength: 255, value: 'Pedido de teste' });
   const responsibleExternalId = input('np-responsible-ref', { required: true, value: 'cli-console' });
   const externalId = input('np-external-id', { placeholder: 'optional, e.g. order-1001' });
-  const postbackUrl = input('np-postback-url', { type: 'url', placeholder: "optional: else the account's webhook URL" });
+  const postbackUrl = input('np-postback-url', { type: 'url', placeholder: "optional; else the account's URL" });
   const dueDate = input('np-due-date', { type: 'date' });
   const card = h('select', { id: 'np-card' }, CONSOLE_TEST_CARDS.map(([number, label]) => h('option', { value: number }, `${number} · ${label}`)));
   const installments = input('np-installments', { type: 'number', min: 1, max: 12, step: 1, value: 1, inputmode: 'numeric' });
@@ -160,10 +160,10 @@ export const newPurchaseView: View = (ctx) => {
   const form = h(
     'form',
     { class: 'card stack', id: 'new-purchase', novalidate: true },
-    h('div', { class: 'fields' }, field('np-currency', 'Currency', currency), field('np-method', 'Method', method), field('np-amount', 'Amount', amount, 'in units, e.g. 150.00; sent in centavos')),
+    // The method's own fields (due date, card) beside it, so no group is a lone field stretched across the card.
+    h('div', { class: 'fields' }, field('np-currency', 'Currency', currency), field('np-method', 'Method', method), field('np-amount', 'Amount', amount, 'in units, e.g. 150.00; sent in centavos'), byMethod.boleto, byMethod.card),
     h('h2', {}, 'Payer'),
     h('div', { class: 'fields' }, field('np-name', 'Name', name), field('np-email', 'E-mail', email), field('np-phone', 'Phone', phone, phoneHint), byMethod.cpf, field('np-document', 'Responsible document', responsible, documentHint)),
-    h('div', { class: 'fields' }, byMethod.boleto, byMethod.card),
     h('h2', {}, 'Your references'),
     h('div', { class: 'fields' }, field('np-description', 'Description', description), field('np-responsible-ref', 'Responsible external id', responsibleExternalId), field('np-external-id', 'External id', externalId), field('np-postback-url', 'Postback URL', postbackUrl)),
     error,

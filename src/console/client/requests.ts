@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 import type { View } from './context.js';
-import { type Child, h, pre, replaceChildren, unavailable, when } from './dom.js';
+import { type Child, disclosure, h, pre, replaceChildren, unavailable, when } from './dom.js';
 
 /** One entry of `GET /_sandbox/requests`, as the contract describes it. */
 interface LoggedRequest {
@@ -31,12 +31,10 @@ const fromConsole = (r: LoggedRequest): boolean => r.requestHeaders?.['x-sandbox
 
 function entry(r: LoggedRequest): HTMLElement {
   const hint: Child = r.hint ? h('p', { class: 'hint' }, h('strong', {}, 'Hint: '), r.hint) : null;
-  return h(
-    'details',
+  return disclosure(
+    `request:${r.traceId}`,
     { class: 'card request', 'data-trace': r.traceId },
-    h(
-      'summary',
-      {},
+    [
       h('span', { class: `badge ${tone(r.status)}` }, r.status === null ? 'no answer' : String(r.status)),
       ' ',
       h('strong', {}, r.method),
@@ -44,7 +42,7 @@ function entry(r: LoggedRequest): HTMLElement {
       h('span', { class: 'mono id' }, r.path),
       h('span', { class: 'small muted' }, ` · ${Math.round(r.durationMs)} ms · ${when(r.at)}`),
       fromConsole(r) ? h('span', { class: 'tag' }, 'console') : null,
-    ),
+    ],
     hint,
     r.fault ? h('p', { class: 'hint' }, h('strong', {}, 'Fault rule fired: '), typeof r.fault === 'string' ? r.fault : JSON.stringify(r.fault)) : null,
     h('p', { class: 'small muted' }, 'Trace id ', h('code', {}, r.traceId)),
@@ -54,7 +52,7 @@ function entry(r: LoggedRequest): HTMLElement {
     h('h3', {}, 'Response body', cut(r.responseBodyTruncated)),
     r.responseBody === undefined || r.responseBody === null ? h('p', { class: 'muted' }, 'None.') : pre(r.responseBody, 'Response body'),
     // Headers are mostly the client's boilerplate: folded, so the bodies come first.
-    r.requestHeaders ? h('details', { class: 'headers' }, h('summary', {}, 'Request headers'), pre(r.requestHeaders, 'Request headers')) : null,
+    r.requestHeaders ? disclosure(`request:${r.traceId}:headers`, { class: 'headers' }, 'Request headers', pre(r.requestHeaders, 'Request headers')) : null,
   );
 }
 

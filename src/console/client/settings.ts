@@ -1,9 +1,10 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 import type { Context, View } from './context.js';
-import { facts, h, replaceChildren, unavailable, when } from './dom.js';
+import { facts, h, pair, replaceChildren, said, widePair, unavailable, when } from './dom.js';
 import { listeningRegion, type Listening } from './listening.js';
 import { rateLimitRegion } from './rate-limits.js';
+import { accountTargetOf } from './targets.js';
 
 interface Clock {
   now: string;
@@ -63,10 +64,7 @@ export const clockView: View = (ctx) => {
   const form = h(
     'form',
     { class: 'filters' },
-    h('label', { for: 'advance-amount' }, 'Advance by'),
-    amount,
-    h('label', { for: 'advance-unit', class: 'visually-hidden' }, 'Unit'),
-    unit,
+    pair(h('label', { for: 'advance-amount' }, 'Advance by'), amount, h('label', { for: 'advance-unit', class: 'visually-hidden' }, 'Unit'), unit),
     h('button', { type: 'submit' }, 'Advance'),
   );
   form.addEventListener('submit', (e) => {
@@ -140,8 +138,7 @@ export const accountView: View = (ctx) => {
   const form = h(
     'form',
     { class: 'filters' },
-    h('label', { for: 'webhook-url' }, 'Webhook URL'),
-    url,
+    widePair(h('label', { for: 'webhook-url' }, 'Webhook URL'), url),
     h('button', { type: 'submit' }, 'Save'),
     h('button', { type: 'button', class: 'secondary', id: 'webhook-url-clear' }, 'Clear'),
   );
@@ -167,6 +164,7 @@ export const accountView: View = (ctx) => {
       ['Permissions', account.permissions.join(', ')],
       ['Webhook URL', h('span', { id: 'account-webhook-url', class: 'mono id' }, account.webhookUrl ?? 'not set')],
       ['Webhook delivery', h('span', { id: 'account-webhook-delivery' }, mode)],
+      ['Webhooks go to', h('span', { id: 'account-webhook-target' }, said(accountTargetOf(account)))],
       ['Created', when(account.createdAt)],
     ]));
     url.value = account.webhookUrl ?? '';

@@ -2,8 +2,9 @@
 /// <reference lib="dom.iterable" />
 import type { Answer } from './api.js';
 import { type Context, redrawOn, type View } from './context.js';
-import { type Child, facts, h, json, money, pre, replaceChildren, statusBadge, unavailable, when } from './dom.js';
+import { type Child, disclosure, facts, h, json, money, pair, pre, replaceChildren, said, statusBadge, unavailable, when } from './dom.js';
 import { byIdDesc, type SandboxEvent, type Tx } from './state.js';
+import { paidByOf, webhookTargetOf, type AccountTarget } from './targets.js';
 import { deliveryCard, type Delivery } from './webhooks.js';
 
 /** How often a transaction's view reads its webhook log again while a delivery is pending. */
@@ -19,7 +20,7 @@ const filters = { status: '', currency: '', method: '', text: '' };
 function select(id: string, label: string, options: readonly string[], value: string, onChange: (v: string) => void): Child[] {
   const el = h('select', { id }, h('option', { value: '' }, 'Any'), options.map((o) => h('option', { value: o, selected: o === value }, o)));
   el.addEventListener('change', () => onChange(el.value));
-  return [h('label', { for: id }, label), el];
+  return [pair(h('label', { for: id }, label), el)];
 }
 
 function matches(tx: Tx): boolean {
@@ -79,11 +80,8 @@ export const transactionsView: View = (ctx) => {
   const search = h(
     'form',
     { class: 'search', role: 'search', 'aria-label': 'Find a transaction' },
-    h('label', { for: 'search-by' }, 'Find by'),
-    by,
-    h('label', { for: 'search-q', class: 'visually-hidden' }, 'Value'),
-    query,
-    h('button', { type: 'submit' }, 'Find'),
+    pair(h('label', { for: 'search-by' }, 'Find by'), by),
+    pair(h('label', { for: 'search-q', class: 'visually-hidden' }, 'Value'), query, h('button', { type: 'submit' }, 'Find')),
   );
   search.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -108,8 +106,7 @@ export const transactionsView: View = (ctx) => {
       select('filter-status', 'Status', STATUSES, filters.status, (v) => ((filters.status = v), draw())),
       select('filter-currency', 'Currency', CURRENCIES, filters.currency, (v) => ((filters.currency = v), draw())),
       select('filter-method', 'Method', METHODS, filters.method, (v) => ((filters.method = v), draw())),
-      h('label', { for: 'filter-text' }, 'Id or external id contains'),
-      text,
+      pair(h('label', { for: 'filter-text' }, 'Id or external id contains'), text),
     ),
     count,
     h(
@@ -268,9 +265,8 @@ function actions(ctx: Context, tx: Tx, after: (tx: Tx) => void): HTMLElement {
     h(
       'div',
       { class: 'filters' },
-      rails.length > 1 ? [h('label', { for: 'pay-rail' }, 'Pay by rail'), rail] : null,
-      h('label', { for: 'action-note' }, 'Decline message / chargeback reason (optional)'),
-      note,
+      rails.length > 1 ? pair(h('label', { for: 'pay-rail' }, 'Pay by rail'), rail) : null,
+      pair(h('label', { for: 'action-note' }, 'Decline message / chargeback reason (optional)'), note),
     ),
     h('div', { class: 'row buttons' }, buttons),
     out,
@@ -287,7 +283,7 @@ function timeline(events: readonly SandboxEvent[]): HTMLElement {
       : h(
           'ol',
           { class: 'timeline' },
-          events.map((e) => h('li', { 'data-event': e.type }, h('details', {}, h('summary', {}, h('span', { class: 'mono small' }, when(e.createdAt)), ' ', h('strong', {}, e.type)), pre(e.data, `Data of ${e.id}`)))),
+          events.map((e) => h('li', { 'data-event': e.type }, disclosure(e.id, {}, [h('span', { class: 'mono small' }, when(e.createdAt)), ' ', h('strong', {}, e.type)], pre(e.data, `Data of ${e.id}`)))),
         ),
   );
 }
@@ -301,11 +297,13 @@ export const transactionView: View = (ctx, id) => {
   const draw = async (): Promise<void> => {
     const mine = ++seq;
     clearTimeout(refresh);
-    const [tx, events, deliveries, payerPages] = await Promise.all([
+    const [tx, events, deliveries, payerPages, account] = await Promise.all([
       ctx.api.get<Tx>(`/transactions/${encodeURIComponent(txId)}`),
       ctx.api.all<SandboxEvent>(`/_sandbox/events?transactionId=${encodeURIComponent(txId)}`),
       ctx.api.all<Delivery>(`/_sandbox/webhooks?transactionId=${encodeURIComponent(txId)}`),
       ctx.api.get<PayerPages>(`/_sandbox/transactions/${encodeURIComponent(txId)}/payer-pages`),
+      // Where its webhooks go depends on the account's URL and delivery mode as they are now.
+      ctx.api.get<AccountTarget>('/_sandbox/account'),
     ]);
     if (mine !== seq) return;
     const back = h('p', {}, h('a', { href: '#/transactions' }, '← All transactions'));
@@ -314,6 +312,8 @@ export const transactionView: View = (ctx, id) => {
       return;
     }
     const t = tx.body;
+    const target = account.ok ? account.body : null;
+    const paidBy = paidByOf(t);
     const reason = [reasonOf(t), typeof t.declineReason === 'string' ? t.declineReason : null].filter(Boolean).join(' · ') || null;
     const focused = document.activeElement?.id;
     replaceChildren(
@@ -333,7 +333,8 @@ export const transactionView: View = (ctx, id) => {
             ['External id', t.externalId],
             ['Created', when(t.createdAt)],
             ['Paid', when((t.approvedAt ?? t.paidAt) as string | null)],
-            ['Webhook URL', t.postbackUrl ? h('span', { class: 'mono id' }, t.postbackUrl) : 'the account\'s, if set'],
+            paidBy !== null && ['Paid by', h('span', { id: 'tx-paid-by' }, paidBy)],
+            ['Webhooks go to', h('span', { id: 'tx-webhook-target' }, said(webhookTargetOf(t.postbackUrl, target)))],
             ['Fee', money(Number(t.costFee ?? 0), t.currency)],
           ]),
         ),
@@ -349,9 +350,9 @@ export const transactionView: View = (ctx, id) => {
           ? unavailable('The webhook log')
           : deliveries.body.length === 0
             ? h('p', { class: 'muted' }, 'None yet.')
-            : h('div', { class: 'stack' }, [...deliveries.body].reverse().map((d) => deliveryCard(ctx, d, () => void draw()))),
+            : h('div', { class: 'stack' }, [...deliveries.body].reverse().map((d) => deliveryCard(ctx, d, target?.webhookDelivery ?? (target ? 'direct' : undefined), () => void draw()))),
       ),
-      h('details', {}, h('summary', {}, 'Raw transaction (GET /transactions/' + t.id + ')'), pre(t, 'Raw transaction')),
+      disclosure(`raw:${t.id}`, {}, `Raw transaction (GET /transactions/${t.id})`, pre(t, 'Raw transaction')),
     );
     if (focused) document.getElementById(focused)?.focus();
     // A failed attempt whose retry is scheduled is no event of its own (the delivery stays

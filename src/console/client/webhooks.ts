@@ -1,8 +1,9 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 import { type Context, redrawOn, type View } from './context.js';
-import { badge, h, pre, replaceChildren, statusBadge, unavailable, when } from './dom.js';
+import { badge, disclosure, h, pair, pre, replaceChildren, said, statusBadge, unavailable, when } from './dom.js';
 import { listeningRegion } from './listening.js';
+import { deliveryTargetOf, throughListeners, type DeliveryMode } from './targets.js';
 
 export interface Attempt {
   at: string;
@@ -65,8 +66,8 @@ export function answerOf(a: Attempt): string {
  * The request as it went out, in HTTP's own layout: the request line, every header the sandbox
  * set (x-signature as sent) and the body's exact bytes, which are what x-signature signs.
  */
-function wire(request: SentRequest, headers: Record<string, string>): string {
-  const target = request.url ?? '(no URL: the transaction has no postbackUrl and the account no webhook URL)';
+function wire(request: SentRequest, headers: Record<string, string>, viaListeners: boolean): string {
+  const target = request.url ?? (viaListeners ? "(no URL: the listener posts it to its --forward-to)" : '(no URL: the transaction has no postbackUrl and the account no webhook URL)');
   return [`${request.method} ${target}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`), '', request.body].join('\n');
 }
 
@@ -143,7 +144,7 @@ function attemptsTable(attempts: readonly Attempt[], over: boolean): HTMLElement
 }
 
 /** The exact request (of the last attempt, else the one the next attempt sends), then the body formatted to read. */
-function sentRequest(d: Delivery): HTMLElement {
+function sentRequest(d: Delivery, mode: DeliveryMode | undefined): HTMLElement {
   const request = d.request!;
   const last = [...d.attempts].reverse().find((a) => a.requestHeaders);
   const headers = last?.requestHeaders ?? request.headers;
@@ -151,13 +152,13 @@ function sentRequest(d: Delivery): HTMLElement {
     'div',
     { class: 'sent' },
     h('p', { class: 'small muted' }, last ? `As sent in attempt ${d.attempts.lastIndexOf(last) + 1}` : 'What the first attempt sends', ': x-signature is the HMAC-SHA256 (hex) of exactly these body bytes with the account\'s webhook secret.'),
-    h('pre', { class: 'code', tabindex: 0, 'aria-label': `Request of ${d.id}` }, wire(request, headers)),
-    h('details', {}, h('summary', {}, 'Body, formatted'), pre(d.payload, `Body of ${d.id}`)),
+    h('pre', { class: 'code', tabindex: 0, 'aria-label': `Request of ${d.id}` }, wire(request, headers, throughListeners(d, mode))),
+    disclosure(`${d.id}:body`, {}, 'Body, formatted', pre(d.payload, `Body of ${d.id}`)),
   );
 }
 
 /** One delivery: what was sent (body and headers), every attempt with the receiver's answer, and replay. */
-export function deliveryCard(ctx: Context, d: Delivery, onChange: () => void): HTMLElement {
+export function deliveryCard(ctx: Context, d: Delivery, mode: DeliveryMode | undefined, onChange: () => void): HTMLElement {
   const replay = h('button', { type: 'button', class: 'secondary' }, 'Replay');
   replay.addEventListener('click', async () => {
     replay.disabled = true;
@@ -186,7 +187,7 @@ export function deliveryCard(ctx: Context, d: Delivery, onChange: () => void): H
         ? ['Withdrawal ', h('a', { href: `#/withdrawals/${encodeURIComponent(d.withdrawalId)}` }, d.withdrawalId)]
         : ['Transaction ', h('a', { href: `#/transactions/${encodeURIComponent(d.transactionId ?? '')}` }, d.transactionId ?? '—')],
       ' → ',
-      h('span', { class: 'mono id' }, d.url ?? 'no URL (undeliverable)'),
+      h('span', { class: 'target' }, said(deliveryTargetOf(d, mode))),
       ` · ${d.attempts.length} attempt${d.attempts.length === 1 ? '' : 's'}`,
       // A waiting delivery's next offer is when a listener connects, not this probe.
       d.nextAttemptAt && !d.waitingSince ? ` · next ${when(d.nextAttemptAt)}` : '',
@@ -198,13 +199,8 @@ export function deliveryCard(ctx: Context, d: Delivery, onChange: () => void): H
           d.waitingSince ? `${d.reason}. Start payments-sandbox listen with this account's key (the Account view shows the command): it receives this delivery as soon as it connects.` : d.reason,
         )
       : null,
-    h(
-      'details',
-      {},
-      h('summary', {}, 'Request body and headers'),
-      d.request ? sentRequest(d) : pre(d.payload, `Body of ${d.id}`),
-    ),
-    h('details', { open: d.attempts.length > 0 }, h('summary', {}, 'Attempts'), attemptsTable(d.attempts, d.status === 'failed')),
+    disclosure(`${d.id}:request`, {}, 'Request body and headers', d.request ? sentRequest(d, mode) : pre(d.payload, `Body of ${d.id}`)),
+    disclosure(`${d.id}:attempts`, { open: d.attempts.length > 0 }, 'Attempts', attemptsTable(d.attempts, d.status === 'failed')),
     h('div', { class: 'row' }, replay),
   );
 }
@@ -228,18 +224,22 @@ export const webhooksView: View = (ctx) => {
     ctx.root,
     h('h1', { tabindex: -1 }, 'Webhook deliveries'),
     listening.element,
-    h('div', { class: 'filters' }, h('label', { for: 'wh-status' }, 'Status'), select),
+    h('div', { class: 'filters' }, pair(h('label', { for: 'wh-status' }, 'Status'), select)),
     list,
   );
+  let seq = 0;
+  /** The log and the note together: each card names its target by the account's mode as read with it. */
   async function draw(): Promise<void> {
-    const answer = await ctx.api.all<Delivery>(`/_sandbox/webhooks${status ? `?status=${status}` : ''}`);
+    const mine = ++seq;
+    const [answer, mode] = await Promise.all([ctx.api.all<Delivery>(`/_sandbox/webhooks${status ? `?status=${status}` : ''}`), listening.draw().then((l) => l?.delivery)]);
+    // A slower answer of an earlier draw must not replace a newer one (another status chosen).
+    if (mine !== seq) return;
     if (answer.missing) return replaceChildren(list, unavailable('The webhook log'));
     if (!answer.ok) return ctx.fail('Loading deliveries', answer);
     const deliveries = [...answer.body].reverse();
-    replaceChildren(list, deliveries.length === 0 ? h('p', { class: 'empty' }, 'No deliveries yet. A paid, expired or declined transaction sends one.') : deliveries.map((d) => deliveryCard(ctx, d, () => void draw())));
+    replaceChildren(list, deliveries.length === 0 ? h('p', { class: 'empty' }, 'No deliveries yet. A paid, expired or declined transaction sends one.') : deliveries.map((d) => deliveryCard(ctx, d, mode, () => void draw())));
   }
   void draw();
-  void listening.draw();
   // An attempt made is when a listener may have come or gone: the note is read again with the log.
-  return redrawOn(ctx, (e) => e !== null && e.type.startsWith('webhook.'), () => Promise.all([draw(), listening.draw()]).then(() => undefined));
+  return redrawOn(ctx, (e) => e !== null && e.type.startsWith('webhook.'), draw);
 };

@@ -2,8 +2,9 @@
 /// <reference lib="dom.iterable" />
 import type { Answer } from './api.js';
 import { type Context, redrawOn, type View } from './context.js';
-import { facts, h, json, money, pre, replaceChildren, statusBadge, unavailable, when } from './dom.js';
+import { disclosure, facts, h, json, money, pair, pre, replaceChildren, said, statusBadge, unavailable, when } from './dom.js';
 import type { SandboxEvent } from './state.js';
+import { webhookTargetOf, type AccountTarget } from './targets.js';
 import { deliveryCard, type Delivery } from './webhooks.js';
 
 /** The fields the console reads of a withdrawal (GET /_sandbox/withdrawals). */
@@ -57,7 +58,7 @@ const movesMoney = (e: SandboxEvent | null): boolean => e === null || /^(withdra
 
 function balanceCard(ctx: Context, balance: Answer<Balance>, redraw: () => void): HTMLElement {
   const amount = h('input', { id: 'credit-amount', type: 'number', min: 1, step: 1, inputmode: 'numeric', required: true, placeholder: 'centavos, e.g. 100000' });
-  const credit = h('form', { class: 'filters' }, h('label', { for: 'credit-amount' }, 'Credit (centavos)'), amount, h('button', { type: 'submit', class: 'secondary' }, 'Credit'));
+  const credit = h('form', { class: 'filters' }, pair(h('label', { for: 'credit-amount' }, 'Credit (centavos)'), amount), h('button', { type: 'submit', class: 'secondary' }, 'Credit'));
   credit.addEventListener('submit', async (e) => {
     e.preventDefault();
     const answer = await ctx.api.post<Balance>('/_sandbox/balance/credit', { amount: Number(amount.value) });
@@ -153,7 +154,7 @@ export const withdrawalsView: View = (ctx) => {
       h('h1', { tabindex: -1 }, 'Payouts'),
       h('div', { class: 'grid' }, balanceCard(ctx, balance, () => void draw()), ledger.missing ? unavailable('The ledger') : ledgerTable(ledger.body)),
       h('h2', {}, 'Withdrawals'),
-      h('div', { class: 'filters' }, h('label', { for: 'filter-wd-status' }, 'Status'), select),
+      h('div', { class: 'filters' }, pair(h('label', { for: 'filter-wd-status' }, 'Status'), select)),
       h('p', { class: 'muted small', 'aria-live': 'polite' }, `${shown.length} withdrawal${shown.length === 1 ? '' : 's'}`),
       list.missing
         ? unavailable('Payouts')
@@ -219,7 +220,7 @@ function actions(ctx: Context, w: Withdrawal, after: () => void): HTMLElement {
     'section',
     { 'aria-labelledby': 'wd-actions-h' },
     h('h2', { id: 'wd-actions-h' }, 'Actions'),
-    h('div', { class: 'filters' }, h('label', { for: 'withdrawal-message' }, 'Message for reject / fail / return (optional)'), message),
+    h('div', { class: 'filters' }, pair(h('label', { for: 'withdrawal-message' }, 'Message for reject / fail / return (optional)'), message)),
     h('div', { class: 'row buttons' }, buttons),
     out,
   );
@@ -232,10 +233,11 @@ export const withdrawalView: View = (ctx, id) => {
   let seq = 0;
   const draw = async (): Promise<void> => {
     const mine = ++seq;
-    const [wd, events, deliveries] = await Promise.all([
+    const [wd, events, deliveries, account] = await Promise.all([
       ctx.api.get<Withdrawal>(`/_sandbox/withdrawals/${encodeURIComponent(wdId)}`),
       ctx.api.all<SandboxEvent>(`/_sandbox/events?withdrawalId=${encodeURIComponent(wdId)}`),
       ctx.api.all<Delivery>(`/_sandbox/webhooks?withdrawalId=${encodeURIComponent(wdId)}`),
+      ctx.api.get<AccountTarget>('/_sandbox/account'),
     ]);
     if (mine !== seq) return;
     const back = h('p', {}, h('a', { href: '#/withdrawals' }, '← Payouts'));
@@ -244,6 +246,7 @@ export const withdrawalView: View = (ctx, id) => {
       return;
     }
     const w = wd.body;
+    const target = account.ok ? account.body : null;
     const focused = document.activeElement?.id;
     replaceChildren(
       ctx.root,
@@ -265,7 +268,7 @@ export const withdrawalView: View = (ctx, id) => {
             ['Updated', when(w.updatedAt)],
             ['End-to-end id', w.endToEndId ? h('span', { class: 'mono id' }, w.endToEndId) : null],
             ['Error', w.error],
-            ['Webhook URL', w.postbackUrl ? h('span', { class: 'mono id' }, w.postbackUrl) : "the account's, if set"],
+            ['Webhooks go to', h('span', { id: 'wd-webhook-target' }, said(webhookTargetOf(w.postbackUrl, target)))],
           ]),
         ),
         h(
@@ -287,7 +290,7 @@ export const withdrawalView: View = (ctx, id) => {
         h('h2', { id: 'wd-timeline-h' }, 'Timeline'),
         !events.ok || events.body.length === 0
           ? h('p', { class: 'muted' }, 'No events.')
-          : h('ol', { class: 'timeline' }, events.body.map((e) => h('li', { 'data-event': e.type }, h('details', {}, h('summary', {}, h('span', { class: 'mono small' }, when(e.createdAt)), ' ', h('strong', {}, e.type)), pre(e.data, `Data of ${e.id}`))))),
+          : h('ol', { class: 'timeline' }, events.body.map((e) => h('li', { 'data-event': e.type }, disclosure(e.id, {}, [h('span', { class: 'mono small' }, when(e.createdAt)), ' ', h('strong', {}, e.type)], pre(e.data, `Data of ${e.id}`))))),
       ),
       h(
         'section',
@@ -297,9 +300,9 @@ export const withdrawalView: View = (ctx, id) => {
           ? unavailable('The webhook log')
           : deliveries.body.length === 0
             ? h('p', { class: 'muted' }, 'None yet.')
-            : h('div', { class: 'stack' }, [...deliveries.body].reverse().map((d) => deliveryCard(ctx, d, () => void draw()))),
+            : h('div', { class: 'stack' }, [...deliveries.body].reverse().map((d) => deliveryCard(ctx, d, target?.webhookDelivery ?? (target ? 'direct' : undefined), () => void draw()))),
       ),
-      h('details', {}, h('summary', {}, `Raw withdrawal (GET /_sandbox/withdrawals/${w.id})`), pre(w, 'Raw withdrawal')),
+      disclosure(`raw:${w.id}`, {}, `Raw withdrawal (GET /_sandbox/withdrawals/${w.id})`, pre(w, 'Raw withdrawal')),
     );
     if (focused) document.getElementById(focused)?.focus();
   };
