@@ -12,6 +12,7 @@ import { conflictHint, type MockAnswer, type MockRequest, type MockSettings } fr
 import { coherent } from '../mock/coherent.js';
 import { preferredStatus } from '../mock/prefer.js';
 import { seedFor } from '../mock/seed.js';
+import { DEFAULT_FEES } from '../transactions/fees.js';
 import type { ApiRequest } from './request.js';
 
 type ResponseObject = OpenAPIV3_1.ResponseObject;
@@ -69,7 +70,7 @@ export interface MockResponderOptions {
   seed: number;
   /** The body limits the sandbox enforces, named by the 413s (`{jsonLimit}`, `{imageLimit}` in openapi.yaml's x-message). */
   limits?: { jsonBytes: number; imageBytes: number };
-  /** The public URL and Pix lifetime answers carry; default those of a sandbox started with the defaults. */
+  /** The public URL, Pix lifetime and fees answers carry; default those of a sandbox started with the defaults. */
   settings?: MockSettings;
 }
 
@@ -94,7 +95,7 @@ export class MockResponder {
 
   constructor(options: MockResponderOptions) {
     this.seed = options.seed;
-    this.settings = options.settings ?? { publicUrl: () => `http://localhost:${DEFAULTS.port}`, pixExpiryMs: DEFAULTS.pixExpiryMs };
+    this.settings = options.settings ?? { publicUrl: () => `http://localhost:${DEFAULTS.port}`, pixExpiryMs: DEFAULTS.pixExpiryMs, fees: DEFAULT_FEES };
     const limits = options.limits ?? { jsonBytes: DEFAULTS.jsonLimitBytes, imageBytes: DEFAULTS.imageLimitBytes };
     this.limits = { jsonLimit: sizeOf(limits.jsonBytes), imageLimit: sizeOf(limits.imageBytes) };
   }

@@ -1,5 +1,6 @@
 import type { Rng } from '../rails/random.js';
 import type { OperationId, TransactionStatus, WithdrawalStatus } from '../spec/types.js';
+import type { FeeTable } from '../transactions/fees.js';
 import { refusalHint, TRANSITIONS, type FoundState, type TransitionName } from '../transactions/transitions.js';
 
 /**
@@ -37,12 +38,14 @@ export interface MockRefusal {
   hint: string;
 }
 
-/** What the sandbox was started with that shows in its answers (--public-url or the port bound, --pix-expiry). */
+/** What the sandbox was started with that shows in its answers (--public-url or the port bound, --pix-expiry, --fees). */
 export interface MockSettings {
   /** Base of every absolute URL an answer carries (payer pages, boleto links). */
   publicUrl: () => string;
   /** Lifetime of a plain Pix: its expiresAt after its createdAt. */
   pixExpiryMs: number;
+  /** The fees a purchase's costFee and a cash-out's totalAmount carry. */
+  fees: FeeTable;
 }
 
 /** What a generated body is made coherent with: the operation, a seeded source of values, the sandbox's settings, the request when there is one, and the endpoint's mock answer. */

@@ -2,7 +2,7 @@ import { DEFAULT_ACCOUNT_ID } from '../accounts/accounts.js';
 import { digits, intBelow, pick } from '../rails/random.js';
 import { answers, type MockContext } from './answer.js';
 import { chargeClabe } from '../rails/clabe.js';
-import { feeFor, DEFAULT_FEES } from '../transactions/fees.js';
+import { feeFor } from '../transactions/fees.js';
 import { DEFAULT_LIMITS, isCurrency, methodsOf } from '../transactions/limits.js';
 import { instructionFields } from '../transactions/instructions.js';
 import type { Currency, Method } from '../transactions/transaction-record.js';
@@ -114,7 +114,7 @@ export function mockTransaction(generated: Json, ctx: MockContext): Json {
     referrerUrl: null,
     expiresAt: method === 'PIX' ? new Date(createdMs + settings.pixExpiryMs).toISOString() : null,
     createdAt,
-    costFee: feeFor(DEFAULT_FEES, currency, method, amount),
+    costFee: feeFor(settings.fees, currency, method, amount),
     approvedAt: settlement?.approvedAt ?? null,
     endToEndId: settlement?.endToEndId ?? null,
     payer: settlement?.payer ?? null,
