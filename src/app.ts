@@ -9,7 +9,7 @@ import { Offers } from './catalog/offers.js';
 import { Products } from './catalog/products.js';
 import { systemClock, type Clock } from './clock.js';
 import { DEFAULTS, type Config } from './config.js';
-import { memoryOf, withQrCode, type Sandbox, type SandboxOptions } from './composition.js';
+import { configuredPipeline, memoryOf, withQrCode, type Sandbox, type SandboxOptions } from './composition.js';
 import { createMockSandbox, mockResponderOptions } from './mock-app.js';
 import { consoleMayOwn, createConsoleRoutes } from './console/routes.js';
 import { attachEventStream, type EventStream, type Refusal } from './events/event-stream.js';
@@ -363,18 +363,14 @@ async function createStatefulSandbox(config: Config, logger: Logger, options: Sa
         rateLimits,
       }),
       admin: (what) => shared.requireAdminOrLoopback(config.adminToken, what),
+      ...configuredPipeline(config, clock),
       accounts,
-      adminToken: config.adminToken,
       units,
       answers,
       logger,
       requestLog,
-      requestLogLevel: config.requestLogLevel,
-      nowMs: () => clock.nowMs(),
       shared,
       texts,
-      validateResponses: config.validateResponses,
-      jsonLimitBytes: config.jsonLimitBytes,
       budget,
       // A generated Pix gets the image of its own code, as every Pix answer does.
       fallback: async (operation, req, answer) => withQrCode(presenter, mock.respond(operation, req, answer)),

@@ -3,6 +3,7 @@ import type { AccountRecord } from './accounts/accounts.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { AnyReply } from './http/call.js';
+import type { PipelineOptions } from './http/pipeline.js';
 import type { TransactionPresenter } from './http/present-transaction.js';
 import type { RequestLog } from './http/request-log.js';
 import type { Logger } from './log.js';
@@ -54,6 +55,16 @@ export interface SandboxOptions {
    */
   collectGarbage?: () => void;
 }
+
+/** The pipeline's options that come from the configuration alone: the same in both compositions. */
+export const configuredPipeline = (config: Config, clock: Clock) =>
+  ({
+    adminToken: config.adminToken,
+    requestLogLevel: config.requestLogLevel,
+    nowMs: () => clock.nowMs(),
+    validateResponses: config.validateResponses,
+    jsonLimitBytes: config.jsonLimitBytes,
+  }) satisfies Partial<PipelineOptions>;
 
 /** A reply whose body is a transaction with a Pix code, with that code's QR image (`qrCode`) added. */
 export async function withQrCode(presenter: TransactionPresenter, reply: AnyReply): Promise<AnyReply> {

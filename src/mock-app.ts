@@ -1,6 +1,6 @@
 import { systemClock } from './clock.js';
 import type { Config } from './config.js';
-import { memoryOf, withQrCode, type Sandbox, type SandboxOptions } from './composition.js';
+import { configuredPipeline, memoryOf, withQrCode, type Sandbox, type SandboxOptions } from './composition.js';
 import { consoleMayOwn, createConsoleRoutes } from './console/routes.js';
 import { Accepts } from './http/accepts.js';
 import { ConnectionCaps, connectionLimits } from './http/connections.js';
@@ -79,17 +79,13 @@ export async function createMockSandbox(config: Config, logger: Logger, options:
     prebuiltValidators: loadPrebuiltValidators(OPENAPI_PATH),
     // No handlers: every operation goes to the fallback, the mock.
     endpoints: {},
+    ...configuredPipeline(config, clock),
     accounts,
-    adminToken: config.adminToken,
     units: NO_UNITS,
     logger,
     requestLog,
-    requestLogLevel: config.requestLogLevel,
-    nowMs: () => clock.nowMs(),
     shared,
     texts,
-    validateResponses: config.validateResponses,
-    jsonLimitBytes: config.jsonLimitBytes,
     budget,
     // A generated Pix gets the image of its own code, as every Pix answer does.
     fallback: (operation, req) => withQrCode(presenter, mock.respond(operation, req, mockAnswers.get(operation.operationId ?? ''))),
