@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -9,7 +10,7 @@ import { resolveConfig } from '../src/config.js';
 import { startServer } from '../src/server.js';
 import { DEFAULT_FEES, cashOutFee, feeFor, type FeeTable } from '../src/transactions/fees.js';
 import { BODIES } from './helpers/mock-requests.js';
-import { Client, startSandbox, type TestSandbox } from './helpers/sandbox.js';
+import { Client, basic, startSandbox, type TestSandbox } from './helpers/sandbox.js';
 
 const silent = pino({ level: 'silent' });
 
@@ -79,6 +80,38 @@ describe('the mock composition', () => {
       expect(guarded.defaultAccount.secretKey).toMatch(/^sk_test_[0-9a-f]{48}$/);
     } finally {
       await Promise.all([keyed.close(), guarded.close()]);
+    }
+  });
+});
+
+/** The status a WebSocket handshake on `path` is answered with, and the answer's body. */
+function handshake(url: string, path: string, key: string): Promise<{ status: number | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const headers = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', authorization: basic(key) };
+    const req = request(new URL(path, url), { headers });
+    req.once('upgrade', () => reject(new Error(`${path}: upgraded`)));
+    req.once('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.once('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+describe('mock mode streams', () => {
+  it('refuses the event stream and the listener handshakes: nothing happens to stream', async () => {
+    const sb = await startSandbox({ mock: true });
+    try {
+      for (const path of ['/_sandbox/events/ws', '/_sandbox/listen']) {
+        const refused = await handshake(sb.url, path, sb.config.secretKey);
+        expect(refused.status, path).toBe(501);
+        expect(refused.body, path).toContain('mock mode answers HTTP requests only');
+      }
+    } finally {
+      await sb.stop();
     }
   });
 });
