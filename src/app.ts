@@ -1,6 +1,6 @@
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { Accounts, type AccountRecord } from './accounts/accounts.js';
+import { Accounts } from './accounts/accounts.js';
 import { Usage, quotasOf, type Quotas } from './accounts/usage.js';
 import { Autopilot, transactionActionRunner, withdrawalActionRunner } from './autopilot/autopilot.js';
 import { loadRulesFile } from './autopilot/load-rules.js';
@@ -9,6 +9,8 @@ import { Offers } from './catalog/offers.js';
 import { Products } from './catalog/products.js';
 import { systemClock, type Clock } from './clock.js';
 import { DEFAULTS, type Config } from './config.js';
+import { configuredPipeline, memoryOf, withQrCode, type Sandbox, type SandboxOptions } from './composition.js';
+import { createMockSandbox, mockResponderOptions } from './mock-app.js';
 import { consoleMayOwn, createConsoleRoutes } from './console/routes.js';
 import { attachEventStream, type EventStream, type Refusal } from './events/event-stream.js';
 import { Events } from './events/events.js';
@@ -20,7 +22,6 @@ import { loadFaultsFile } from './faults/load-faults.js';
 import { createEndpoints } from './http/endpoints.js';
 import { JsonTexts } from './http/json-text.js';
 import { TransactionPresenter } from './http/present-transaction.js';
-import type { AnyReply } from './http/call.js';
 import { AnswerWriter } from './http/reply.js';
 import { HttpError } from './http/errors.js';
 import { Accepts } from './http/accepts.js';
@@ -30,7 +31,7 @@ import { ConnectionCaps, connectionLimits } from './http/connections.js';
 import { InlineQrDrawer, QrRenderer } from './pages/qr-renderer.js';
 import { GLOBAL_LOG_BYTES, RequestLog, requestLogPruner, type RequestLogEntry, type RequestLogStore } from './http/request-log.js';
 import { SharedRequestLog, UNAUTHENTICATED_ACCOUNT } from './http/shared-request-log.js';
-import { exposureWarning, sharedUseOf, type SharedUse } from './http/shared-use.js';
+import { exposureWarning, sharedUseOf } from './http/shared-use.js';
 import { CashInLedger } from './ledger/cashin-ledger.js';
 import { Ledger } from './ledger/ledger.js';
 import type { Logger } from './log.js';
@@ -47,7 +48,6 @@ import type { JobRunners } from './scheduler/job-kinds.js';
 import { Jobs } from './scheduler/jobs.js';
 import { Scheduler } from './scheduler/scheduler.js';
 import { loadOpenApi, OPENAPI_PATH } from './spec/openapi.js';
-import type { Transaction } from './spec/types.js';
 import { openStore } from './store/open.js';
 import type { ObjectStore, OpenedStore, Repository } from './store/ports.js';
 import type { AutopilotRule } from './spec/types.js';
@@ -69,27 +69,6 @@ import { Withdrawals } from './withdrawals/withdrawals.js';
 import { RateLimits } from './ratelimit/rate-limits.js';
 import { effectiveRateLimit, type RateLimitSetting } from './ratelimit/setting.js';
 import { isLoopback } from './http/shared-use.js';
-
-export interface Sandbox {
-  /** A new (not listening) HTTP server: API requests through the pipeline, the console's pages through express (src/http/transport.ts). */
-  createServer(): Server;
-  /** Called once the server listens, when the public URL was not configured. */
-  setPublicUrl(url: string): void;
-  /** Serves the WebSocket event stream on the server's upgrade requests. */
-  attachEventStream(server: Server): void;
-  /** Closes the WebSocket streams (1001): upgraded sockets would otherwise hold server.close() open. */
-  closeStreams(): void;
-  defaultAccount: AccountRecord;
-  /** Background deletion of old records (SANDBOX_RETENTION_DAYS); undefined when off. Other record kinds join with `add`. */
-  retention: Retention | undefined;
-  /** Flushes and closes the store; the HTTP server is the caller's to stop first. */
-  close(): Promise<void>;
-  /**
-   * The in-memory request log's share of the process's memory: its budget and what it keeps now
-   * (bytes, by the entries' estimate). Undefined on the shared store, whose log is in PostgreSQL.
-   */
-  requestLogMemory: { budgetBytes: number; usedBytes(): number } | undefined;
-}
 
 /** What the domain is built from: the store, real time, and the settings that shape it. */
 export interface DomainOptions {
@@ -239,22 +218,6 @@ export function composeDomain(options: DomainOptions): Domain {
   return { accounts, products, offers, images, clocks, jobs, limits, events, faults, deliveries, listeners, ledger, autopilot, transactions, transitions, withdrawals, scheduler, advances, reset, usage };
 }
 
-export interface SandboxOptions {
-  /** Real time; tests pass a FakeClock. */
-  clock?: Clock;
-  /**
-   * The store, opened (src/store/open.ts); the sandbox closes it when it closes, and lets it go
-   * when its start fails. Default: the one the configuration chooses, opened here.
-   */
-  store?: OpenedStore;
-  /**
-   * A full garbage collection, for the memory budget to ask for once a load has let go
-   * (src/collect-garbage.ts). The `start` command's process passes one; the test kit does not:
-   * it runs in the user's test process, whose V8 flags are not the sandbox's to set.
-   */
-  collectGarbage?: () => void;
-}
-
 /** The shared request log's bound per account besides its entry count: entries keep bodies of up to 64 KiB each. */
 export const REQUEST_LOG_MAX_BYTES = 32 * 1024 * 1024;
 
@@ -275,20 +238,24 @@ export function rateLimitInEffect(config: Pick<Config, 'rateLimit' | 'adminToken
   return effectiveRateLimit(config.rateLimit, config.adminToken !== undefined || !isLoopback(config.host));
 }
 
-/** The composition root: opens the store unless given one (upgrading an earlier version's data file), builds the domain, and puts the spec-driven router in front. */
-export async function createSandbox(config: Config, logger: Logger, options: SandboxOptions = {}): Promise<Sandbox> {
+export type { Sandbox, SandboxOptions } from './composition.js';
+
+/**
+ * The composition root: the configuration chooses the composition, as Prism's chooses to mock
+ * or to forward. Mock mode is the stateless stub of src/mock-app.ts, which opens no store and
+ * runs no scheduler; otherwise the stateful sandbox: the store opened (an earlier version's
+ * data file upgraded), the domain built, the spec-driven router in front.
+ */
+export function createSandbox(config: Config, logger: Logger, options: SandboxOptions = {}): Promise<Sandbox> {
+  return config.mock ? createMockSandbox(config, logger, options) : createStatefulSandbox(config, logger, options);
+}
+
+async function createStatefulSandbox(config: Config, logger: Logger, options: SandboxOptions): Promise<Sandbox> {
   const clock = options.clock ?? systemClock;
   // Settings that cannot be read fail the start before the store is opened (and locked).
-  let targets: WebhookTargets;
-  let shared: SharedUse;
-  try {
-    targets = WebhookTargets.parse(config.webhookAllow);
-    shared = sharedUseOf(config);
-  } catch (error) {
-    await options.store?.abandon();
-    throw error;
-  }
-  const [document, opened] = await Promise.all([loadOpenApi(), options.store ?? openConfiguredStore(config, clock, logger)]);
+  const targets = WebhookTargets.parse(config.webhookAllow);
+  const shared = sharedUseOf(config);
+  const [document, opened] = await Promise.all([loadOpenApi(), (options.openStore ?? openConfiguredStore)(config, clock, logger)]);
   const { repository } = opened;
   const { units } = repository;
   let publicUrl = config.publicUrl ?? `http://localhost:${config.port}`;
@@ -371,13 +338,14 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     // One budget for what clients make the process hold (contract v5): answers, bodies, stream buffers.
     const budget = new MemoryBudget({ limitBytes: config.memoryBudgetBytes, reservedBytes: { requestLog: () => memoryLog?.totalBytes ?? 0 }, collectGarbage: options.collectGarbage, residentBytes: () => process.memoryUsage.rss() });
     // Rate limits per account (contract v5): none at all while off; on a shared store the buckets are the database's.
-    const rateSetting = config.mock ? 'off' : rateLimitInEffect(config);
+    const rateSetting = rateLimitInEffect(config);
     const rateLimits =
       rateSetting === 'off'
         ? undefined
         : new RateLimits({ clock, setting: rateSetting, repository, buckets: opened.buckets, onError: (err: unknown) => logger.warn({ err }, 'rate limits: the store could not be asked; requests are let through meanwhile') });
 
-    const mock = new MockResponder({ seed: config.mockSeed, limits: { jsonBytes: config.jsonLimitBytes, imageBytes: config.imageLimitBytes } });
+    // Answers an operation without a handler (none in this version), from its schema.
+    const mock = new MockResponder(mockResponderOptions(config, publicUrlNow));
     const accepts = new Accepts();
     const caps = new ConnectionCaps(connectionLimits({ total: config.maxConnections, perClient: config.maxConnectionsPerClient }));
     const health = new Health(clock, () => repository.health(), (detail) => logger.warn({ detail }, 'health: the store is unavailable'), {
@@ -394,21 +362,15 @@ export async function createSandbox(config: Config, logger: Logger, options: San
         usage: domain.usage,
         rateLimits,
       }),
-      // Mock mode: every operation is answered from its schema by the fallback, none by its handler.
-      mock: config.mock,
       admin: (what) => shared.requireAdminOrLoopback(config.adminToken, what),
+      ...configuredPipeline(config, clock),
       accounts,
-      adminToken: config.adminToken,
       units,
       answers,
       logger,
       requestLog,
-      requestLogLevel: config.requestLogLevel,
-      nowMs: () => clock.nowMs(),
       shared,
       texts,
-      validateResponses: config.validateResponses,
-      jsonLimitBytes: config.jsonLimitBytes,
       budget,
       // A generated Pix gets the image of its own code, as every Pix answer does.
       fallback: async (operation, req, answer) => withQrCode(presenter, mock.respond(operation, req, answer)),
@@ -478,15 +440,3 @@ export async function createSandbox(config: Config, logger: Logger, options: San
     throw error;
   }
 }
-
-/** A reply whose body is a transaction with a Pix code, with that code's QR image (`qrCode`) added. */
-async function withQrCode(presenter: TransactionPresenter, reply: AnyReply): Promise<AnyReply> {
-  if (!('json' in reply) || !isPixTransaction(reply.json)) return reply;
-  return { ...reply, json: await presenter.present(reply.json) };
-}
-
-const isPixTransaction = (value: unknown): value is Transaction =>
-  value !== null && typeof value === 'object' && 'transactionId' in value && 'pixCode' in value && typeof value.pixCode === 'string' && value.pixCode !== '';
-
-/** What the in-memory request log holds of the process's memory (Sandbox.requestLogMemory). */
-const memoryOf = (log: RequestLog): { budgetBytes: number; usedBytes(): number } => ({ budgetBytes: log.budgetBytes, usedBytes: () => log.totalBytes });

@@ -151,7 +151,7 @@ program
           config.mock && ['mode', `mock (stateless, answers generated from openapi.yaml, seed ${config.mockSeed})`],
           config.validateResponses !== 'off' && ['responses', `validated against openapi.yaml (${config.validateResponses})`],
           ['store', storeSummary(config)],
-          ['rate limits', describeSetting(rateLimitInEffect(config))],
+          ['rate limits', describeSetting(config.mock ? 'off' : rateLimitInEffect(config))],
           // What a shared sandbox asks of its users, said where its operator reads first.
           config.adminToken !== undefined && ['admin token', 'set: creating accounts and the control API of other accounts need it (Authorization: Bearer …)'],
           !config.webhookAllow.includes('*') && ['webhook allow', `${config.webhookAllow.join(', ')} (webhook URLs elsewhere are refused; listen takes webhooks anywhere)`],
@@ -248,6 +248,7 @@ function bannerLines(lines: readonly (readonly [label: string, value: string] | 
 }
 
 function storeSummary(config: Config): string {
+  if (config.mock) return 'none (mock mode keeps nothing)';
   if (config.store.kind === 'postgres') return `PostgreSQL ${redactUrl(config.store.url)} (shared)`;
   return config.inMemory ? 'in memory (nothing kept on disk)' : config.dataFile;
 }

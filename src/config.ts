@@ -74,7 +74,10 @@ export interface Config {
   autopilotFile: string | undefined;
   /** Check every JSON response against openapi.yaml (see src/http/response-validation.ts). */
   validateResponses: ResponseValidationMode;
-  /** Stateless stub: every operation answered from its schema by json-schema-faker; implies inMemory. */
+  /**
+   * Stateless stub: every operation answered from its schema by json-schema-faker, built by its
+   * own composition (src/mock-app.ts), which opens no store; implies inMemory.
+   */
   mock: boolean;
   /** Seed of the generated responses (mock mode, and operations without a handler). */
   mockSeed: number;

@@ -17,7 +17,16 @@ export interface FixedAccount {
 
 const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest();
 
-const newSecretKey = (): string => `sk_test_${randomBytes(24).toString('hex')}`;
+/** A key no one knows: the default account's when none is configured and an admin token is set. */
+export const newSecretKey = (): string => `sk_test_${randomBytes(24).toString('hex')}`;
+
+/** The default account's name until someone renames it. */
+export const DEFAULT_ACCOUNT_NAME = 'Default account';
+
+/** What authentication asks of the accounts: the account a secret key opens, if any. */
+export interface AccountKeys {
+  authenticate(secretKey: string): Promise<AccountRecord | undefined>;
+}
 
 /** The owner of account records: the sandbox itself (one list of every account, one key index). */
 export const SANDBOX_OWNER = '_sandbox';
@@ -51,7 +60,7 @@ export interface AccountsOptions {
   clock: Clock;
 }
 
-export class Accounts {
+export class Accounts implements AccountKeys {
   private readonly accounts: ReadTable<AccountRecord>;
   private readonly clock: Clock;
   private readonly digests = new Map<string, Buffer>();
@@ -78,7 +87,7 @@ export class Accounts {
     if (existing && existing.secretKey === secretKey) return existing;
     const record: AccountRecord = existing
       ? { ...existing, secretKey, keyHash: sha256(secretKey).toString('hex') }
-      : this.newRecord(DEFAULT_ACCOUNT_ID, { name: 'Default account' }, secretKey);
+      : this.newRecord(DEFAULT_ACCOUNT_ID, { name: DEFAULT_ACCOUNT_NAME }, secretKey);
     await unit.table(ACCOUNTS).put(record);
     return record;
   }
@@ -158,21 +167,29 @@ export class Accounts {
   }
 
   private newRecord(id: string, input: AccountCreate, secretKey: string): AccountRecord {
-    return {
-      id,
-      accountId: SANDBOX_OWNER,
-      userId: `usr_${randomUUID()}`,
-      name: input.name ?? id,
-      secretKey,
-      keyHash: sha256(secretKey).toString('hex'),
-      permissions: input.permissions ? ALL_PERMISSIONS.filter((p) => input.permissions?.includes(p)) : [...ALL_PERMISSIONS],
-      webhookUrl: input.webhookUrl ?? null,
-      webhookSecret: `whsec_${randomBytes(24).toString('hex')}`,
-      webhookDelivery: 'direct',
-      createdAt: new Date(this.clock.nowMs()).toISOString(),
-    };
+    return newAccountRecord(id, input, secretKey, new Date(this.clock.nowMs()).toISOString());
   }
 }
+
+/** A new account's record: every permission unless some are named, a fresh webhook secret, direct delivery. */
+export function newAccountRecord(id: string, input: AccountCreate, secretKey: string, createdAt: string): AccountRecord {
+  return {
+    id,
+    accountId: SANDBOX_OWNER,
+    userId: `usr_${randomUUID()}`,
+    name: input.name ?? id,
+    secretKey,
+    keyHash: sha256(secretKey).toString('hex'),
+    permissions: input.permissions ? ALL_PERMISSIONS.filter((p) => input.permissions?.includes(p)) : [...ALL_PERMISSIONS],
+    webhookUrl: input.webhookUrl ?? null,
+    webhookSecret: `whsec_${randomBytes(24).toString('hex')}`,
+    webhookDelivery: 'direct',
+    createdAt,
+  };
+}
+
+/** Whether the key is the account's: digests compared in constant time. */
+export const keyOpens = (record: Pick<AccountRecord, 'keyHash'>, secretKey: string): boolean => timingSafeEqual(sha256(secretKey), Buffer.from(record.keyHash, 'hex'));
 
 export function toAccount(record: AccountRecord): Account {
   const { keyHash: _keyHash, accountId: _owner, ...account } = record;

@@ -1,4 +1,4 @@
-import type { AccountRecord, Accounts } from '../accounts/accounts.js';
+import type { AccountKeys, AccountRecord } from '../accounts/accounts.js';
 import { bearerTokenMatches, secretKeyFromHeader } from '../accounts/accounts.js';
 import { StoreUnavailable } from '../store/ports.js';
 import { HttpError } from './errors.js';
@@ -65,7 +65,7 @@ function credentialsProblem(header: string, bearerAccepted: boolean): string | u
  */
 export class Authenticator {
   constructor(
-    private readonly accounts: Accounts,
+    private readonly accounts: AccountKeys,
     private readonly adminToken: string | undefined,
   ) {}
 

@@ -8,10 +8,11 @@ import { headerText } from './reply.js';
 import { createAjv } from './validator.js';
 import { seededRng } from '../rails/random.js';
 import { DEFAULTS } from '../config.js';
-import type { MockAnswer, MockRequest } from '../mock/answer.js';
+import { conflictHint, type MockAnswer, type MockRequest, type MockSettings } from '../mock/answer.js';
 import { coherent } from '../mock/coherent.js';
 import { preferredStatus } from '../mock/prefer.js';
 import { seedFor } from '../mock/seed.js';
+import { DEFAULT_FEES } from '../transactions/fees.js';
 import type { ApiRequest } from './request.js';
 
 type ResponseObject = OpenAPIV3_1.ResponseObject;
@@ -69,6 +70,8 @@ export interface MockResponderOptions {
   seed: number;
   /** The body limits the sandbox enforces, named by the 413s (`{jsonLimit}`, `{imageLimit}` in openapi.yaml's x-message). */
   limits?: { jsonBytes: number; imageBytes: number };
+  /** The public URL, Pix lifetime and fees answers carry; default those of a sandbox started with the defaults. */
+  settings?: MockSettings;
 }
 
 /**
@@ -88,9 +91,11 @@ export class MockResponder {
   /** Each operation path's pattern, compiled at its first request rather than at every one; bounded by openapi.yaml's paths. */
   private readonly matchers = new Map<string, TemplateMatcher>();
   private readonly limits: { jsonLimit: string; imageLimit: string };
+  private readonly settings: MockSettings;
 
   constructor(options: MockResponderOptions) {
     this.seed = options.seed;
+    this.settings = options.settings ?? { publicUrl: () => `http://localhost:${DEFAULTS.port}`, pixExpiryMs: DEFAULTS.pixExpiryMs, fees: DEFAULT_FEES };
     const limits = options.limits ?? { jsonBytes: DEFAULTS.jsonLimitBytes, imageBytes: DEFAULTS.imageLimitBytes };
     this.limits = { jsonLimit: sizeOf(limits.jsonBytes), imageLimit: sizeOf(limits.imageBytes) };
   }
@@ -160,7 +165,7 @@ export class MockResponder {
       if (generated === undefined) continue;
       for (const candidate of [withStatus(generated, status), generated]) {
         // The values that make the body coherent come from the same seed: one request, one answer.
-        const ctx = { operationId, rng: seededRng(seedFor(this.seed, operationId, status, attempt) ^ 0x5bd1e995), ...(request && { request }), ...(answer && { answer }) };
+        const ctx = { operationId, rng: seededRng(seedFor(this.seed, operationId, status, attempt) ^ 0x5bd1e995), settings: this.settings, ...(request && { request }), ...(answer && { answer }) };
         const coherentBody = coherent(candidate, ctx);
         if (validate(coherentBody)) {
           if (request === undefined) this.bodies.set(key, coherentBody);
@@ -276,11 +281,4 @@ export function pathParams(template: string, path: string, matcher: TemplateMatc
 /** openapi.yaml's `x-message` of an error response: the exact message the stateful sandbox answers in the case the response describes. */
 function messageOf(response: ResponseObject): string | undefined {
   return 'x-message' in response && typeof response['x-message'] === 'string' ? response['x-message'] : undefined;
-}
-
-/** The x-sandbox-hint of a mock 409 of a transaction call, where the stateful sandbox sends one beside the short message. */
-function conflictHint(answer: MockAnswer | undefined, params: Record<string, string>): string | undefined {
-  const conflict = answer?.conflict;
-  if (!conflict) return undefined;
-  return `transaction ${params.id || '100000000'} is ${conflict.is}; only ${conflict.only} transaction can be ${conflict.verb}`;
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Accounts } from '../accounts/accounts.js';
+import type { AccountKeys } from '../accounts/accounts.js';
 import type { ResponseValidationMode } from '../config.js';
 import { DEFAULTS } from '../config.js';
 import type { Logger } from '../log.js';
@@ -71,7 +71,7 @@ export interface PipelineOptions {
   prebuiltValidators?: PrebuiltValidators;
   /** Each operation's handler and what it runs under (src/http/endpoints.ts). */
   endpoints: Endpoints;
-  accounts: Accounts;
+  accounts: AccountKeys;
   adminToken: string | undefined;
   /** Each handler runs as `units.run(() => handler(call))`; the answer leaves when it resolves. */
   units: Pick<UnitOfWork, 'run'>;

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { randomText } from '../random.js';
-import { secretKeyFromHeader, type Accounts } from '../accounts/accounts.js';
+import { secretKeyFromHeader, type AccountKeys } from '../accounts/accounts.js';
 import { maskHeaders, maskJson, maskJsonText, maskQueryValue } from './masking.js';
 import type { Logger } from '../log.js';
 import { ApiRequest } from './request.js';
@@ -22,7 +22,7 @@ const TRACE_ID_BYTES = 16;
 
 export interface RequestLoggingOptions {
   log: RequestLogStore;
-  accounts: Accounts;
+  accounts: AccountKeys;
   logger: Logger;
   /** The level of the per-request line (Config.requestLogLevel). */
   level?: 'info' | 'debug';
@@ -276,7 +276,7 @@ function recordedBytes(body: RecordedBody): number {
   return body.bytes === body.text.length ? body.text.length : 2 * body.text.length;
 }
 
-async function accountOf(accounts: Accounts, headers: IncomingHttpHeaders): Promise<string | undefined> {
+async function accountOf(accounts: AccountKeys, headers: IncomingHttpHeaders): Promise<string | undefined> {
   const key = secretKeyFromHeader(headers.authorization);
   return key ? (await accounts.authenticate(key))?.id : undefined;
 }

@@ -34,9 +34,6 @@ const clockOf = async (s: TransactionServices, accountId: string): Promise<Clock
 
 /** What a control call leaves a transaction in, in mock mode. */
 const leaves = (status: TransactionStatus, reason: string | null): MockAnswer => ({ transaction: { status, reason } });
-/** A 409's x-sandbox-hint in mock mode, as the state machine words it (src/transactions/transitions.ts). */
-const PAID = { is: 'APPROVED (paid by PIX)', only: 'a PENDING' };
-const UNPAID = { is: 'PENDING', only: 'an APPROVED' };
 
 /** Purchases, lookups, the control calls that move a transaction on, and the account clock. */
 export const transactionEndpoints = {
@@ -68,37 +65,37 @@ export const transactionEndpoints = {
     handle: (call, s) => present(s, 200, s.transitions.fill(call.unit, owner(call).id, call.params.id)),
   },
   payTransaction: {
-    mock: { ...leaves('APPROVED', null), conflict: { ...PAID, verb: 'paid' } },
+    mock: { ...leaves('APPROVED', null), conflict: 'pay' },
     handle: (call, s) => {
       const { rail } = call.body ?? {};
       return present(s, 200, s.transitions.pay(call.unit, owner(call).id, call.params.id, rail));
     },
   },
   expireTransaction: {
-    mock: { ...leaves('BLOCKED', 'EXPIRED'), conflict: { ...PAID, verb: 'expired' } },
+    mock: { ...leaves('BLOCKED', 'EXPIRED'), conflict: 'expire' },
     handle: (call, s) => present(s, 200, s.transitions.expire(call.unit, owner(call).id, call.params.id)),
   },
   declineTransaction: {
-    mock: { ...leaves('BLOCKED', 'DECLINED'), conflict: { ...PAID, verb: 'declined' } },
+    mock: { ...leaves('BLOCKED', 'DECLINED'), conflict: 'decline' },
     handle: (call, s) => {
       const { message } = call.body ?? {};
       return present(s, 200, s.transitions.decline(call.unit, owner(call).id, call.params.id, { message }));
     },
   },
   refundTransaction: {
-    mock: { ...leaves('REFUNDED', 'REFUNDED'), conflict: { ...UNPAID, verb: 'refunded' } },
+    mock: { ...leaves('REFUNDED', 'REFUNDED'), conflict: 'refund' },
     handle: (call, s) => present(s, 200, s.transitions.refund(call.unit, owner(call).id, call.params.id)),
   },
   // What integrations call; the control API's refund is the same transition.
   refundPurchase: {
-    mock: { ...leaves('REFUNDED', 'REFUNDED'), conflict: { ...UNPAID, verb: 'refunded' } },
+    mock: { ...leaves('REFUNDED', 'REFUNDED'), conflict: 'refund' },
     handle: (call, s) => {
       const { amount } = call.body ?? {};
       return present(s, 200, s.transitions.refund(call.unit, owner(call).id, call.params.id, { amount }));
     },
   },
   chargebackTransaction: {
-    mock: { ...leaves('CHARGEBACK', 'CHARGEBACK'), conflict: { ...UNPAID, verb: 'charged back' } },
+    mock: { ...leaves('CHARGEBACK', 'CHARGEBACK'), conflict: 'chargeback' },
     handle: (call, s) => {
       const { reason } = call.body ?? {};
       return present(s, 200, s.transitions.chargeback(call.unit, owner(call).id, call.params.id, reason));

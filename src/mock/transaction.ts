@@ -2,9 +2,11 @@ import { DEFAULT_ACCOUNT_ID } from '../accounts/accounts.js';
 import { digits, intBelow, pick } from '../rails/random.js';
 import { answers, type MockContext } from './answer.js';
 import { chargeClabe } from '../rails/clabe.js';
-import { feeFor, DEFAULT_FEES } from '../transactions/fees.js';
-import { DEFAULT_LIMITS } from '../transactions/limits.js';
+import { feeFor } from '../transactions/fees.js';
+import { DEFAULT_LIMITS, isCurrency, methodsOf } from '../transactions/limits.js';
 import { instructionFields } from '../transactions/instructions.js';
+import type { Currency, Method } from '../transactions/transaction-record.js';
+import { DEFAULT_CURRENCY, defaultMethodOf } from '../transactions/transactions.js';
 import { settlementOf } from '../transactions/settlement.js';
 import { cardBrand, cardOutcome } from '../transactions/test-cards.js';
 
@@ -30,25 +32,14 @@ export const AMOUNT_LIMITS: Readonly<Record<string, { min: number; max: number }
   Object.entries(DEFAULT_LIMITS).map(([currency, range]) => [currency, { min: range.minimum, max: range.maximum }]),
 );
 
-type Currency = 'COP' | 'ARS' | 'BRL' | 'MXN';
-
-export const METHODS: Readonly<Record<Currency, readonly string[]>> = {
-  COP: ['BANK_TRANSFER', 'PSE', 'NEQUI', 'BREB'],
-  ARS: ['BANK_TRANSFER'],
-  BRL: ['PIX', 'BOLETO', 'PIX_BOLETO', 'CREDIT_CARD'],
-  MXN: ['SPEI'],
-};
 const STATUSES = ['PENDING', 'APPROVED', 'REFUNDED', 'CHARGEBACK', 'BLOCKED'] as const;
 type Status = (typeof STATUSES)[number];
 
 const DAY_MS = 86_400_000;
-const PIX_LIFETIME_MS = DAY_MS;
-/** Where the payer pages of a default `npm start` are; mock answers name no other host. */
-const MOCK_PUBLIC_URL = 'http://localhost:4010';
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-const isCurrency = (value: unknown): value is Currency => value === 'COP' || value === 'ARS' || value === 'BRL' || value === 'MXN';
+const isMethodOf = (methods: readonly Method[], value: string | undefined): value is Method => methods.some((m) => m === value);
 
 /** The merchant every mock answer is from: the default account, under the name a Pix code falls back to. */
 const MERCHANT = { id: DEFAULT_ACCOUNT_ID, name: 'Sandbox merchant' };
@@ -56,15 +47,15 @@ const MERCHANT = { id: DEFAULT_ACCOUNT_ID, name: 'Sandbox merchant' };
 export const isTransactionLike = (o: Json): boolean => typeof o.transactionId === 'string' && 'currency' in o && 'method' in o && 'status' in o;
 
 export function mockTransaction(generated: Json, ctx: MockContext): Json {
-  const { rng, request } = ctx;
+  const { rng, request, settings } = ctx;
   const body = isObject(request?.body) ? request.body : {};
   const creating = answers(ctx, 'createPurchase');
   const outcome = ctx.answer?.transaction;
 
-  const currency: Currency = creating ? (isCurrency(body.currency) ? body.currency : 'BRL') : isCurrency(generated.currency) ? generated.currency : 'BRL';
-  const methods = METHODS[currency];
-  const wanted = creating ? (str(body.paymentMethod) ?? (currency === 'MXN' ? 'SPEI' : 'BANK_TRANSFER')) : str(generated.method);
-  const method = wanted !== undefined && methods.includes(wanted) ? wanted : pick(rng, methods);
+  const currency: Currency = creating ? (isCurrency(body.currency) ? body.currency : DEFAULT_CURRENCY) : isCurrency(generated.currency) ? generated.currency : DEFAULT_CURRENCY;
+  const methods = methodsOf(currency);
+  const wanted = creating ? (str(body.paymentMethod) ?? defaultMethodOf(currency)) : str(generated.method);
+  const method: Method = isMethodOf(methods, wanted) ? wanted : pick(rng, methods);
 
   // The id looked up, when it is one (searchBy=externalId looks up a reference instead).
   const byExternalId = request?.query.searchBy === 'externalId';
@@ -121,9 +112,9 @@ export function mockTransaction(generated: Json, ctx: MockContext): Json {
     // A webhook URL, or none (the schema allows any string; the service keeps only http(s) URLs).
     postbackUrl: creating ? str(body.postbackUrl) || null : typeof generated.postbackUrl === 'string' ? 'https://shop.example.com/hooks/payments' : null,
     referrerUrl: null,
-    expiresAt: method === 'PIX' ? new Date(createdMs + PIX_LIFETIME_MS).toISOString() : null,
+    expiresAt: method === 'PIX' ? new Date(createdMs + settings.pixExpiryMs).toISOString() : null,
     createdAt,
-    costFee: feeFor(DEFAULT_FEES, currency, method, amount),
+    costFee: feeFor(settings.fees, currency, method, amount),
     approvedAt: settlement?.approvedAt ?? null,
     endToEndId: settlement?.endToEndId ?? null,
     payer: settlement?.payer ?? null,
@@ -155,5 +146,5 @@ export function mockTransaction(generated: Json, ctx: MockContext): Json {
   if (!filled) return view;
   const dueDate = currency === 'BRL' && method !== 'PIX' ? (str(body.dueDate) ?? new Date(createdMs + 3 * DAY_MS).toISOString().slice(0, 10)) : null;
   const input = { id, accountId: MERCHANT.id, accountName: MERCHANT.name, currency, method, amount, dueDate };
-  return { ...view, ...instructionFields(input, MOCK_PUBLIC_URL, rng) };
+  return { ...view, ...instructionFields(input, settings.publicUrl(), rng) };
 }

@@ -3,7 +3,7 @@ import { SANDBOX_INSTITUTION } from '../rails/merchant.js';
 import { endToEndId } from '../rails/pix-e2e.js';
 import { fromCharset, pick, type Rng } from '../rails/random.js';
 import type { PixType } from '../spec/types.js';
-import { cashOutFee, DEFAULT_FEES } from '../transactions/fees.js';
+import { cashOutFee } from '../transactions/fees.js';
 import { DEFAULT_MESSAGES, outcomeOfKey } from '../withdrawals/magic-keys.js';
 import { INVALID_PIX_KEY, normalizePixKey } from '../withdrawals/pix-keys.js';
 import { receiverOf } from '../withdrawals/receiver.js';
@@ -133,7 +133,7 @@ export function mockWithdrawal(generated: Json, ctx: MockContext): Json {
     id,
     externalId: creating ? (str(body.externalId) ?? null) : (str(generated.externalId) ?? null),
     amount,
-    totalAmount: amount + cashOutFee(DEFAULT_FEES, amount),
+    totalAmount: amount + cashOutFee(ctx.settings.fees, amount),
     status: state.status,
     institution: receiver.bank,
     receiverPix: key,

@@ -47,6 +47,12 @@ export const DEFAULT_LIMITS: Readonly<Record<Currency, Range>> = {
 
 const CURRENCIES = Object.keys(DEFAULT_LIMITS) as Currency[];
 
+/** Whether the value names a currency the sandbox charges in. */
+export const isCurrency = (value: unknown): value is Currency => typeof value === 'string' && Object.hasOwn(DEFAULT_LIMITS, value);
+
+/** The methods a purchase in the currency may use; the first is none in particular. */
+export const methodsOf = (currency: Currency): readonly Method[] => DEFAULT_LIMITS[currency].methods;
+
 /** The exact message integrations match on; the minimum in effect goes in the hint. */
 export const BELOW_MINIMUM = 'Sale value below minimum';
 

@@ -17,6 +17,12 @@ import { settlementOf } from './settlement.js';
 import { cardBrand, cardOutcome, passesLuhn } from './test-cards.js';
 import { newPayerToken, type Currency, type Method, type PurchaseDetails, type TransactionRecord } from './transaction-record.js';
 
+/** The currency of a purchase that names none. */
+export const DEFAULT_CURRENCY: Currency = 'BRL';
+
+/** The method of a purchase that names none (openapi.yaml requires a BRL purchase to name its own). */
+export const defaultMethodOf = (currency: Currency): Method => (currency === 'MXN' ? 'SPEI' : 'BANK_TRANSFER');
+
 /** The exact message integrations match on for an unknown transaction; details go in the hint. */
 export const TRANSACTION_NOT_FOUND = 'Transaction not found';
 
@@ -93,8 +99,8 @@ export class Transactions {
   }
 
   async create(unit: Unit, account: AccountRecord, input: PurchaseRequest): Promise<TransactionRecord> {
-    const currency: Currency = input.currency ?? 'BRL';
-    const method = input.paymentMethod ?? (currency === 'MXN' ? 'SPEI' : 'BANK_TRANSFER');
+    const currency: Currency = input.currency ?? DEFAULT_CURRENCY;
+    const method = input.paymentMethod ?? defaultMethodOf(currency);
     const now = await this.options.clocks.nowMs(account.id);
     await this.options.limits.check(account.id, currency, method, input.amount);
     if (this.options.strictDocuments) checkDocuments(currency, input);

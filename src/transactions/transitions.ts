@@ -21,12 +21,35 @@ const RAILS: Partial<Record<Transaction['method'], Rail[]>> = {
   PIX_BOLETO: ['PIX', 'BOLETO'],
 };
 
-const describe = (record: TransactionRecord): string => {
-  const view = record.view;
-  const paid = view.status === 'APPROVED' && 'paidRail' in view && view.paidRail ? ` (paid by ${view.paidRail})` : '';
-  const reason = view.statusReason && view.statusReason !== view.status ? ` (${view.statusReason})` : '';
-  return `transaction ${record.id} is ${view.status}${reason}${paid}`;
-};
+/** A transaction as a refused transition found it: what its hint describes. */
+export interface FoundState {
+  id: string;
+  status: Transaction['status'];
+  statusReason: string | null;
+  /** The rail a paid BRL Pix or boleto was paid by. */
+  paidRail?: string | null;
+}
+
+/** What each transition asks of the transaction it moves, and the verb its refusal words it with. */
+export const TRANSITIONS = {
+  pay: { needs: 'PENDING', verb: 'paid' },
+  expire: { needs: 'PENDING', verb: 'expired' },
+  decline: { needs: 'PENDING', verb: 'declined' },
+  refund: { needs: 'APPROVED', verb: 'refunded' },
+  chargeback: { needs: 'APPROVED', verb: 'charged back' },
+} as const satisfies Record<string, { needs: 'PENDING' | 'APPROVED'; verb: string }>;
+
+export type TransitionName = keyof typeof TRANSITIONS;
+
+/** The explanation of a refused transition (x-sandbox-hint): the state found, the one the transition needs, and its verb. */
+export function refusalHint(found: FoundState, transition: TransitionName): string {
+  const { needs, verb } = TRANSITIONS[transition];
+  const paid = found.status === 'APPROVED' && found.paidRail ? ` (paid by ${found.paidRail})` : '';
+  const reason = found.statusReason && found.statusReason !== found.status ? ` (${found.statusReason})` : '';
+  return `transaction ${found.id} is ${found.status}${reason}${paid}; only ${needs === 'PENDING' ? 'a PENDING' : 'an APPROVED'} transaction can be ${verb}`;
+}
+
+const foundOf = ({ id, view }: TransactionRecord): FoundState => ({ id, status: view.status, statusReason: view.statusReason, paidRail: 'paidRail' in view ? view.paidRail : null });
 
 /** The exact message integrations match on when a refund or chargeback comes after another. */
 export const ALREADY_PROCESSED = 'Transaction already processed';
@@ -34,13 +57,11 @@ export const ALREADY_PROCESSED = 'Transaction already processed';
 export const NOT_APPROVED = 'Transaction not approved';
 
 // Short, exact messages a client can match; the explanation (status and what the call needs) goes in the hint.
-const notPending = (record: TransactionRecord, action: string) =>
-  conflict(ALREADY_PROCESSED, `${describe(record)}; only a PENDING transaction can be ${action}`);
+const notPending = (record: TransactionRecord, transition: TransitionName) => conflict(ALREADY_PROCESSED, refusalHint(foundOf(record), transition));
 
-const notApproved = (record: TransactionRecord, action: string) => {
-  const why = `${describe(record)}; only an APPROVED transaction can be ${action}`;
+const notApproved = (record: TransactionRecord, transition: TransitionName) => {
   const settled = record.view.status === 'REFUNDED' || record.view.status === 'CHARGEBACK';
-  return conflict(settled ? ALREADY_PROCESSED : NOT_APPROVED, why);
+  return conflict(settled ? ALREADY_PROCESSED : NOT_APPROVED, refusalHint(foundOf(record), transition));
 };
 
 export const DEFAULT_DECLINE_MESSAGE = 'Payment declined';
@@ -82,7 +103,7 @@ export class Transitions {
     if (rail !== undefined && rails && !rails.includes(rail)) {
       throw invalid(`rail ${rail} is not a rail of a ${view.method} transaction (use ${rails.join(' or ')})`);
     }
-    if (view.status !== 'PENDING') throw notPending(record, 'paid');
+    if (view.status !== 'PENDING') throw notPending(record, 'pay');
     // A payer cannot pay before the instruction exists: paying implies it was issued.
     const filled = await this.fillLocked(unit, record);
     await this.options.jobs.paid(unit, filled);
@@ -97,7 +118,7 @@ export class Transitions {
   /** The charge's time ran out (control API, a boleto's due date, a Pix's expiresAt). */
   async expire(unit: Unit, accountId: string, id: string): Promise<TransactionRecord> {
     const record = await this.options.transactions.forUpdate(unit, accountId, id);
-    if (record.view.status !== 'PENDING') throw notPending(record, 'expired');
+    if (record.view.status !== 'PENDING') throw notPending(record, 'expire');
     return this.block(unit, record, 'EXPIRED', {});
   }
 
@@ -107,7 +128,7 @@ export class Transitions {
    */
   async decline(unit: Unit, accountId: string, id: string, options: { message?: string; reason?: 'DECLINED' | 'REJECTED' } = {}): Promise<TransactionRecord> {
     const record = await this.options.transactions.forUpdate(unit, accountId, id);
-    if (record.view.status !== 'PENDING') throw notPending(record, 'declined');
+    if (record.view.status !== 'PENDING') throw notPending(record, 'decline');
     const reason = options.reason ?? 'DECLINED';
     const message = options.message ?? (reason === 'REJECTED' ? REJECTED_MESSAGE : DEFAULT_DECLINE_MESSAGE);
     return this.block(unit, record, reason, { message });
@@ -122,14 +143,14 @@ export class Transitions {
     if (options.amount !== undefined && options.amount !== record.view.amount) {
       throw invalid('Invalid amount', `refunds are in full: amount must be the transaction's ${record.view.amount} centavos (or be left out), not ${options.amount}`);
     }
-    if (record.view.status !== 'APPROVED') throw notApproved(record, 'refunded');
+    if (record.view.status !== 'APPROVED') throw notApproved(record, 'refund');
     return this.settle(unit, record, 'REFUNDED', {});
   }
 
   /** A chargeback (card) or a Pix MED infraction that returns the money. */
   async chargeback(unit: Unit, accountId: string, id: string, reason?: string): Promise<TransactionRecord> {
     const record = await this.options.transactions.forUpdate(unit, accountId, id);
-    if (record.view.status !== 'APPROVED') throw notApproved(record, 'charged back');
+    if (record.view.status !== 'APPROVED') throw notApproved(record, 'chargeback');
     return this.settle(unit, record, 'CHARGEBACK', { message: reason ?? DEFAULT_CHARGEBACK_REASON });
   }
 

@@ -13,6 +13,7 @@ import { webhookEndpoints } from '../../src/http/webhook-handlers.js';
 import { withdrawalEndpoints } from '../../src/http/withdrawal-handlers.js';
 import { pageEndpoints } from '../../src/pages/handlers.js';
 import { loadOpenApi } from '../../src/spec/openapi.js';
+import { TRANSITIONS } from '../../src/transactions/transitions.js';
 
 /**
  * Every operation of openapi.yaml with what it runs under, in one table read from the handlers'
@@ -46,7 +47,7 @@ listProductOffers            GET /v2/products/{id}/offers                 -     
 createOffer                  POST /v2/offers                              isInvoiceAvailable  in a unit  -                                -
 createPurchase               POST /transactions/v2/purchase               createTransaction   in a unit  -                                -
 getTransaction               GET /transactions/{id}                       -                   in a unit  -                                -
-refundPurchase               POST /transactions/refund/{id}               -                   in a unit  -                                leaves REFUNDED/REFUNDED; 409 hint: PENDING → an APPROVED
+refundPurchase               POST /transactions/refund/{id}               -                   in a unit  -                                leaves REFUNDED/REFUNDED; 409 hint: refund from APPROVED
 createCashOut                POST /withdraws/cash-out                     -                   in a unit  -                                refuses as the service: cashOutRefusal
 getWithdrawal                GET /withdraws/collect/{id}                  -                   in a unit  -                                -
 getBalance                   GET /users/balance                           -                   in a unit  -                                -
@@ -56,11 +57,11 @@ setWebhookUrl                PUT /_sandbox/webhook-url                    -     
 resetAccount                 POST /_sandbox/reset                         -                   own units  reset                            -
 listTransactions             GET /_sandbox/transactions                   -                   in a unit  -                                -
 fillTransaction              POST /_sandbox/transactions/{id}/fill        -                   in a unit  -                                leaves PENDING
-payTransaction               POST /_sandbox/transactions/{id}/pay         -                   in a unit  -                                leaves APPROVED; 409 hint: APPROVED (paid by PIX) → a PENDING
-expireTransaction            POST /_sandbox/transactions/{id}/expire      -                   in a unit  -                                leaves BLOCKED/EXPIRED; 409 hint: APPROVED (paid by PIX) → a PENDING
-declineTransaction           POST /_sandbox/transactions/{id}/decline     -                   in a unit  -                                leaves BLOCKED/DECLINED; 409 hint: APPROVED (paid by PIX) → a PENDING
-refundTransaction            POST /_sandbox/transactions/{id}/refund      -                   in a unit  -                                leaves REFUNDED/REFUNDED; 409 hint: PENDING → an APPROVED
-chargebackTransaction        POST /_sandbox/transactions/{id}/chargeback  -                   in a unit  -                                leaves CHARGEBACK/CHARGEBACK; 409 hint: PENDING → an APPROVED
+payTransaction               POST /_sandbox/transactions/{id}/pay         -                   in a unit  -                                leaves APPROVED; 409 hint: pay from PENDING
+expireTransaction            POST /_sandbox/transactions/{id}/expire      -                   in a unit  -                                leaves BLOCKED/EXPIRED; 409 hint: expire from PENDING
+declineTransaction           POST /_sandbox/transactions/{id}/decline     -                   in a unit  -                                leaves BLOCKED/DECLINED; 409 hint: decline from PENDING
+refundTransaction            POST /_sandbox/transactions/{id}/refund      -                   in a unit  -                                leaves REFUNDED/REFUNDED; 409 hint: refund from APPROVED
+chargebackTransaction        POST /_sandbox/transactions/{id}/chargeback  -                   in a unit  -                                leaves CHARGEBACK/CHARGEBACK; 409 hint: chargeback from APPROVED
 getPayerPages                GET /_sandbox/transactions/{id}/payer-pages  -                   in a unit  -                                -
 getClock                     GET /_sandbox/clock                          -                   in a unit  -                                -
 advanceClock                 POST /_sandbox/clock/advance                 -                   own units  -                                -
@@ -116,7 +117,7 @@ function mockOf(options: EndpointOptions): string {
   const parts: string[] = [];
   if (mock.transaction) parts.push(`leaves ${mock.transaction.status}${mock.transaction.reason ? `/${mock.transaction.reason}` : ''}`);
   if (mock.withdrawal) parts.push(`leaves ${mock.withdrawal.status}${mock.withdrawal.ends ? ` (${mock.withdrawal.ends} message)` : ''}`);
-  if (mock.conflict) parts.push(`409 hint: ${mock.conflict.is} → ${mock.conflict.only}`);
+  if (mock.conflict) parts.push(`409 hint: ${mock.conflict} from ${TRANSITIONS[mock.conflict].needs}`);
   if (mock.refusal) parts.push(`refuses as the service: ${mock.refusal.name}`);
   return parts.join('; ');
 }

@@ -3,7 +3,6 @@ import { OpenAPIRouter, type Operation } from 'openapi-backend';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { isValidCbu } from '../../src/rails/argentina.js';
 import { AMOUNT_LIMITS } from '../../src/mock/coherent.js';
-import { METHODS } from '../../src/mock/transaction.js';
 import { MockResponder } from '../../src/http/mock.js';
 import { endpointOptions } from '../../src/http/endpoints.js';
 import type { MockAnswer } from '../../src/mock/answer.js';
@@ -13,6 +12,7 @@ import { isValidBarcode, isValidDigitableLine } from '../../src/rails/boleto.js'
 import { isValidBrCode } from '../../src/rails/pix.js';
 import { loadOpenApi } from '../../src/spec/openapi.js';
 import { DEFAULT_FEES, feeFor } from '../../src/transactions/fees.js';
+import { methodsOf } from '../../src/transactions/limits.js';
 import { PAYER_INSTITUTIONS } from '../../src/transactions/settlement.js';
 import { TEST_CARDS } from '../../src/transactions/test-cards.js';
 import { isValidCnpj, isValidCpf } from '../../src/rails/documents.js';
@@ -80,7 +80,7 @@ function expectCoherentTransaction(tx: Json): void {
   const status = String(tx.status);
   expect(tx.transactionId, what).toBe(tx.id);
   expect(tx.id, what).toMatch(/^[0-9]{9,}$/);
-  expect(METHODS[currency as 'COP'], what).toContain(method);
+  expect(methodsOf(currency as 'COP'), what).toContain(method);
   expect(REASONS[status], what).toContain(tx.statusReason);
   const limits = AMOUNT_LIMITS[currency]!;
   expect(tx.amount as number, what).toBeGreaterThanOrEqual(limits.min);
@@ -143,7 +143,7 @@ const common = { name: 'Maria Silva', email: 'maria@example.com', description: '
 const references = fc.record({ externalId: fc.option(fc.stringMatching(/^[a-z0-9-]{1,20}$/), { nil: undefined }), postbackUrl: fc.option(fc.constant('http://127.0.0.1:3000/hook'), { nil: undefined }) }, { requiredKeys: [] });
 
 const purchaseBody = fc.oneof(
-  fc.tuple(fc.constantFrom(...METHODS.COP), amountIn('COP'), references).map(([paymentMethod, amount, refs]) => ({ ...common, ...refs, currency: 'COP', paymentMethod, amount, phone: '+573211234567', responsibleDocument: '1020304050' })),
+  fc.tuple(fc.constantFrom(...methodsOf('COP')), amountIn('COP'), references).map(([paymentMethod, amount, refs]) => ({ ...common, ...refs, currency: 'COP', paymentMethod, amount, phone: '+573211234567', responsibleDocument: '1020304050' })),
   fc.tuple(amountIn('ARS'), references).map(([amount, refs]) => ({ ...common, ...refs, currency: 'ARS', amount, responsibleDocument: '20055361682' })),
   fc.tuple(fc.constantFrom('PIX', 'BOLETO', 'PIX_BOLETO'), amountIn('BRL'), fc.boolean(), references).map(([paymentMethod, amount, explicit, refs]) => ({
     ...common,
