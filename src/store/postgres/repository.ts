@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
-import { StoreUnavailable, type Owned, type ReadTable, type Repository, type Sequences, type StoreHealth, type TableSpec, type Unit, type UnitOfWork } from '../ports.js';
+import { StoreUnavailable, type Owned, type ReadTable, type Reads, type Repository, type Sequences, type StoreHealth, type TableSpec, type Unit, type UnitOfWork } from '../ports.js';
 import type { Logger } from '../types.js';
 import { BUS_CHANNEL, Listener, PgBus } from './bus.js';
 import { Db, mapError, statementName, type Frame, type Session } from './db.js';
@@ -68,6 +68,7 @@ export class PostgresRepository implements Repository {
   readonly jobs: PgJobStore;
   readonly clocks: PgClockStore;
   readonly bus: PgBus;
+  readonly committed: Reads;
   readonly instanceId: string;
   /** Object bytes (product images), shared by every instance. */
   readonly objects: PgObjectStore;
@@ -94,6 +95,7 @@ export class PostgresRepository implements Repository {
     // whose writes are buffered until its commit and whose reads see them.
     this.units = { run: (work) => db.unit((frame) => work(this.unitOf(frame))) };
     this.sequences = { next: (name) => this.nextValue(name) };
+    this.committed = { table: (spec) => this.pgTable(spec), jobs: this.jobs, clocks: this.clocks };
     this.listener = new Listener(
       db.config,
       [BUS_CHANNEL, JOBS_CHANNEL, VERSIONS_CHANNEL],
