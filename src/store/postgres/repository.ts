@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import pg from 'pg';
 import { StoreUnavailable, type Owned, type ReadTable, type Reads, type Repository, type Sequences, type StoreHealth, type TableSpec, type Unit, type UnitOfWork } from '../ports.js';
 import type { Logger } from '../types.js';
+import { guardedUnit } from '../unit-guard.js';
 import { BUS_CHANNEL, Listener, PgBus } from './bus.js';
 import { Db, mapError, statementName, type Frame, type Session } from './db.js';
 import { JOBS_CHANNEL, JobSignals, PgClockStore, PgJobStore } from './jobs.js';
@@ -93,7 +94,8 @@ export class PostgresRepository implements Repository {
     this.logger = logger;
     // The work is handed its unit: the stores bound to the unit's frame (src/store/postgres/db.ts),
     // whose writes are buffered until its commit and whose reads see them.
-    this.units = { run: (work) => db.unit((frame) => work(this.unitOf(frame))) };
+    // Ended for its work once the work has settled: what the handle is asked after that is refused (unit-guard.ts).
+    this.units = { run: (work) => db.unit((frame) => work(guardedUnit(this.unitOf(frame), () => frame.state !== 'open'))) };
     this.sequences = { next: (name) => this.nextValue(name) };
     this.committed = { table: (spec) => this.pgTable(spec), jobs: this.jobs, clocks: this.clocks };
     this.listener = new Listener(
