@@ -52,7 +52,7 @@ function absence(parameter: ts.ParameterDeclaration): string | undefined {
 }
 
 function unitParameters(files: readonly string[], readsFrom: string): Finding[] {
-  const program = ts.createProgram(files, { strict: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, skipLibCheck: true, noEmit: true });
+  const program = ts.createProgram(files, { strict: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, allowImportingTsExtensions: true, skipLibCheck: true, noEmit: true });
   const checker = program.getTypeChecker();
   const ports = program.getSourceFile(readsFrom);
   const declaration = ports?.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === 'Reads');
