@@ -135,8 +135,8 @@ export function composeDomain(options: DomainOptions): Domain {
   const products = new Products({ repository, clock, usage });
   const offers = new Offers({ repository, clock, products, usage });
   const images = new ProductImages({ products, storage: options.objects, units, publicUrl: options.publicUrl, usage });
-  const clocks = new AccountClocks({ offsets: repository.clocks, clock });
-  const jobs = new Jobs(repository.jobs);
+  const clocks = new AccountClocks({ clock });
+  const jobs = new Jobs();
   const limits = new Limits({ repository });
   const events = new Events({ repository });
   const faults = new Faults({ repository, seed: settings.faultSeed, operationIds: options.operationIds });
@@ -213,7 +213,7 @@ export function composeDomain(options: DomainOptions): Domain {
     autopilotWithdrawal: withdrawalActionRunner(withdrawals, logger),
   };
   const scheduler = new Scheduler({ jobs: repository.jobs, units, runners, clock, logger, leaseMs: settings.jobLeaseMs });
-  const advances = new ClockAdvances({ clocks, jobs, scheduler, units, settle: (accountId) => deliveries.idle(accountId) });
+  const advances = new ClockAdvances({ clocks, jobs, scheduler, units, committed: repository.committed, settle: (accountId) => deliveries.idle(accountId) });
   const reset = new AccountReset({ units, products, offers, images, transactions, jobs, clocks, events, deliveries, withdrawals, ledger, limits, usage });
   return { accounts, products, offers, images, clocks, jobs, limits, events, faults, deliveries, listeners, ledger, autopilot, transactions, transitions, withdrawals, scheduler, advances, reset, usage };
 }
@@ -321,7 +321,7 @@ async function createStatefulSandbox(config: Config, logger: Logger, options: Sa
     const retention =
       config.retentionDays === undefined
         ? undefined
-        : new Retention({ days: config.retentionDays, accountIds: () => accounts.ids(), nowMs: (id) => clocks.nowMs(id), units, logger, intervalMs: config.retentionIntervalMs });
+        : new Retention({ days: config.retentionDays, accountIds: () => accounts.ids(), nowMs: (id) => clocks.nowMs(repository.committed, id), units, logger, intervalMs: config.retentionIntervalMs });
     // What retention deletes of the counted records leaves the account's usage in the same unit.
     const counted = (deleted: Pruner): Pruner => async (unit, id, cutoff, limit) => {
       const count = await deleted(unit, id, cutoff, limit);
@@ -366,6 +366,7 @@ async function createStatefulSandbox(config: Config, logger: Logger, options: Sa
       ...configuredPipeline(config, clock),
       accounts,
       units,
+      committed: repository.committed,
       answers,
       logger,
       requestLog,

@@ -20,7 +20,7 @@ import type { MockAnswer } from './mock/answer.js';
 import { QrRenderer } from './pages/qr-renderer.js';
 import { MemoryBudget } from './sandbox/memory-budget.js';
 import { loadOpenApi, OPENAPI_PATH } from './spec/openapi.js';
-import type { UnitOfWork } from './store/ports.js';
+import type { Reads, UnitOfWork } from './store/ports.js';
 import { loadFeeTable } from './transactions/fees.js';
 
 /** What the mock answers with of the configuration: the body limits its 413s name, and what its transactions carry. */
@@ -44,8 +44,19 @@ function stateSettings(config: Config): string[] {
 }
 
 /** Mock mode runs no handler, so nothing asks for a unit of work; one asked for is a mistake of the composition's. */
+const NOTHING_KEPT = 'mock mode keeps nothing: no operation runs in a unit of work';
+
 const NO_UNITS: Pick<UnitOfWork, 'run'> = {
-  run: () => Promise.reject(new Error('mock mode keeps nothing: no operation runs in a unit of work')),
+  run: () => Promise.reject(new Error(NOTHING_KEPT)),
+};
+
+/** What the handle stage would read committed state through: no handler runs in mock mode, so nothing reads it. */
+const NO_READS: Reads = {
+  table: () => {
+    throw new Error(NOTHING_KEPT);
+  },
+  jobs: { isScheduled: () => Promise.reject(new Error(NOTHING_KEPT)), pending: () => Promise.reject(new Error(NOTHING_KEPT)) },
+  clocks: { offsetOf: () => Promise.reject(new Error(NOTHING_KEPT)) },
 };
 
 /**
@@ -82,6 +93,7 @@ export async function createMockSandbox(config: Config, logger: Logger, options:
     ...configuredPipeline(config, clock),
     accounts,
     units: NO_UNITS,
+    committed: NO_READS,
     logger,
     requestLog,
     shared,

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Account, AccountCreate, Permission, WebhookDeliveryMode } from '../spec/types.js';
-import type { ReadTable, Repository, TableSpec, Unit } from '../store/ports.js';
+import type { ReadTable, Reads, Repository, TableSpec, Unit } from '../store/ports.js';
 
 export const ALL_PERMISSIONS: readonly Permission[] = ['isInvoiceAvailable', 'createTransaction'];
 export const DEFAULT_ACCOUNT_ID = 'acc_default';
@@ -77,7 +77,7 @@ export class Accounts implements AccountKeys {
    * well-known default: `wellKnown` is that key, replaced if a run without a token stored it.
    */
   async ensureDefault(unit: Unit, configured: string | undefined, wellKnown?: string): Promise<AccountRecord> {
-    const existing = await this.get(DEFAULT_ACCOUNT_ID, unit);
+    const existing = await this.get(unit, DEFAULT_ACCOUNT_ID);
     const kept = existing && existing.secretKey !== wellKnown ? existing.secretKey : undefined;
     const secretKey = configured ?? kept ?? newSecretKey();
     const holder = await unit.table(ACCOUNTS).findUnique(SANDBOX_OWNER, 'keyHash', sha256(secretKey).toString('hex'));
@@ -106,7 +106,7 @@ export class Accounts implements AccountKeys {
     const keyHash = sha256(fixed.secretKey).toString('hex');
     const holder = await unit.table(ACCOUNTS).findUnique(SANDBOX_OWNER, 'keyHash', keyHash);
     if (holder && holder.id !== fixed.id) throw new Error(`secret key of account ${fixed.id} is already the key of account ${holder.id}`);
-    const existing = await this.get(fixed.id, unit);
+    const existing = await this.get(unit, fixed.id);
     const base = existing ?? this.newRecord(fixed.id, { name: fixed.name }, fixed.secretKey);
     const next: AccountRecord = {
       ...base,
@@ -128,9 +128,8 @@ export class Accounts implements AccountKeys {
     return ids;
   }
 
-  /** As committed, or as `unit` sees it when given. */
-  get(id: string, unit?: Unit): Promise<AccountRecord | undefined> {
-    return (unit?.table(ACCOUNTS) ?? this.accounts).get(SANDBOX_OWNER, id);
+  get(reads: Reads, id: string): Promise<AccountRecord | undefined> {
+    return reads.table(ACCOUNTS).get(SANDBOX_OWNER, id);
   }
 
   /** Sets the webhook URL and/or the delivery mode; what is left undefined stays as it is. */

@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import type { Job, JobKind, JobRunner } from '../scheduler/job-kinds.js';
 import type { Jobs } from '../scheduler/jobs.js';
 import type { AutopilotRule, AutopilotRules, AutopilotState } from '../spec/types.js';
-import type { ReadTable, Repository, TableSpec, Unit } from '../store/ports.js';
+import type { Reads, Repository, TableSpec, Unit } from '../store/ports.js';
 import type { TransactionListener } from '../transactions/listeners.js';
 import type { Transitions } from '../transactions/transitions.js';
 import type { WithdrawalListener, WithdrawalRecord, Withdrawals } from '../withdrawals/withdrawals.js';
@@ -50,14 +50,13 @@ export interface AutopilotOptions {
  * account's clock: it survives restarts and fires at once when the clock is advanced.
  */
 export class Autopilot {
-  private readonly rules: ReadTable<AccountRules>;
   private readonly jobs: Jobs;
   private readonly sandboxRules: AutopilotRule[];
 
   /** Plans the actions of a new transaction. */
   readonly transactions: TransactionListener = {
     created: async (unit, record) => {
-      const rule = (await this.state(record.accountId, unit)).rules.find((r) => (r.on ?? 'transaction') === 'transaction' && ruleMatches(r, record));
+      const rule = (await this.state(unit, record.accountId)).rules.find((r) => (r.on ?? 'transaction') === 'transaction' && ruleMatches(r, record));
       if (rule) await this.scheduleActions(unit, record.accountId, 'autopilot', record.id, rule, Date.parse(record.view.createdAt));
     },
   };
@@ -65,32 +64,30 @@ export class Autopilot {
   /** Plans the actions of a new withdrawal. */
   readonly withdrawals: WithdrawalListener = {
     created: async (unit: Unit, record: WithdrawalRecord) => {
-      const rule = (await this.state(record.accountId, unit)).rules.find((r) => r.on === 'withdrawal' && withdrawalRuleMatches(r, record));
+      const rule = (await this.state(unit, record.accountId)).rules.find((r) => r.on === 'withdrawal' && withdrawalRuleMatches(r, record));
       if (rule) await this.scheduleActions(unit, record.accountId, 'autopilotWithdrawal', record.id, rule, Date.parse(record.view.createdAt));
     },
   };
 
   constructor(options: AutopilotOptions) {
-    this.rules = options.repository.table(AUTOPILOT_RULES);
     this.jobs = options.jobs;
     this.sandboxRules = options.sandboxRules;
   }
 
-  /** As committed, or as `unit` sees it when given. */
-  async state(accountId: string, unit?: Unit): Promise<AutopilotState> {
-    const own = await (unit?.table(AUTOPILOT_RULES) ?? this.rules).get(accountId, accountId);
+  async state(reads: Reads, accountId: string): Promise<AutopilotState> {
+    const own = await reads.table(AUTOPILOT_RULES).get(accountId, accountId);
     if (own) return { source: 'account', rules: own.rules };
     return { source: this.sandboxRules.length ? 'sandbox' : 'none', rules: this.sandboxRules };
   }
 
   async set(unit: Unit, accountId: string, rules: AutopilotRules): Promise<AutopilotState> {
     await unit.table(AUTOPILOT_RULES).put({ id: accountId, accountId, rules: rules.rules });
-    return this.state(accountId, unit);
+    return this.state(unit, accountId);
   }
 
   async clear(unit: Unit, accountId: string): Promise<AutopilotState> {
     await unit.table(AUTOPILOT_RULES).delete(accountId, accountId);
-    return this.state(accountId, unit);
+    return this.state(unit, accountId);
   }
 
   private async scheduleActions(unit: Unit, accountId: string, kind: JobKind, id: string, rule: AutopilotRule, created: number): Promise<void> {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Usage } from '../accounts/usage.js';
 import { invalid } from '../errors.js';
 import type { ObjectStore } from '../store/ports.js';
-import type { UnitOfWork } from '../store/ports.js';
+import type { Reads, UnitOfWork } from '../store/ports.js';
 import type { Owner, ProductRecord, Products } from './products.js';
 
 /** Accepted image kinds, keyed by the MIME type sniffed from the bytes. */
@@ -36,9 +36,10 @@ export interface ProductImagesOptions {
 export class ProductImages {
   constructor(private readonly options: ProductImagesOptions) {}
 
-  async set(owner: Owner, productId: string, bytes: Buffer): Promise<ProductRecord> {
+  /** `committed`: what it checks before its unit (the product may take an image), outside any unit. */
+  async set(committed: Reads, owner: Owner, productId: string, bytes: Buffer): Promise<ProductRecord> {
     const { products, storage, publicUrl, units } = this.options;
-    await products.getEditable(owner, productId);
+    await products.getEditable(committed, owner, productId);
     const type = await fileTypeFromBuffer(bytes);
     const ext = type ? ACCEPTED[type.mime] : undefined;
     if (!type || !ext) {

@@ -3,7 +3,7 @@ import { bytesOfInput, type Usage } from '../accounts/usage.js';
 import type { Clock } from '../clock.js';
 import { Records, type PageQuery } from '../records/records.js';
 import type { Offer, OfferCreate, OfferList } from '../spec/types.js';
-import type { Repository, TableSpec, Unit } from '../store/ports.js';
+import type { Reads, Repository, TableSpec, Unit } from '../store/ports.js';
 import type { Owner, Products } from './products.js';
 
 export interface OfferRecord extends Offer {
@@ -41,7 +41,7 @@ export class Offers {
   /** An inactive product still takes offers: only archiving closes it. */
   async create(unit: Unit, owner: Owner, input: OfferCreate): Promise<OfferRecord> {
     // The refusal says what was asked: an offer added, not the product edited.
-    const product = await this.products.getEditable(owner, input.productId, unit, 'cannot take new offers');
+    const product = await this.products.getEditable(unit, owner, input.productId, 'cannot take new offers');
     await this.usage.charge(unit, owner.id, { what: 'offer', records: 1, bytes: bytesOfInput(input) });
     const now = new Date(this.clock.nowMs()).toISOString();
     const record: OfferRecord = {
@@ -58,8 +58,8 @@ export class Offers {
     return record;
   }
 
-  async listForProduct(owner: Owner, productId: string, query: PageQuery): Promise<OfferList> {
-    const product = await this.products.get(owner, productId);
+  async listForProduct(reads: Reads, owner: Owner, productId: string, query: PageQuery): Promise<OfferList> {
+    const product = await this.products.get(reads, owner, productId);
     const page = await this.records.page(owner.id, query, { scope: { productId: product.id } });
     return { data: page.data.map(toOffer), hasMore: page.hasMore };
   }

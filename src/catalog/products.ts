@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import { invalid, notFound } from '../errors.js';
 import { Records, type PageQuery } from '../records/records.js';
 import type { Product, ProductCreate, ProductList, ProductPatch } from '../spec/types.js';
-import { UniqueViolation, type Repository, type TableSpec, type Unit } from '../store/ports.js';
+import { UniqueViolation, type Reads, type Repository, type TableSpec, type Unit } from '../store/ports.js';
 
 /** Stored form: the resource plus its owner. */
 export interface ProductRecord extends Product {
@@ -91,22 +91,22 @@ export class Products {
     return record;
   }
 
-  /** Another account's product answers exactly like a missing one. As `unit` sees it when given. */
-  get(owner: Owner, id: string, unit?: Unit): Promise<ProductRecord> {
-    return this.records.owned(owner.id, id, () => notFound(`product ${id} not found`), unit);
+  /** Another account's product answers exactly like a missing one. */
+  get(reads: Reads, owner: Owner, id: string): Promise<ProductRecord> {
+    return this.records.owned(reads, owner.id, id, () => notFound(`product ${id} not found`));
   }
 
   /**
    * A product that may still change: live, not archived. `refused` says what an archived one
    * cannot have done, in the refusal's words ("cannot take new offers" for an offer added).
    */
-  async getEditable(owner: Owner, id: string, unit?: Unit, refused?: string): Promise<ProductRecord> {
-    return editable(await this.get(owner, id, unit), refused);
+  async getEditable(reads: Reads, owner: Owner, id: string, refused?: string): Promise<ProductRecord> {
+    return editable(await this.get(reads, owner, id), refused);
   }
 
   /** The live product with this externalId, if any. */
-  findByExternalId(owner: Owner, externalId: string, unit?: Unit): Promise<ProductRecord | undefined> {
-    return (unit === undefined ? this.records.table : this.records.in(unit)).findUnique(owner.id, 'externalId', externalId);
+  findByExternalId(reads: Reads, owner: Owner, externalId: string): Promise<ProductRecord | undefined> {
+    return reads.table(PRODUCTS).findUnique(owner.id, 'externalId', externalId);
   }
 
   async update(unit: Unit, owner: Owner, id: string, patch: ProductPatch): Promise<ProductRecord> {
@@ -146,9 +146,9 @@ export class Products {
     return { before, updated };
   }
 
-  async list(owner: Owner, query: ProductQuery): Promise<ProductList> {
+  async list(reads: Reads, owner: Owner, query: ProductQuery): Promise<ProductList> {
     if (query.externalId !== undefined) {
-      const match = await this.findByExternalId(owner, query.externalId);
+      const match = await this.findByExternalId(reads, owner, query.externalId);
       const live = match && (query.active === undefined || match.active === query.active) ? [toProduct(match)] : [];
       return { data: live, hasMore: false };
     }

@@ -2,7 +2,7 @@ import type { ApiRequest } from './request.js';
 import type { AccountRecord } from '../accounts/accounts.js';
 import type { operations } from '../spec/openapi-types.js';
 import type { OperationId } from '../spec/types.js';
-import type { Unit } from '../store/ports.js';
+import type { Reads, Unit } from '../store/ports.js';
 import { HttpError } from './errors.js';
 
 /**
@@ -55,6 +55,11 @@ export interface Call<K extends OperationId> {
    * of their own and get one that refuses use.
    */
   unit: Unit;
+  /**
+   * Where the handler reads: its unit (reads that see what the handler wrote), or for an
+   * operation that commits in steps, the committed state.
+   */
+  reads: Reads;
   params: PathParams<K>;
   query: QueryParams<K>;
   body: RequestBody<K>;
@@ -71,6 +76,7 @@ export interface AnyCall {
   account: AccountRecord | undefined;
   admin: boolean;
   unit: Unit;
+  reads: Reads;
   params: Record<string, string>;
   query: Record<string, unknown>;
   body: unknown;

@@ -1,5 +1,5 @@
 import type { ApiRequest } from './request.js';
-import type { Unit, UnitOfWork } from '../store/ports.js';
+import type { Reads, Unit, UnitOfWork } from '../store/ports.js';
 import type { OperationId } from '../spec/types.js';
 import type { MockAnswer } from '../mock/answer.js';
 import type { AnyCall, AnyReply } from './call.js';
@@ -37,6 +37,8 @@ const OWN_UNITS: Unit = {
 export interface HandleOptions {
   endpoints: Endpoints;
   units: Pick<UnitOfWork, 'run'>;
+  /** What the handlers of operations that commit in steps read: the committed state. */
+  committed: Reads;
   /** Answers operations without an endpoint, and every operation in mock mode; without it they are 501. */
   fallback?: Fallback;
   /** Mock mode: every operation is answered by the fallback, none by its handler. */
@@ -69,7 +71,7 @@ export class HandleStage {
     if (!endpoint) throw new HttpError(501, `${operation.method.toUpperCase()} ${operation.path} is not emulated by this version of the sandbox yet`);
     if (endpoint.admin !== undefined) this.options.admin?.(endpoint.admin);
     const base = { req, account: caller.account, admin: caller.admin, params: validated.params, query: validated.query, body: validated.body };
-    if (endpoint.ownUnits !== undefined) return endpoint.handle({ ...base, unit: OWN_UNITS });
-    return this.options.units.run(async (unit) => endpoint.handle({ ...base, unit }));
+    if (endpoint.ownUnits !== undefined) return endpoint.handle({ ...base, unit: OWN_UNITS, reads: this.options.committed });
+    return this.options.units.run(async (unit) => endpoint.handle({ ...base, unit, reads: unit }));
   }
 }

@@ -47,14 +47,14 @@ export const catalogEndpoints = {
   createProduct: { handle: async (call, s) => json(201, toProduct(await s.products.create(call.unit, owner(call), call.body))) },
   listProducts: {
     handle: async (call, s) =>
-      json(200, await s.products.list(owner(call), {
+      json(200, await s.products.list(call.reads, owner(call), {
         active: call.query.active,
         externalId: call.query.externalId,
         limit: call.query.limit,
         startingAfter: call.query.startingAfter,
       })),
   },
-  getProduct: { handle: async (call, s) => json(200, toProduct(await s.products.get(owner(call), call.params.id))) },
+  getProduct: { handle: async (call, s) => json(200, toProduct(await s.products.get(call.reads, owner(call), call.params.id))) },
   updateProduct: { handle: async (call, s) => json(200, toProduct(await s.products.update(call.unit, owner(call), call.params.id, call.body))) },
   archiveProduct: { handle: async (call, s) => json(200, toProduct(await s.products.archive(call.unit, owner(call), call.params.id))) },
   uploadProductImage: {
@@ -63,9 +63,9 @@ export const catalogEndpoints = {
       const account = owner(call);
       const id = call.params.id;
       // Refuse before reading the upload: a missing or archived product needs no bytes.
-      await s.products.getEditable(account, id);
+      await s.products.getEditable(call.reads, account, id);
       const bytes = await readImageField(call.req, s.config.imageLimitBytes);
-      return json(200, toProduct(await s.images.set(account, id, bytes)));
+      return json(200, toProduct(await s.images.set(call.reads, account, id, bytes)));
     },
   },
   deleteProductImage: {
@@ -74,7 +74,7 @@ export const catalogEndpoints = {
   },
   listProductOffers: {
     handle: async (call, s) =>
-      json(200, await s.offers.listForProduct(owner(call), call.params.id, {
+      json(200, await s.offers.listForProduct(call.reads, owner(call), call.params.id, {
         limit: call.query.limit,
         startingAfter: call.query.startingAfter,
       })),
@@ -137,7 +137,7 @@ async function resolveResetTarget(s: CatalogServices, call: Call<'resetAccount'>
   if (s.config.adminToken !== undefined) {
     if (!call.admin) throw new HttpError(403, 'reset requires the admin token: Authorization: Bearer <SANDBOX_ADMIN_TOKEN>');
     if (!accountId) throw new HttpError(400, 'accountId is required when resetting with the admin token');
-    const target = await s.accounts.get(accountId);
+    const target = await s.accounts.get(call.reads, accountId);
     if (!target) throw notFound(`account ${accountId} not found`);
     return target;
   }

@@ -6,7 +6,7 @@ import { DEFAULTS } from '../config.js';
 import type { Logger } from '../log.js';
 import type { MemoryBudget } from '../sandbox/memory-budget.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
-import type { UnitOfWork } from '../store/ports.js';
+import type { Reads, UnitOfWork } from '../store/ports.js';
 import { Authenticator, type Caller } from './authenticate.js';
 import { BodyStage } from './body.js';
 import type { Endpoints } from './endpoint.js';
@@ -75,6 +75,8 @@ export interface PipelineOptions {
   adminToken: string | undefined;
   /** Each handler runs as `units.run(() => handler(call))`; the answer leaves when it resolves. */
   units: Pick<UnitOfWork, 'run'>;
+  /** What operations that commit in steps read (`repository.committed`). */
+  committed: Reads;
   /** Mock mode: every operation is answered by the fallback. */
   mock?: boolean;
   /** Refuses an endpoint's admin act where it is closed (src/http/shared-use.ts). */
@@ -128,7 +130,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const authenticator = new Authenticator(options.accounts, options.adminToken);
   const jsonLimit = options.jsonLimitBytes ?? DEFAULTS.jsonLimitBytes;
   const bodies = new BodyStage(jsonLimit);
-  const handling = new HandleStage({ endpoints: options.endpoints, units: options.units, fallback: options.fallback, mock: options.mock, admin: options.admin });
+  const handling = new HandleStage({ endpoints: options.endpoints, units: options.units, committed: options.committed, fallback: options.fallback, mock: options.mock, admin: options.admin });
   const mode = options.validateResponses ?? 'off';
   const replies = new ReplyStage(options.texts ?? new JsonTexts(), mode === 'off' ? undefined : new ResponseValidation(options.document, mode, logger), options.budget, options.accepts?.watch());
   const { budget } = options;

@@ -31,7 +31,7 @@ export const rateLimitEndpoints = {
         throw new HttpError(401, "an account's rate limit is the admin's to set: Authorization: Bearer <SANDBOX_ADMIN_TOKEN>");
       }
       const { id } = call.params;
-      if ((await s.accounts.get(id)) === undefined) throw notFound(`account ${id} not found`);
+      if ((await s.accounts.get(call.reads, id)) === undefined) throw notFound(`account ${id} not found`);
       if (s.rateLimits === undefined) {
         throw conflict(
           'rate limits are off on this sandbox',

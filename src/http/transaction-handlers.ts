@@ -1,6 +1,7 @@
 import { deliveryModeOf, type Accounts } from '../accounts/accounts.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { ClockAdvances } from '../scheduler/advance-clock.js';
+import type { Reads } from '../store/ports.js';
 import type { MockAnswer } from '../mock/answer.js';
 import type { Clock, TransactionStatus } from '../spec/types.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
@@ -26,10 +27,10 @@ export interface TransactionServices {
 /** A transaction's answer, as GET /transactions/:id shows it (a Pix with its QR image). */
 const present = async <S extends number>(s: TransactionServices, status: S, pending: Promise<TransactionRecord>) => json(status, await s.presenter.present((await pending).view));
 
-const clockOf = async (s: TransactionServices, accountId: string): Promise<Clock> => ({
+const clockOf = async (s: TransactionServices, reads: Reads, accountId: string): Promise<Clock> => ({
   accountId,
-  now: await s.clocks.nowIso(accountId),
-  offsetMs: await s.clocks.offsetOf(accountId),
+  now: await s.clocks.nowIso(reads, accountId),
+  offsetMs: await s.clocks.offsetOf(reads, accountId),
 });
 
 /** What a control call leaves a transaction in, in mock mode. */
@@ -48,7 +49,7 @@ export const transactionEndpoints = {
     handle: (call, s) => {
       const id = call.params.id;
       // searchBy=id is what typed clients send by default: the same as no searchBy.
-      const record = call.query.searchBy === 'externalId' ? s.transactions.getByExternalId(owner(call), id) : s.transactions.get(owner(call), id);
+      const record = call.query.searchBy === 'externalId' ? s.transactions.getByExternalId(call.reads, owner(call), id) : s.transactions.get(call.reads, owner(call), id);
       return present(s, 200, record);
     },
   },
@@ -101,13 +102,13 @@ export const transactionEndpoints = {
       return present(s, 200, s.transitions.chargeback(call.unit, owner(call).id, call.params.id, reason));
     },
   },
-  getClock: { handle: async (call, s) => json(200, await clockOf(s, owner(call).id)) },
+  getClock: { handle: async (call, s) => json(200, await clockOf(s, call.reads, owner(call).id)) },
   advanceClock: {
     ownUnits: 'every step of an advance is durable before the next, so the jobs it runs are units of their own',
     handle: async (call, s) => {
       const account = owner(call);
       await s.advances.advance(account.id, call.body.ms);
-      return json(200, await clockOf(s, account.id));
+      return json(200, await clockOf(s, call.reads, account.id));
     },
   },
 } satisfies EndpointTable<TransactionServices>;

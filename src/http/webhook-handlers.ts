@@ -16,7 +16,7 @@ export interface WebhookServices {
 export const webhookEndpoints = {
   listWebhooks: {
     handle: async (call, s) =>
-      json(200, await s.deliveries.list(owner(call).id, {
+      json(200, await s.deliveries.list(call.reads, owner(call).id, {
         transactionId: call.query.transactionId,
         withdrawalId: call.query.withdrawalId,
         status: call.query.status,
@@ -24,7 +24,7 @@ export const webhookEndpoints = {
         startingAfter: call.query.startingAfter,
       })),
   },
-  getWebhook: { handle: async (call, s) => json(200, await s.deliveries.get(owner(call).id, call.params.id)) },
+  getWebhook: { handle: async (call, s) => json(200, await s.deliveries.get(call.reads, owner(call).id, call.params.id)) },
   replayWebhook: {
     ownUnits: "the replayed attempt is recorded before the answer, and its post follows in a unit of its own",
     handle: async (call, s) => json(200, await s.deliveries.replay(owner(call).id, call.params.id)),

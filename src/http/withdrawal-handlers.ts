@@ -36,11 +36,11 @@ export const withdrawalEndpoints = {
       const account = owner(call);
       const id = call.params.id;
       // searchBy=id is what typed clients send by default: the same as no searchBy.
-      const record = call.query.searchBy === 'externalId' ? await s.withdrawals.getByExternalId(account.id, id) : await s.withdrawals.get(account.id, id);
+      const record = call.query.searchBy === 'externalId' ? await s.withdrawals.getByExternalId(call.reads, account.id, id) : await s.withdrawals.get(call.reads, account.id, id);
       return json(200, toLookup(record));
     },
   },
-  getBalance: { handle: async (call, s) => json(200, await s.ledger.balance(owner(call).id)) },
+  getBalance: { handle: async (call, s) => json(200, await s.ledger.balance(call.reads, owner(call).id)) },
   creditBalance: { handle: async (call, s) => json(200, await s.ledger.credit(call.unit, owner(call).id, call.body.amount)) },
   listLedgerEntries: {
     handle: async (call, s) =>
@@ -60,7 +60,7 @@ export const withdrawalEndpoints = {
         startingAfter: call.query.startingAfter,
       })),
   },
-  getSandboxWithdrawal: { handle: async (call, s) => json(200, (await s.withdrawals.get(owner(call).id, call.params.id)).view) },
+  getSandboxWithdrawal: { handle: async (call, s) => json(200, (await s.withdrawals.get(call.reads, owner(call).id, call.params.id)).view) },
   approveWithdrawal: { mock: { withdrawal: { status: 'WITHDRAW_APPROVED' } }, handle: (call, s) => act(s, call, 'approve') },
   rejectWithdrawal: { mock: { withdrawal: { status: 'WITHDRAW_REJECTED', ends: 'reject' } }, handle: (call, s) => act(s, call, 'reject', call.body?.message) },
   failWithdrawal: { mock: { withdrawal: { status: 'WITHDRAW_ERROR', ends: 'fail' } }, handle: (call, s) => act(s, call, 'fail', call.body?.message) },

@@ -68,7 +68,7 @@ export class CashInLedger implements TransactionListener {
   /** The runner of `settleCashIn`: the pending credit becomes available. */
   settlementRunner(transactions: Transactions): JobRunner {
     return async (unit, job) => {
-      const record = await transactions.find(job.accountId, job.ref, unit);
+      const record = await transactions.find(unit, job.accountId, job.ref);
       // Wiped by a reset: nothing to settle.
       if (!record || record.view.status !== 'APPROVED') return;
       await this.ledger.post(unit, job.accountId, {
@@ -93,7 +93,7 @@ export class CashInLedger implements TransactionListener {
         transactionId: id,
         description: `${rail === 'CARD' ? 'card' : 'boleto'} cash-in ${id} paid: ${amount} − fee ${costFee}, pending until settlement`,
       });
-      await this.jobs.schedule(unit, accountId, 'settleCashIn', id, (await this.clocks.nowMs(accountId)) + this.delays[rail]);
+      await this.jobs.schedule(unit, accountId, 'settleCashIn', id, (await this.clocks.nowMs(unit, accountId)) + this.delays[rail]);
       return;
     }
     await this.ledger.post(unit, accountId, { kind: 'cashin', changes: { balance: net(record) }, inflow: amount, transactionId: id, description: `Pix cash-in ${id} paid: ${amount} − fee ${costFee}` });
@@ -101,7 +101,7 @@ export class CashInLedger implements TransactionListener {
 
   /** Takes back a credit still pending: its settlement will not happen. */
   private async unsettled(unit: Unit, record: TransactionRecord): Promise<boolean> {
-    if (!(await this.jobs.isScheduled(record.accountId, 'settleCashIn', record.id, unit))) return false;
+    if (!(await this.jobs.isScheduled(unit, record.accountId, 'settleCashIn', record.id))) return false;
     await this.jobs.cancel(unit, record.accountId, 'settleCashIn', record.id);
     return true;
   }

@@ -1,7 +1,7 @@
 import { invalid } from '../errors.js';
 import { Records, type Page, type PageQuery } from '../records/records.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
-import type { ReadTable, Repository, TableSpec, Unit } from '../store/ports.js';
+import type { Reads, Repository, TableSpec, Unit } from '../store/ports.js';
 
 /** The four figures of `GET /users/balance`, in centavos, spelled as integrators read them. */
 export interface BalanceFigures {
@@ -102,21 +102,18 @@ const toEntry = ({ accountId: _accountId, ...entry }: EntryRecord): LedgerEntry 
  * that request leaves only once both are durable.
  */
 export class Ledger {
-  private readonly balances: ReadTable<BalanceRecord>;
   private readonly entries: Records<EntryRecord>;
   private readonly clocks: AccountClocks;
   private readonly listeners: readonly LedgerListener[];
 
   constructor(options: LedgerOptions) {
-    this.balances = options.repository.table(BALANCES);
     this.entries = new Records(options.repository, LEDGER_ENTRIES);
     this.clocks = options.clocks;
     this.listeners = options.listeners ?? [];
   }
 
-  /** As committed, or as `unit` sees it when given. */
-  async balance(accountId: string, unit?: Unit): Promise<BalanceFigures> {
-    return figuresOf(await (unit?.table(BALANCES) ?? this.balances).get(accountId, accountId));
+  async balance(reads: Reads, accountId: string): Promise<BalanceFigures> {
+    return figuresOf(await reads.table(BALANCES).get(accountId, accountId));
   }
 
   /**
@@ -161,7 +158,7 @@ export class Ledger {
     const record: EntryRecord = {
       id: `led_${String(seq).padStart(10, '0')}`,
       accountId,
-      at: await this.clocks.nowIso(accountId),
+      at: await this.clocks.nowIso(unit, accountId),
       kind: movement.kind,
       transactionId: movement.transactionId ?? null,
       withdrawalId: movement.withdrawalId ?? null,
@@ -181,7 +178,7 @@ export class Ledger {
     if (!Number.isSafeInteger(amount) || amount <= 0) throw invalid('amount must be a positive integer number of centavos');
     await this.admit(unit, accountId, amount, `a credit of ${amount} centavos`);
     await this.post(unit, accountId, { kind: 'credit', changes: { balance: amount }, inflow: amount, description: `credited ${amount} centavos (control API)` });
-    return this.balance(accountId, unit);
+    return this.balance(unit, accountId);
   }
 
   /** Takes `amount` from the available balance, or refuses with the exact message when it is not there. */

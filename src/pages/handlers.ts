@@ -74,7 +74,7 @@ async function payerTransaction(s: PageServices, call: PageCall, kind?: Kind): P
     throw notFound(TRANSACTION_NOT_FOUND, `no transaction with id ${id} whose payer link has this token`);
   }
   if (kind && !KINDS[kind].has(record)) throw notFound(`transaction ${record.id} ${KINDS[kind].none}`);
-  return { record: { ...record, payerToken: record.payerToken ?? '' }, merchant: (await s.accounts.get(record.accountId))?.name ?? 'Sandbox merchant' };
+  return { record: { ...record, payerToken: record.payerToken ?? '' }, merchant: (await s.accounts.get(call.unit, record.accountId))?.name ?? 'Sandbox merchant' };
 }
 
 /**
@@ -180,7 +180,7 @@ export const pageEndpoints = {
   },
   getPayerPages: {
     handle: async (call, s) => {
-      const record = await s.transactions.withPayerToken(call.unit, await s.transactions.get(owner(call), call.params.id));
+      const record = await s.transactions.withPayerToken(call.unit, await s.transactions.get(call.unit, owner(call), call.params.id));
       return json(200, pagesOf(record, s.publicUrl()));
     },
   },

@@ -1,5 +1,5 @@
 import { invalid, type DomainError } from '../errors.js';
-import { CursorNotFound, type FilterValue, type Owned, type Page, type ReadTable, type Table, type TableSpec, type Unit } from '../store/ports.js';
+import { CursorNotFound, type FilterValue, type Owned, type Page, type ReadTable, type Reads, type Table, type TableSpec, type Unit } from '../store/ports.js';
 
 export type { Page };
 
@@ -50,9 +50,9 @@ export class Records<T extends Owned> {
     return unit.table(this.spec);
   }
 
-  /** The account's record, or `missing()` thrown: records of other accounts are not found. Read in `unit` when given. */
-  async owned(accountId: string, id: string, missing: () => DomainError, unit?: Unit): Promise<T> {
-    const record = await (unit === undefined ? this.table : this.in(unit)).get(accountId, id);
+  /** The account's record, or `missing()` thrown: records of other accounts are not found. */
+  async owned(reads: Reads, accountId: string, id: string, missing: () => DomainError): Promise<T> {
+    const record = await reads.table(this.spec).get(accountId, id);
     if (record === undefined) throw missing();
     return record;
   }

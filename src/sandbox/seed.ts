@@ -171,7 +171,7 @@ export async function applySeed(unit: Unit, seed: SeedFile, scope: SeedScope): P
     const { products = [], transactions = [], ...fixed } = fixture;
     const account = await scope.accounts.upsertFixed(unit, fixed);
     for (const { offers = [], active, ...input } of products) {
-      let product = await scope.products.findByExternalId(account, input.externalId, unit);
+      let product = await scope.products.findByExternalId(unit, account, input.externalId);
       if (product === undefined) {
         product = await scope.products.create(unit, account, input);
         created.products++;
@@ -192,7 +192,7 @@ export async function applySeed(unit: Unit, seed: SeedFile, scope: SeedScope): P
       }
     }
     for (const { paid, ...purchase } of transactions) {
-      const seeded = await scope.transactions.getByExternalId(account, purchase.externalId, unit).then(
+      const seeded = await scope.transactions.getByExternalId(unit, account, purchase.externalId).then(
         () => true,
         () => false,
       );

@@ -1,31 +1,28 @@
 import type { Clock } from '../clock.js';
-import type { ClockReader, Unit } from '../store/ports.js';
+import type { Reads, Unit } from '../store/ports.js';
 
 /**
  * Each account runs on its own clock: real time plus an offset that only moves forward.
  * Advancing one account's clock never moves another's.
  */
 export class AccountClocks {
-  private readonly offsets: ClockReader;
   private readonly clock: Clock;
 
-  constructor(options: { offsets: ClockReader; clock: Clock }) {
-    this.offsets = options.offsets;
+  constructor(options: { clock: Clock }) {
     this.clock = options.clock;
   }
 
-  /** As committed, or as `unit` sees it when given. */
-  offsetOf(accountId: string, unit?: Unit): Promise<number> {
-    return (unit?.clocks ?? this.offsets).offsetOf(accountId);
+  offsetOf(reads: Reads, accountId: string): Promise<number> {
+    return reads.clocks.offsetOf(accountId);
   }
 
-  async nowMs(accountId: string, unit?: Unit): Promise<number> {
-    return this.clock.nowMs() + (await this.offsetOf(accountId, unit));
+  async nowMs(reads: Reads, accountId: string): Promise<number> {
+    return this.clock.nowMs() + (await this.offsetOf(reads, accountId));
   }
 
   /** The account clock's instant, as the API writes instants. */
-  async nowIso(accountId: string): Promise<string> {
-    return new Date(await this.nowMs(accountId)).toISOString();
+  async nowIso(reads: Reads, accountId: string): Promise<string> {
+    return new Date(await this.nowMs(reads, accountId)).toISOString();
   }
 
   /** Only forward: a clock that went back would replay what already happened. */

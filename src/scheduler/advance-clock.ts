@@ -1,5 +1,5 @@
 import { invalid } from '../errors.js';
-import type { UnitOfWork } from '../store/ports.js';
+import type { Reads, UnitOfWork } from '../store/ports.js';
 import type { AccountClocks } from './account-clocks.js';
 import type { Jobs } from './jobs.js';
 import type { Scheduler } from './scheduler.js';
@@ -20,6 +20,8 @@ export interface ClockAdvancesOptions {
   jobs: Jobs;
   scheduler: Scheduler;
   units: UnitOfWork;
+  /** What it reads between its units (the clock, the next job): the committed state. */
+  committed: Reads;
   /** Resolves once what the account's jobs started has settled (e.g. the webhook attempts under way). */
   settle: (accountId: string) => Promise<void>;
 }
@@ -50,21 +52,21 @@ export class ClockAdvances {
   }
 
   private async run(accountId: string, ms: number): Promise<void> {
-    const { clocks, jobs, scheduler, units, settle } = this.options;
+    const { clocks, jobs, scheduler, units, committed, settle } = this.options;
     // An attempt under way when the advance arrives schedules its retry from the moment it
     // ends: let it end before the clock moves, or that retry would land after the advance.
     await settle(accountId);
-    if ((await clocks.nowMs(accountId)) + ms > LATEST_ACCOUNT_TIME_MS) {
+    if ((await clocks.nowMs(committed, accountId)) + ms > LATEST_ACCOUNT_TIME_MS) {
       throw invalid(
         `ms would take the account clock past ${new Date(LATEST_ACCOUNT_TIME_MS).toISOString()}, where it stops`,
         'the sandbox writes four-digit years; reset the account (POST /_sandbox/reset) to start its clock over',
       );
     }
-    const target = (await clocks.offsetOf(accountId)) + ms;
+    const target = (await clocks.offsetOf(committed, accountId)) + ms;
     for (let step = 0; ; step++) {
-      const [next] = await jobs.pending(accountId);
-      const offset = await clocks.offsetOf(accountId);
-      const now = await clocks.nowMs(accountId);
+      const [next] = await jobs.pending(committed, accountId);
+      const offset = await clocks.offsetOf(committed, accountId);
+      const now = await clocks.nowMs(committed, accountId);
       const reach = next === undefined || step >= MAX_STEPS ? target : Math.min(target, offset + Math.max(0, next.dueAt - now));
       await units.run((unit) => clocks.advance(unit, accountId, reach - offset));
       await scheduler.drain();

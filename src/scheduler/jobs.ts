@@ -1,4 +1,4 @@
-import type { JobStore, Unit, UnitJobs } from '../store/ports.js';
+import type { Reads, Unit } from '../store/ports.js';
 import { isJob, type Job, type JobKind } from './job-kinds.js';
 
 /**
@@ -7,8 +7,6 @@ import { isJob, type Job, type JobKind } from './job-kinds.js';
  * caller's unit of work, so a job is stored in the same commit as the change that called for it.
  */
 export class Jobs {
-  constructor(private readonly store: JobStore) {}
-
   async schedule(unit: Unit, accountId: string, kind: JobKind, ref: string, dueAt: number): Promise<void> {
     await unit.jobs.schedule({ accountId, kind, ref, dueAt });
   }
@@ -17,22 +15,17 @@ export class Jobs {
     return unit.jobs.cancel(accountId, kind, ref);
   }
 
-  /** As `unit` sees it when given, else as committed. */
-  isScheduled(accountId: string, kind: JobKind, ref: string, unit?: Unit): Promise<boolean> {
-    return this.reader(unit).isScheduled(accountId, kind, ref);
+  isScheduled(reads: Reads, accountId: string, kind: JobKind, ref: string): Promise<boolean> {
+    return reads.jobs.isScheduled(accountId, kind, ref);
   }
 
-  /** The account's jobs, earliest first (as `unit` sees them when given). */
-  async pending(accountId: string, unit?: Unit): Promise<Job[]> {
-    return (await this.reader(unit).pending(accountId)).filter(isJob);
+  /** The account's jobs, earliest first. */
+  async pending(reads: Reads, accountId: string): Promise<Job[]> {
+    return (await reads.jobs.pending(accountId)).filter(isJob);
   }
 
   /** Drops every job of an account (reset); how many there were. */
   cancelAll(unit: Unit, accountId: string): Promise<number> {
     return unit.jobs.cancelAll(accountId);
-  }
-
-  private reader(unit: Unit | undefined): Pick<UnitJobs, 'isScheduled' | 'pending'> {
-    return unit?.jobs ?? this.store;
   }
 }

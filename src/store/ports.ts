@@ -73,13 +73,32 @@ export interface Table<T extends Owned> extends ReadTable<T> {
   deleteAll(accountId: string): Promise<number>;
 }
 
+/** The jobs as a reader sees them: a unit (its own changes included) or the committed queue. */
+export interface JobReader {
+  isScheduled(accountId: string, kind: string, ref: string): Promise<boolean>;
+  /** The account's jobs by dueAt, then seq. */
+  pending(accountId: string): Promise<JobRecord[]>;
+}
+
+/**
+ * Where a read is made, handed to every domain read as its first argument, as a unit is to
+ * every write: the unit itself (its reads see its own writes) or `repository.committed` (what
+ * is committed, outside any unit). Explicit, never optional: a read that could leave it out
+ * would compile inside a unit and silently miss the unit's own writes.
+ */
+export interface Reads {
+  table<T extends Owned>(spec: TableSpec<T>): ReadTable<T>;
+  readonly jobs: JobReader;
+  readonly clocks: ClockReader;
+}
+
 /**
  * One unit of work, handed to the work `units.run` runs: the tables, jobs and clocks as this
  * unit sees them. Its reads see its own writes; its writes are buffered and applied at commit,
  * all together or (when the work throws) not at all. Locks taken by `getForUpdate` are held
  * until it ends. Effects and published messages wait until it is durable.
  */
-export interface Unit {
+export interface Unit extends Reads {
   table<T extends Owned>(spec: TableSpec<T>): Table<T>;
   readonly jobs: UnitJobs;
   readonly clocks: ClockStore;
@@ -116,23 +135,17 @@ export interface JobRecord extends Owned {
 }
 
 /** What a unit does with jobs: scheduled, cancelled or completed when it commits; its reads see its own changes. */
-export interface UnitJobs {
+export interface UnitJobs extends JobReader {
   /** At most one job per (account, kind, ref): scheduling again replaces the earlier one. */
   schedule(job: { accountId: string; kind: string; ref: string; dueAt: number }): Promise<JobRecord>;
   cancel(accountId: string, kind: string, ref: string): Promise<void>;
-  isScheduled(accountId: string, kind: string, ref: string): Promise<boolean>;
-  /** The account's jobs by dueAt, then seq. */
-  pending(accountId: string): Promise<JobRecord[]>;
   cancelAll(accountId: string): Promise<number>;
   /** The job ran: removed, unless it was scheduled again meanwhile (another seq). */
   complete(job: JobRecord): Promise<void>;
 }
 
 /** The jobs outside any unit: what is scheduled, and what the scheduler claims. Changes go through a unit's `jobs`. */
-export interface JobStore {
-  isScheduled(accountId: string, kind: string, ref: string): Promise<boolean>;
-  /** The account's jobs by dueAt, then seq. */
-  pending(accountId: string): Promise<JobRecord[]>;
+export interface JobStore extends JobReader {
   /**
    * Jobs due now on their account's clock, earliest first, claimed by this instance for
    * `leaseMs` (PostgreSQL: FOR UPDATE SKIP LOCKED and a lease; an expired lease is claimable
@@ -181,6 +194,8 @@ export interface StoreHealth {
 export interface Repository {
   /** Committed records; a unit reads and writes through `unit.table(spec)`. */
   table<T extends Owned>(spec: TableSpec<T>): ReadTable<T>;
+  /** The committed state as a `Reads`: what a read outside any unit is handed. */
+  readonly committed: Reads;
   readonly sequences: Sequences;
   readonly units: UnitOfWork;
   readonly jobs: JobStore;
@@ -199,6 +214,18 @@ export class UniqueViolation extends Error {
   ) {
     super(`${table}: unique index ${index} already has key ${key}`);
     this.name = 'UniqueViolation';
+  }
+}
+
+/**
+ * A call through a unit's handle after the unit ended (committed or rolled back): work left
+ * running past `units.run` (an unawaited promise, a timer). Refused on both stores rather than
+ * run outside the unit, where its write would commit on its own and its read miss the unit.
+ */
+export class UnitEnded extends Error {
+  constructor(readonly what: string) {
+    super(`${what}: its unit of work has ended`);
+    this.name = 'UnitEnded';
   }
 }
 

@@ -11,7 +11,7 @@ import type { Transitions } from './transitions.js';
  */
 export function transactionJobRunners(transactions: Transactions, transitions: Transitions): { fillInstruction: JobRunner; expirePix: JobRunner; expireBoleto: JobRunner } {
   const expireIfPending = async (unit: Unit, accountId: string, id: string): Promise<void> => {
-    if ((await transactions.find(accountId, id, unit))?.view.status === 'PENDING') await transitions.expire(unit, accountId, id);
+    if ((await transactions.find(unit, accountId, id))?.view.status === 'PENDING') await transitions.expire(unit, accountId, id);
   };
   return {
     fillInstruction: async (unit, job) => {

@@ -4,7 +4,7 @@ import { invalid, notFound } from '../errors.js';
 import { Records, type Page, type PageQuery } from '../records/records.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { PurchaseRequest, Transaction } from '../spec/types.js';
-import type { ReadTable, Repository, TableSpec, Unit } from '../store/ports.js';
+import type { Reads, Repository, TableSpec, Unit } from '../store/ports.js';
 import { chargeClabe } from '../rails/clabe.js';
 import { feeFor, type FeeTable } from './fees.js';
 import type { Limits } from './limits.js';
@@ -91,17 +91,15 @@ const missing = (why: string) => () => notFound(TRANSACTION_NOT_FOUND, why);
 
 export class Transactions {
   private readonly records: Records<TransactionRecord>;
-  private readonly refs: ReadTable<ExternalIdRef>;
 
   constructor(private readonly options: TransactionsOptions) {
     this.records = new Records(options.repository, TRANSACTIONS);
-    this.refs = options.repository.table(TRANSACTION_EXTERNAL_IDS);
   }
 
   async create(unit: Unit, account: AccountRecord, input: PurchaseRequest): Promise<TransactionRecord> {
     const currency: Currency = input.currency ?? DEFAULT_CURRENCY;
     const method = input.paymentMethod ?? defaultMethodOf(currency);
-    const now = await this.options.clocks.nowMs(account.id);
+    const now = await this.options.clocks.nowMs(unit, account.id);
     await this.options.limits.check(account.id, currency, method, input.amount);
     if (this.options.strictDocuments) checkDocuments(currency, input);
     const boletoKind = currency === 'BRL' && (method === 'BOLETO' || method === 'PIX_BOLETO');
@@ -163,8 +161,8 @@ export class Transactions {
   }
 
   /** Another account's transaction answers exactly like a missing one. */
-  get(account: { id: string }, id: string): Promise<TransactionRecord> {
-    return this.records.owned(account.id, id, missing(`no transaction with id ${id} in this account`));
+  get(reads: Reads, account: { id: string }, id: string): Promise<TransactionRecord> {
+    return this.records.owned(reads, account.id, id, missing(`no transaction with id ${id} in this account`));
   }
 
   /** The account's transaction, locked for the caller's unit of work (a transition). */
@@ -172,9 +170,9 @@ export class Transactions {
     return this.records.ownedForUpdate(unit, accountId, id, missing(`no transaction with id ${id} in this account`));
   }
 
-  /** The account's transaction, or undefined (a job whose transaction a reset wiped); as `unit` sees it when given. */
-  find(accountId: string, id: string, unit?: Unit): Promise<TransactionRecord | undefined> {
-    return (unit === undefined ? this.records.table : this.records.in(unit)).get(accountId, id);
+  /** The account's transaction, or undefined (a job whose transaction a reset wiped). */
+  find(reads: Reads, accountId: string, id: string): Promise<TransactionRecord | undefined> {
+    return reads.table(TRANSACTIONS).get(accountId, id);
   }
 
   /** A transaction by id alone, whatever its account: a payer page, which checks the link's token. */
@@ -183,9 +181,9 @@ export class Transactions {
   }
 
   /** The most recent transaction with this externalId (the spec does not make them unique). */
-  async getByExternalId(account: { id: string }, externalId: string, unit?: Unit): Promise<TransactionRecord> {
-    const ref = await (unit === undefined ? this.refs : unit.table(TRANSACTION_EXTERNAL_IDS)).get(account.id, externalId);
-    const record = ref && (await this.find(account.id, ref.transactionId, unit));
+  async getByExternalId(reads: Reads, account: { id: string }, externalId: string): Promise<TransactionRecord> {
+    const ref = await reads.table(TRANSACTION_EXTERNAL_IDS).get(account.id, externalId);
+    const record = ref && (await this.find(reads, account.id, ref.transactionId));
     if (!record) throw missing(`no transaction with externalId ${externalId} in this account`)();
     return record;
   }

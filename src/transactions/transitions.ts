@@ -109,7 +109,7 @@ export class Transitions {
     await this.options.jobs.paid(unit, filled);
     const details = filled.details;
     const document = details.cpf ?? (view.currency === 'COP' ? details.responsibleDocument : null);
-    const settlement = settlementOf(details.name, document, new Date(await this.options.clocks.nowMs(accountId)), view);
+    const settlement = settlementOf(details.name, document, new Date(await this.options.clocks.nowMs(unit, accountId)), view);
     const paidRail = view.method === 'CREDIT_CARD' ? 'CARD' : rails ? (rail ?? rails[0]) : undefined;
     const next = { ...filled.view, status: 'APPROVED', statusReason: null, ...settlement, ...(paidRail && { paidRail }) } as Transaction;
     return this.commit(unit, filled, { ...filled, view: next });
@@ -157,10 +157,10 @@ export class Transitions {
   /** The record, filled now if it was not (the caller holds its lock). */
   private async fillLocked(unit: Unit, record: TransactionRecord): Promise<TransactionRecord> {
     if (record.filledAt !== null || record.view.method === 'CREDIT_CARD') return record;
-    const account = await this.options.accounts.get(record.accountId, unit);
+    const account = await this.options.accounts.get(unit, record.accountId);
     if (!account) throw notFound(`account ${record.accountId} not found`);
     await this.options.jobs.filled(unit, record);
-    const filledAt = await this.options.clocks.nowMs(record.accountId);
+    const filledAt = await this.options.clocks.nowMs(unit, record.accountId);
     return this.commit(unit, record, fillInstruction(record, { account, publicUrl: this.options.publicUrl(), filledAt }));
   }
 
@@ -179,7 +179,7 @@ export class Transitions {
     // A change a listener refuses (the ledger's cap) is refused before anything is stored.
     for (const listener of this.options.listeners) await listener.admitChange?.(unit, next, previous);
     await this.options.transactions.replace(unit, next);
-    const at = await this.options.clocks.nowIso(next.accountId);
+    const at = await this.options.clocks.nowIso(unit, next.accountId);
     for (const listener of this.options.listeners) await listener.changed?.(unit, { next, previous, at, detail });
     return next;
   }

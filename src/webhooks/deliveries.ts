@@ -10,7 +10,7 @@ import { Records, type Page } from '../records/records.js';
 import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { JobRunner } from '../scheduler/job-kinds.js';
 import type { Jobs } from '../scheduler/jobs.js';
-import type { Repository, TableSpec, Unit, UnitOfWork } from '../store/ports.js';
+import type { Reads, Repository, TableSpec, Unit, UnitOfWork } from '../store/ports.js';
 import type { WebhookDeliveryMode } from '../spec/types.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { WithdrawalRecord } from '../withdrawals/withdrawals.js';
@@ -292,8 +292,8 @@ export class Deliveries {
     return this.units.run(async (unit) => {
       for (const accountId of await this.options.accounts.ids()) {
         for await (const d of this.records.table.scan(accountId)) {
-          if (d.status !== 'pending' || (await this.options.jobs.isScheduled(d.accountId, 'deliverWebhook', d.id, unit))) continue;
-          await this.options.jobs.schedule(unit, d.accountId, 'deliverWebhook', d.id, await this.options.clocks.nowMs(d.accountId));
+          if (d.status !== 'pending' || (await this.options.jobs.isScheduled(unit, d.accountId, 'deliverWebhook', d.id))) continue;
+          await this.options.jobs.schedule(unit, d.accountId, 'deliverWebhook', d.id, await this.options.clocks.nowMs(unit, d.accountId));
         }
       }
     });
@@ -305,14 +305,14 @@ export class Deliveries {
    * it is now, when the event happens.
    */
   async transactionEvent(unit: Unit, record: TransactionRecord, event: WebhookEvent, errorMessage: string | null = null): Promise<void> {
-    const account = await this.options.accounts.get(record.accountId, unit);
+    const account = await this.options.accounts.get(unit, record.accountId);
     if (!account) return;
     await this.enqueue(unit, account, { transactionId: record.id, withdrawalId: null }, record.view.postbackUrl, event, webhookBody(event, record, account, errorMessage));
   }
 
   /** The webhook of a withdrawal's end (cashout.success, cashout.failed, cashout.returned), same envelope, signing and retries. */
   async withdrawalEvent(unit: Unit, record: WithdrawalRecord, event: WebhookEvent): Promise<void> {
-    const account = await this.options.accounts.get(record.accountId, unit);
+    const account = await this.options.accounts.get(unit, record.accountId);
     if (!account) return;
     await this.enqueue(unit, account, { transactionId: null, withdrawalId: record.id }, record.view.postbackUrl, event, withdrawalWebhookBody(event, record, account));
   }
@@ -325,7 +325,7 @@ export class Deliveries {
     event: WebhookEvent,
     payload: WebhookBody,
   ): Promise<void> {
-    const now = await this.options.clocks.nowMs(account.id);
+    const now = await this.options.clocks.nowMs(unit, account.id);
     const url = ownUrl ?? account.webhookUrl ?? null;
     // A listener can forward a delivery that names no target (listen --forward-to).
     const deliverable = url !== null || deliveryModeOf(account) === 'listeners';
@@ -349,20 +349,20 @@ export class Deliveries {
     else await this.records.in(unit).put(delivery);
   }
 
-  async list(accountId: string, query: DeliveryQuery): Promise<Page<DeliveryView>> {
+  async list(reads: Reads, accountId: string, query: DeliveryQuery): Promise<Page<DeliveryView>> {
     const keep = {
       ...(query.transactionId !== undefined && { transactionId: query.transactionId }),
       ...(query.withdrawalId !== undefined && { withdrawalId: query.withdrawalId }),
       ...(query.status !== undefined && { status: query.status }),
     };
     const page = await this.records.page(accountId, query, { keep });
-    const secret = await this.secretOf(accountId);
+    const secret = await this.secretOf(reads, accountId);
     return { data: page.data.map((d) => present(d, secret, this.listenerWaitMs)), hasMore: page.hasMore };
   }
 
-  async get(accountId: string, id: string): Promise<DeliveryView> {
-    const record = await this.records.owned(accountId, id, () => notFound(`webhook delivery ${id} not found`));
-    return present(record, await this.secretOf(accountId), this.listenerWaitMs);
+  async get(reads: Reads, accountId: string, id: string): Promise<DeliveryView> {
+    const record = await this.records.owned(reads, accountId, id, () => notFound(`webhook delivery ${id} not found`));
+    return present(record, await this.secretOf(reads, accountId), this.listenerWaitMs);
   }
 
   /**
@@ -373,15 +373,15 @@ export class Deliveries {
   async replay(accountId: string, id: string): Promise<DeliveryView> {
     const updated = await this.units.run(async (unit) => {
       const record = await this.records.ownedForUpdate(unit, accountId, id, () => notFound(`webhook delivery ${id} not found`));
-      const url = record.url ?? (await this.currentUrl(record));
-      const account = await this.options.accounts.get(accountId, unit);
+      const url = record.url ?? (await this.currentUrl(unit, record));
+      const account = await this.options.accounts.get(unit, accountId);
       if (!url && (!account || deliveryModeOf(account) === 'direct')) throw conflict('no webhook URL: the transaction has no postbackUrl and the account none (PUT /_sandbox/webhook-url)');
       const next = { ...record, url, status: record.status === 'undeliverable' ? ('failed' as const) : record.status };
       await this.records.in(unit).put(next);
       return next;
     });
     await this.send(updated, true);
-    return this.get(accountId, id);
+    return this.get(this.options.repository.committed, accountId, id);
   }
 
   /** Resolves once every attempt of the account under way has been recorded. */
@@ -425,12 +425,12 @@ export class Deliveries {
     return `no listener connected within the listener wait (${duration(this.listenerWaitMs)} from ${since}, SANDBOX_LISTENER_WAIT): start payments-sandbox listen, then replay it`;
   }
 
-  private async secretOf(accountId: string): Promise<string> {
-    return (await this.options.accounts.get(accountId))?.webhookSecret ?? '';
+  private async secretOf(reads: Reads, accountId: string): Promise<string> {
+    return (await this.options.accounts.get(reads, accountId))?.webhookSecret ?? '';
   }
 
-  private async currentUrl(record: DeliveryRecord): Promise<string | null> {
-    return record.ownUrl ?? (await this.options.accounts.get(record.accountId))?.webhookUrl ?? null;
+  private async currentUrl(reads: Reads, record: DeliveryRecord): Promise<string | null> {
+    return record.ownUrl ?? (await this.options.accounts.get(reads, record.accountId))?.webhookUrl ?? null;
   }
 
   /** 1 s, 2 s, 4 s … capped, plus up to 10 % jitter (always later, so receivers recovering together are not hit together). */
@@ -446,7 +446,7 @@ export class Deliveries {
    */
   private async attempt(unit: Unit, record: DeliveryRecord, onSent?: (work: Promise<void>) => void): Promise<void> {
     const { jobs, clocks, faults, dispatcher } = this.options;
-    const now = await clocks.nowMs(record.accountId);
+    const now = await clocks.nowMs(unit, record.accountId);
     if (isWaiting(record) && this.options.clock.nowMs() >= this.waitUntilMs(record.waitingSince!)) {
       await jobs.cancel(unit, record.accountId, 'deliverWebhook', record.id);
       await this.end(unit, record, { ...record, status: 'failed', nextAttemptAt: null, waitingSince: null, reason: this.waitedOut(record.waitingSince!) }, new Date(now).toISOString());
@@ -488,10 +488,11 @@ export class Deliveries {
 
   /** One attempt: after the answers of the turn, posted, then recorded in a unit of its own. */
   private send(record: DeliveryRecord, replay: boolean, fault?: WebhookFault): Promise<void> {
-    const { accounts, clocks, afterAnswers, logger } = this.options;
+    const { accounts, clocks, afterAnswers, logger, repository } = this.options;
     this.sending.set(record.id, (this.sending.get(record.id) ?? 0) + 1);
     const work = (async () => {
-      const account = await accounts.get(record.accountId);
+      // Outside any unit: the one that decided the attempt has committed, the one that records it comes after the post.
+      const account = await accounts.get(repository.committed, record.accountId);
       if (!account) return;
       // A badSignature fault signs with another key: a well-formed signature that does not verify.
       const secret = fault && 'badSignature' in fault ? `${account.webhookSecret}:bad-signature-fault` : account.webhookSecret;
@@ -499,7 +500,7 @@ export class Deliveries {
       const body = request.body;
       const number = record.attempts.length + 1;
       const headers = { ...request.headers, 'x-sandbox-attempt': String(number) };
-      const at = await clocks.nowIso(record.accountId);
+      const at = await clocks.nowIso(repository.committed, record.accountId);
       // Nor before the answer that acknowledged the change, written at the end of the turn.
       await afterAnswers();
       const post = (): Promise<AttemptOutcome & { via?: string; listeners?: ListenerReport[] }> =>
@@ -547,13 +548,13 @@ export class Deliveries {
     if (outcome.listeners !== undefined) attempt.listeners = outcome.listeners;
     // An attempt that outOfOrder rules held back for was just answered: they go now, after it.
     for (const held of await faults.overtaken(unit, accountId, id)) {
-      await jobs.schedule(unit, accountId, 'deliverWebhook', held, await clocks.nowMs(accountId));
+      await jobs.schedule(unit, accountId, 'deliverWebhook', held, await clocks.nowMs(unit, accountId));
     }
     // Nobody took it: no attempt is spent, the delivery waits for a listener (a replay is recorded as made).
     if (!replay && current.status === 'pending' && unattended(outcome)) {
       const since = current.waitingSince ?? new Date(this.options.clock.nowMs()).toISOString();
       const left = this.waitUntilMs(since) - this.options.clock.nowMs();
-      const due = (await clocks.nowMs(accountId)) + Math.max(0, Math.min(left, WAIT_PROBE_MS));
+      const due = (await clocks.nowMs(unit, accountId)) + Math.max(0, Math.min(left, WAIT_PROBE_MS));
       await jobs.schedule(unit, accountId, 'deliverWebhook', id, due);
       await this.records.in(unit).put({ ...current, waitingSince: since, reason: null, nextAttemptAt: new Date(due).toISOString() });
       return;
@@ -570,7 +571,7 @@ export class Deliveries {
     } else if (!replay && current.status === 'pending' && current.nextAttemptAt === null) {
       next = { ...current, attempts, status: 'failed' };
     } else if (!replay && current.status === 'pending') {
-      const due = (await clocks.nowMs(accountId)) + this.backoff(attempts.filter((a) => !a.replay).length);
+      const due = (await clocks.nowMs(unit, accountId)) + this.backoff(attempts.filter((a) => !a.replay).length);
       await jobs.schedule(unit, accountId, 'deliverWebhook', id, due);
       next = { ...current, attempts, nextAttemptAt: new Date(due).toISOString() };
     } else {
@@ -587,7 +588,7 @@ export class Deliveries {
     const { accountId } = current;
     await this.records.in(unit).put(next);
     if (next.status !== current.status && (next.status === 'delivered' || next.status === 'failed')) {
-      const view = present(next, await this.secretOf(accountId), this.listenerWaitMs);
+      const view = present(next, await this.secretOf(unit, accountId), this.listenerWaitMs);
       await this.options.events.append(unit, accountId, next.status === 'delivered' ? 'webhook.delivered' : 'webhook.failed', at, current.transactionId, view, current.withdrawalId ?? null);
     }
   }

@@ -12,7 +12,7 @@ import type { AccountClocks } from '../scheduler/account-clocks.js';
 import type { JobKind, JobRunner } from '../scheduler/job-kinds.js';
 import type { Jobs } from '../scheduler/jobs.js';
 import type { CashOutRequest, Withdrawal, WithdrawalLookup, WithdrawalStatus } from '../spec/types.js';
-import type { Repository, TableSpec, Unit } from '../store/ports.js';
+import type { Reads, Repository, TableSpec, Unit } from '../store/ports.js';
 import { cashOutFee, type FeeTable } from '../transactions/fees.js';
 import { DEFAULT_MESSAGES, outcomeOfKey, type WithdrawalOutcome } from './magic-keys.js';
 import { INVALID_PIX_KEY, normalizePixKey } from './pix-keys.js';
@@ -125,7 +125,7 @@ export class Withdrawals {
     const id = randomUUID();
     await this.options.ledger.hold(unit, account.id, id, totalAmount, `cash-out ${id}: ${input.amount} + fee ${fee} held`);
 
-    const now = await this.options.clocks.nowMs(account.id);
+    const now = await this.options.clocks.nowMs(unit, account.id);
     const at = new Date(now).toISOString();
     const receiver = receiverOf(input.pixType, key, input.document);
     const record: WithdrawalRecord = {
@@ -159,13 +159,13 @@ export class Withdrawals {
   }
 
   /** Another account's withdrawal answers exactly like a missing one. */
-  get(accountId: string, id: string): Promise<WithdrawalRecord> {
-    return this.records.owned(accountId, id, () => notFound(WITHDRAWAL_NOT_FOUND, `no withdrawal with id ${id} in this account`));
+  get(reads: Reads, accountId: string, id: string): Promise<WithdrawalRecord> {
+    return this.records.owned(reads, accountId, id, () => notFound(WITHDRAWAL_NOT_FOUND, `no withdrawal with id ${id} in this account`));
   }
 
   /** The withdrawal holding this externalId. */
-  async getByExternalId(accountId: string, externalId: string): Promise<WithdrawalRecord> {
-    const record = await this.records.table.findUnique(accountId, 'externalId', externalId);
+  async getByExternalId(reads: Reads, accountId: string, externalId: string): Promise<WithdrawalRecord> {
+    const record = await reads.table(WITHDRAWALS).findUnique(accountId, 'externalId', externalId);
     if (!record) throw notFound(WITHDRAWAL_NOT_FOUND, `no withdrawal with externalId ${externalId} in this account`);
     return record;
   }
@@ -201,7 +201,7 @@ export class Withdrawals {
     const record = await this.records.in(unit).getForUpdate(accountId, id);
     // Wiped by a reset, or ended by a control call in between.
     if (!record) return;
-    const now = await this.options.clocks.nowMs(accountId);
+    const now = await this.options.clocks.nowMs(unit, accountId);
     // A refusal here goes on to the scheduler, which ends the job keeping nothing of its unit.
     if (record.view.status === 'WITHDRAW_REQUEST') {
       await this.process(unit, record);
@@ -219,7 +219,7 @@ export class Withdrawals {
   }
 
   private async end(unit: Unit, record: WithdrawalRecord, action: WithdrawalAction, detail: WithdrawalDetail): Promise<WithdrawalRecord> {
-    const now = new Date(await this.options.clocks.nowMs(record.accountId));
+    const now = new Date(await this.options.clocks.nowMs(unit, record.accountId));
     if (action === 'approve') {
       const e2e = endToEndId(SANDBOX_INSTITUTION.ispb, now, cryptoRng);
       return this.commit(unit, record, { ...record, view: { ...record.view, status: 'WITHDRAW_APPROVED', endToEndId: e2e, error: null } });
@@ -230,7 +230,7 @@ export class Withdrawals {
   }
 
   private async commit(unit: Unit, previous: WithdrawalRecord, next: WithdrawalRecord): Promise<WithdrawalRecord> {
-    const at = await this.options.clocks.nowIso(next.accountId);
+    const at = await this.options.clocks.nowIso(unit, next.accountId);
     const stamped: WithdrawalRecord = { ...next, view: { ...next.view, updatedAt: at } };
     await this.records.in(unit).put(stamped);
     if (RELEASING.includes(stamped.view.status)) {
@@ -253,7 +253,7 @@ export class Withdrawals {
       cutoff,
       limit,
       (w) => w.view.createdAt,
-      async (w) => !OPEN.includes(w.view.status) && !(await this.options.jobs.isScheduled(accountId, 'withdrawalStep', w.id, unit)),
+      async (w) => !OPEN.includes(w.view.status) && !(await this.options.jobs.isScheduled(unit, accountId, 'withdrawalStep', w.id)),
     );
   }
 

@@ -54,7 +54,7 @@ describe('records per account', () => {
       expect(error.message).toMatch(/^quota exceeded: records per account \(4\); this account stores 4, and a (product|transaction|withdrawal) would make 5$/);
       expect(error.hint).toMatch(/SANDBOX_ACCOUNT_MAX_RECORDS/);
     }
-    expect((await kit.products.list(owner, {})).data).toHaveLength(1);
+    expect((await kit.products.list(kit.committed, owner, {})).data).toHaveLength(1);
     expect((await kit.transactions.list(owner.id, {})).data).toHaveLength(1);
     expect((await kit.usage.of(owner.id)).records).toBe(4);
     // Another account has its own count.

@@ -17,15 +17,15 @@ describe('an autopilot action refused part-way', () => {
     await kit.inUnit((u) => kit.ledger.credit(u, account.id, BALANCE_CAP - 500));
     await kit.inUnit((u) => kit.autopilot.set(u, account.id, { rules: [{ name: 'pay at once', actions: [{ do: 'pay', afterMs: 1_000 }] }] }));
     const tx = await kit.inUnit((u) => kit.transactions.create(u, account, pix));
-    expect((await kit.jobs.pending(account.id)).map((j) => j.kind).sort()).toEqual(['autopilot', 'expirePix', 'fillInstruction']);
+    expect((await kit.jobs.pending(kit.committed, account.id)).map((j) => j.kind).sort()).toEqual(['autopilot', 'expirePix', 'fillInstruction']);
 
     await kit.advances.advance(account.id, 2_000);
 
-    const after = await kit.transactions.get(account, tx.id);
+    const after = await kit.transactions.get(kit.committed, account, tx.id);
     expect(after.view.status).toBe('PENDING');
     // The pay filled the instruction and cancelled the expiry before the ledger refused it: undone.
     expect(after.filledAt).toBeNull();
-    expect((await kit.jobs.pending(account.id)).map((j) => j.kind).sort()).toEqual(['expirePix', 'fillInstruction']);
+    expect((await kit.jobs.pending(kit.committed, account.id)).map((j) => j.kind).sort()).toEqual(['expirePix', 'fillInstruction']);
     expect((await kit.events.list(account.id, { transactionId: tx.id, limit: 100 })).data.map((e) => e.type)).toEqual(['transaction.created']);
   });
 });

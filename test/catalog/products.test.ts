@@ -28,11 +28,11 @@ describe('Products', () => {
   it('creates with the clock; another account finds nothing; an update moves updatedAt with the clock', async () => {
     const p = await kit.inUnit((u) => kit.products.create(u, owner, { name: '  Plano Pro ', externalId: 'pro' }));
     expect(p).toMatchObject({ name: 'Plano Pro', externalId: 'pro', active: true, deletedAt: null, createdAt: new Date(kit.clock.nowMs()).toISOString() });
-    expect(await refusal(() => kit.products.get(other, p.id))).toMatchObject({ code: 'not_found', message: `product ${p.id} not found` });
+    expect(await refusal(() => kit.products.get(kit.committed, other, p.id))).toMatchObject({ code: 'not_found', message: `product ${p.id} not found` });
     kit.clock.advance(60_000);
     const updated = await kit.inUnit((u) => kit.products.update(u, owner, p.id, { name: 'Plano Max' }));
     expect(updated.updatedAt).toBe(new Date(kit.clock.nowMs()).toISOString());
-    expect((await kit.products.get(owner, p.id)).name).toBe('Plano Max');
+    expect((await kit.products.get(kit.committed, owner, p.id)).name).toBe('Plano Max');
   });
 
   it('an externalId is unique among the live products of an account; archiving frees it; another account may use it', async () => {
@@ -43,7 +43,7 @@ describe('Products', () => {
     await kit.inUnit((u) => kit.products.create(u, other, { name: 'theirs', externalId: 'x' }));
     await kit.inUnit((u) => kit.products.archive(u, owner, first.id));
     expect(await kit.inUnit((u) => kit.products.create(u, owner, { name: 'C', externalId: 'x' }))).toMatchObject({ externalId: 'x' });
-    expect((await kit.products.list(owner, { externalId: 'x' })).data.map((p) => p.name)).toEqual(['C']);
+    expect((await kit.products.list(kit.committed, owner, { externalId: 'x' })).data.map((p) => p.name)).toEqual(['C']);
   });
 
   it('an archived product cannot be edited; archiving twice changes nothing', async () => {
@@ -64,12 +64,12 @@ describe('Products', () => {
     for (let i = 0; i < 5; i++) ps.push(await kit.inUnit((u) => kit.products.create(u, owner, { name: `P${i}` })));
     await kit.inUnit((u) => kit.products.update(u, owner, ps[1]!.id, { active: false }));
     await kit.inUnit((u) => kit.products.archive(u, owner, ps[3]!.id));
-    const names = async (q: Parameters<typeof kit.products.list>[1]) => (await kit.products.list(owner, q)).data.map((p) => p.name);
+    const names = async (q: Parameters<typeof kit.products.list>[2]) => (await kit.products.list(kit.committed, owner, q)).data.map((p) => p.name);
     expect(await names({})).toEqual(['P0', 'P1', 'P2', 'P4']);
     expect(await names({ active: true, limit: 2 })).toEqual(['P0', 'P2']);
     expect(await names({ active: true, startingAfter: ps[1]!.id })).toEqual(['P2', 'P4']);
     expect(await names({ startingAfter: ps[3]!.id })).toEqual(['P4']);
-    expect((await refusal(() => kit.products.list(owner, { startingAfter: 'prd_unknown' }))).message).toBe('startingAfter prd_unknown is not an item of this list');
+    expect((await refusal(() => kit.products.list(kit.committed, owner, { startingAfter: 'prd_unknown' }))).message).toBe('startingAfter prd_unknown is not an item of this list');
   });
 });
 
@@ -81,10 +81,10 @@ describe('Offers', () => {
     const b1 = await kit.inUnit((u) => kit.offers.create(u, owner, { productId: b.id, name: 'Anual', amount: 1000 }));
     const a2 = await kit.inUnit((u) => kit.offers.create(u, owner, { productId: a.id, name: 'Anual', amount: 1000 }));
     expect(a1).toMatchObject({ name: 'Mensal', billingCycle: null, accountId: owner.id });
-    expect((await kit.offers.listForProduct(owner, a.id, {})).data.map((o) => o.id)).toEqual([a1.id, a2.id]);
-    expect((await kit.offers.listForProduct(owner, a.id, { startingAfter: a1.id })).data.map((o) => o.id)).toEqual([a2.id]);
-    expect((await refusal(() => kit.offers.listForProduct(owner, a.id, { startingAfter: b1.id }))).code).toBe('invalid');
-    expect((await refusal(() => kit.offers.listForProduct(other, a.id, {}))).code).toBe('not_found');
+    expect((await kit.offers.listForProduct(kit.committed, owner, a.id, {})).data.map((o) => o.id)).toEqual([a1.id, a2.id]);
+    expect((await kit.offers.listForProduct(kit.committed, owner, a.id, { startingAfter: a1.id })).data.map((o) => o.id)).toEqual([a2.id]);
+    expect((await refusal(() => kit.offers.listForProduct(kit.committed, owner, a.id, { startingAfter: b1.id }))).code).toBe('invalid');
+    expect((await refusal(() => kit.offers.listForProduct(kit.committed, other, a.id, {}))).code).toBe('not_found');
   });
 });
 
@@ -99,7 +99,7 @@ describe('concurrent writers', () => {
       ),
     );
     expect(outcomes.sort()).toEqual(['created', 'invalid: externalId same already exists in this account']);
-    expect((await kit.products.list(owner, {})).data).toHaveLength(1);
+    expect((await kit.products.list(kit.committed, owner, {})).data).toHaveLength(1);
   });
 
   it('two products renamed to one externalId at once: one gets it, the other is refused', async () => {
@@ -113,6 +113,6 @@ describe('concurrent writers', () => {
       ),
     );
     expect(outcomes.sort()).toEqual(['invalid', 'updated']);
-    expect((await kit.products.list(owner, { externalId: 'z' })).data).toHaveLength(1);
+    expect((await kit.products.list(kit.committed, owner, { externalId: 'z' })).data).toHaveLength(1);
   });
 });

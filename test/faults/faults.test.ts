@@ -169,7 +169,7 @@ describe('webhook attempts', () => {
     expect(new Set(kit.sender.sent.map((r) => r.body)).size).toBe(1);
     expect(new Set(kit.sender.sent.map((r) => r.headers['x-signature'])).size).toBe(1);
     expect(await counts()).toEqual({ 'expired-only': 0, dup: 1 });
-    const [delivery] = (await kit.deliveries.list(account.id, {})).data;
+    const [delivery] = (await kit.deliveries.list(kit.committed, account.id, {})).data;
     expect(delivery?.attempts).toMatchObject([{ fault: 'dup', httpStatus: 200 }]);
     await paidPix();
     expect(kit.sender.sent).toHaveLength(4);

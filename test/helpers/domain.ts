@@ -7,7 +7,7 @@ import { MemoryObjectStore } from '../../src/store/embedded/objects.js';
 import type { OpenApiDocument } from '../../src/spec/openapi.js';
 import type { PurchaseRequest } from '../../src/spec/types.js';
 import { loadOpenApi } from '../../src/spec/openapi.js';
-import type { ClockReader, Repository, Unit } from '../../src/store/ports.js';
+import type { ClockReader, Reads, Repository, Unit } from '../../src/store/ports.js';
 import { openTestRepository } from './test-store.js';
 import { DEFAULT_FEES } from '../../src/transactions/fees.js';
 import { operationIdsOf } from '../../src/faults/faults.js';
@@ -50,6 +50,8 @@ export class FakeSender implements WebhookSender {
 
 export interface DomainKit extends Domain {
   repository: Repository;
+  /** What a test reads outside any unit: the committed state, as the domain's services see it. */
+  committed: Reads;
   clock: FakeClock;
   sender: FakeSender;
   /** Runs `work` as the router runs a handler: in one unit of work, handed to it, committed when it resolves. */
@@ -91,6 +93,7 @@ export async function domainKit(settings: Partial<DomainOptions['settings']> = {
         };
   const ports: Repository = {
     table: (spec) => repository.table(spec),
+    committed: { table: (spec) => repository.table(spec), jobs: repository.jobs, clocks },
     sequences: repository.sequences,
     units: repository.units,
     jobs: repository.jobs,
@@ -130,6 +133,7 @@ export async function domainKit(settings: Partial<DomainOptions['settings']> = {
   return {
     ...domain,
     repository,
+    committed: ports.committed,
     clock,
     sender,
     inUnit: (work) => repository.units.run(work),

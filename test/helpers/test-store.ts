@@ -38,6 +38,7 @@ export async function openTestRepository(now: () => number): Promise<Repository>
   const repository = await PostgresRepository.open({ connectionString: url, now, poolSize: 4 });
   return {
     table: (spec) => repository.table(spec),
+    committed: repository.committed,
     sequences: repository.sequences,
     units: repository.units,
     jobs: repository.jobs,

@@ -66,6 +66,7 @@ async function harness(mode: ResponseValidationMode): Promise<Harness> {
     accounts,
     adminToken: undefined,
     units: repository.units,
+    committed: repository.committed,
     logger,
     requestLog: new RequestLog(10),
     shared: new SharedUse({ host: '127.0.0.1', allowedHosts: undefined, allowedOrigins: [], publicUrl: undefined }),

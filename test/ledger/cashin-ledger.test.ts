@@ -22,7 +22,7 @@ const address = { address: 'Rua A', number: '1', district: 'Centro', city: 'São
 const purchase = (overrides: Partial<PurchaseRequest> = {}): PurchaseRequest => pixPurchase({ paymentMethod: 'PIX_BOLETO', boletoAddress: address, ...overrides });
 
 const net = (tx: TransactionRecord) => tx.view.amount - tx.view.costFee;
-const balance = () => kit.ledger.balance(account.id);
+const balance = () => kit.ledger.balance(kit.committed, account.id);
 const advance = (ms: number) => kit.advances.advance(account.id, ms);
 
 async function paid(input: Partial<PurchaseRequest>, rail?: 'PIX' | 'BOLETO'): Promise<TransactionRecord> {

@@ -311,6 +311,7 @@ describe('stateful mode', () => {
       accounts,
       adminToken: undefined,
       units: repository.units,
+      committed: repository.committed,
       logger: pino({ level: 'silent' }),
       requestLog: new RequestLog(10),
       shared: new SharedUse({ host: '127.0.0.1', allowedHosts: undefined, allowedOrigins: [], publicUrl: undefined }),

@@ -30,7 +30,7 @@ const boleto = (): PurchaseRequest =>
     boletoAddress: { address: 'Rua A', number: '1', district: 'Centro', city: 'São Paulo', zipCode: '01304001', uf: 'SP' },
   }) as PurchaseRequest;
 
-const filledAt = async (account: AccountRecord, id: string) => (await kit.transactions.get(account, id)).filledAt;
+const filledAt = async (account: AccountRecord, id: string) => (await kit.transactions.get(kit.committed, account, id)).filledAt;
 
 describe('jobs on the account clock', () => {
   it("advancing one account's clock runs its due jobs only; the other's wait for their own time", async () => {
@@ -39,8 +39,8 @@ describe('jobs on the account clock', () => {
     await kit.advances.advance(a.id, 2_000);
     expect(await filledAt(a, mine.id)).toBe(START + 2_000);
     expect(await filledAt(b, theirs.id)).toBeNull();
-    expect(await kit.clocks.nowMs(b.id)).toBe(START);
-    expect((await kit.jobs.pending(b.id)).map((j) => [j.kind, j.dueAt])).toContainEqual(['fillInstruction', START + 2_000]);
+    expect(await kit.clocks.nowMs(kit.committed, b.id)).toBe(START);
+    expect((await kit.jobs.pending(kit.committed, b.id)).map((j) => [j.kind, j.dueAt])).toContainEqual(['fillInstruction', START + 2_000]);
   });
 
   it('real time passing (the fake clock) makes jobs of every account due: a drain runs them', async () => {
@@ -52,7 +52,7 @@ describe('jobs on the account clock', () => {
     kit.clock.advance(1);
     await kit.scheduler.drain();
     expect([await filledAt(a, mine.id), await filledAt(b, theirs.id)]).toEqual([START + 2_000, START + 2_000]);
-    expect(await kit.jobs.pending(a.id)).toEqual(expect.not.arrayContaining([expect.objectContaining({ kind: 'fillInstruction' })]));
+    expect(await kit.jobs.pending(kit.committed, a.id)).toEqual(expect.not.arrayContaining([expect.objectContaining({ kind: 'fillInstruction' })]));
   });
 
   it('an advance stops at each job on its way: a job scheduled by a job runs at its own instant within the same advance', async () => {
@@ -65,21 +65,21 @@ describe('jobs on the account clock', () => {
       ['withdrawal.processing', new Date(START + STEP).toISOString()],
       ['withdrawal.approved', new Date(START + 2 * STEP).toISOString()],
     ]);
-    expect(await kit.clocks.nowMs(a.id)).toBe(START + 10 * STEP);
+    expect(await kit.clocks.nowMs(kit.committed, a.id)).toBe(START + 10 * STEP);
   });
 
   it('advances sent at once add up, one after the other; a clock never goes back', async () => {
     await Promise.all([kit.advances.advance(a.id, 1_000), kit.advances.advance(a.id, 2_000), kit.advances.advance(a.id, 3_000)]);
-    expect(await kit.clocks.offsetOf(a.id)).toBe(6_000);
+    expect(await kit.clocks.offsetOf(kit.committed, a.id)).toBe(6_000);
     await kit.inUnit((u) => kit.clocks.advance(u, a.id, -5_000));
-    expect(await kit.clocks.offsetOf(a.id)).toBe(6_000);
-    expect(await kit.clocks.nowIso(a.id)).toBe(new Date(START + 6_000).toISOString());
+    expect(await kit.clocks.offsetOf(kit.committed, a.id)).toBe(6_000);
+    expect(await kit.clocks.nowIso(kit.committed, a.id)).toBe(new Date(START + 6_000).toISOString());
   });
 
   it('scheduling the same (kind, ref) again replaces the job; a cancelled one never runs', async () => {
     const tx = await kit.inUnit((u) => kit.transactions.create(u, a, boleto()));
     await kit.inUnit((u) => kit.jobs.schedule(u, a.id, 'fillInstruction', tx.id, START + 10_000));
-    expect((await kit.jobs.pending(a.id)).filter((j) => j.kind === 'fillInstruction').map((j) => j.dueAt)).toEqual([START + 10_000]);
+    expect((await kit.jobs.pending(kit.committed, a.id)).filter((j) => j.kind === 'fillInstruction').map((j) => j.dueAt)).toEqual([START + 10_000]);
     await kit.advances.advance(a.id, 9_999);
     expect(await filledAt(a, tx.id)).toBeNull();
     await kit.advances.advance(a.id, 1);
@@ -105,12 +105,12 @@ describe('jobs on the account clock', () => {
     await kit.advances.advance(a.id, 500);
     await kit.advances.advance(b.id, 500);
     await kit.reset.run(a);
-    expect(await kit.jobs.pending(a.id)).toEqual([]);
-    expect(await kit.clocks.offsetOf(a.id)).toBe(0);
-    expect((await kit.jobs.pending(b.id)).map((j) => j.kind)).toEqual(['fillInstruction', 'expireBoleto']);
-    expect(await kit.clocks.offsetOf(b.id)).toBe(500);
+    expect(await kit.jobs.pending(kit.committed, a.id)).toEqual([]);
+    expect(await kit.clocks.offsetOf(kit.committed, a.id)).toBe(0);
+    expect((await kit.jobs.pending(kit.committed, b.id)).map((j) => j.kind)).toEqual(['fillInstruction', 'expireBoleto']);
+    expect(await kit.clocks.offsetOf(kit.committed, b.id)).toBe(500);
     // Nothing of the wiped transaction runs later.
     await kit.advances.advance(a.id, 10_000);
-    expect(await kit.transactions.find(a.id, mine.id)).toBeUndefined();
+    expect(await kit.transactions.find(kit.committed, a.id, mine.id)).toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CursorNotFound, UniqueViolation, type Owned, type Repository, type TableSpec, type Unit } from '../../src/store/ports.js';
+import { CursorNotFound, UniqueViolation, UnitEnded, type Owned, type Repository, type TableSpec, type Unit } from '../../src/store/ports.js';
 
 /**
  * What every Repository (src/store/ports.ts) must do, written against the ports only, so the
@@ -440,12 +440,10 @@ export function describeRepositoryConformance(name: string, makeRepository: (con
         expect(await table.get(a, 'ch_3')).toBeDefined();
       });
 
-      it('afterCommit effects run after the commit, in order; never for a unit that throws; at once once committed', async () => {
+      it('afterCommit effects run after the commit, in order; never for a unit that throws', async () => {
         const a = account();
         const log: string[] = [];
-        let kept: Unit | undefined;
         await run(async (unit) => {
-          kept = unit;
           unit.afterCommit(() => log.push('first'));
           await unit.table(charges).put(charge(a, 'ch_1'));
           unit.afterCommit(() => log.push('second'));
@@ -460,9 +458,81 @@ export function describeRepositoryConformance(name: string, makeRepository: (con
           }),
         ).rejects.toBeInstanceOf(Boom);
         expect(log).toEqual(['first', 'second']);
-        // A handle kept past its unit's commit: the effect has nothing left to wait for.
-        kept?.afterCommit(() => log.push('after the commit'));
-        expect(log).toEqual(['first', 'second', 'after the commit']);
+      });
+
+      it('a handle used after its unit ended is refused with UnitEnded, whatever it is asked, and changes nothing', async () => {
+        const a = account();
+        const sequence = unique('seq_late');
+        const log: string[] = [];
+        let committed: Unit | undefined;
+        await run(async (unit) => {
+          committed = unit;
+          await unit.table(charges).put(charge(a, 'ch_in'));
+        });
+        let rolledBack: Unit | undefined;
+        await expect(
+          run(async (unit) => {
+            rolledBack = unit;
+            throw new Boom('no');
+          }),
+        ).rejects.toBeInstanceOf(Boom);
+        for (const late of [committed!, rolledBack!]) {
+          const table = late.table(charges);
+          const refused = [
+            table.put(charge(a, 'ch_late')),
+            table.get(a, 'ch_in'),
+            table.getForUpdate(a, 'ch_in'),
+            table.findUnique(a, 'externalId', 'x'),
+            table.list(a),
+            table.count(a),
+            table.delete(a, 'ch_in'),
+            table.deleteAll(a),
+            late.table(links).getGlobal('lk_1'),
+            late.jobs.schedule({ accountId: a, kind: 'expire', ref: 'late', dueAt: now }),
+            late.jobs.isScheduled(a, 'expire', 'late'),
+            late.jobs.pending(a),
+            late.jobs.cancel(a, 'expire', 'late'),
+            late.jobs.cancelAll(a),
+            late.clocks.advance(a, 60_000),
+            late.clocks.offsetOf(a),
+            late.clocks.reset(a),
+            late.sequences.next(sequence),
+          ];
+          // Each settled as it comes (all are under way at once): what every one of them ended with.
+          const outcomes = await Promise.all(refused.map((call: Promise<unknown>) => call.then(() => 'resolved', (error: unknown) => error)));
+          for (const outcome of outcomes) expect(outcome).toBeInstanceOf(UnitEnded);
+          const scanned = (async () => {
+            for await (const c of table.scan(a)) log.push(c.id);
+          })();
+          await expect(scanned).rejects.toBeInstanceOf(UnitEnded);
+          expect(() => late.afterCommit(() => log.push('late effect'))).toThrow(UnitEnded);
+          expect(() => late.publish(a, { late: true })).toThrow(UnitEnded);
+        }
+        expect(log).toEqual([]);
+        const table = repo.table(charges);
+        expect(await table.get(a, 'ch_in')).toBeDefined();
+        expect(await table.get(a, 'ch_late')).toBeUndefined();
+        expect(await repo.jobs.isScheduled(a, 'expire', 'late')).toBe(false);
+        expect(await repo.clocks.offsetOf(a)).toBe(0);
+      });
+
+      it('a write its work left running past the unit is refused when it comes: neither in the unit nor on its own', async () => {
+        const a = account();
+        let late: Promise<unknown> = Promise.resolve();
+        await run(async (unit) => {
+          await unit.table(charges).put(charge(a, 'ch_awaited'));
+          // Not awaited: the work settles first, and the unit with it.
+          late = pause(20)
+            .then(() => unit.table(charges).put(charge(a, 'ch_left_running')))
+            .then(
+              () => 'resolved',
+              (error: unknown) => error,
+            );
+        });
+        expect(await late).toBeInstanceOf(UnitEnded);
+        const table = repo.table(charges);
+        expect(await table.get(a, 'ch_awaited')).toBeDefined();
+        expect(await table.get(a, 'ch_left_running')).toBeUndefined();
       });
 
       it('code a unit hands its handle to is part of that unit: its changes and effects commit, or roll back, with it', async () => {

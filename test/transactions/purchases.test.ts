@@ -40,7 +40,7 @@ async function refusal(input: PurchaseRequest, on = account): Promise<DomainErro
 /** Fills due now (the instruction delay passes on the account clock). */
 const afterFill = async (id: string) => {
   await kit.advances.advance(account.id, 2_000);
-  return (await kit.transactions.get(account, id)).view;
+  return (await kit.transactions.get(kit.committed, account, id)).view;
 };
 
 describe('a purchase per currency and method', () => {
@@ -80,7 +80,7 @@ describe('a purchase per currency and method', () => {
     const review = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ paymentMethod: 'CREDIT_CARD', card: { ...card, number: '4000000000000259' } })));
     expect(review.view).toMatchObject({ status: 'PENDING', installments: 1 });
     // Only the approved card moved money.
-    expect(await kit.ledger.balance(account.id)).toMatchObject({ pendingBalance: approved.view.amount - approved.view.costFee });
+    expect(await kit.ledger.balance(kit.committed, account.id)).toMatchObject({ pendingBalance: approved.view.amount - approved.view.costFee });
   });
 
   it('COP: a bank transfer by default, the hosted checkout link once filled, the COP fee', async () => {
@@ -107,7 +107,7 @@ describe('a purchase per currency and method', () => {
     expect(tx.view).toMatchObject({ currency: 'MXN', method: 'SPEI' });
     expect(isValidClabe(field(tx.view, 'clabe') as string)).toBe(true);
     expect(tx.filledAt).toBe(kit.clock.nowMs());
-    expect((await kit.jobs.pending(account.id)).map((j) => j.kind)).toEqual([]);
+    expect((await kit.jobs.pending(kit.committed, account.id)).map((j) => j.kind)).toEqual([]);
   });
 });
 
@@ -122,8 +122,8 @@ describe('refusals (DomainError invalid), before any change', () => {
   ])('%s', async (_what, input, message) => {
     const error = await refusal(input);
     expect({ code: error.code, message: error.message }).toEqual({ code: 'invalid', message });
-    expect(await kit.transactions.getByExternalId(account, 'never').catch((e: unknown) => (e as DomainError).code)).toBe('not_found');
-    expect(await kit.jobs.pending(account.id)).toEqual([]);
+    expect(await kit.transactions.getByExternalId(kit.committed, account, 'never').catch((e: unknown) => (e as DomainError).code)).toBe('not_found');
+    expect(await kit.jobs.pending(kit.committed, account.id)).toEqual([]);
     expect((await kit.events.list(account.id, {})).data).toEqual([]);
   });
 

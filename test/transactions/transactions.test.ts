@@ -15,7 +15,7 @@ afterEach(() => kit.close());
 
 const brl = pixPurchase;
 
-const kinds = async (id: string) => (await kit.jobs.pending(account.id)).filter((j) => j.ref === id).map((j) => `${j.kind}@${j.dueAt - kit.clock.nowMs()}`);
+const kinds = async (id: string) => (await kit.jobs.pending(kit.committed, account.id)).filter((j) => j.ref === id).map((j) => `${j.kind}@${j.dueAt - kit.clock.nowMs()}`);
 
 describe('Transactions.create', () => {
   it('ids are numeric, from the first one, increasing and never reused across accounts', async () => {
@@ -35,7 +35,7 @@ describe('Transactions.create', () => {
     expect(boleto.filledAt).toBeNull();
     expect((await kinds(boleto.id)).map((k) => k.split('@')[0])).toEqual(['fillInstruction', 'expireBoleto']);
     await kit.advances.advance(account.id, 2_000);
-    expect((await kit.transactions.get(account, boleto.id)).filledAt).not.toBeNull();
+    expect((await kit.transactions.get(kit.committed, account, boleto.id)).filledAt).not.toBeNull();
   });
 
   it('every refusal comes before the first change: no record, no job, no id used up', async () => {
@@ -43,7 +43,7 @@ describe('Transactions.create', () => {
     const refused = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ amount: 19_999 }))).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(DomainError);
     expect(refused).toMatchObject({ code: 'invalid', message: 'Sale value below minimum' });
-    expect(await kit.jobs.pending(account.id)).toEqual([]);
+    expect(await kit.jobs.pending(kit.committed, account.id)).toEqual([]);
     expect((await kit.events.list(account.id, {})).data).toEqual([]);
     expect((await kit.inUnit((u) => kit.transactions.create(u, account, brl({ amount: 20_000 })))).id).toBe(String(FIRST_ID));
   });
@@ -52,7 +52,7 @@ describe('Transactions.create', () => {
     const card = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ paymentMethod: 'CREDIT_CARD', card: { number: '4111 1111 1111 1111', holderName: 'MARIA', expirationMonth: 12, expirationYear: 2040, cvv: '123' } })));
     expect(card.view.status).toBe('APPROVED');
     expect((await kit.events.list(account.id, {})).data.map((e) => e.type)).toEqual(['transaction.created', 'transaction.paid']);
-    expect(await kit.ledger.balance(account.id)).toMatchObject({ balance: 0, pendingBalance: card.view.amount - card.view.costFee });
+    expect(await kit.ledger.balance(kit.committed, account.id)).toMatchObject({ balance: 0, pendingBalance: card.view.amount - card.view.costFee });
     expect(await kinds(card.id)).toEqual([`settleCashIn@${30 * 86_400_000}`]);
   });
 });
@@ -63,9 +63,9 @@ describe('lookups', () => {
     const first = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ externalId: 'order-1' })));
     const second = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ externalId: 'order-1' })));
     const theirs = await kit.inUnit((u) => kit.transactions.create(u, other, brl({ externalId: 'order-1' })));
-    expect((await kit.transactions.getByExternalId(account, 'order-1')).id).toBe(second.id);
-    expect((await kit.transactions.getByExternalId(other, 'order-1')).id).toBe(theirs.id);
-    for (const lookup of [() => kit.transactions.get(other, first.id), () => kit.transactions.getByExternalId(other, 'order-2')]) {
+    expect((await kit.transactions.getByExternalId(kit.committed, account, 'order-1')).id).toBe(second.id);
+    expect((await kit.transactions.getByExternalId(kit.committed, other, 'order-1')).id).toBe(theirs.id);
+    for (const lookup of [() => kit.transactions.get(kit.committed, other, first.id), () => kit.transactions.getByExternalId(kit.committed, other, 'order-2')]) {
       expect(await lookup().catch((e: unknown) => e)).toMatchObject({ code: 'not_found', message: 'Transaction not found' });
     }
     // A payer page finds it by id alone (its token is checked by the page).
@@ -78,8 +78,8 @@ describe('lookups', () => {
     const pending = await kit.inUnit((u) => kit.transactions.create(u, account, brl({ externalId: 'kept' })));
     kit.clock.advance(86_400_000);
     expect(await kit.inUnit((u) => kit.transactions.deleteOlderThan(u, account.id, new Date(kit.clock.nowMs()).toISOString(), 10))).toBe(1);
-    expect(await kit.transactions.find(account.id, paid.id)).toBeUndefined();
-    expect((await kit.transactions.getByExternalId(account, 'kept')).id).toBe(pending.id);
-    expect((await kit.transactions.getByExternalId(account, 'gone').catch((e: unknown) => e)) instanceof DomainError).toBe(true);
+    expect(await kit.transactions.find(kit.committed, account.id, paid.id)).toBeUndefined();
+    expect((await kit.transactions.getByExternalId(kit.committed, account, 'kept')).id).toBe(pending.id);
+    expect((await kit.transactions.getByExternalId(kit.committed, account, 'gone').catch((e: unknown) => e)) instanceof DomainError).toBe(true);
   });
 });

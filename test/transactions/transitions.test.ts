@@ -19,7 +19,7 @@ const purchase = (overrides: Partial<PurchaseRequest> = {}): PurchaseRequest =>
 // The transaction's own events (its webhooks' webhook.delivered carry its id too, whenever their attempt ends).
 const eventTypes = async (accountId: string, transactionId: string) =>
   (await kit.events.list(accountId, { transactionId, limit: 100 })).data.map((e) => e.type).filter((type) => type.startsWith('transaction.'));
-const jobKinds = async (accountId: string, ref: string) => (await kit.jobs.pending(accountId)).filter((j) => j.ref === ref).map((j) => j.kind);
+const jobKinds = async (accountId: string, ref: string) => (await kit.jobs.pending(kit.committed, accountId)).filter((j) => j.ref === ref).map((j) => j.kind);
 const posted = (event: string) => kit.sender.sent.filter((r) => JSON.parse(r.body).event === event);
 
 describe('Transitions', () => {
@@ -33,7 +33,7 @@ describe('Transitions', () => {
     expect(await eventTypes(account.id, tx.id)).toEqual(['transaction.created', 'transaction.instruction_filled', 'transaction.paid']);
     await kit.deliveries.idle(account.id);
     expect(posted('cashin.paid')).toHaveLength(1);
-    expect(await kit.ledger.balance(account.id)).toMatchObject({ pendingBalance: paid.view.amount - paid.view.costFee });
+    expect(await kit.ledger.balance(kit.committed, account.id)).toMatchObject({ pendingBalance: paid.view.amount - paid.view.costFee });
     // A boleto-paid cash-in settles D+1: that is its only job left.
     expect(await jobKinds(account.id, tx.id)).toEqual(['settleCashIn']);
   });
@@ -71,27 +71,27 @@ describe('Transitions', () => {
     await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id, 'BOLETO'));
     const charged = await kit.inUnit((u) => kit.transitions.chargeback(u, account.id, tx.id, 'fraude'));
     expect(charged.view).toMatchObject({ status: 'CHARGEBACK', statusReason: 'CHARGEBACK' });
-    expect(await kit.ledger.balance(account.id)).toEqual({ balance: -tx.view.costFee, pendingBalance: 0, garanteeBalance: 0, precautionaryBlock: tx.view.amount });
+    expect(await kit.ledger.balance(kit.committed, account.id)).toEqual({ balance: -tx.view.costFee, pendingBalance: 0, garanteeBalance: 0, precautionaryBlock: tx.view.amount });
     expect(await jobKinds(account.id, tx.id)).toEqual([]);
     await kit.deliveries.idle(account.id);
     expect(JSON.parse(posted('infraction.updated')[0]?.body ?? '{}')).toMatchObject({ payload: { transaction_id: tx.id, error_message: 'fraude' } });
     // Nothing is left to settle two days later.
     await kit.advances.advance(account.id, 2 * 86_400_000);
-    expect((await kit.ledger.balance(account.id)).pendingBalance).toBe(0);
+    expect((await kit.ledger.balance(kit.committed, account.id)).pendingBalance).toBe(0);
   });
 
   it('a refund of a Pix paid to the balance takes the whole amount back; of a boleto still pending, the pending credit and the fee', async () => {
     const account = await setUp();
     const pix = await kit.inUnit((u) => kit.transactions.create(u, account, purchase({ paymentMethod: 'PIX', boletoAddress: undefined })));
     await kit.inUnit((u) => kit.transitions.pay(u, account.id, pix.id));
-    expect((await kit.ledger.balance(account.id)).balance).toBe(pix.view.amount - pix.view.costFee);
+    expect((await kit.ledger.balance(kit.committed, account.id)).balance).toBe(pix.view.amount - pix.view.costFee);
     expect((await kit.inUnit((u) => kit.transitions.refund(u, account.id, pix.id, { amount: pix.view.amount }))).view).toMatchObject({ status: 'REFUNDED', statusReason: 'REFUNDED' });
-    expect(await kit.ledger.balance(account.id)).toMatchObject({ balance: -pix.view.costFee, pendingBalance: 0 });
+    expect(await kit.ledger.balance(kit.committed, account.id)).toMatchObject({ balance: -pix.view.costFee, pendingBalance: 0 });
 
     const boleto = await kit.inUnit((u) => kit.transactions.create(u, account, purchase()));
     await kit.inUnit((u) => kit.transitions.pay(u, account.id, boleto.id, 'BOLETO'));
     await kit.inUnit((u) => kit.transitions.refund(u, account.id, boleto.id));
-    expect(await kit.ledger.balance(account.id)).toMatchObject({ balance: -pix.view.costFee - boleto.view.costFee, pendingBalance: 0 });
+    expect(await kit.ledger.balance(kit.committed, account.id)).toMatchObject({ balance: -pix.view.costFee - boleto.view.costFee, pendingBalance: 0 });
     expect((await kit.ledger.list(account.id, { transactionId: boleto.id })).data.map((e) => e.kind)).toEqual(['cashin', 'refund']);
   });
 
@@ -106,7 +106,7 @@ describe('Transitions', () => {
     const error = await act(account.id, tx.id).catch((e: unknown) => e);
     // The exact short message integrations match; the explanation goes in x-sandbox-hint.
     expect(error).toMatchObject({ code: 'conflict', message: 'Transaction already processed', hint: `transaction ${tx.id} is APPROVED (paid by BOLETO); only a PENDING transaction can be ${word}` });
-    expect((await kit.transactions.get(account, tx.id)).view.status).toBe('APPROVED');
+    expect((await kit.transactions.get(kit.committed, account, tx.id)).view.status).toBe('APPROVED');
   });
 
   it('a chargeback of a PENDING or refunded transaction is a conflict; a rail the method does not have is invalid', async () => {
@@ -129,15 +129,15 @@ describe('Transitions', () => {
     const pix = await kit.inUnit((u) => kit.transactions.create(u, account, purchase({ paymentMethod: 'PIX', boletoAddress: undefined })));
     const boleto = await kit.inUnit((u) => kit.transactions.create(u, account, purchase({ paymentMethod: 'BOLETO', dueDate: '2030-01-02' })));
     await kit.advances.advance(account.id, 3_600_000 - 1);
-    expect((await kit.transactions.get(account, pix.id)).view.status).toBe('PENDING');
+    expect((await kit.transactions.get(kit.committed, account, pix.id)).view.status).toBe('PENDING');
     await kit.advances.advance(account.id, 1);
-    expect((await kit.transactions.get(account, pix.id)).view).toMatchObject({ status: 'BLOCKED', statusReason: 'EXPIRED' });
+    expect((await kit.transactions.get(kit.committed, account, pix.id)).view).toMatchObject({ status: 'BLOCKED', statusReason: 'EXPIRED' });
     // The fake clock starts at 2030-01-01T12:00Z; 2030-01-02 ends at 2030-01-03T02:59:59.999Z.
-    const untilEnd = Date.parse('2030-01-03T02:59:59.999Z') - (await kit.clocks.nowMs(account.id));
+    const untilEnd = Date.parse('2030-01-03T02:59:59.999Z') - (await kit.clocks.nowMs(kit.committed, account.id));
     await kit.advances.advance(account.id, untilEnd - 1);
-    expect((await kit.transactions.get(account, boleto.id)).view.status).toBe('PENDING');
+    expect((await kit.transactions.get(kit.committed, account, boleto.id)).view.status).toBe('PENDING');
     await kit.advances.advance(account.id, 1);
-    expect((await kit.transactions.get(account, boleto.id)).view).toMatchObject({ status: 'BLOCKED', statusReason: 'EXPIRED' });
+    expect((await kit.transactions.get(kit.committed, account, boleto.id)).view).toMatchObject({ status: 'BLOCKED', statusReason: 'EXPIRED' });
     await kit.deliveries.idle(account.id);
     expect(posted('cashin.expired').map((r) => JSON.parse(r.body).payload.transaction_id)).toEqual([pix.id, boleto.id]);
   });

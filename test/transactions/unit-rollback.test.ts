@@ -16,11 +16,11 @@ async function snapshot(account: AccountRecord) {
   const id = account.id;
   return {
     events: (await kit.events.list(id, { limit: 100 })).data,
-    deliveries: (await kit.deliveries.list(id, { limit: 100 })).data,
+    deliveries: (await kit.deliveries.list(kit.committed, id, { limit: 100 })).data,
     ledger: (await kit.ledger.list(id, { limit: 100 })).data,
-    balance: await kit.ledger.balance(id),
-    jobs: await kit.jobs.pending(id),
-    clock: await kit.clocks.offsetOf(id),
+    balance: await kit.ledger.balance(kit.committed, id),
+    jobs: await kit.jobs.pending(kit.committed, id),
+    clock: await kit.clocks.offsetOf(kit.committed, id),
   };
 }
 
@@ -49,9 +49,9 @@ describe('a unit that throws after writes', () => {
     ).rejects.toThrow('refused after the writes');
 
     expect(made).toBeDefined();
-    expect(await kit.transactions.find(account.id, made!)).toBeUndefined();
-    await expect(kit.transactions.getByExternalId(account, 'rollback-2000')).rejects.toMatchObject({ code: 'not_found' });
-    expect((await kit.transactions.get(account, kept.id)).view.status).toBe('PENDING');
+    expect(await kit.transactions.find(kit.committed, account.id, made!)).toBeUndefined();
+    await expect(kit.transactions.getByExternalId(kit.committed, account, 'rollback-2000')).rejects.toMatchObject({ code: 'not_found' });
+    expect((await kit.transactions.get(kit.committed, account, kept.id)).view.status).toBe('PENDING');
     expect(await snapshot(account)).toEqual(before);
     await kit.deliveries.idle(account.id);
     expect(kit.sender.sent).toEqual([]);
@@ -62,6 +62,6 @@ describe('a unit that throws after writes', () => {
       return kit.transitions.pay(u, account.id, tx.id);
     });
     expect(paid.view.status).toBe('APPROVED');
-    expect((await kit.ledger.balance(account.id)).balance).toBeGreaterThan(0);
+    expect((await kit.ledger.balance(kit.committed, account.id)).balance).toBeGreaterThan(0);
   });
 });

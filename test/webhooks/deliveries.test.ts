@@ -37,25 +37,25 @@ describe('Deliveries', () => {
     expect(kit.sender.sent).toHaveLength(1);
     const request = kit.sender.sent[0]!;
     expect(request.url).toBe('http://receiver.test/hook');
-    const [delivery] = (await kit.deliveries.list(account.id, { transactionId: tx.id })).data;
+    const [delivery] = (await kit.deliveries.list(kit.committed, account.id, { transactionId: tx.id })).data;
     expect(delivery).toMatchObject({ status: 'delivered', nextAttemptAt: null, attempts: [{ httpStatus: 200, replay: false }] });
     expect(request.headers).toMatchObject({ 'x-signature': delivery!.request.headers['x-signature'], 'x-sandbox-delivery': delivery!.id, 'x-sandbox-attempt': '1' });
     // As a receiver verifies it: HMAC-SHA256 of the body's bytes with the account's secret.
     expect(request.headers['x-signature']).toBe(createHmac('sha256', account.webhookSecret).update(request.body).digest('hex'));
     expect(JSON.parse(request.body)).toMatchObject({ event: 'cashin.paid', payload: { transaction_id: tx.id, amount: 15_000 } });
     expect((await kit.events.list(account.id, { type: 'webhook.delivered' })).data).toHaveLength(1);
-    expect(await kit.jobs.pending(account.id)).toEqual([]);
+    expect(await kit.jobs.pending(kit.committed, account.id)).toEqual([]);
   });
 
   it('a failing receiver: retried with a growing backoff on the account clock, failed after the last attempt', async () => {
     kit = await domainKit({ webhookMaxAttempts: 3 });
     kit.sender.answer = () => failing;
     const { account, id } = await paidWith('http://receiver.test/hook');
-    const delivery = async () => (await kit.deliveries.list(account.id, { transactionId: id })).data[0]!;
+    const delivery = async () => (await kit.deliveries.list(kit.committed, account.id, { transactionId: id })).data[0]!;
     const first = await delivery();
     expect(first).toMatchObject({ status: 'pending', attempts: [{ httpStatus: 500 }] });
     // 1 s (+ up to 10 % jitter) after the first attempt ended.
-    const wait = Date.parse(first.nextAttemptAt!) - (await kit.clocks.nowMs(account.id));
+    const wait = Date.parse(first.nextAttemptAt!) - (await kit.clocks.nowMs(kit.committed, account.id));
     expect(wait).toBeGreaterThanOrEqual(1_000);
     expect(wait).toBeLessThanOrEqual(1_100);
     await kit.advances.advance(account.id, 1_100);
@@ -70,7 +70,7 @@ describe('Deliveries', () => {
   it('without a URL the delivery is undeliverable and never sent; a replay needs a URL', async () => {
     kit = await domainKit();
     const { account, id } = await paidWith(null);
-    const [delivery] = (await kit.deliveries.list(account.id, { transactionId: id })).data;
+    const [delivery] = (await kit.deliveries.list(kit.committed, account.id, { transactionId: id })).data;
     expect(delivery).toMatchObject({ status: 'undeliverable', url: null, attempts: [] });
     expect(kit.sender.sent).toEqual([]);
     expect(await kit.deliveries.replay(account.id, delivery!.id).catch((e: unknown) => e)).toMatchObject({ code: 'conflict' });
@@ -90,15 +90,15 @@ describe('Deliveries', () => {
     expect(kit.sender.sent).toEqual([]);
     await kit.advances.advance(account.id, 30_000);
     expect(kit.sender.sent).toHaveLength(1);
-    expect((await kit.deliveries.list(account.id, {})).data[0]?.attempts).toMatchObject([{ fault: 'hold', httpStatus: 200 }]);
+    expect((await kit.deliveries.list(kit.committed, account.id, {})).data[0]?.attempts).toMatchObject([{ fault: 'hold', httpStatus: 200 }]);
   });
 
   it("another account's delivery is not found; retention keeps pending ones", async () => {
     kit = await domainKit();
     kit.sender.answer = () => failing;
     const { account, id } = await paidWith('http://receiver.test/hook');
-    const [delivery] = (await kit.deliveries.list(account.id, { transactionId: id })).data;
-    expect(await kit.deliveries.get('acc_other', delivery!.id).catch((e: unknown) => e)).toMatchObject({ code: 'not_found' });
+    const [delivery] = (await kit.deliveries.list(kit.committed, account.id, { transactionId: id })).data;
+    expect(await kit.deliveries.get(kit.committed, 'acc_other', delivery!.id).catch((e: unknown) => e)).toMatchObject({ code: 'not_found' });
     kit.clock.advance(86_400_000);
     expect(await kit.inUnit((u) => kit.deliveries.deleteOlderThan(u, account.id, new Date(kit.clock.nowMs()).toISOString(), 10))).toBe(0);
   });
@@ -108,7 +108,7 @@ describe('Deliveries', () => {
     kit.sender.answer = () => failing;
     const { account, id } = await paidWith('http://receiver.test/hook');
     await kit.advances.advance(account.id, 30_000);
-    const [delivery] = (await kit.deliveries.list(account.id, { transactionId: id })).data;
+    const [delivery] = (await kit.deliveries.list(kit.committed, account.id, { transactionId: id })).data;
     expect(delivery).toMatchObject({ status: 'failed', nextAttemptAt: null });
     const times = delivery!.attempts.map((a) => Date.parse(a.at));
     expect(times).toHaveLength(5);
@@ -118,7 +118,7 @@ describe('Deliveries', () => {
       expect(t - times[i]!).toBeGreaterThanOrEqual(base);
       expect(t - times[i]!).toBeLessThanOrEqual(Math.round(base * 1.1));
     });
-    expect(await kit.jobs.pending(account.id)).toEqual([]);
+    expect(await kit.jobs.pending(kit.committed, account.id)).toEqual([]);
   });
 
   it('a receiver that recovers: delivered at the third attempt, its retry job gone, one webhook.delivered', async () => {
@@ -127,11 +127,11 @@ describe('Deliveries', () => {
     kit.sender.answer = () => (++calls < 3 ? failing : { httpStatus: 204, error: null, durationMs: 1, responseBody: '', ok: true });
     const { account, id } = await paidWith('http://receiver.test/hook');
     await kit.advances.advance(account.id, 60_000);
-    const [delivery] = (await kit.deliveries.list(account.id, { transactionId: id })).data;
+    const [delivery] = (await kit.deliveries.list(kit.committed, account.id, { transactionId: id })).data;
     expect(delivery).toMatchObject({ status: 'delivered', nextAttemptAt: null });
     expect(delivery!.attempts.map((a) => a.httpStatus)).toEqual([500, 500, 204]);
     expect(kit.sender.sent).toHaveLength(3);
-    expect(await kit.jobs.pending(account.id)).toEqual([]);
+    expect(await kit.jobs.pending(kit.committed, account.id)).toEqual([]);
     expect((await kit.events.list(account.id, { type: 'webhook.delivered' })).data).toHaveLength(1);
   });
 

@@ -55,13 +55,13 @@ async function payMany(account: AccountRecord, count: number): Promise<string[]>
     const tx = await kit.inUnit((u) => kit.transactions.create(u, account, pix(n)));
     await kit.inUnit((u) => kit.transitions.pay(u, account.id, tx.id));
     await kit.deliveries.idle(account.id);
-    const [d] = (await kit.deliveries.list(account.id, { transactionId: tx.id })).data;
+    const [d] = (await kit.deliveries.list(kit.committed, account.id, { transactionId: tx.id })).data;
     ids.push(d!.id);
   }
   return ids;
 }
 
-const all = async (accountId: string): Promise<DeliveryView[]> => (await kit.deliveries.list(accountId, { limit: 100 })).data;
+const all = async (accountId: string): Promise<DeliveryView[]> => (await kit.deliveries.list(kit.committed, accountId, { limit: 100 })).data;
 
 describe('a listener that goes away misses nothing', () => {
   it('attempts with no listener are not spent however long it is away; the next listener is told how many waited and gets each once, signed, in order', async () => {
@@ -113,7 +113,7 @@ describe('a listener that goes away misses nothing', () => {
     const account = await listenersAccount();
     const failing = await fakeListener(kit.listeners, account.id, 'failing', () => 500);
     const [id] = await payMany(account, 1);
-    expect(await kit.deliveries.get(account.id, id!)).toMatchObject({ status: 'pending', attempts: [{ httpStatus: 500, via: 'listener failing' }], waitingSince: null });
+    expect(await kit.deliveries.get(kit.committed, account.id, id!)).toMatchObject({ status: 'pending', attempts: [{ httpStatus: 500, via: 'listener failing' }], waitingSince: null });
     failing.connected.close();
 
     // One that takes the offer and goes without answering: the offer is not spent, it waits.
@@ -123,16 +123,16 @@ describe('a listener that goes away misses nothing', () => {
     silent.connected.close();
     await advancing;
     await kit.deliveries.idle(account.id);
-    const after = await kit.deliveries.get(account.id, id!);
+    const after = await kit.deliveries.get(kit.committed, account.id, id!);
     expect(after).toMatchObject({ status: 'pending', attempts: [{ httpStatus: 500 }], reason: expect.stringMatching(/^waiting for a listener/) });
     expect(after.waitingSince).not.toBeNull();
 
     const back = await fakeListener(kit.listeners, account.id, 'back', () => 204);
     expect(back.hellos).toEqual([1]);
-    await expect.poll(async () => (await kit.deliveries.get(account.id, id!)).status, { timeout: 2_000 }).toBe('delivered');
+    await expect.poll(async () => (await kit.deliveries.get(kit.committed, account.id, id!)).status, { timeout: 2_000 }).toBe('delivered');
     // The second attempt number: the silent listener's offer used none up.
     expect(back.got.map((o) => o.attempt)).toEqual([2]);
-    expect((await kit.deliveries.get(account.id, id!)).attempts.map((a) => a.httpStatus)).toEqual([500, 204]);
+    expect((await kit.deliveries.get(kit.committed, account.id, id!)).attempts.map((a) => a.httpStatus)).toEqual([500, 204]);
   });
 
   it('a listener that filters the event out leaves it waiting; one that takes it gets it, and the count each hears is its own', async () => {
@@ -141,12 +141,12 @@ describe('a listener that goes away misses nothing', () => {
     const cashouts = await fakeListener(kit.listeners, account.id, 'cashouts', () => 200, 'cashout.*');
     const [id] = await payMany(account, 1);
     expect(cashouts.got).toEqual([]);
-    expect(await kit.deliveries.get(account.id, id!)).toMatchObject({ status: 'pending', attempts: [], reason: expect.stringContaining('takes cashin.paid') });
+    expect(await kit.deliveries.get(kit.committed, account.id, id!)).toMatchObject({ status: 'pending', attempts: [], reason: expect.stringContaining('takes cashin.paid') });
     const other = await fakeListener(kit.listeners, account.id, 'more-cashouts', () => 200, 'cashout.*');
     expect(other.hellos).toEqual([0]);
     const cashins = await fakeListener(kit.listeners, account.id, 'cashins', () => 200, 'cashin.*');
     expect(cashins.hellos).toEqual([1]);
-    await expect.poll(async () => (await kit.deliveries.get(account.id, id!)).status, { timeout: 2_000 }).toBe('delivered');
+    await expect.poll(async () => (await kit.deliveries.get(kit.committed, account.id, id!)).status, { timeout: 2_000 }).toBe('delivered');
     expect(cashins.got).toHaveLength(1);
   });
 
@@ -155,17 +155,17 @@ describe('a listener that goes away misses nothing', () => {
     kit = await domainKit({ listenerWaitMs: waitMs });
     const account = await listenersAccount();
     const [id] = await payMany(account, 1);
-    const waiting = await kit.deliveries.get(account.id, id!);
+    const waiting = await kit.deliveries.get(kit.committed, account.id, id!);
     expect(Date.parse(waiting.waitUntil!) - Date.parse(waiting.waitingSince!)).toBe(waitMs);
     // The account clock alone does not end the wait: it is counted in real time.
     await kit.advances.advance(account.id, 2 * waitMs);
     await kit.deliveries.idle(account.id);
-    expect(await kit.deliveries.get(account.id, id!)).toMatchObject({ status: 'pending', attempts: [] });
+    expect(await kit.deliveries.get(kit.committed, account.id, id!)).toMatchObject({ status: 'pending', attempts: [] });
     // Real time passes (the account clock with it): the next probe ends it.
     kit.clock.advance(waitMs);
     await kit.advances.advance(account.id, WAIT_PROBE_MS);
     await kit.deliveries.idle(account.id);
-    const failed = await kit.deliveries.get(account.id, id!);
+    const failed = await kit.deliveries.get(kit.committed, account.id, id!);
     expect(failed).toMatchObject({ status: 'failed', attempts: [], nextAttemptAt: null, waitingSince: null, waitUntil: null });
     expect(failed.reason).toMatch(/^no listener connected within the listener wait \(20 min from .*, SANDBOX_LISTENER_WAIT\)/);
     const events = await kit.events.list(account.id, {});

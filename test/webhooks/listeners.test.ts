@@ -56,7 +56,7 @@ describe('listeners mode in the Deliveries service', () => {
     const offer = got[0]!;
     expect(offer).toMatchObject({ type: 'attempt', event: 'cashin.paid', attempt: 1, url: 'http://localhost:3000/hooks', replay: false, timeoutMs: 5_000 });
     expect(offer.headers['x-signature']).toBe(createHmac('sha256', account.webhookSecret).update(offer.body).digest('hex'));
-    const [delivery] = (await kit.deliveries.list(account.id, { transactionId: txId })).data;
+    const [delivery] = (await kit.deliveries.list(kit.committed, account.id, { transactionId: txId })).data;
     // Byte for byte what a direct delivery would send.
     expect(offer.body).toBe(delivery!.request.body);
     expect(offer.headers).toEqual({ ...delivery!.request.headers, 'x-sandbox-attempt': '1' });
@@ -67,13 +67,13 @@ describe('listeners mode in the Deliveries service', () => {
     kit = await domainKit();
     const account = await listenersAccount();
     const txId = await pay(account);
-    let [delivery] = (await kit.deliveries.list(account.id, { transactionId: txId })).data;
+    let [delivery] = (await kit.deliveries.list(kit.committed, account.id, { transactionId: txId })).data;
     expect(delivery).toMatchObject({ status: 'pending', attempts: [], waitingSince: expect.any(String), reason: expect.stringMatching(/^waiting for a listener/) });
     const { got } = await fakeListener(kit.listeners, account.id, 'late', () => 204);
     // Offered now, not at a probe: the account's clock does not move.
     await expect.poll(() => got.length, { timeout: 2_000 }).toBe(1);
-    await expect.poll(async () => (await kit.deliveries.list(account.id, { transactionId: txId })).data[0]?.status, { timeout: 2_000 }).toBe('delivered');
-    [delivery] = (await kit.deliveries.list(account.id, { transactionId: txId })).data;
+    await expect.poll(async () => (await kit.deliveries.list(kit.committed, account.id, { transactionId: txId })).data[0]?.status, { timeout: 2_000 }).toBe('delivered');
+    [delivery] = (await kit.deliveries.list(kit.committed, account.id, { transactionId: txId })).data;
     expect(delivery).toMatchObject({ status: 'delivered', attempts: [{ httpStatus: 204, via: 'listener late' }], waitingSince: null, reason: null });
     expect(got[0]!.attempt).toBe(1);
   });
@@ -84,16 +84,16 @@ describe('listeners mode in the Deliveries service', () => {
     let answers = 0;
     const { got } = await fakeListener(kit.listeners, account.id, 'flaky', () => (++answers === 1 ? 500 : 200));
     const txId = await pay(account);
-    let [delivery] = (await kit.deliveries.list(account.id, { transactionId: txId })).data;
+    let [delivery] = (await kit.deliveries.list(kit.committed, account.id, { transactionId: txId })).data;
     expect(delivery).toMatchObject({ status: 'pending', attempts: [{ httpStatus: 500, error: 'HTTP 500', via: 'listener flaky' }] });
     await kit.advances.advance(account.id, 30_000);
     await kit.deliveries.idle(account.id);
-    [delivery] = (await kit.deliveries.list(account.id, { transactionId: txId })).data;
+    [delivery] = (await kit.deliveries.list(kit.committed, account.id, { transactionId: txId })).data;
     expect(delivery!.status).toBe('delivered');
     expect(got.map((o) => o.attempt)).toEqual([1, 2]);
     await kit.deliveries.replay(account.id, delivery!.id);
     expect(got.map((o) => [o.attempt, o.replay])).toEqual([[1, false], [2, false], [3, true]]);
-    expect((await kit.deliveries.get(account.id, delivery!.id)).attempts.at(-1)).toMatchObject({ replay: true, httpStatus: 200, via: 'listener flaky' });
+    expect((await kit.deliveries.get(kit.committed, account.id, delivery!.id)).attempts.at(-1)).toMatchObject({ replay: true, httpStatus: 200, via: 'listener flaky' });
   });
 
   it('several listeners: offered to all, the first 2xx wins; a listener filtering the event out is not offered it', async () => {
@@ -104,7 +104,7 @@ describe('listeners mode in the Deliveries service', () => {
     const other = await fakeListener(kit.listeners, account.id, 'c', () => 200, 'cashout.*');
     const txId = await pay(account);
     expect([failing.got.length, ok.got.length, other.got.length]).toEqual([1, 1, 0]);
-    const [delivery] = (await kit.deliveries.list(account.id, { transactionId: txId })).data;
+    const [delivery] = (await kit.deliveries.list(kit.committed, account.id, { transactionId: txId })).data;
     expect(delivery).toMatchObject({ status: 'delivered', attempts: [{ httpStatus: 200, via: 'listener b' }] });
     expect(delivery!.attempts[0]!.listeners?.map((l) => [l.name, l.httpStatus])).toEqual([['a', 503], ['b', 200]]);
   });

@@ -28,11 +28,11 @@ describe('a withdrawal through the domain', () => {
     const w = await kit.inUnit((u) => kit.withdrawals.create(u, account, request({ externalId: 'w-1' })));
     expect(w.view).toMatchObject({ receiverPix: 'ana@example.com', status: 'WITHDRAW_REQUEST', totalAmount: 10_000 + fee });
     await kit.advances.advance(account.id, 2 * STEP);
-    const done = await kit.withdrawals.get(account.id, w.id);
+    const done = await kit.withdrawals.get(kit.committed, account.id, w.id);
     expect(done.view.status).toBe('WITHDRAW_APPROVED');
     expect(await types(w.id)).toEqual(['withdrawal.created', 'withdrawal.processing', 'withdrawal.approved']);
     expect(posted()).toEqual([expect.objectContaining({ event: 'cashout.success', payload: expect.objectContaining({ withdrawal_id: w.id, end_to_end_id: done.view.endToEndId, error_message: null }) })]);
-    expect((await kit.ledger.balance(account.id)).balance).toBe(100_000 - 10_000 - fee);
+    expect((await kit.ledger.balance(kit.committed, account.id)).balance).toBe(100_000 - 10_000 - fee);
   });
 
   it('a returning key: cashout.success, then cashout.returned a step later, and the hold back once', async () => {
@@ -44,7 +44,7 @@ describe('a withdrawal through the domain', () => {
       ['cashout_hold', -(10_000 + fee)],
       ['cashout_release', 10_000 + fee],
     ]);
-    expect((await kit.ledger.balance(account.id)).balance).toBe(100_000);
+    expect((await kit.ledger.balance(kit.committed, account.id)).balance).toBe(100_000);
   });
 
   it('a control call decides: fail with a message releases the hold, the webhook says why; the key no longer matters', async () => {
@@ -54,9 +54,9 @@ describe('a withdrawal through the domain', () => {
     expect(await types(w.id)).toEqual(['withdrawal.created', 'withdrawal.processing', 'withdrawal.failed']);
     await kit.deliveries.idle(account.id);
     expect(posted()).toMatchObject([{ event: 'cashout.failed', payload: { withdrawal_id: w.id, error_message: 'SPI fora do ar' } }]);
-    expect((await kit.ledger.balance(account.id)).balance).toBe(100_000);
+    expect((await kit.ledger.balance(kit.committed, account.id)).balance).toBe(100_000);
     await kit.advances.advance(account.id, 5 * STEP);
-    expect((await kit.withdrawals.get(account.id, w.id)).view.status).toBe('WITHDRAW_ERROR');
+    expect((await kit.withdrawals.get(kit.committed, account.id, w.id)).view.status).toBe('WITHDRAW_ERROR');
   });
 });
 
@@ -65,13 +65,13 @@ describe('cash-outs of one account at once (account-clock reads take real time, 
     const outcomes = await Promise.all([kit.inUnit((u) => kit.withdrawals.create(u, account, request({ externalId: 'dup' }))), kit.inUnit((u) => kit.withdrawals.create(u, account, request({ externalId: 'dup' })))].map((p) => p.then(() => 'created', (e: { message?: string }) => e.message)));
     expect(outcomes.sort()).toEqual(['Transaction already processed', 'created']);
     expect((await kit.withdrawals.list(account.id, {})).data).toHaveLength(1);
-    expect((await kit.ledger.balance(account.id)).balance).toBe(100_000 - 10_000 - fee);
+    expect((await kit.ledger.balance(kit.committed, account.id)).balance).toBe(100_000 - 10_000 - fee);
   });
 
   it('two that the balance covers only one of: one held, the other Insufficient balance; the balance never goes below zero', async () => {
     const amount = 60_000;
     const outcomes = await Promise.all([kit.inUnit((u) => kit.withdrawals.create(u, account, request({ amount }))), kit.inUnit((u) => kit.withdrawals.create(u, account, request({ amount })))].map((p) => p.then(() => 'created', (e: { message?: string }) => e.message)));
     expect(outcomes.sort()).toEqual(['Insufficient balance', 'created']);
-    expect((await kit.ledger.balance(account.id)).balance).toBe(100_000 - amount - cashOutFee(DEFAULT_FEES, amount));
+    expect((await kit.ledger.balance(kit.committed, account.id)).balance).toBe(100_000 - amount - cashOutFee(DEFAULT_FEES, amount));
   });
 });

@@ -34,8 +34,8 @@ let changes: [string, string][];
 beforeEach(async () => {
   const clock = new FakeClock();
   repository = await openTestRepository(() => clock.nowMs());
-  clocks = new AccountClocks({ offsets: repository.clocks, clock });
-  jobs = new Jobs(repository.jobs);
+  clocks = new AccountClocks({ clock });
+  jobs = new Jobs();
   ledger = new Ledger({ repository, clocks });
   changes = [];
   const recorder = { changed: async (_unit: Unit, { next, previous }: { next: WithdrawalRecord; previous: WithdrawalRecord }) => void changes.push([previous.view.status, next.view.status]) };
@@ -52,7 +52,7 @@ beforeEach(async () => {
     withdrawalStep: withdrawals.stepRunner(),
   };
   scheduler = new Scheduler({ jobs: repository.jobs, units: repository.units, runners, clock, logger: pino({ level: 'silent' }) });
-  advances = new ClockAdvances({ clocks, jobs, scheduler, units: repository.units, settle: () => Promise.resolve() });
+  advances = new ClockAdvances({ clocks, jobs, scheduler, units: repository.units, committed: repository.committed, settle: () => Promise.resolve() });
   await scheduler.start();
 });
 afterEach(async () => {
@@ -81,9 +81,9 @@ describe('Withdrawals.create', async () => {
     await repository.units.run((u) => ledger.credit(u, account.id, 10_000));
     const w = await create({ externalId: 'x-1' });
     expect(w.view).toMatchObject({ status: 'WITHDRAW_REQUEST', amount: 1_000, totalAmount: 1_100, externalId: 'x-1', endToEndId: null, error: null });
-    expect((await ledger.balance(account.id)).balance).toBe(8_900);
+    expect((await ledger.balance(repository.committed, account.id)).balance).toBe(8_900);
     expect((await ledger.list(account.id, {})).data.at(-1)).toMatchObject({ kind: 'cashout_hold', withdrawalId: w.id, changes: { balance: -1_100 } });
-    expect(await jobs.isScheduled(account.id, WITHDRAWAL_STEP_JOB, w.id)).toBe(true);
+    expect(await jobs.isScheduled(repository.committed, account.id, WITHDRAWAL_STEP_JOB, w.id)).toBe(true);
   });
 
   it.each([
@@ -96,7 +96,7 @@ describe('Withdrawals.create', async () => {
     expect({ code: error.code, message: error.message }).toEqual({ code, message });
     expect(error.hint).toBeTruthy();
     expect((await withdrawals.list(account.id, {})).data).toEqual([]);
-    expect((await ledger.balance(account.id)).balance).toBe(10_000);
+    expect((await ledger.balance(repository.committed, account.id)).balance).toBe(10_000);
   });
 
   it('a repeated externalId is a conflict, exactly "Transaction already processed"', async () => {
@@ -104,7 +104,7 @@ describe('Withdrawals.create', async () => {
     await create({ externalId: 'same' });
     const error = await refusal(() => create({ externalId: 'same' }));
     expect({ code: error.code, message: error.message }).toEqual({ code: 'conflict', message: 'Transaction already processed' });
-    expect((await ledger.balance(account.id)).balance).toBe(8_900);
+    expect((await ledger.balance(repository.committed, account.id)).balance).toBe(8_900);
   });
 });
 
@@ -113,17 +113,17 @@ describe('the steps on the account clock', async () => {
     await repository.units.run((u) => ledger.credit(u, account.id, 10_000));
     const w = await create();
     await advance(STEP / 2);
-    expect((await withdrawals.get(account.id, w.id)).view.status).toBe('WITHDRAW_REQUEST');
+    expect((await withdrawals.get(repository.committed, account.id, w.id)).view.status).toBe('WITHDRAW_REQUEST');
     await advance(STEP / 2);
-    expect((await withdrawals.get(account.id, w.id)).view.status).toBe('WITHDRAW_PROCESSING');
+    expect((await withdrawals.get(repository.committed, account.id, w.id)).view.status).toBe('WITHDRAW_PROCESSING');
     await advance(STEP);
-    const done = (await withdrawals.get(account.id, w.id)).view;
+    const done = (await withdrawals.get(repository.committed, account.id, w.id)).view;
     expect(done).toMatchObject({ status: 'WITHDRAW_APPROVED', error: null });
     expect(done.endToEndId).toMatch(/^E99999999\d{12}[A-Za-z0-9]{11}$/);
     expect(done.updatedAt > done.createdAt).toBe(true);
     expect(changes).toEqual([['WITHDRAW_REQUEST', 'WITHDRAW_PROCESSING'], ['WITHDRAW_PROCESSING', 'WITHDRAW_APPROVED']]);
-    expect((await ledger.balance(account.id)).balance).toBe(8_900);
-    expect(await jobs.isScheduled(account.id, WITHDRAWAL_STEP_JOB, w.id)).toBe(false);
+    expect((await ledger.balance(repository.committed, account.id)).balance).toBe(8_900);
+    expect(await jobs.isScheduled(repository.committed, account.id, WITHDRAWAL_STEP_JOB, w.id)).toBe(false);
   });
 
   it.each([
@@ -133,8 +133,8 @@ describe('the steps on the account clock', async () => {
     await repository.units.run((u) => ledger.credit(u, account.id, 10_000));
     const w = await create({ pixType: 'CPF', pixKey });
     await advance(2 * STEP);
-    expect((await withdrawals.get(account.id, w.id)).view).toMatchObject({ status, endToEndId: null, error: expect.any(String) });
-    expect((await ledger.balance(account.id)).balance).toBe(10_000);
+    expect((await withdrawals.get(repository.committed, account.id, w.id)).view).toMatchObject({ status, endToEndId: null, error: expect.any(String) });
+    expect((await ledger.balance(repository.committed, account.id)).balance).toBe(10_000);
   });
 
   it('the returning key: approved, then returned a step later, the hold released once', async () => {
@@ -142,11 +142,11 @@ describe('the steps on the account clock', async () => {
     const w = await create({ pixType: 'PHONE', pixKey: '11900000004' });
     expect(w.view.receiverPix).toBe('+5511900000004');
     await advance(2 * STEP);
-    expect((await withdrawals.get(account.id, w.id)).view.status).toBe('WITHDRAW_APPROVED');
+    expect((await withdrawals.get(repository.committed, account.id, w.id)).view.status).toBe('WITHDRAW_APPROVED');
     await advance(STEP);
-    expect((await withdrawals.get(account.id, w.id)).view.status).toBe('WITHDRAW_RETURNED');
+    expect((await withdrawals.get(repository.committed, account.id, w.id)).view.status).toBe('WITHDRAW_RETURNED');
     await advance(10 * STEP);
-    expect((await ledger.balance(account.id)).balance).toBe(10_000);
+    expect((await ledger.balance(repository.committed, account.id)).balance).toBe(10_000);
     expect(changes.map(([, to]) => to)).toEqual(['WITHDRAW_PROCESSING', 'WITHDRAW_APPROVED', 'WITHDRAW_RETURNED']);
   });
 });
@@ -159,26 +159,26 @@ describe('Withdrawals.act (control calls, autopilot)', async () => {
     expect(approved.view.status).toBe('WITHDRAW_APPROVED');
     expect(changes).toEqual([['WITHDRAW_REQUEST', 'WITHDRAW_PROCESSING'], ['WITHDRAW_PROCESSING', 'WITHDRAW_APPROVED']]);
     await advance(5 * STEP);
-    expect((await withdrawals.get(account.id, w.id)).view.status).toBe('WITHDRAW_APPROVED');
+    expect((await withdrawals.get(repository.committed, account.id, w.id)).view.status).toBe('WITHDRAW_APPROVED');
     for (const action of ['approve', 'reject', 'fail'] as const) expect((await refusal(() => repository.units.run((u) => withdrawals.act(u, account.id, w.id, action)))).code).toBe('conflict');
     expect((await repository.units.run((u) => withdrawals.act(u, account.id, w.id, 'return', { message: 'Devolvido' }))).view).toMatchObject({ status: 'WITHDRAW_RETURNED', error: 'Devolvido' });
     expect((await refusal(() => repository.units.run((u) => withdrawals.act(u, account.id, w.id, 'return')))).code).toBe('conflict');
-    expect((await ledger.balance(account.id)).balance).toBe(10_000);
+    expect((await ledger.balance(repository.committed, account.id)).balance).toBe(10_000);
   });
 
   it("another account's withdrawal is not found, like a missing one", async () => {
     await repository.units.run((u) => ledger.credit(u, account.id, 10_000));
     const w = await create({ externalId: 'mine' });
-    expect(await refusal(() => withdrawals.get('acc_other', w.id))).toMatchObject({ code: 'not_found', message: 'Withdrawal not found' });
-    expect((await refusal(() => withdrawals.getByExternalId('acc_other', 'mine'))).code).toBe('not_found');
-    expect((await withdrawals.getByExternalId(account.id, 'mine')).id).toBe(w.id);
+    expect(await refusal(() => withdrawals.get(repository.committed, 'acc_other', w.id))).toMatchObject({ code: 'not_found', message: 'Withdrawal not found' });
+    expect((await refusal(() => withdrawals.getByExternalId(repository.committed, 'acc_other', 'mine'))).code).toBe('not_found');
+    expect((await withdrawals.getByExternalId(repository.committed, account.id, 'mine')).id).toBe(w.id);
   });
 
   it('deleteAll wipes the account, its externalIds and leaves its jobs to the reset', async () => {
     await repository.units.run((u) => ledger.credit(u, account.id, 10_000));
     await create({ externalId: 'gone' });
     expect(await repository.units.run((u) => withdrawals.deleteAll(u, account.id))).toBe(1);
-    expect((await refusal(() => withdrawals.getByExternalId(account.id, 'gone'))).code).toBe('not_found');
+    expect((await refusal(() => withdrawals.getByExternalId(repository.committed, account.id, 'gone'))).code).toBe('not_found');
     // A step of a wiped withdrawal finds nothing to do.
     await advance(3 * STEP);
     expect(changes).toEqual([]);

@@ -1,6 +1,6 @@
 import type { Collection } from '../collection.js';
 import { JobHeap, type Entry } from '../job-heap.js';
-import type { ClockReader, ClockStore, JobChange, JobRecord, JobStore, UnitJobs } from '../ports.js';
+import { UnitEnded, type ClockReader, type ClockStore, type JobChange, type JobRecord, type JobStore, type UnitJobs } from '../ports.js';
 import type { Store } from '../store.js';
 import { settle, type ClockChange, type EmbeddedUnit, type PendingJob, type UnitClocksHost, type UnitJobsHost } from './units.js';
 
@@ -108,7 +108,8 @@ class ClockView implements ClockStore {
   }
 
   private writable(): EmbeddedUnit {
-    if (this.unit === undefined || this.unit.ended) throw new Error('clocks: a change needs a unit of work');
+    if (this.unit === undefined) throw new Error('clocks: a change needs a unit of work');
+    if (this.unit.ended) throw new UnitEnded('clocks');
     return this.unit;
   }
 }
@@ -331,7 +332,8 @@ class JobView implements UnitJobs {
   }
 
   private writable(): Map<string, PendingJob> {
-    if (this.unit === undefined || this.unit.ended) throw new Error('jobs: a change needs a unit of work');
+    if (this.unit === undefined) throw new Error('jobs: a change needs a unit of work');
+    if (this.unit.ended) throw new UnitEnded('jobs');
     return this.unit.jobWrites;
   }
 }

@@ -1,5 +1,5 @@
 import type { Collection } from '../collection.js';
-import type { Owned, ReadTable, Repository, Sequences, StoreHealth, TableSpec } from '../ports.js';
+import type { Owned, ReadTable, Reads, Repository, Sequences, StoreHealth, TableSpec } from '../ports.js';
 import { Store } from '../store.js';
 import type { Logger } from '../types.js';
 import { EmbeddedBus } from './bus.js';
@@ -33,6 +33,7 @@ export class EmbeddedRepository implements Repository {
   readonly jobs: EmbeddedJobStore;
   readonly clocks: EmbeddedClockStore;
   readonly bus: EmbeddedBus;
+  readonly committed: Reads;
   private readonly tables = new Map<string, EmbeddedTable<Owned>>();
   private readonly counters: Collection<Counter>;
 
@@ -48,6 +49,7 @@ export class EmbeddedRepository implements Repository {
     this.bus = new EmbeddedBus(options.logger);
     this.counters = store.collection<Counter>('counters');
     this.sequences = { next: (name) => Promise.resolve(this.next(name)) };
+    this.committed = { table: (spec) => this.host(spec), jobs: this.jobs, clocks: this.clocks };
     this.units.hosts = {
       store,
       table: (spec) => this.host(spec),

@@ -1,5 +1,5 @@
 import { UniqueKeyError, type Collection } from '../collection.js';
-import { CursorNotFound, UniqueViolation, type FilterValue, type ListQuery, type Owned, type Page, type ReadTable, type Table, type TableSpec } from '../ports.js';
+import { CursorNotFound, UniqueViolation, UnitEnded, type FilterValue, type ListQuery, type Owned, type Page, type ReadTable, type Table, type TableSpec } from '../ports.js';
 import type { Store } from '../store.js';
 import { settle, type EmbeddedUnit, type EmbeddedUnits, type PendingWrite, type UnitTableHost } from './units.js';
 
@@ -183,7 +183,8 @@ class UnitTable<T extends Owned> implements Table<T> {
 
   getForUpdate(accountId: string, id: string): Promise<T | undefined> {
     const unit = this.unit;
-    if (unit === undefined || unit.ended) return Promise.reject(new Error(`${this.host.spec.name}: getForUpdate is only for use inside units.run`));
+    if (unit === undefined) return Promise.reject(new Error(`${this.host.spec.name}: getForUpdate is only for use inside units.run`));
+    if (unit.ended) return Promise.reject(new UnitEnded(this.host.spec.name));
     // Read once the lock is held: the record as the unit that held it before left it.
     return this.host.units.lock(unit, `${this.host.spec.name}\n${scoped(accountId, id)}`).then(() => this.read(accountId, id));
   }
@@ -289,7 +290,8 @@ class UnitTable<T extends Owned> implements Table<T> {
   private writes(): Map<string, PendingWrite> {
     const unit = this.unit;
     // Outside any unit a UnitTable only reads (EmbeddedTable.write gives writes a unit of their own).
-    if (unit === undefined || unit.ended) throw new Error(`${this.host.spec.name}: a write needs a unit of work`);
+    if (unit === undefined) throw new Error(`${this.host.spec.name}: a write needs a unit of work`);
+    if (unit.ended) throw new UnitEnded(this.host.spec.name);
     return unit.writesOf(this.host);
   }
 

@@ -1,4 +1,5 @@
-import type { ClockStore, JobRecord, Owned, Sequences, Table, TableSpec, Unit, UnitJobs, UnitOfWork } from '../ports.js';
+import { UnitEnded, type ClockStore, type JobRecord, type Owned, type Sequences, type Table, type TableSpec, type Unit, type UnitJobs, type UnitOfWork } from '../ports.js';
+import { guardedUnit } from '../unit-guard.js';
 import type { Store } from '../store.js';
 import type { Logger } from '../types.js';
 
@@ -195,7 +196,7 @@ export class EmbeddedUnits implements UnitOfWork {
     // was handed would never be released, and every later unit on the record would wait forever.
     if (unit.ended) {
       this.locks.release(key);
-      throw new Error('getForUpdate: its unit of work had ended before the record was free');
+      throw new UnitEnded('getForUpdate (the record was freed only after its unit ended)');
     }
     unit.locks.add(key);
   }
@@ -203,7 +204,8 @@ export class EmbeddedUnits implements UnitOfWork {
   private async complete<T>(unit: EmbeddedUnit, work: (unit: Unit) => Promise<T>): Promise<T> {
     let result: T;
     try {
-      result = await work(unit);
+      // Ended once its work has settled: a call through the handle after that is refused.
+      result = await work(guardedUnit(unit, () => unit.ended));
       unit.apply();
     } catch (error) {
       unit.outcome = 'failed';

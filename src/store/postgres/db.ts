@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { StoreUnavailable } from '../ports.js';
+import { StoreUnavailable, UnitEnded } from '../ports.js';
 import type { Logger } from '../types.js';
 import { Notifier } from './notifier.js';
 import { Pipeline, parameter, type Piped } from './pipeline.js';
@@ -99,7 +99,7 @@ export class Held implements Session {
  * `PgTable.in(frame)` and the others are bound to).
  */
 export interface Scope {
-  /** The unit calls join, if any (open: an ended unit's handle is used as no unit). */
+  /** The unit calls join, if any (a unit's scope throws UnitEnded once the unit has ended, never falls back to autocommit). */
   readonly frame: Frame | undefined;
   /**
    * A read: in the unit's transaction once it has begun (`Frame.read`), else in autocommit:
@@ -196,14 +196,22 @@ export class Frame {
   readonly scope: Scope;
 
   constructor(private readonly db: Db) {
-    const open = (): Frame | undefined => (this.state === 'open' ? this : undefined);
+    // What the stores' views bound to this unit reach. The work's handle refuses calls once its
+    // work has settled (unit-guard.ts); what gets here later is the continuation of a call made
+    // before (a range read after the flush it waited for), which still belongs to the unit while
+    // it drains them, and is refused once it has ended: never run on its own in autocommit.
+    const live = (): Frame => {
+      if (this.state === 'ended') throw new UnitEnded('a call of the unit');
+      return this;
+    };
+    const refused = (): Promise<never> => Promise.reject(new UnitEnded('a call of the unit'));
     this.scope = {
       get frame() {
-        return open();
+        return live();
       },
-      session: (op, batched) => db.sessionIn(open(), op, batched),
-      write: (statement) => db.writeIn(open(), statement),
-      fireAndForget: (statement, what) => db.fireAndForgetIn(open(), statement, what),
+      session: (op, batched) => (this.state === 'ended' ? refused() : db.sessionIn(this, op, batched)),
+      write: (statement) => (this.state === 'ended' ? refused() : db.writeIn(this, statement)),
+      fireAndForget: (statement, what) => db.fireAndForgetIn(live(), statement, what),
       // An operation the unit waits for (started before it ended) still belongs to it.
       afterCommit: (effect) => (this.state === 'ended' ? effect() : this.afterCommit(effect)),
     };
@@ -248,8 +256,13 @@ export class Frame {
     return run;
   }
 
-  drain(): Promise<unknown> {
-    return this.tail;
+  /** Until no call of the unit is left: one that a call still running starts joins the wait. */
+  async drain(): Promise<void> {
+    let tail: Promise<unknown>;
+    do {
+      tail = this.tail;
+      await tail;
+    } while (tail !== this.tail);
   }
 
   /** A read: on the transaction's connection once it has begun (it sees what was sent), else in autocommit (`batched` if given). */
@@ -473,9 +486,9 @@ export class Db implements Scope {
   }
 
   /**
-   * One unit (see Frame), handed to `work`: every call made through its handle joins it, even one
-   * that only starts once `work` has settled (an operation left un-awaited): the unit waits for
-   * them before it commits or rolls back. Calls made after it ended run on their own.
+   * One unit (see Frame), handed to `work`: every call made through its handle joins it, and one
+   * left un-awaited when `work` settles is waited for before the unit commits or rolls back.
+   * A call made through the handle after `work` settled is refused (UnitEnded).
    */
   async unit<T>(work: (frame: Frame) => Promise<T>): Promise<T> {
     const frame = new Frame(this);

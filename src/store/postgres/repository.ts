@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
-import { StoreUnavailable, type Owned, type ReadTable, type Repository, type Sequences, type StoreHealth, type TableSpec, type Unit, type UnitOfWork } from '../ports.js';
+import { StoreUnavailable, type Owned, type ReadTable, type Reads, type Repository, type Sequences, type StoreHealth, type TableSpec, type Unit, type UnitOfWork } from '../ports.js';
 import type { Logger } from '../types.js';
+import { guardedUnit } from '../unit-guard.js';
 import { BUS_CHANNEL, Listener, PgBus } from './bus.js';
 import { Db, mapError, statementName, type Frame, type Session } from './db.js';
 import { JOBS_CHANNEL, JobSignals, PgClockStore, PgJobStore } from './jobs.js';
@@ -68,6 +69,7 @@ export class PostgresRepository implements Repository {
   readonly jobs: PgJobStore;
   readonly clocks: PgClockStore;
   readonly bus: PgBus;
+  readonly committed: Reads;
   readonly instanceId: string;
   /** Object bytes (product images), shared by every instance. */
   readonly objects: PgObjectStore;
@@ -92,8 +94,10 @@ export class PostgresRepository implements Repository {
     this.logger = logger;
     // The work is handed its unit: the stores bound to the unit's frame (src/store/postgres/db.ts),
     // whose writes are buffered until its commit and whose reads see them.
-    this.units = { run: (work) => db.unit((frame) => work(this.unitOf(frame))) };
+    // Ended for its work once the work has settled: what the handle is asked after that is refused (unit-guard.ts).
+    this.units = { run: (work) => db.unit((frame) => work(guardedUnit(this.unitOf(frame), () => frame.state !== 'open'))) };
     this.sequences = { next: (name) => this.nextValue(name) };
+    this.committed = { table: (spec) => this.pgTable(spec), jobs: this.jobs, clocks: this.clocks };
     this.listener = new Listener(
       db.config,
       [BUS_CHANNEL, JOBS_CHANNEL, VERSIONS_CHANNEL],

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { UniqueViolation, type Owned, type TableSpec, type Unit } from '../../../src/store/ports.js';
+import { UniqueViolation, UnitEnded, type Owned, type TableSpec, type Unit } from '../../../src/store/ports.js';
 import { EmbeddedRepository } from '../../../src/store/embedded/repository.js';
 import { spyOnDisk, type DiskSpy } from '../../helpers/disk-spy.js';
 
@@ -160,15 +160,16 @@ describe('embedded units of work', () => {
           (err: unknown) => err,
         );
     });
-    expect(await later).toMatchObject({ message: expect.stringMatching(/needs a unit of work/) });
+    expect(await later).toBeInstanceOf(UnitEnded);
     expect(await table.get('a', 'n_2')).toBeUndefined();
     const handle = kept!;
-    await expect(handle.table(notes).delete('a', 'n_1')).rejects.toThrow(/needs a unit of work/);
-    await expect(handle.table(notes).getForUpdate('a', 'n_1')).rejects.toThrow(/inside units.run/);
-    await expect(handle.jobs.schedule({ accountId: 'a', kind: 'k', ref: 'n_1', dueAt: now() })).rejects.toThrow(/needs a unit of work/);
-    await expect(handle.clocks.advance('a', 1_000)).rejects.toThrow(/needs a unit of work/);
-    // Its reads see what was committed.
-    expect(await handle.table(notes).get('a', 'n_1')).toMatchObject({ text: 'x' });
+    await expect(handle.table(notes).delete('a', 'n_1')).rejects.toBeInstanceOf(UnitEnded);
+    await expect(handle.table(notes).getForUpdate('a', 'n_1')).rejects.toBeInstanceOf(UnitEnded);
+    await expect(handle.jobs.schedule({ accountId: 'a', kind: 'k', ref: 'n_1', dueAt: now() })).rejects.toBeInstanceOf(UnitEnded);
+    await expect(handle.clocks.advance('a', 1_000)).rejects.toBeInstanceOf(UnitEnded);
+    // Nor read: a read of the ended unit would be a read of the committed state passed off as the unit's.
+    await expect(handle.table(notes).get('a', 'n_1')).rejects.toBeInstanceOf(UnitEnded);
+    expect(await table.get('a', 'n_1')).toMatchObject({ text: 'x' });
     expect(await repo.jobs.pending('a')).toEqual([]);
     expect(await repo.clocks.offsetOf('a')).toBe(0);
     await repo.units.run((unit) => unit.table(notes).put({ id: 'n_2', accountId: 'a', text: 'in a unit of its own' }));
@@ -263,27 +264,35 @@ describe('embedded units of work', () => {
     ).rejects.toThrow('refused');
     release();
     await holder;
-    expect(String(await background)).toMatch(/ended before the record was free/);
+    expect(await background).toBeInstanceOf(UnitEnded);
     const third = repo.units.run(async (unit) => (await unit.table(notes).getForUpdate('a', 'n_1')) ?? 'free');
     await expect(Promise.race([third, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1_000))])).resolves.toBe('free');
     await repo.close();
   });
 
-  it('an effect or message added by work a failed unit left running is dropped, not run', async () => {
+  it('an effect or message added by work a failed unit left running is refused, never run', async () => {
     const repo = await EmbeddedRepository.open({ now });
     const heard: unknown[] = [];
     repo.bus.subscribe('a', (message) => heard.push(message));
+    const refused: unknown[] = [];
     let late: Promise<void> = Promise.resolve();
     await expect(
       repo.units.run(async (unit) => {
         late = new Promise<void>((resolve) => setTimeout(resolve, 5)).then(() => {
-          unit.publish('a', 'from a unit that failed');
-          unit.afterCommit(() => heard.push('effect of a unit that failed'));
+          for (const use of [() => unit.publish('a', 'from a unit that failed'), () => unit.afterCommit(() => heard.push('effect of a unit that failed'))]) {
+            try {
+              use();
+            } catch (error) {
+              refused.push(error);
+            }
+          }
         });
         throw new Error('refused');
       }),
     ).rejects.toThrow('refused');
     await late;
+    expect(refused).toHaveLength(2);
+    for (const error of refused) expect(error).toBeInstanceOf(UnitEnded);
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(heard).toEqual([]);
     await repo.close();
