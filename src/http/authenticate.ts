@@ -3,7 +3,12 @@ import { bearerTokenMatches, secretKeyFromHeader } from '../accounts/accounts.js
 import { StoreUnavailable } from '../store/ports.js';
 import { HttpError } from './errors.js';
 import type { SandboxOperation } from './match.js';
-import type { RequestFacts } from './request.js';
+
+/** What the authenticate stage writes on a request's facts (src/http/request.ts). */
+export interface AuthenticatedRequest {
+  caller: Caller | undefined;
+  keyOwner: { account: AccountRecord | undefined } | undefined;
+}
 
 /** Who called: the account of the key sent, and whether the sandbox's admin token came with it. */
 export interface Caller {
@@ -75,7 +80,7 @@ export class Authenticator {
    * of the key sent, found or not, goes on the request's facts (`keyOwner`), so that nothing
    * after looks the key up again.
    */
-  private async caller(operation: SandboxOperation, request: RequestFacts, authorization: string | undefined): Promise<Caller | undefined> {
+  private async caller(operation: SandboxOperation, request: AuthenticatedRequest, authorization: string | undefined): Promise<Caller | undefined> {
     const requirements = operation.security ?? [];
     const key = secretKeyFromHeader(authorization);
     // A key is looked up in the store (another instance may have created its account).
@@ -93,7 +98,7 @@ export class Authenticator {
   }
 
   /** The caller, or the 401. */
-  async authenticate(operation: SandboxOperation, request: RequestFacts, authorization: string | undefined): Promise<Caller> {
+  async authenticate(operation: SandboxOperation, request: AuthenticatedRequest, authorization: string | undefined): Promise<Caller> {
     const caller = await this.caller(operation, request, authorization);
     if (!caller) {
       const requirements = operation.security ?? [];

@@ -29,8 +29,13 @@ export class BodyStage {
   /** The parsed body; undefined when none was sent or it is not JSON. */
   async read(exchange: Exchange): Promise<unknown> {
     const { message: req, facts } = exchange.request;
-    // The Content-Type and the framing as the edge read them (src/http/request.ts): the validate stage answers a body of another type.
-    if (!facts.declaresBody || facts.media?.isJson !== true) return undefined;
+    // The Content-Type and the framing as the edge read them (src/http/request.ts).
+    if (!facts.declaresBody) return undefined;
+    if (facts.media?.isJson !== true) {
+      // Left to its operation: an upload's handler streams it; a JSON operation's validate stage refuses it (415).
+      exchange.body = unreadBody(facts, `its Content-Type is ${facts.media === undefined ? 'missing' : (facts.media.type ?? facts.media.header)}, not JSON`);
+      return undefined;
+    }
     const decode = decoderFor(facts.media.charset);
     // A client that leaves mid-body is not answered; unheard, the message's 'error' would end the process.
     req.on('error', noop);

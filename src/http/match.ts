@@ -3,7 +3,6 @@ import type { OpenApiDocument } from '../spec/openapi.js';
 import type { RateClass } from '../ratelimit/setting.js';
 import type { Permission } from '../spec/types.js';
 import { HttpError } from './errors.js';
-import type { RequestFacts } from './request.js';
 /** The 501 message for an endpoint openapi.yaml lists as not emulated (request-checks.ts notEmulatedCheck). */
 export type NotEmulated = (method: string, path: string) => string | undefined;
 
@@ -166,7 +165,14 @@ function templatePattern(path: string): string {
  * 501 for an endpoint of the real service the sandbox does not emulate, 404 for a path the
  * spec lacks (or that cannot be decoded), 405 with `Allow` for a path it has with other methods.
  */
-export function matchOperation(routes: Routes, notEmulated: NotEmulated, request: RequestFacts): SandboxOperation {
+/** What the match stage reads of a request's facts (src/http/request.ts), and the one it writes. */
+export interface MatchedRequest {
+  readonly method: string;
+  readonly path: string;
+  operation: SandboxOperation | undefined;
+}
+
+export function matchOperation(routes: Routes, notEmulated: NotEmulated, request: MatchedRequest): SandboxOperation {
   const { method, path } = request;
   // Path parameters are decoded with decodeURIComponent, which throws on a bad escape: such a path names nothing.
   if (!isDecodable(path)) throw new HttpError(404, `no route for ${method} ${path}`);

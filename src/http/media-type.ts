@@ -23,6 +23,9 @@ export interface MediaType {
   readonly isFormData: boolean;
 }
 
+/** `type/subtype`, each a token (RFC 9110 8.3.1), as the package lower-cases them. */
+const MEDIA_TYPE = /^[!#$%&'*+.^_`|~0-9a-z-]+\/[!#$%&'*+.^_`|~0-9a-z-]+$/;
+
 export function parseMediaType(header: string): MediaType {
   let type: string | undefined;
   let charset: string | undefined;
@@ -31,8 +34,10 @@ export function parseMediaType(header: string): MediaType {
     type = parsed.type;
     charset = parsed.parameters.charset?.toLowerCase();
   } catch {
-    return { header, type: undefined, suffix: undefined, charset: undefined, isJson: false, isMultipart: false, isFormData: false };
+    type = undefined;
   }
+  // The package splits off the parameters without checking what precedes them (`foo`, `a/b c` come back as types).
+  if (type === undefined || !MEDIA_TYPE.test(type)) return { header, type: undefined, suffix: undefined, charset: undefined, isJson: false, isMultipart: false, isFormData: false };
   const slash = type.indexOf('/');
   const topLevel = type.slice(0, slash);
   const subtype = type.slice(slash + 1);

@@ -332,11 +332,15 @@ export function keptBody(raw: Buffer, text: string): RecordedBody {
   return raw.length <= BODY_LIMIT_BYTES ? { text, bytes: raw.length, json: true } : { text: Buffer.from(raw.subarray(0, BODY_LIMIT_BYTES)), bytes: raw.length, json: true };
 }
 
-/** The note for a body the server discarded unread (no operation that takes a body, or credentials it refuses); null when it could hold nothing (none, or a length of 0). */
-export function unreadBody(facts: RequestFacts): RecordedBody {
+/**
+ * The note for a body the server did not read: discarded (no operation that takes a body, or
+ * credentials it refuses), or of a media type that is not JSON (the validate stage refuses it);
+ * null when it could hold nothing (none, or a length of 0).
+ */
+export function unreadBody(facts: RequestFacts, why = 'the request was not authenticated, or its operation takes no body'): RecordedBody {
   if (!facts.mayHoldBytes) return null;
   const bytes = facts.declaredBytes;
-  return { note: `[body of ${bytes === undefined ? 'unknown length' : `${bytes} bytes`} not read: the request was not authenticated, or its operation takes no body]` };
+  return { note: `[body of ${bytes === undefined ? 'unknown length' : `${bytes} bytes`} not read: ${why}]` };
 }
 
 /** A multipart body is never recorded (its handler streams it), only noted; any other is what the body stage recorded. */
