@@ -13,9 +13,11 @@ import { keptBody, unreadBody, type Exchange } from './request-logging.js';
  * to anything else (no operation, no such operation's body, credentials refused) is
  * discarded as it arrives, never buffered or parsed; the request log notes it unread.
  *
- * Read: `application/json` and `application/*+json`, in UTF-8 or another `utf-*` charset, as
- * sent or compressed (deflate, gzip, br, zstd), at most the configured limit once inflated,
- * with raw-body. A body of another media type is left to its
+ * Read: a body the request declares (a Content-Length, 0 included, or chunked) in
+ * `application/json` or an `application/*+json` type, as the edge read the Content-Type once
+ * (src/http/request.ts: the validate stage and the request log read the same answer), in UTF-8
+ * or another `utf-*` charset, as sent or compressed (deflate, gzip, br, zstd), at most the
+ * configured limit once inflated, with raw-body. A body of another media type is left to its
  * operation (an upload's handler streams it; a JSON operation answers 415). Every refusal is
  * an HttpError in the API's terms: 400 (not JSON, not an object or array), 413 (over the
  * limit), 415 (a charset or content encoding it cannot read).
