@@ -1,7 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { offendingLines, serverModules as modules, SRC, type CodeRule } from '../helpers/src-code.js';
 
 /**
  * Each fact about a request is worked out once, at the edge (src/http/request.ts), and the
@@ -10,14 +9,10 @@ import { describe, expect, it } from 'vitest';
  * import graph cannot see is looked for in the code of every module (comments left out), and
  * the last test shows each rule catching what it forbids.
  */
-const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
-
 /** The edge: where the request's target, Content-Type and framing are read. */
 const EDGE = 'http/request.ts';
 
-interface Rule {
-  pattern: RegExp;
-  why: string;
+interface Rule extends CodeRule {
   /** The modules that may (the edge, and each other with its reason). */
   allowed: readonly string[];
   /** The folders the rule holds in (default: every module of src). */
@@ -59,27 +54,9 @@ const RULES: readonly Rule[] = [
   { pattern: /\bnew Routes\(/, why: 'a second route table: the match stage writes the operation on the facts, response validation reads it', allowed: ['http/pipeline.ts'] },
 ];
 
-/** A module's code without its comments, as the TypeScript printer writes it. */
-function codeOf(path: string, text: string): string {
-  const source = ts.createSourceFile(path, text, ts.ScriptTarget.ES2022, false, ts.ScriptKind.TS);
-  return ts.createPrinter({ removeComments: true }).printFile(source);
-}
-
 const applies = (rule: Rule, path: string): boolean => !rule.allowed.includes(path) && (rule.within === undefined || rule.within.some((folder) => path.startsWith(folder)));
 
-function offences(path: string, text: string): string[] {
-  const rules = RULES.filter((rule) => applies(rule, path));
-  // Leaving comments out can only take matches away: a module that matches nothing as it is is done.
-  if (!rules.some(({ pattern }) => pattern.test(text))) return [];
-  const lines = codeOf(path, text).split('\n');
-  return lines.flatMap((line) => rules.filter(({ pattern }) => pattern.test(line)).map(({ why }) => `${why}: ${line.trim()}`));
-}
-
-const modules = readdirSync(SRC, { recursive: true, encoding: 'utf8' })
-  .map((path) => path.split('\\').join('/'))
-  // The console's browser code is not the server's.
-  .filter((path) => path.endsWith('.ts') && !path.startsWith('console/client/'))
-  .sort();
+const offences = (path: string, text: string): string[] => offendingLines(path, text, RULES.filter((rule) => applies(rule, path)));
 
 describe('request facts: worked out once at the edge, read by every stage', () => {
   it('reads every module of src, the edge and the stages among them', () => {
