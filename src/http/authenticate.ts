@@ -4,6 +4,12 @@ import { StoreUnavailable } from '../store/ports.js';
 import { HttpError } from './errors.js';
 import type { SandboxOperation } from './match.js';
 
+/** What the authenticate stage writes on a request's facts (src/http/request.ts). */
+export interface AuthenticatedRequest {
+  caller: Caller | undefined;
+  keyOwner: { account: AccountRecord | undefined } | undefined;
+}
+
 /** Who called: the account of the key sent, and whether the sandbox's admin token came with it. */
 export interface Caller {
   account: AccountRecord | undefined;
@@ -69,22 +75,31 @@ export class Authenticator {
     private readonly adminToken: string | undefined,
   ) {}
 
-  /** The caller, or undefined when the credentials do not satisfy the operation. */
-  async caller(operation: SandboxOperation, authorization: string | undefined): Promise<Caller | undefined> {
+  /**
+   * The caller, or undefined when the credentials do not satisfy the operation. The account
+   * of the key sent, found or not, goes on the request's facts (`keyOwner`), so that nothing
+   * after looks the key up again.
+   */
+  private async caller(operation: SandboxOperation, request: AuthenticatedRequest, authorization: string | undefined): Promise<Caller | undefined> {
     const requirements = operation.security ?? [];
     const key = secretKeyFromHeader(authorization);
     // A key is looked up in the store (another instance may have created its account).
     const admin = this.adminToken !== undefined && bearerTokenMatches(authorization, this.adminToken);
+    const owner = async (lookUp: Promise<AccountRecord | undefined>): Promise<AccountRecord | undefined> => {
+      const account = await lookUp;
+      request.keyOwner = { account };
+      return account;
+    };
     // An operation that needs no key (health) answers without the store: a key sent anyway names no account while it is away.
-    if (requirements.length === 0) return { account: key ? await this.accounts.authenticate(key).catch(unlessUnavailable) : undefined, admin };
-    const account = key ? await this.accounts.authenticate(key) : undefined;
+    if (requirements.length === 0) return { account: key ? await owner(this.accounts.authenticate(key).catch(unlessUnavailable)) : undefined, admin };
+    const account = key ? await owner(this.accounts.authenticate(key)) : undefined;
     const holds = (scheme: string): boolean => (scheme === 'basicAuth' ? account !== undefined : scheme === 'adminToken' ? admin : false);
     return requirements.some((requirement) => Object.keys(requirement).every(holds)) ? { account, admin } : undefined;
   }
 
   /** The caller, or the 401. */
-  async authenticate(operation: SandboxOperation, authorization: string | undefined): Promise<Caller> {
-    const caller = await this.caller(operation, authorization);
+  async authenticate(operation: SandboxOperation, request: AuthenticatedRequest, authorization: string | undefined): Promise<Caller> {
+    const caller = await this.caller(operation, request, authorization);
     if (!caller) {
       const requirements = operation.security ?? [];
       const bearerAccepted = this.adminToken !== undefined && requirements.some((requirement) => 'adminToken' in requirement);
@@ -93,6 +108,7 @@ export class Authenticator {
       }
       throw new HttpError(401, unauthorizedHint(authorization, bearerAccepted));
     }
+    request.caller = caller;
     return caller;
   }
 }

@@ -1,5 +1,4 @@
-import { parse as parseContentType } from 'content-type';
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { finished, type Transform } from 'node:stream';
 // A namespace import: a named import of createZstdDecompress fails to link on a Node older than
 // 22.15, before the CLI's version check (src/node-check.ts) could say which Node it needs.
@@ -14,9 +13,11 @@ import { keptBody, unreadBody, type Exchange } from './request-logging.js';
  * to anything else (no operation, no such operation's body, credentials refused) is
  * discarded as it arrives, never buffered or parsed; the request log notes it unread.
  *
- * Read: `application/json` and `application/*+json`, in UTF-8 or another `utf-*` charset, as
- * sent or compressed (deflate, gzip, br, zstd), at most the configured limit once inflated,
- * with raw-body. A body of another media type is left to its
+ * Read: a body the request declares (a Content-Length, 0 included, or chunked) in
+ * `application/json` or an `application/*+json` type, as the edge read the Content-Type once
+ * (src/http/request.ts: the validate stage and the request log read the same answer), in UTF-8
+ * or another `utf-*` charset, as sent or compressed (deflate, gzip, br, zstd), at most the
+ * configured limit once inflated, with raw-body. A body of another media type is left to its
  * operation (an upload's handler streams it; a JSON operation answers 415). Every refusal is
  * an HttpError in the API's terms: 400 (not JSON, not an object or array), 413 (over the
  * limit), 415 (a charset or content encoding it cannot read).
@@ -29,17 +30,21 @@ export class BodyStage {
 
   /** The parsed body; undefined when none was sent or it is not JSON. */
   async read(exchange: Exchange): Promise<unknown> {
-    const req = exchange.request.message;
-    if (!declaresBody(req.headers)) return undefined;
-    const type = mediaTypeOf(req.headers);
-    if (type === undefined || !JSON_TYPE.test(type.type)) return undefined;
-    const decode = decoderFor(type.charset);
+    const { message: req, facts } = exchange.request;
+    // The Content-Type and the framing as the edge read them (src/http/request.ts).
+    if (!facts.declaresBody) return undefined;
+    if (facts.media?.isJson !== true) {
+      // Left to its operation: an upload's handler streams it; a JSON operation's validate stage refuses it (415).
+      exchange.body = unreadBody(facts, `its Content-Type is ${facts.media === undefined ? 'missing' : (facts.media.type ?? facts.media.header)}, not JSON`);
+      return undefined;
+    }
+    const decode = decoderFor(facts.media.charset);
     // A client that leaves mid-body is not answered; unheard, the message's 'error' would end the process.
     req.on('error', noop);
     const inflater = inflaterFor(req);
     let raw: Buffer;
     try {
-      raw = await getRawBody(inflater ?? req, { length: inflater ? undefined : req.headers['content-length'], limit: this.limitBytes });
+      raw = await getRawBody(inflater ?? req, { length: inflater ? undefined : facts.declaredBytes, limit: this.limitBytes });
     } catch (error) {
       if (inflater) detach(req, inflater);
       // The client is answered once it has sent the whole body: one still writing would see its upload cut.
@@ -59,7 +64,7 @@ export class BodyStage {
   /** Lets a body the pipeline will not use flow by unread; the request log notes it. */
   discard(exchange: Exchange): void {
     const req = exchange.request.message;
-    exchange.body = unreadBody(req.headers);
+    exchange.body = unreadBody(exchange.request.facts);
     if (exchange.body === null) return;
     // A client that leaves mid-body gets no answer; the request log records it on close.
     req.on('error', noop);
@@ -75,26 +80,6 @@ export class BodyStage {
     // A size that does not match Content-Length, a request aborted, a stream that does not inflate.
     const status = 'status' in error && typeof error.status === 'number' && error.status >= 400 && error.status < 500 ? error.status : 400;
     return new HttpError(status, error.message || 'the request body could not be read');
-  }
-}
-
-/** JSON and the `+json` media types (RFC 6839), as parsed (lower case). */
-const JSON_TYPE = /^application\/(?:[^/]*\+)?json$/;
-
-/** A request has a body when it declares a length or a transfer encoding (RFC 9112 6.3). */
-export function declaresBody(headers: IncomingHttpHeaders): boolean {
-  return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && !Number.isNaN(Number(headers['content-length'])));
-}
-
-/** Content-Type's media type (lower case) and charset; undefined when it is absent or not a media type. */
-function mediaTypeOf(headers: IncomingHttpHeaders): { type: string; charset: string | undefined } | undefined {
-  const header = headers['content-type'];
-  if (header === undefined) return undefined;
-  try {
-    const parsed = parseContentType(header);
-    return { type: parsed.type, charset: parsed.parameters.charset?.toLowerCase() };
-  } catch {
-    return undefined;
   }
 }
 

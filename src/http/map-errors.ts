@@ -4,7 +4,8 @@ import type { Logger } from '../log.js';
 import { CursorNotFound, StoreUnavailable, UniqueViolation } from '../store/ports.js';
 import { HttpError, errorBody, familyOf } from './errors.js';
 import { FaultAnswer } from './faults.js';
-import { HINT_HEADER, headerText, type Outgoing } from './reply.js';
+import { headerText } from './header-text.js';
+import { HINT_HEADER, type Outgoing } from './reply.js';
 
 /** How an error is answered: its status, message, the hint for the developer, headers. */
 export interface ErrorAnswer {
@@ -50,6 +51,22 @@ const isClientError = (error: unknown): error is ClientError => {
 const AUTH_MESSAGES: Partial<Record<number, string>> = { 401: 'Unauthorized', 403: 'Forbidden' };
 
 /**
+ * The one error → answer table: every error the sandbox answers as the request's (an
+ * HttpError as it says, a DomainError by its code, the store's own errors, an error carrying
+ * a 4xx status); undefined for an error of the sandbox itself, a 500.
+ */
+function answerOf(error: unknown): ErrorAnswer | undefined {
+  if (error instanceof HttpError) return { status: error.status, message: error.message, hint: error.hint, headers: error.options.headers };
+  if (error instanceof DomainError) return { status: DOMAIN_STATUS[error.code], message: error.message, hint: error.hint };
+  // The store's errors, where a domain service lets one through.
+  if (error instanceof StoreUnavailable) return { status: 503, message: 'the store is unavailable; try again', hint: error.message, headers: { 'retry-after': '1' } };
+  if (error instanceof CursorNotFound) return { status: 400, message: error.message };
+  if (error instanceof UniqueViolation) return { status: 409, message: 'a record with this key already exists', hint: error.message };
+  if (isClientError(error)) return { status: error.status, message: error.message ?? 'bad request' };
+  return undefined;
+}
+
+/**
  * Stage 10, map errors: every error a request can end in, whichever stage threw it (or the
  * event stream refused a handshake with), becomes one reply in the endpoint family's shape
  * (src/http/errors.ts), which the reply stage writes: HttpError as it says, DomainError by
@@ -61,14 +78,7 @@ export class ErrorMapper {
 
   /** The answer for an error of the request; undefined for an error of the sandbox itself (a 500). */
   answerFor(error: unknown): ErrorAnswer | undefined {
-    if (error instanceof HttpError) return { status: error.status, message: error.message, hint: error.hint, headers: error.options.headers };
-    if (error instanceof DomainError) return { status: DOMAIN_STATUS[error.code], message: error.message, hint: error.hint };
-    // The store's errors, where a domain service lets one through.
-    if (error instanceof StoreUnavailable) return { status: 503, message: 'the store is unavailable; try again', hint: error.message, headers: { 'retry-after': '1' } };
-    if (error instanceof CursorNotFound) return { status: 400, message: error.message };
-    if (error instanceof UniqueViolation) return { status: 409, message: 'a record with this key already exists', hint: error.message };
-    if (isClientError(error)) return { status: error.status, message: error.message ?? 'bad request' };
-    return undefined;
+    return answerOf(error);
   }
 
   /** The reply for any error. Never throws. */
@@ -118,10 +128,7 @@ function faultReply(path: string, fault: FaultAnswer): Outgoing {
   return { status: fault.status, json: body, headers, unchecked: true };
 }
 
-/** The status an error is answered with (a payer page's HTML error uses it). */
+/** The status an error is answered with (a payer page's HTML error uses it): the status of its answer, one table for both. */
 export function statusOf(error: unknown): number {
-  if (error instanceof HttpError) return error.status;
-  if (error instanceof DomainError) return DOMAIN_STATUS[error.code];
-  if (error instanceof StoreUnavailable) return 503;
-  return 500;
+  return answerOf(error)?.status ?? 500;
 }

@@ -51,12 +51,10 @@ export class Routes {
       .map(({ operation, pattern }) => ({ operation, pattern }));
   }
 
-  /** `method` as the request has it (any case); `path` without the query string. */
+  /** `method` as the request has it (any case); `path` as the edge split it off the target (src/http/request.ts), without its query. */
   match(method: string, path: string): SandboxOperation | NoMatch {
     let normalized = path.trim();
     if (!normalized.startsWith('/')) normalized = `/${normalized}`;
-    const query = normalized.indexOf('?');
-    if (query >= 0) normalized = normalized.slice(0, query).trim();
     normalized = withoutTrailingSlashes(normalized);
     const verb = method.trim().toLowerCase();
     const exact = this.exact.get(`${verb} ${normalized}`);
@@ -167,7 +165,15 @@ function templatePattern(path: string): string {
  * 501 for an endpoint of the real service the sandbox does not emulate, 404 for a path the
  * spec lacks (or that cannot be decoded), 405 with `Allow` for a path it has with other methods.
  */
-export function matchOperation(routes: Routes, notEmulated: NotEmulated, method: string, path: string): SandboxOperation {
+/** What the match stage reads of a request's facts (src/http/request.ts), and the one it writes. */
+export interface MatchedRequest {
+  readonly method: string;
+  readonly path: string;
+  operation: SandboxOperation | undefined;
+}
+
+export function matchOperation(routes: Routes, notEmulated: NotEmulated, request: MatchedRequest): SandboxOperation {
+  const { method, path } = request;
   // Path parameters are decoded with decodeURIComponent, which throws on a bad escape: such a path names nothing.
   if (!isDecodable(path)) throw new HttpError(404, `no route for ${method} ${path}`);
   // Endpoints of the real service that integrations call but the sandbox does not emulate:
@@ -182,6 +188,7 @@ export function matchOperation(routes: Routes, notEmulated: NotEmulated, method:
   }
   // RFC 9110: a 405 says which methods the resource has.
   if (matched === 'method-not-allowed') throw new HttpError(405, `${method} is not allowed on ${path}`, { headers: { allow: routes.allowedMethods(path).join(', ') } });
+  request.operation = matched;
   return matched;
 }
 

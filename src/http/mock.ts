@@ -4,7 +4,7 @@ import type { Operation } from 'openapi-backend';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { errorBody, familyOf, sizeOf } from './errors.js';
 import type { AnyReply as Reply } from './call.js';
-import { headerText } from './reply.js';
+import { headerText } from './header-text.js';
 import { createAjv } from './validator.js';
 import { seededRng } from '../rails/random.js';
 import { DEFAULTS } from '../config.js';

@@ -54,9 +54,10 @@ export interface Pipeline {
   /**
    * Takes a request off the server: opens its log entry (its trace id) and runs the
    * shared-use checks. `admitted` gets the exchange of a request that may go on; one
-   * refused (or a CORS preflight) is answered here.
+   * refused (or a CORS preflight) is answered here. Returns the exchange opened (undefined
+   * when none could be: its response is destroyed).
    */
-  receive(message: IncomingMessage, response: ServerResponse, admitted: (exchange: Exchange) => void): void;
+  receive(message: IncomingMessage, response: ServerResponse, admitted: (exchange: Exchange) => void): Exchange | undefined;
   /** The API's stages for an admitted request, match to reply; `error`: what the app for people met, to be answered instead. */
   run(exchange: Exchange, error?: unknown): void;
   /** Refuses a WebSocket handshake on its socket, through the error and reply stages. */
@@ -156,9 +157,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     let operation: SandboxOperation;
     let caller: Caller;
     try {
-      operation = matchOperation(routes, notEmulated, request.method, request.path);
-      caller = await authenticator.authenticate(operation, request.headers.authorization);
-      exchange.accountId = caller.account?.id;
+      operation = matchOperation(routes, notEmulated, request.facts);
+      caller = await authenticator.authenticate(operation, request.facts, request.headers.authorization);
       // Off, the one branch a request costs; on, a bucket check in memory (a promise only while the store is asked).
       if (limiter !== undefined) {
         const waiting = limiter.admit(operation, caller, request);
@@ -175,7 +175,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     let body: unknown;
     if (operation.requestBody) {
       // What the body will take while it is read and parsed: refused up front near the budget, held in it until read.
-      const bytes = declaredBodyBytes(request.headers['content-length'], jsonLimit);
+      const bytes = Math.min(request.facts.declaredBytes ?? jsonLimit, jsonLimit);
       if (budget && !budget.admit(bytes)) {
         bodies.discard(exchange);
         throw busy();
@@ -209,12 +209,12 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     }
   };
 
-  const receive = (message: IncomingMessage, response: ServerResponse, admitted: (exchange: Exchange) => void): void => {
+  const receive = (message: IncomingMessage, response: ServerResponse, admitted: (exchange: Exchange) => void): Exchange | undefined => {
     let exchange: Exchange | undefined;
     try {
       exchange = logging.open(message, response);
       const opened = exchange;
-      admission(message, opened.request.path, response, (outcome) => {
+      admission(message, opened.request.facts, response, (outcome) => {
         if (outcome === 'admitted') return admitted(opened);
         if (outcome === 'preflight') return send(opened, { status: 204, bytes: '', contentType: 'text/plain', headers: { 'content-length': '0' } });
         fail(opened, outcome);
@@ -223,6 +223,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       if (exchange) fail(exchange, error);
       else response.destroy();
     }
+    return exchange;
   };
 
   const refuseUpgrade = (message: IncomingMessage, socket: Duplex, error: HttpError): void => {
@@ -243,12 +244,6 @@ const contextOf = (exchange: Exchange): { method: string; path: string; traceId:
   path: exchange.request.path,
   traceId: exchange.traceId,
 });
-
-/** A body's size as declared, or the limit for one sent chunked (its size is known only once read). */
-function declaredBodyBytes(contentLength: string | undefined, limit: number): number {
-  const declared = Number(contentLength);
-  return Number.isFinite(declared) && declared >= 0 ? Math.min(declared, limit) : limit;
-}
 
 /** The 503 of a memory budget too full for new work. */
 const busy = (): HttpError =>

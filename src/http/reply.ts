@@ -1,4 +1,3 @@
-import { format as formatContentType, parse as parseContentType } from 'content-type';
 import { STATUS_CODES, type OutgoingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { setImmediate } from 'node:timers';
@@ -8,7 +7,9 @@ import { NEVER_ACCEPTING } from './accepts.js';
 import { errorBody, familyOf, HttpError } from './errors.js';
 import { FAULT_HEADER } from './faults.js';
 import { jsonPieces } from './json-stream.js';
+import { withCharset } from './media-type.js';
 import type { JsonTexts } from './json-text.js';
+import type { SandboxOperation } from './match.js';
 import { TRACE_HEADER, type Exchange } from './request-logging.js';
 import { INVALID_HEADER, type ResponseValidation } from './response-validation.js';
 
@@ -65,7 +66,7 @@ export class ReplyStage {
       if (!res.writableEnded) res.destroy();
       return;
     }
-    const answer = this.render(exchange.request, exchange.traceId, reply);
+    const answer = this.render(exchange.request.facts, exchange.traceId, reply);
     const { headers } = answer;
     headers[TRACE_HEADER] = exchange.traceId;
     if (exchange.fault !== null) headers[FAULT_HEADER] = exchange.fault;
@@ -187,7 +188,7 @@ export class ReplyStage {
       let json = reply.json;
       let invalid: string | undefined;
       if (this.validation && !reply.unchecked) {
-        const review = this.validation.review({ method: request.method, path: request.path, traceId }, status, json);
+        const review = this.validation.review({ method: request.method, path: request.path, operation: request.operation, traceId }, status, json);
         if (review) {
           invalid = review.header;
           if (review.replacement) ({ status, json } = review.replacement);
@@ -310,20 +311,11 @@ function withBody(status: number, contentType: string, body: Buffer | string, he
   return { status, contentType, body, bytes, headers };
 }
 
-/** What an answer's shape and its validation depend on. */
+/** What an answer's shape and its validation depend on: the operation the match stage found, if it ran and found one. */
 interface RequestLine {
   method: string;
   path: string;
-}
-
-/** A media type with `charset=utf-8` (replacing any other charset); as it is when it is not a media type. */
-function withCharset(type: string): string {
-  try {
-    const parsed = parseContentType(type);
-    return formatContentType({ type: parsed.type, parameters: { ...parsed.parameters, charset: 'utf-8' } });
-  } catch {
-    return type;
-  }
+  operation?: SandboxOperation | undefined;
 }
 
 const headerOf = (headers: OutgoingHttpHeaders, name: string): string | undefined => {
@@ -380,25 +372,3 @@ export class AnswerWriter {
 
 // A resolver does not throw.
 const noFailure = (): void => undefined;
-
-/** Longest x-sandbox-hint sent: clients' header limits (undici's 16 KiB for all of them) must not refuse the answer. */
-export const HINT_MAX_CHARS = 2048;
-
-const REPLACEMENT = encodeURIComponent('\ufffd');
-
-/**
- * A header value for any text: header values are Latin-1 and one line, so everything outside
- * printable ASCII is percent-encoded as UTF-8 (a lone surrogate, which has no UTF-8 form,
- * as U+FFFD), and the result is cut at HINT_MAX_CHARS without splitting an escape.
- */
-export function headerText(text: string): string {
-  // Every code unit becomes at least one character, so what lies past HINT_MAX_CHARS code units
-  // cannot reach the cut: the work stays bounded whatever the text's size. A pair split here
-  // leaves a lone surrogate, whose escape starts with the same `%` the pair's would, and a lone
-  // `%` at the cut is removed either way.
-  const head = text.length > HINT_MAX_CHARS ? text.slice(0, HINT_MAX_CHARS) : text;
-  // With the u flag a surrogate pair is one match; what is left alone is a lone surrogate.
-  const encoded = head.replace(/[^\x20-\x7e]/gu, (c: string) => (c.length === 1 && c >= '\ud800' && c <= '\udfff' ? REPLACEMENT : encodeURIComponent(c)));
-  if (encoded.length <= HINT_MAX_CHARS && head === text) return encoded;
-  return encoded.slice(0, HINT_MAX_CHARS).replace(/%[0-9A-F]?$/, '');
-}

@@ -80,9 +80,7 @@ const PROTOTYPE_NAMES: ReadonlySet<string> = new Set([...Object.getOwnPropertyNa
 export function unknownPrototypeField(operation: Operation, body: unknown): string | undefined {
   const requestBody = operation.requestBody as { content?: Record<string, { schema?: Schema }> } | undefined;
   const schema = requestBody?.content?.['application/json']?.schema;
-  // Nearly every body has no such name anywhere: found first, the schema walk (which gathers
-  // each level's variants) runs only for the few that do.
-  return schema && hasPrototypeName(body) ? walk(schema, body, '') : undefined;
+  return schema ? walk(schema, body, '') : undefined;
 }
 
 /** The top-level fields of an operation's JSON body in the order openapi.yaml declares them (every variant's). */
@@ -90,15 +88,6 @@ export function declaredFields(operation: Operation): string[] {
   const requestBody = operation.requestBody as { content?: Record<string, { schema?: Schema }> } | undefined;
   const schema = requestBody?.content?.['application/json']?.schema;
   return schema ? [...new Set(variants(schema).flatMap((s) => Object.keys(s.properties ?? {})))] : [];
-}
-
-function hasPrototypeName(value: unknown): boolean {
-  if (value === null || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.some(hasPrototypeName);
-  for (const key of Object.keys(value)) {
-    if (PROTOTYPE_NAMES.has(key) || hasPrototypeName((value as Record<string, unknown>)[key])) return true;
-  }
-  return false;
 }
 
 function variants(schema: Schema): Schema[] {
@@ -130,16 +119,45 @@ function walk(schema: Schema, value: unknown, path: string): string | undefined 
 }
 
 /**
- * The first field holding a number JSON cannot represent (1e999 parses as Infinity):
- * stored, it would silently become null.
+ * Records are serialised with JSON.stringify, whose recursion overflows the stack a few
+ * thousand levels down: a body nested that deep would be a 500 in the store.
  */
-export function nonFiniteNumberField(body: unknown, path = ''): string | undefined {
-  if (typeof body === 'number') return Number.isFinite(body) ? undefined : path || 'body';
-  if (body === null || typeof body !== 'object') return undefined;
-  for (const [key, value] of Object.entries(body)) {
-    const name = Array.isArray(body) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
-    const found = nonFiniteNumberField(value, name);
-    if (found) return found;
-  }
-  return undefined;
+export const MAX_BODY_DEPTH = 64;
+
+/** What the checks before schema validation need to know of a body, found in one walk of it. */
+export interface BodyShape {
+  /** The top-level field (or "body", for an array) that nests deeper than MAX_BODY_DEPTH; the walk stops there. */
+  tooDeep: string | undefined;
+  /** The first field holding a number JSON cannot represent (1e999 parses as Infinity): stored, it would silently become null. */
+  nonFinite: string | undefined;
+  /**
+   * Some object of the body has a key named like a member of Object.prototype: only then is
+   * unknownPrototypeField's walk of the schema (which gathers each level's variants) worth it.
+   */
+  prototypeName: boolean;
+}
+
+/** The body's shape, in one walk that never goes deeper than MAX_BODY_DEPTH + 1 levels. */
+export function bodyShape(body: unknown): BodyShape {
+  const shape: BodyShape = { tooDeep: undefined, nonFinite: undefined, prototypeName: false };
+  if (body === null || typeof body !== 'object') return shape;
+  const topLevel = Array.isArray(body) ? (): string => 'body' : (key: string): string => key;
+  /** False once a level too deep is found: nothing else matters then. */
+  const visit = (value: object, depth: number, path: string, top: string): boolean => {
+    if (depth > MAX_BODY_DEPTH) {
+      shape.tooDeep = top;
+      return false;
+    }
+    const array = Array.isArray(value);
+    for (const [key, child] of Object.entries(value)) {
+      if (!array && PROTOTYPE_NAMES.has(key)) shape.prototypeName = true;
+      const name = array ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+      if (typeof child === 'number') {
+        if (shape.nonFinite === undefined && !Number.isFinite(child)) shape.nonFinite = name;
+      } else if (child !== null && typeof child === 'object' && !visit(child as object, depth + 1, name, depth === 1 ? topLevel(key) : top)) return false;
+    }
+    return true;
+  };
+  visit(body, 1, '', 'body');
+  return shape;
 }

@@ -3,7 +3,8 @@ import { randomText } from '../random.js';
 import { secretKeyFromHeader, type AccountKeys } from '../accounts/accounts.js';
 import { maskHeaders, maskJson, maskJsonText, maskQueryValue } from './masking.js';
 import type { Logger } from '../log.js';
-import { ApiRequest } from './request.js';
+import type { ParsedUrlQuery } from 'node:querystring';
+import { ApiRequest, type RequestFacts } from './request.js';
 import { UNAUTHENTICATED, type DeferredRequestLogEntry, type RequestLogEntry, type RequestLogStore } from './request-log.js';
 
 export const TRACE_HEADER = 'x-trace-id';
@@ -47,8 +48,6 @@ export interface Answer {
  * answer). The request log stage opens it and writes its entry when the socket closes.
  */
 export class Exchange {
-  /** The account the request is filed under, once authentication found one. */
-  accountId: string | undefined = undefined;
   /** The fault rule that made or changed the answer. */
   fault: string | null = null;
   /** A fault rule's explanation of the answer it made, or withheld. */
@@ -68,6 +67,11 @@ export class Exchange {
 
   get answer(): Answer | undefined {
     return this.written;
+  }
+
+  /** The account the request is filed under, once authentication found its caller. */
+  get accountId(): string | undefined {
+    return this.request.facts.caller?.account?.id;
   }
 
   /**
@@ -135,19 +139,17 @@ export class RequestLogging {
     const { log, accounts, logger } = this.options;
     const { request, traceId, fault } = exchange;
     const { method, path } = request;
-    const accountId = exchange.accountId ?? (await accountOf(accounts, request.headers));
+    const accountId = exchange.accountId ?? (await accountOf(accounts, request.facts, request.headers));
     const answer = exchange.answer;
     // Only references and numbers here: what the log shows is built when someone reads it.
     const entry = new LoggedRequest(
       traceId,
       startedMs,
-      method,
-      path,
-      request.url,
+      request.facts,
       status,
       durationMs,
       request.headers,
-      recordedBody(request.headers, exchange.body),
+      recordedBody(request.facts, exchange.body),
       fault,
       exchange.faultHint,
       answer?.hint,
@@ -176,9 +178,8 @@ class LoggedRequest implements DeferredRequestLogEntry {
   constructor(
     readonly traceId: string,
     private readonly startedMs: number,
-    private readonly method: string,
-    readonly path: string,
-    private readonly originalUrl: string,
+    /** The request's facts as the edge and the stages worked them out (its query parsed there, once). */
+    private readonly facts: RequestFacts,
     readonly status: number | null,
     private readonly durationMs: number,
     private readonly headers: IncomingHttpHeaders,
@@ -190,7 +191,7 @@ class LoggedRequest implements DeferredRequestLogEntry {
     private readonly responseType: string | undefined,
     private readonly captured: Captured | undefined,
   ) {
-    this.bytes = ENTRY_OVERHEAD_BYTES + originalUrl.length + headersBytes(headers) + recordedBytes(body) + (captured?.bytes ?? 0) + (faultHint?.length ?? 0) + (hintHeader?.length ?? 0);
+    this.bytes = ENTRY_OVERHEAD_BYTES + facts.target.length + headersBytes(headers) + recordedBytes(body) + (captured?.bytes ?? 0) + (faultHint?.length ?? 0) + (hintHeader?.length ?? 0);
   }
 
   /**
@@ -199,6 +200,10 @@ class LoggedRequest implements DeferredRequestLogEntry {
    * where this said ~130 KiB, and the budget must count what the heap really holds.
    */
   readonly bytes: number;
+
+  get path(): string {
+    return this.facts.path;
+  }
 
   get at(): string {
     return new Date(this.startedMs).toISOString();
@@ -219,9 +224,9 @@ class LoggedRequest implements DeferredRequestLogEntry {
     return {
       traceId: this.traceId,
       at: this.at,
-      method: this.method,
-      path: this.path,
-      query: queryOf(this.originalUrl),
+      method: this.facts.method,
+      path: this.facts.path,
+      query: queryOf(this.facts.query),
       status: this.status,
       durationMs: this.durationMs,
       requestHeaders: maskHeaders(this.headers),
@@ -276,7 +281,12 @@ function recordedBytes(body: RecordedBody): number {
   return body.bytes === body.text.length ? body.text.length : 2 * body.text.length;
 }
 
-async function accountOf(accounts: AccountKeys, headers: IncomingHttpHeaders): Promise<string | undefined> {
+/**
+ * The account of the key sent: as the authenticate stage found it (a refused key is not
+ * looked up again), else, for a request refused before that stage (a 404, a 405), looked up here.
+ */
+async function accountOf(accounts: AccountKeys, facts: RequestFacts, headers: IncomingHttpHeaders): Promise<string | undefined> {
+  if (facts.keyOwner !== undefined) return facts.keyOwner.account?.id;
   const key = secretKeyFromHeader(headers.authorization);
   return key ? (await accounts.authenticate(key))?.id : undefined;
 }
@@ -322,17 +332,21 @@ export function keptBody(raw: Buffer, text: string): RecordedBody {
   return raw.length <= BODY_LIMIT_BYTES ? { text, bytes: raw.length, json: true } : { text: Buffer.from(raw.subarray(0, BODY_LIMIT_BYTES)), bytes: raw.length, json: true };
 }
 
-/** The note for a body the server discarded unread (no operation that takes a body, or credentials it refuses); null when none was sent. */
-export function unreadBody(headers: IncomingHttpHeaders): RecordedBody {
-  const length = Number(headers['content-length'] ?? 0);
-  if (headers['transfer-encoding'] === undefined && !(length > 0)) return null;
-  return { note: `[body of ${headers['transfer-encoding'] !== undefined ? 'unknown length' : `${length} bytes`} not read: the request was not authenticated, or its operation takes no body]` };
+/**
+ * The note for a body the server did not read: discarded (no operation that takes a body, or
+ * credentials it refuses), or of a media type that is not JSON (the validate stage refuses it);
+ * null when it could hold nothing (none, or a length of 0).
+ */
+export function unreadBody(facts: RequestFacts, why = 'the request was not authenticated, or its operation takes no body'): RecordedBody {
+  if (!facts.mayHoldBytes) return null;
+  const bytes = facts.declaredBytes;
+  return { note: `[body of ${bytes === undefined ? 'unknown length' : `${bytes} bytes`} not read: ${why}]` };
 }
 
 /** A multipart body is never recorded (its handler streams it), only noted; any other is what the body stage recorded. */
-function recordedBody(headers: IncomingHttpHeaders, recorded: RecordedBody): RecordedBody {
-  const type = headers['content-type'] ?? '';
-  if (/^multipart\//i.test(type)) return { note: `[${type.split(';')[0]} body of ${Number(headers['content-length'] ?? 0)} bytes, not recorded]` };
+function recordedBody(facts: RequestFacts, recorded: RecordedBody): RecordedBody {
+  const media = facts.media;
+  if (media?.isMultipart === true) return { note: `[${media.type ?? media.header} body of ${facts.declaredBytes ?? 0} bytes, not recorded]` };
   return recorded;
 }
 
@@ -390,15 +404,13 @@ function responseBodyOf(type: string, captured: Captured): Body {
   return { value: `[${captured.total} bytes of ${type.split(';')[0] || 'binary'}]`, truncated: false };
 }
 
-function queryOf(originalUrl: string): Record<string, string | string[]> {
-  const at = originalUrl.indexOf('?');
+/** The query the edge parsed (src/http/request.ts), as the log shows it: each value masked where its name says it is a secret. */
+function queryOf(query: ParsedUrlQuery): Record<string, string | string[]> {
   // No prototype: a parameter named __proto__ or constructor is a parameter like any other.
   const out = Object.create(null) as Record<string, string | string[]>;
-  if (at < 0) return out;
-  for (const [name, raw] of new URLSearchParams(originalUrl.slice(at + 1))) {
-    const value = maskQueryValue(name, raw);
-    const previous = out[name];
-    out[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    out[name] = typeof value === 'string' ? maskQueryValue(name, value) : value.map((each) => maskQueryValue(name, each));
   }
   return out;
 }

@@ -1,14 +1,14 @@
 import type { IncomingMessage } from 'node:http';
-import { declaresBody } from './body.js';
 import { HttpError } from './errors.js';
+import type { RequestFacts } from './request.js';
 
 /**
  * The request timeout (SANDBOX_REQUEST_TIMEOUT_MS): a request that declares a body must have
  * sent all of it within `ms` of its headers, which node's headersTimeout already bounds. Calls
  * `expired` once when it has not; a request without a body, or whose body is in, costs no timer.
  */
-export function watchRequestTimeout(req: IncomingMessage, ms: number, expired: () => void): void {
-  if (req.complete || !declaresBody(req.headers)) return;
+export function watchRequestTimeout(req: IncomingMessage, facts: RequestFacts, ms: number, expired: () => void): void {
+  if (req.complete || !facts.declaresBody) return;
   const timer = setTimeout(() => {
     if (!req.complete) expired();
   }, ms);

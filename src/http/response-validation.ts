@@ -5,8 +5,8 @@ import type { ResponseValidationMode } from '../config.js';
 import type { Logger } from '../log.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import { errorBody, familyOf, type ProductErrorBody, type TransactionErrorBody } from './errors.js';
+import { headerText } from './header-text.js';
 import { maskJsonText } from './masking.js';
-import { Routes } from './match.js';
 import { createAjv } from './validator.js';
 
 /** Set on every response that does not match openapi.yaml, in both modes. */
@@ -36,21 +36,21 @@ type SchemaObject = OpenAPIV3_1.SchemaObject;
  * each is compiled once and reused for every later response.
  */
 export class ResponseValidator {
-  private readonly routes: Routes;
   private readonly ajv = createAjv({});
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly errorSchemas: Record<'product' | 'transaction', SchemaObject | undefined>;
 
   constructor(document: OpenApiDocument) {
-    // The same matching as the request pipeline (src/http/match.ts).
-    this.routes = new Routes(document);
     const schemas = document.components?.schemas ?? {};
     this.errorSchemas = { product: schemas.ProductError, transaction: schemas.TransactionError };
   }
 
-  /** The mismatch of one JSON response, or undefined when it matches openapi.yaml. */
-  check(method: string, path: string, status: number, body: unknown): ResponseViolation | undefined {
-    const operation = this.match(method, path);
+  /**
+   * The mismatch of one JSON response, or undefined when it matches openapi.yaml: checked
+   * against what `operation` documents, the operation the match stage found for the request
+   * (never routed again here); without one, against the path's family's error shape.
+   */
+  check(operation: Operation | undefined, method: string, path: string, status: number, body: unknown): ResponseViolation | undefined {
     if (!operation) {
       // Unrouted (404, 405): the family's error shape.
       const family = familyOf(path);
@@ -89,11 +89,6 @@ export class ResponseValidator {
     const detail = first ? describe(first) : 'is invalid';
     return { operationId, status, reason: `${label} ${status}: ${detail}`, errors };
   }
-
-  private match(method: string, path: string): Operation | undefined {
-    const matched = this.routes.match(method, path);
-    return typeof matched === 'string' ? undefined : matched;
-  }
 }
 
 /** The response an operation documents for a status: exact, then `4XX`-style ranges, then `default`. */
@@ -109,9 +104,6 @@ function describe(error: Pick<ErrorObject, 'instancePath' | 'keyword' | 'message
   const suffix = typeof extra === 'string' ? ` (${extra})` : '';
   return `${at} ${error.message ?? 'is invalid'}${suffix}`;
 }
-
-/** Header values are ASCII and one line. */
-const headerValue = (reason: string): string => reason.replace(/[^\x20-\x7e]/g, '?').slice(0, 300);
 
 /** The start of a body for the log, its secrets masked (an account's answer carries its keys). */
 function excerpt(body: unknown): string {
@@ -144,15 +136,15 @@ export class ResponseValidation {
     this.validator = new ResponseValidator(document);
   }
 
-  review(request: { method: string; path: string; traceId: string | null }, status: number, body: unknown): ResponseReview | undefined {
+  review(request: { method: string; path: string; operation: Operation | undefined; traceId: string | null }, status: number, body: unknown): ResponseReview | undefined {
     const { method, path, traceId } = request;
-    const violation = this.validator.check(method, path, status, body);
+    const violation = this.validator.check(request.operation, method, path, status, body);
     if (!violation) return undefined;
     this.logger.error(
       { operation: violation.operationId ?? null, traceId, method, path, status: violation.status, errors: violation.errors, body: excerpt(body) },
       `${INVALID_MESSAGE}: ${violation.reason}`,
     );
-    const header = headerValue(violation.reason);
+    const header = headerText(violation.reason);
     if (this.mode === 'log') return { header };
     return { header, replacement: { status: 500, json: errorBody(familyOf(path), 500, `${INVALID_MESSAGE}: ${violation.reason}`) } };
   }

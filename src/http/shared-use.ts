@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { isIP } from 'node:net';
 import type { Config } from '../config.js';
 import { HttpError } from './errors.js';
+import type { RequestFacts } from './request.js';
 
 /**
  * The checks that let one sandbox be shared (contract v3, "Shared use"), before any routing:
@@ -53,7 +54,6 @@ const OWN_FETCH_SITES: ReadonlySet<string> = new Set(['same-origin', 'none']);
 const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** The payer pages' buttons are HTML forms, outside the JSON-only rule; their handlers demand the same origin. */
 const PAYER_PAGE = /^\/_sandbox\/(checkout|boletos|pix|spei)\//;
-const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
 /** What a browser script of an allowed origin may read of an answer, besides the CORS-safelisted headers. */
 const EXPOSED_HEADERS: readonly string[] = ['x-trace-id', 'x-sandbox-hint', 'x-sandbox-fault', 'x-sandbox-response-invalid', 'retry-after', 'ratelimit-policy', 'ratelimit'];
 
@@ -140,7 +140,7 @@ export class SharedUse {
    * The cors package decides and sets the CORS headers on the response; the answer itself is
    * the reply stage's.
    */
-  admission(): (req: IncomingMessage, path: string, res: ServerResponse, done: (outcome: Admission) => void) => void {
+  admission(): (req: IncomingMessage, facts: RequestFacts, res: ServerResponse, done: (outcome: Admission) => void) => void {
     const allowCors = this.anyOrigin || this.origins.size > 0;
     const allowed = (origin: string | undefined): boolean => origin !== undefined && this.originListed(origin);
     const corsHandler = allowCors
@@ -152,7 +152,8 @@ export class SharedUse {
           preflightContinue: true,
         })
       : undefined;
-    return (req, path, res, done) => {
+    return (req, facts, res, done) => {
+      const { path, media } = facts;
       const host = this.hostRefusal(req.headers.host);
       if (host) return done(new HttpError(403, host));
       const method = (req.method ?? 'GET').toUpperCase();
@@ -162,12 +163,12 @@ export class SharedUse {
         if (SAFE_METHODS.has(method)) return done('admitted');
         const crossOrigin = this.crossOriginRefusal(req);
         if (crossOrigin) return done(new HttpError(403, crossOrigin));
-        const type = req.headers['content-type'];
-        if (type !== undefined && path.startsWith('/_sandbox/') && !PAYER_PAGE.test(path) && !JSON_TYPE.test(type)) {
+        // The Content-Type as the edge read it (src/http/request.ts), the body stage and validate reading the same.
+        if (media !== undefined && !media.isJson && path.startsWith('/_sandbox/') && !PAYER_PAGE.test(path)) {
           return done(
             new HttpError(
               415,
-              `Content-Type must be application/json (or no body at all) on control calls that change state, not ${type.split(';')[0]}: a form of another site cannot make them`,
+              `Content-Type must be application/json (or no body at all) on control calls that change state, not ${media.type ?? media.header}: a form of another site cannot make them`,
             ),
           );
         }

@@ -79,13 +79,7 @@ export function createHttpServer(options: HttpServerOptions): Server {
   };
   const inOrder = answersInOrder((req, res) => {
     let admitted: Exchange | undefined;
-    watchRequestTimeout(req, requestTimeoutMs, () => {
-      // Not answered yet (its body is being waited for): a 408 in its endpoint's shape. Answered
-      // already (refused before its body was wanted): nothing is owed, the connection just ends.
-      if (admitted && !res.headersSent) pipeline.run(admitted, requestTimeout(requestTimeoutMs));
-      else req.socket.destroy();
-    });
-    pipeline.receive(req, res, (exchange) => {
+    const opened = pipeline.receive(req, res, (exchange) => {
       admitted = exchange;
       const { method, path } = exchange.request;
       const refused = caps.screen(req.socket, res, method, path);
@@ -96,6 +90,14 @@ export function createHttpServer(options: HttpServerOptions): Server {
         exchange.answered();
         app(req, res);
       } else pipeline.run(exchange);
+    });
+    // Not opened: its response is destroyed already, and nothing waits for its body.
+    if (opened === undefined) return;
+    watchRequestTimeout(req, opened.request.facts, requestTimeoutMs, () => {
+      // Not answered yet (its body is being waited for): a 408 in its endpoint's shape. Answered
+      // already (refused before its body was wanted): nothing is owed, the connection just ends.
+      if (admitted && !res.headersSent) pipeline.run(admitted, requestTimeout(requestTimeoutMs));
+      else req.socket.destroy();
     });
   });
   const server = createServer(serverOptions, inOrder.listener);

@@ -1,7 +1,8 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorBody, familyOf } from './errors.js';
-import { HINT_HEADER, headerText } from './reply.js';
+import { headerText } from './header-text.js';
+import { HINT_HEADER } from './reply.js';
 
 /** Node's parser codes with a status of their own; any other refusal of the parser is 400, as node answers it. */
 const STATUS_BY_CODE: Record<string, number> = { HPE_HEADER_OVERFLOW: 431, HPE_CHUNK_EXTENSIONS_OVERFLOW: 413, ERR_HTTP_REQUEST_TIMEOUT: 408 };

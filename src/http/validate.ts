@@ -8,7 +8,7 @@ import type { Routes, SandboxOperation } from './match.js';
 import type { IgnoreNotUsed } from './not-used.js';
 import { PrebuiltRequestValidator, type PrebuiltValidators } from './prebuilt-validators.js';
 import type { ApiRequest } from './request.js';
-import { declaredFields, exactValidationMessage, nonFiniteNumberField, unknownPrototypeField } from './request-checks.js';
+import { bodyShape, declaredFields, exactValidationMessage, MAX_BODY_DEPTH, unknownPrototypeField, type BodyShape } from './request-checks.js';
 import { createAjv, describeEveryProblem, describeValidationErrors } from './validator.js';
 
 /** The parts of a request its handler gets, checked against openapi.yaml and coerced to its types. */
@@ -88,12 +88,12 @@ export function validateRequest(
   req: ApiRequest,
   ignoreNotUsed: IgnoreNotUsed,
 ): Validated {
-  refuse(operation, account, req);
+  const shape = refuse(operation, account, req);
   const routed: RoutedRequest = {
     method: req.method,
     path: req.path,
     // Multipart streams are read by their handler; the schema sees their (binary) fields as present.
-    body: (isMultipart(req) ? {} : ignoreNotUsed(operation, req.body)) as RoutedRequest['body'],
+    body: (req.facts.media?.isFormData === true ? {} : ignoreNotUsed(operation, req.body)) as RoutedRequest['body'],
     // None at all without a query string: openapi-backend reads an absent query much faster than an empty object.
     query: req.hasQuery ? (req.query as RoutedRequest['query']) : undefined,
     headers: req.headers as RoutedRequest['headers'],
@@ -103,11 +103,12 @@ export function validateRequest(
     const described = describeValidationErrors(validation.errors);
     // Integrations match some messages exactly; the sandbox's explanation then goes in the hint.
     const exact = exactValidationMessage(validation.errors);
-    const listed = Number(req.headers['content-length'] ?? 0) <= EVERY_PROBLEM_MAX_BYTES && req.headers['transfer-encoding'] === undefined;
+    const { declared } = req.facts;
+    const listed = declared.framing === 'none' || (declared.framing === 'length' && declared.bytes <= EVERY_PROBLEM_MAX_BYTES);
     const hint = (listed ? everyProblem(validators.every, routed, operation) : undefined) ?? (exact ? described : undefined);
     throw new HttpError(400, exact ?? described, hint === undefined ? {} : { hint });
   }
-  const unknownField = unknownPrototypeField(operation, routed.body);
+  const unknownField = shape.prototypeName ? unknownPrototypeField(operation, routed.body) : undefined;
   if (unknownField) throw new HttpError(400, unknownField);
   const coerced = validation.coerced as { params?: Record<string, string>; query?: Record<string, unknown> };
   return { params: coerced.params ?? {}, query: coerced.query ?? {}, body: routed.body };
@@ -127,42 +128,27 @@ function everyProblem(every: OpenAPIValidator<OpenApiDocument>, routed: RoutedRe
   return `${problems.length} problems, in the body's field order: ${shown.join('; ')}${more}`;
 }
 
-/** The checks that come before schema validation: permission, media type, then what the store could not keep. */
-function refuse(operation: SandboxOperation, account: AccountRecord | undefined, req: ApiRequest): void {
+/**
+ * The checks that come before schema validation: permission, media type (as the edge read
+ * it, src/http/request.ts: the body stage read the body by the same answer), then what the
+ * store could not keep, found in the one walk of the body (request-checks.ts bodyShape).
+ */
+function refuse(operation: SandboxOperation, account: AccountRecord | undefined, req: ApiRequest): BodyShape {
   const permission = operation['x-permission'];
   if (permission && account && !account.permissions.includes(permission)) {
     throw new HttpError(403, `API key lacks the permission ${permission}`);
   }
   const expects = operation.requestBody && 'content' in operation.requestBody ? operation.requestBody.content : undefined;
-  if (expects?.['application/json'] && hasBody(req) && !isJson(req)) throw new HttpError(415, 'Content-Type must be application/json');
+  const { media } = req.facts;
+  // A declared body in another media type is refused, an empty one too (as the shared-use checks
+  // refuse one); one without a Content-Type only when it may hold bytes: an empty body without
+  // one is what `curl -X POST` and `fetch` without a body send.
+  const refused = (accepted: boolean): boolean => req.facts.declaresBody && (media === undefined ? req.facts.mayHoldBytes : !accepted);
+  if (expects?.['application/json'] && refused(media?.isJson === true)) throw new HttpError(415, 'Content-Type must be application/json');
   // Without this, a non-multipart upload reaches validation as "no body" and answers 400.
-  if (expects?.['multipart/form-data'] && hasBody(req) && !isMultipart(req)) throw new HttpError(415, 'Content-Type must be multipart/form-data');
-  const deep = tooDeepField(req.body);
-  if (deep) throw new HttpError(400, `${deep} is nested deeper than ${MAX_BODY_DEPTH} levels`);
-  const infinite = nonFiniteNumberField(req.body);
-  if (infinite) throw new HttpError(400, `${infinite} is a number JSON cannot keep (too large, e.g. 1e999)`);
-}
-
-const hasBody = (req: ApiRequest): boolean =>
-  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-
-const isMultipart = (req: ApiRequest): boolean => /^multipart\/form-data\s*(;|$)/i.test(req.headers['content-type'] ?? '');
-
-const isJson = (req: ApiRequest): boolean => /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(req.headers['content-type'] ?? '');
-
-/**
- * Records are serialised with JSON.stringify, whose recursion overflows the stack a few
- * thousand levels down: a body nested that deep would be a 500 in the store.
- */
-const MAX_BODY_DEPTH = 64;
-
-/** The top-level field (or "body") that nests deeper than MAX_BODY_DEPTH; the walk stops there. */
-function tooDeepField(body: unknown): string | undefined {
-  const exceeds = (value: unknown, depth: number): boolean =>
-    value !== null && typeof value === 'object' && (depth > MAX_BODY_DEPTH || Object.values(value).some((v) => exceeds(v, depth + 1)));
-  if (body === null || typeof body !== 'object') return undefined;
-  if (!Array.isArray(body)) {
-    for (const [key, value] of Object.entries(body)) if (exceeds(value, 2)) return key;
-  }
-  return exceeds(body, 1) ? 'body' : undefined;
+  if (expects?.['multipart/form-data'] && refused(media?.isFormData === true)) throw new HttpError(415, 'Content-Type must be multipart/form-data');
+  const shape = bodyShape(req.body);
+  if (shape.tooDeep) throw new HttpError(400, `${shape.tooDeep} is nested deeper than ${MAX_BODY_DEPTH} levels`);
+  if (shape.nonFinite) throw new HttpError(400, `${shape.nonFinite} is a number JSON cannot keep (too large, e.g. 1e999)`);
+  return shape;
 }

@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { codeOf, offendingLines, serverModules as modules, SRC, type CodeRule } from '../helpers/src-code.js';
 
 /**
  * Libraries are used through their public API: nothing in src re-creates express's or
@@ -11,9 +11,7 @@ import { describe, expect, it } from 'vitest';
  * checks the imports): each pattern below is looked for in the code of every module of src,
  * its comments left out, and the last test shows each one catching what it forbids.
  */
-const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
-
-const FORBIDDEN: ReadonlyArray<{ pattern: RegExp; why: string }> = [
+const FORBIDDEN: readonly CodeRule[] = [
   { pattern: /\bObject\.setPrototypeOf\(/, why: "swapping an object's prototype (what express's app.handle does to each request)" },
   { pattern: /\.prototype(\.\w+)?\s*=[^=]/, why: "assigning into a class's prototype" },
   { pattern: /\b\w+\.(request|response)\.\w+\s*=[^=]/, why: "patching express's app.request or app.response" },
@@ -40,24 +38,7 @@ const ALLOWED: ReadonlyMap<string, string> = new Map([
   ],
 ]);
 
-/** A module's code without its comments, as the TypeScript printer writes it. */
-function codeOf(path: string, text: string): string {
-  const source = ts.createSourceFile(path, text, ts.ScriptTarget.ES2022, false, ts.ScriptKind.TS);
-  return ts.createPrinter({ removeComments: true }).printFile(source);
-}
-
-function offences(path: string, text: string): string[] {
-  // Leaving comments out can only take matches away: a module that matches nothing as it is is done.
-  if (!FORBIDDEN.some(({ pattern }) => pattern.test(text))) return [];
-  const lines = codeOf(path, text).split('\n');
-  return lines.flatMap((line) => FORBIDDEN.filter(({ pattern }) => pattern.test(line)).map(({ why }) => `${why}: ${line.trim()}`));
-}
-
-const modules = readdirSync(SRC, { recursive: true, encoding: 'utf8' })
-  .map((path) => path.split('\\').join('/'))
-  // The console's browser code is not the server's.
-  .filter((path) => path.endsWith('.ts') && !path.startsWith('console/client/'))
-  .sort();
+const offences = (path: string, text: string): string[] => offendingLines(path, text, FORBIDDEN);
 
 describe("libraries through their public API only", () => {
   it('reads every module of src', () => {

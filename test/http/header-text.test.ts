@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HINT_MAX_CHARS, headerText } from '../../src/http/reply.js';
+import { HINT_MAX_CHARS, headerText } from '../../src/http/header-text.js';
 
 /** headerText as it was before it bounded its work: every code unit encoded, then cut. */
 function encodeAllThenCut(text: string): string {

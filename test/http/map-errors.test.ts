@@ -32,6 +32,26 @@ describe('the error stage', () => {
     expect(mapper.answerFor(new CursorNotFound('prd_1'))).toEqual({ status: 400, message: 'startingAfter prd_1 is not an item of this list' });
   });
 
+  it('says the same status for an error wherever it is asked: the payer pages (statusOf) and the API (answerFor) read one table', () => {
+    const errors: unknown[] = [
+      new DomainError('invalid', 'x'),
+      new DomainError('not_found', 'x'),
+      new DomainError('conflict', 'x'),
+      new DomainError('quota_exceeded', 'x'),
+      new HttpError(405, 'no'),
+      new StoreUnavailable('down'),
+      // 500 from statusOf and 400/409 from answerFor, before there was one table.
+      new CursorNotFound('prd_1'),
+      new UniqueViolation('products', 'externalId', 'x'),
+      Object.assign(new URIError('bad escape'), { status: 400 }),
+      new Error('a bug of the sandbox'),
+    ];
+    for (const error of errors) expect(statusOf(error), String(error)).toBe(mapper.answerFor(error)?.status ?? 500);
+    expect(statusOf(new CursorNotFound('prd_1'))).toBe(400);
+    expect(statusOf(new UniqueViolation('products', 'externalId', 'x'))).toBe(409);
+    expect(statusOf(new Error('a bug of the sandbox'))).toBe(500);
+  });
+
   it("answers an error that carries a 4xx status (express's router, on a page path it cannot decode) with it", () => {
     expect(mapper.answerFor(Object.assign(new URIError("Failed to decode param '%E0'"), { status: 400 }))).toEqual({ status: 400, message: "Failed to decode param '%E0'" });
   });

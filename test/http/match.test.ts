@@ -61,7 +61,8 @@ describe('the route table', () => {
         paths.add(path.replace(/\/[^/]+$/, ''));
       }
     }
-    for (const extra of ['/', '', '/nothing', '/transactions', '/transactions/', '/transactions/v2/purchase//', 'transactions/1', ' /transactions/1 ', '/transactions/1?x=1']) paths.add(extra);
+    // Paths as the edge splits them off the target (src/http/request.ts): never with a query.
+    for (const extra of ['/', '', '/nothing', '/transactions', '/transactions/', '/transactions/v2/purchase//', 'transactions/1', ' /transactions/1 ']) paths.add(extra);
     let compared = 0;
     for (const path of paths) {
       for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'get']) {

@@ -8,6 +8,7 @@ import { systemClock } from '../../src/clock.js';
 import { parseResponseValidationMode, resolveConfig, type ResponseValidationMode } from '../../src/config.js';
 import { INVALID_HEADER, ResponseValidator } from '../../src/http/response-validation.js';
 import type { Endpoints } from '../../src/http/endpoint.js';
+import { Routes } from '../../src/http/match.js';
 import { createPipeline } from '../../src/http/pipeline.js';
 import { RequestLog } from '../../src/http/request-log.js';
 import { SharedUse } from '../../src/http/shared-use.js';
@@ -141,14 +142,22 @@ describe('response validation, strict', () => {
 
   it('checks error bodies too: an unrouted error in the wrong shape is caught', () => {
     const validator = new ResponseValidator(document);
-    expect(validator.check('GET', '/v2/nothing', 404, { status: 404, error: 'no route' })).toBeUndefined();
-    expect(validator.check('GET', '/v2/nothing', 404, { statusCode: 404, message: 'no route' })).toMatchObject({
+    // The operation the match stage found (none for an unrouted path): the validator routes nothing itself.
+    const routes = new Routes(document);
+    const operationOf = (method: string, path: string) => {
+      const matched = routes.match(method, path);
+      return typeof matched === 'string' ? undefined : matched;
+    };
+    const check = (method: string, path: string, status: number, body: unknown) => validator.check(operationOf(method, path), method, path, status, body);
+    expect(operationOf('GET', '/v2/nothing')).toBeUndefined();
+    expect(check('GET', '/v2/nothing', 404, { status: 404, error: 'no route' })).toBeUndefined();
+    expect(check('GET', '/v2/nothing', 404, { statusCode: 404, message: 'no route' })).toMatchObject({
       operationId: undefined,
       reason: "GET /v2/nothing 404: body must have required property 'status'",
     });
-    expect(validator.check('GET', '/v2/products/prd_x', 404, { status: 404, error: 'not found' })).toBeUndefined();
-    expect(validator.check('GET', '/v2/products/prd_x', 404, { statusCode: 404, message: 'not found' })?.operationId).toBe('getProduct');
-    expect(validator.check('GET', '/_sandbox/health', 500, { statusCode: 500, message: 'x', error: 'Internal Server Error' })?.reason).toBe(
+    expect(check('GET', '/v2/products/prd_x', 404, { status: 404, error: 'not found' })).toBeUndefined();
+    expect(check('GET', '/v2/products/prd_x', 404, { statusCode: 404, message: 'not found' })?.operationId).toBe('getProduct');
+    expect(check('GET', '/_sandbox/health', 500, { statusCode: 500, message: 'x', error: 'Internal Server Error' })?.reason).toBe(
       'getHealth does not document status 500',
     );
   });
