@@ -2,10 +2,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { ValidateFunction } from 'ajv';
 import { OpenAPIValidator } from 'openapi-backend';
-import type { OpenApiDocument } from '../spec/openapi.js';
+import { PREBUILT_VALIDATORS_DIR, type OpenApiDocument } from '../spec/openapi.js';
 
 /**
  * openapi.yaml's request validators as Ajv standalone code, made by the build (scripts/
@@ -14,7 +13,6 @@ import type { OpenApiDocument } from '../spec/openapi.js';
  * under a millisecond. The files are used only while they were made from this very openapi.yaml
  * with this Ajv; otherwise the validators compile as before.
  */
-export const PREBUILT_VALIDATORS_DIR = fileURLToPath(new URL('../../dist/validators/', import.meta.url));
 
 /** `first` stops at a request's first error; `every` collects them all (src/http/validate.ts). */
 export type ValidatorVariant = 'first' | 'every';

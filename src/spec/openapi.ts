@@ -11,6 +11,9 @@ export const OPENAPI_PATH = fileURLToPath(new URL('../../openapi.yaml', import.m
 /** The copy scripts/prebuild-spec.mjs makes at build time, from src/ and dist/ alike. */
 export const PREBUILT_OPENAPI_PATH = fileURLToPath(new URL('../../dist/openapi.json', import.meta.url));
 
+/** The build's compiled request validators (scripts/prebuild-validators.mjs; src/http/prebuilt-validators.ts reads them). */
+export const PREBUILT_VALIDATORS_DIR = fileURLToPath(new URL('../../dist/validators/', import.meta.url));
+
 /**
  * The document validated (openapi-backend only accepts 3.1 in quick mode, which skips its own
  * check) and dereferenced, ready for routing and validation. From the build's copy when it was

@@ -44,7 +44,13 @@ const RULES: readonly Rule[] = [
     allowed: [EDGE, 'http/shared-use.ts'],
     within: STAGES,
   },
-  { pattern: /\.(indexOf|split|includes)\(['"][?#]['"]\)/, why: "splitting a query or fragment off a path: the edge's path has neither", allowed: [], within: STAGES },
+  {
+    pattern: /\.(indexOf|split|includes)\(['"][?#]['"]\)/,
+    why: "splitting a query or fragment off a path: the edge's path has neither",
+    // The raw request line of bytes node's parser refused: no request was made of them, so there are no facts to read.
+    allowed: ['http/unparsable.ts'],
+    within: STAGES,
+  },
   {
     pattern: /(?<!delete\s+)\bheaders\[['"](content-type|content-length|transfer-encoding)['"]\](?!\s*=[^=])/,
     why: "reading the request's Content-Type or framing: the edge's facts carry them (media, declared)",
