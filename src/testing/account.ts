@@ -46,10 +46,20 @@ export interface BoundAccount {
 export async function bindAccount(url: string, secretKey: string): Promise<BoundAccount> {
   const http = new SandboxHttp(url, basicAuthorization(secretKey));
   // Through the kit's client rather than listen's takeOver/whoAmI: its calls carry the kit's header, so requests.list() leaves them out.
-  await http.call('setWebhookUrl', 'PUT', '/_sandbox/webhook-url', { body: { delivery: 'listeners' } });
-  const me = await http.call('getSandboxAccount', 'GET', '/_sandbox/account');
-  const inbox = new WebhookInbox(me.webhookSecret);
-  const socket: ListenSocket = await openListenSocket({ url, secretKey, name: `test-kit@${hostname()}:${process.pid}#${randomUUID().slice(0, 8)}`, onOffer: inbox.take });
+  // The three at once, not one after another (four round trips and a handshake were most of an
+  // account()); all are done before the helpers are handed out. An offer that comes before the
+  // account's webhook secret is known (another client of a shared sandbox's account) waits for it.
+  const modeSet = http.call('setWebhookUrl', 'PUT', '/_sandbox/webhook-url', { body: { delivery: 'listeners' } });
+  const account = http.call('getSandboxAccount', 'GET', '/_sandbox/account');
+  const inbox = account.then((me) => new WebhookInbox(me.webhookSecret));
+  const opening = openListenSocket({ url, secretKey, name: `test-kit@${hostname()}:${process.pid}#${randomUUID().slice(0, 8)}`, onOffer: (offer) => inbox.then((box) => box.take(offer)) });
+  const [set, got, opened] = await Promise.allSettled([modeSet, inbox, opening]);
+  if (set.status === 'rejected' || got.status === 'rejected' || opened.status === 'rejected') {
+    if (opened.status === 'fulfilled') await opened.value.close();
+    throw [set, got, opened].flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []))[0];
+  }
+  const me = await account;
+  const socket: ListenSocket = opened.value;
   const requests: Requests = {
     async list(query = {}) {
       const { includeKit = false, ...filters } = query;
@@ -65,7 +75,7 @@ export async function bindAccount(url: string, secretKey: string): Promise<Bound
       webhookSecret: me.webhookSecret,
       authorization: basicAuthorization(secretKey),
       control: control(http),
-      webhooks: inbox,
+      webhooks: got.value,
       requests,
     },
     close: () => socket.close(),
