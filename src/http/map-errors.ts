@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES } from '../node-http.js';
 import { DomainError, type DomainErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import { CursorNotFound, StoreUnavailable, UniqueViolation } from '../store/ports.js';

@@ -1,4 +1,5 @@
-import { STATUS_CODES, type OutgoingHttpHeaders } from 'node:http';
+import type { OutgoingHttpHeaders } from 'node:http';
+import { STATUS_CODES } from '../node-http.js';
 import type { Duplex } from 'node:stream';
 import { setImmediate } from 'node:timers';
 import type { AnyReply } from './call.js';

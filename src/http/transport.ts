@@ -1,5 +1,6 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
-import { createServer, type IncomingMessage, type Server, type ServerOptions } from 'node:http';
+import type { IncomingMessage, Server, ServerOptions } from 'node:http';
+import { createServer } from '../node-http.js';
 import { DEFAULTS } from '../config.js';
 import type { Accepts } from './accepts.js';
 import { ConnectionCaps, connectionLimits, type ConnectionLimits } from './connections.js';
