@@ -67,7 +67,7 @@ export async function openListenSocket(options: ListenSocketOptions): Promise<Li
         failures = 0;
         return onHello();
       }
-      // The sandbox's own message: its shape is OfferMessage (src/webhooks/listeners.ts).
+      // The sandbox's own message: its shape is OfferMessage (src/webhooks/listener-protocol.ts).
       if (message.type === 'attempt') {
         const answered = answer(ws, message as OfferMessage);
         answering.add(answered);

@@ -25,7 +25,7 @@ export interface ListenStream {
 
 /**
  * Each connection is one listener of the authenticated account: it is sent `hello`, then one
- * `attempt` message per offer, and answers them (src/webhooks/listeners.ts has the shapes).
+ * `attempt` message per offer, and answers them (src/webhooks/listener-protocol.ts has the shapes).
  * Protocol pings detect dead peers; a listener gone answers nothing more, and what it owed
  * fails at once, to be retried on the schedule.
  */

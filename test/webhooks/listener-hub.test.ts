@@ -80,6 +80,17 @@ describe('ListenerHub', () => {
     expect(await hub.census('acc_1')).toEqual([]);
   });
 
+  it('dates a connection by the injected clock', async () => {
+    const dated = new FakeClock(Date.UTC(2031, 5, 1, 12));
+    const hub = new ListenerHub({ timeoutMs: 50, clock: dated });
+    const first = await hub.connect('acc_1', { name: 'first', send: () => true });
+    dated.advance(1_000);
+    const second = await hub.connect('acc_1', { name: 'second', send: () => true });
+    expect((await hub.census('acc_1')).map((l) => [l.name, l.connectedAt])).toEqual([['first', '2031-06-01T12:00:00.000Z'], ['second', '2031-06-01T12:00:01.000Z']]);
+    first.close();
+    second.close();
+  });
+
   it('takes only well-formed answers, and caps what it keeps of them', () => {
     expect(parseAnswer({ type: 'answer', id: 'x', deliveryId: 'd', attempt: 1, status: 200, durationMs: 2, body: 'b'.repeat(5000) })?.body).toHaveLength(1024);
     expect(parseAnswer({ type: 'answer', id: 'x', deliveryId: 'd', attempt: 1 })).toBeUndefined();

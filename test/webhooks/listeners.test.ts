@@ -1,5 +1,5 @@
 // Listeners mode on its own (contract v4, Listening): the Deliveries service offers each attempt to
-// the account's listeners (src/webhooks/listeners.ts) instead of the sender; in-memory repository,
+// the account's listeners (src/webhooks/listener-hub.ts) instead of the sender; in-memory repository,
 // fake clock, fake listeners that answer what the test says.
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
