@@ -87,12 +87,12 @@ export class ListenerHub {
   /** This instance, as relayed messages and presence records name it. */
   private readonly instanceId = randomUUID();
   private readonly subscriptions: RelaySubscriptions;
-  private readonly presence: PresenceKeeper;
+  private readonly keeper: PresenceKeeper;
 
   constructor(private readonly options: ListenerHubOptions) {
     this.maxPending = options.maxPendingPerListener ?? MAX_PENDING_PER_LISTENER;
     this.subscriptions = new RelaySubscriptions(options.relay, (accountId, message) => this.relayed(accountId, message));
-    this.presence = new PresenceKeeper(options.presence, this.instanceId, () => this.entries(), options.onRelayError);
+    this.keeper = new PresenceKeeper(options.presence, this.instanceId, () => this.entries(), options.onRelayError);
   }
 
   get timeoutMs(): number {
@@ -118,14 +118,14 @@ export class ListenerHub {
     const listener: LocalListener = { id: randomUUID(), socket, events, connectedAt: new Date(this.options.clock.nowMs()).toISOString(), pending: new Set() };
     const entry = entryOf(accountId, listener);
     // Not recorded (the store is away): other instances learn of it at the next refresh.
-    await this.presence.arrived(entry);
+    await this.keeper.arrived(entry);
     // Counted before it is offered anything: what it is about to receive.
     const waiting = this.waitingCounter ? await this.waitingCounter(accountId, events) : 0;
     socket.greet?.({ waiting });
     let set = this.byAccount.get(accountId);
     if (!set) this.byAccount.set(accountId, (set = new Set()));
     set.add(listener);
-    this.presence.changed();
+    this.keeper.changed();
     const release = this.subscriptions.hold(accountId);
     for (const hook of this.connectedHooks) hook(accountId);
     let open = true;
@@ -138,8 +138,8 @@ export class ListenerHub {
         own?.delete(listener);
         if (own?.size === 0) this.byAccount.delete(accountId);
         // Offers relayed by an instance that read the record before its removal still get this one's "none here".
-        void this.presence.left(entry).then(() => setTimeout(release, RELEASE_GRACE_MS).unref());
-        this.presence.changed();
+        void this.keeper.left(entry).then(() => setTimeout(release, RELEASE_GRACE_MS).unref());
+        this.keeper.changed();
         // What it owed is answered for it: a listener gone is one that will not answer.
         for (const id of [...listener.pending]) this.step(id, { kind: 'disconnected', listener: listener.id });
         listener.pending.clear();
@@ -149,7 +149,7 @@ export class ListenerHub {
 
   /** Stops refreshing presence and removes this instance's records (its listeners close with it). */
   close(): Promise<void> {
-    return this.presence.close();
+    return this.keeper.close();
   }
 
   /** How many listeners of the account are connected here. */
@@ -279,9 +279,10 @@ export class ListenerHub {
       return;
     }
     const relay = this.options.relay;
+    if (!relay) return;
     // Answered even with no listener of ours for it (its outcome names none): the offering instance then waits for us no more.
-    void this.offerHere(accountId, relayedOffer(message.offer), undefined).then(
-      (outcome) => relay && this.publish(relay, accountId, { kind: 'listener.answer', from: this.instanceId, to: message.from, id: message.offer.id, outcome }),
+    void this.offerHere(accountId, relayedOffer(message.offer), undefined).then((outcome) =>
+      this.publish(relay, accountId, { kind: 'listener.answer', from: this.instanceId, to: message.from, id: message.offer.id, outcome }),
     );
   }
 

@@ -80,6 +80,17 @@ describe('ListenerHub', () => {
     expect(await hub.census('acc_1')).toEqual([]);
   });
 
+  it('takes an answer that comes back while the offer is being sent', async () => {
+    const hub = new ListenerHub({ timeoutMs: 60_000, clock });
+    let session: ListenerSession | undefined;
+    session = await hub.connect('acc_1', {
+      name: 'eager',
+      send: (offer) => (session?.answer({ type: 'answer', id: offer.id, deliveryId: offer.deliveryId, attempt: offer.attempt, status: 200, durationMs: 1 }), true),
+    });
+    expect(await hub.offer('acc_1', request)).toMatchObject({ ok: true, via: 'listener eager' });
+    session.close();
+  });
+
   it('dates a connection by the injected clock', async () => {
     const dated = new FakeClock(Date.UTC(2031, 5, 1, 12));
     const hub = new ListenerHub({ timeoutMs: 50, clock: dated });
