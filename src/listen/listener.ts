@@ -3,7 +3,8 @@ import { createRequire } from 'node:module';
 import type WebSocket from 'ws';
 import { onJsonMessage } from '../events/websockets.js';
 import { describe, excerpt } from '../webhooks/dispatcher.js';
-import { EventFilter, type ListenerAnswer, type ListenerOffer } from '../webhooks/listeners.js';
+import { EventFilter } from '../webhooks/event-filter.js';
+import type { AnswerMessage, OfferMessage } from '../webhooks/listener-protocol.js';
 
 /**
  * The client side of listeners mode (`payments-sandbox listen`, docs/listening.md): a WebSocket to
@@ -236,7 +237,7 @@ export function startListener(options: ListenerOptions): RunningListener {
         return;
       }
       if (message.type === 'attempt') {
-        const handled = handle(ws, message as unknown as ListenerOffer);
+        const handled = handle(ws, message as unknown as OfferMessage);
         handling.add(handled);
         void handled.finally(() => handling.delete(handled));
       }
@@ -254,7 +255,7 @@ export function startListener(options: ListenerOptions): RunningListener {
     });
   };
 
-  const handle = async (ws: WebSocket, offer: ListenerOffer): Promise<void> => {
+  const handle = async (ws: WebSocket, offer: OfferMessage): Promise<void> => {
     const target = targetOf(options.routes, offer.event, offer.url);
     const started = performance.now();
     let status: number | null = null;
@@ -277,7 +278,7 @@ export function startListener(options: ListenerOptions): RunningListener {
       }
     }
     const durationMs = Math.round(performance.now() - started);
-    const answer: ListenerAnswer = {
+    const answer: AnswerMessage = {
       type: 'answer',
       id: offer.id,
       deliveryId: offer.deliveryId,

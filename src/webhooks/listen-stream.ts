@@ -2,7 +2,9 @@ import { WebSocketServer } from 'ws';
 import { deliveryModeOf } from '../accounts/accounts.js';
 import type { RefuseUpgrade, UpgradeHandler } from '../events/event-stream.js';
 import { heartbeat, holdSocket, onJsonMessage, overBound, type HoldsMemory } from '../events/websockets.js';
-import { EventFilter, listenerName, type ConnectedListener, type Listeners } from './listeners.js';
+import { EventFilter } from './event-filter.js';
+import type { ListenerHub, ListenerSession } from './listener-hub.js';
+import { listenerName } from './listener-protocol.js';
 
 /** The webhook listeners' WebSocket (`payments-sandbox listen`): served beside the event stream, with its checks. */
 export const LISTEN_PATH = '/_sandbox/listen';
@@ -23,11 +25,11 @@ export interface ListenStream {
 
 /**
  * Each connection is one listener of the authenticated account: it is sent `hello`, then one
- * `attempt` message per offer, and answers them (src/webhooks/listeners.ts has the shapes).
+ * `attempt` message per offer, and answers them (src/webhooks/listener-protocol.ts has the shapes).
  * Protocol pings detect dead peers; a listener gone answers nothing more, and what it owed
  * fails at once, to be retried on the schedule.
  */
-export function listenStream(listeners: Listeners, options: { refuse: RefuseUpgrade; heartbeatMs?: number; budget?: HoldsMemory }): ListenStream {
+export function listenStream(listeners: ListenerHub, options: { refuse: RefuseUpgrade; heartbeatMs?: number; budget?: HoldsMemory }): ListenStream {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_ANSWER_BYTES });
   const beat = heartbeat(wss, options.heartbeatMs ?? 15_000);
 
@@ -42,7 +44,7 @@ export function listenStream(listeners: Listeners, options: { refuse: RefuseUpgr
     wss.handleUpgrade(req, socket, head, (ws) => {
       beat.watch(ws);
       holdSocket(options.budget, ws, 'listeners');
-      let connected: ConnectedListener | undefined;
+      let connected: ListenerSession | undefined;
       let gone = false;
       const closed = (): void => {
         gone = true;
