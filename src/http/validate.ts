@@ -125,7 +125,7 @@ function everyProblem(every: OpenAPIValidator<OpenApiDocument>, routed: RoutedRe
   if (problems.length < 2) return undefined;
   const shown = problems.slice(0, MAX_PROBLEMS);
   const more = problems.length > shown.length ? `; and ${problems.length - shown.length} more` : '';
-  return `${problems.length} problems, in the body's field order: ${shown.join('; ')}${more}`;
+  return `${problems.length} problems, in the order openapi.yaml documents the body's fields: ${shown.join('; ')}${more}`;
 }
 
 /**

@@ -2607,7 +2607,7 @@ export interface components {
         /** @description Validation failed (the message names the field and the rule), product archived, or externalId already exists. `x-message` is the answer to a query parameter the operation does not take (`?unexpected=1`). */
         ProductBadRequest: {
             headers: {
-                /** @description Every problem of the request, in the body's field order, when it has more than one. */
+                /** @description Every problem of the request, in the order openapi.yaml documents the body's fields, when it has more than one. */
                 "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
@@ -2678,7 +2678,7 @@ export interface components {
         /** @description Validation error; the message names the field and the rule (amounts out of range answer the exact messages integrations match on, the rule in `x-sandbox-hint`). `x-message` is the answer to a query parameter the operation does not take (`?unexpected=1`). */
         TransactionBadRequest: {
             headers: {
-                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on; every problem of the request, in the body's field order, when it has more than one. */
+                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on; every problem of the request, in the order openapi.yaml documents the body's fields, when it has more than one. */
                 "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
@@ -2790,7 +2790,7 @@ export interface components {
         /** @description Validation failed (the message names the field and the rule), product archived, or externalId already exists. `x-message` is the answer to an empty or blank name. */
         ProductNameBadRequest: {
             headers: {
-                /** @description Every problem of the request, in the body's field order, when it has more than one. */
+                /** @description Every problem of the request, in the order openapi.yaml documents the body's fields, when it has more than one. */
                 "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
@@ -2801,7 +2801,7 @@ export interface components {
         /** @description Validation failed (the message names the field and the rule), or the product is archived. `x-message` is the answer to an amount that is not a positive integer. */
         OfferBadRequest: {
             headers: {
-                /** @description Every problem of the request, in the body's field order, when it has more than one. */
+                /** @description Every problem of the request, in the order openapi.yaml documents the body's fields, when it has more than one. */
                 "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
@@ -2839,7 +2839,7 @@ export interface components {
         /** @description Validation error; the message names the field and the rule. An amount out of its currency's range answers exactly `Sale value below minimum` or `Sale value above maximum` (integrations match on them), the rule in `x-sandbox-hint`; `x-message` is the answer to an amount below the minimum. */
         PurchaseBadRequest: {
             headers: {
-                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on; every problem of the request, in the body's field order, when it has more than one. */
+                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on; every problem of the request, in the order openapi.yaml documents the body's fields, when it has more than one. */
                 "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
@@ -2850,7 +2850,7 @@ export interface components {
         /** @description Validation error; the message names the field and the rule. A Pix key that does not fit its `pixType`, or the closed-account magic key, answers exactly `Invalid PIX key or account closed` (the key's rule in `x-sandbox-hint`); `x-message` is that answer. */
         CashOutBadRequest: {
             headers: {
-                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on; every problem of the request, in the body's field order, when it has more than one. */
+                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on; every problem of the request, in the order openapi.yaml documents the body's fields, when it has more than one. */
                 "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
