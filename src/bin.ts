@@ -11,6 +11,7 @@ import { registerScenarioCommand } from './scenarios/cli.js';
 import { registerVerifyCommand } from './contract/cli.js';
 import { registerTriggerCommand } from './trigger/cli.js';
 import { registerListenCommand } from './listen/cli.js';
+import { registerProxyCommand } from './proxy/cli.js';
 import { VERSION } from './version.js';
 import { parseByteSize } from './sandbox/memory-budget.js';
 import { describeSetting, parseRateLimit, type RateLimitChoice } from './ratelimit/setting.js';
@@ -185,6 +186,7 @@ registerScenarioCommand(program);
 registerVerifyCommand(program);
 registerTriggerCommand(program);
 registerListenCommand(program);
+registerProxyCommand(program);
 
 interface StartOptions {
   port: number;
