@@ -53,7 +53,8 @@ function parseJson(bytes: Buffer): { value: unknown } | { error: string } {
   }
 }
 
-const isJsonType = (contentType: string | undefined): boolean | undefined => (contentType === undefined ? undefined : parseMediaType(contentType).isJson === true);
+/** Whether a Content-Type is JSON (`application/json`, `application/*+json`); undefined without one. */
+export const isJsonType = (contentType: string | undefined): boolean | undefined => (contentType === undefined ? undefined : parseMediaType(contentType).isJson === true);
 
 /**
  * Holds a request and an answer to what the sandbox would: the same route table, the same

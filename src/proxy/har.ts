@@ -1,9 +1,8 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { MASK, maskHeader, maskJson, maskJsonText, maskQueryValue } from '../http/masking.js';
-import { parseMediaType } from '../http/media-type.js';
 import { VERSION } from '../version.js';
-import type { Finding } from './check.js';
+import { isJsonType, type Finding } from './check.js';
 
 export interface HarHeader {
   name: string;
@@ -85,7 +84,7 @@ const contentTypeOf = (headers: Record<string, string | string[] | undefined>): 
 /** A body's text with its secrets and card data masked: parsed and masked field by field when JSON, else by the text masks. */
 function maskedText(bytes: Buffer, mimeType: string): string {
   const text = bytes.toString('utf8');
-  if (parseMediaType(mimeType).isJson) {
+  if (isJsonType(mimeType) === true) {
     try {
       return JSON.stringify(maskJson(JSON.parse(text) as unknown));
     } catch {
