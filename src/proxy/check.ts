@@ -1,4 +1,5 @@
 import { parse as parseQuery } from 'node:querystring';
+import { brotliDecompressSync, gunzipSync, inflateSync, zstdDecompressSync } from 'node:zlib';
 import type { Request as RoutedRequest } from 'openapi-backend';
 import type { Routes, SandboxOperation } from '../http/match.js';
 import { parseMediaType } from '../http/media-type.js';
@@ -41,7 +42,34 @@ export interface RequestSeen {
 export interface ResponseSeen {
   status: number;
   contentType: string | undefined;
+  contentEncoding: string | string[] | undefined;
   body: Buffer;
+}
+
+/**
+ * A body's bytes as its Content-Encoding says to read them: a real service compresses its
+ * answers when the client accepts it, and the bytes forwarded stay the compressed ones; only
+ * the checks and the recording read them decoded. Undefined for an encoding it cannot read.
+ */
+export function decodedBody(bytes: Buffer, encoding: string | string[] | undefined): Buffer | undefined {
+  const codings = (Array.isArray(encoding) ? encoding.join(',') : (encoding ?? ''))
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+  let out = bytes;
+  try {
+    // Applied in the order listed, so undone from the last.
+    for (const coding of codings.reverse()) {
+      if (coding === 'gzip' || coding === 'x-gzip') out = gunzipSync(out);
+      else if (coding === 'deflate') out = inflateSync(out);
+      else if (coding === 'br') out = brotliDecompressSync(out);
+      else if (coding === 'zstd') out = zstdDecompressSync(out);
+      else return undefined;
+    }
+  } catch {
+    return undefined;
+  }
+  return out;
 }
 
 /** A body as JSON, or why it is not: the proxy looks at a body only when its media type says JSON. */
@@ -88,7 +116,9 @@ export class ExchangeChecker {
       const json = isJsonType(contentType);
       if (expects?.['application/json'] && json !== true) return [finding('/header/content-type', 'media-type', 'Content-Type must be application/json')];
       if (json === true) {
-        const parsed = parseJson(request.body);
+        const bytes = decodedBody(request.body, request.headers['content-encoding']);
+        if (bytes === undefined) return [finding('/header/content-encoding', 'content-encoding', `the request's Content-Encoding ${String(request.headers['content-encoding'])} cannot be read: its body is not checked`)];
+        const parsed = parseJson(bytes);
         if ('error' in parsed) return [finding('/body', 'json', `request body is not valid JSON: ${parsed.error}`)];
         body = parsed.value;
       }
@@ -117,7 +147,9 @@ export class ExchangeChecker {
     const json = isJsonType(response.contentType);
     let body: unknown;
     if (json === true) {
-      const parsed = parseJson(response.body);
+      const bytes = decodedBody(response.body, response.contentEncoding);
+      if (bytes === undefined) return [finding('/header/content-encoding', 'content-encoding', `the answer's Content-Encoding ${String(response.contentEncoding)} cannot be read: its body is not checked`)];
+      const parsed = parseJson(bytes);
       if ('error' in parsed) return [finding('/body', 'json', `response body is not valid JSON: ${parsed.error}`)];
       body = parsed.value;
     } else if (response.body.length > 0 || json === false) {

@@ -2,7 +2,7 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { MASK, maskHeader, maskJson, maskJsonText, maskQueryValue } from '../http/masking.js';
 import { VERSION } from '../version.js';
-import { isJsonType, type Finding } from './check.js';
+import { decodedBody, isJsonType, type Finding } from './check.js';
 
 export interface HarHeader {
   name: string;
@@ -30,7 +30,7 @@ export interface HarEntry {
     httpVersion: string;
     cookies: never[];
     headers: HarHeader[];
-    content: { size: number; mimeType: string; text: string };
+    content: { size: number; mimeType: string; text: string; encoding?: 'base64' };
     redirectURL: string;
     headersSize: -1;
     bodySize: number;
@@ -82,7 +82,10 @@ const contentTypeOf = (headers: Record<string, string | string[] | undefined>): 
 };
 
 /** A body's text with its secrets and card data masked: parsed and masked field by field when JSON, else by the text masks. */
-function maskedText(bytes: Buffer, mimeType: string): string {
+function maskedText(raw: Buffer, mimeType: string, encoding: string | string[] | undefined): string {
+  // HAR's content.text is the decoded body (its size the decoded one too); one that cannot be decoded is kept as base64.
+  const bytes = decodedBody(raw, encoding);
+  if (bytes === undefined) return raw.toString('base64');
   const text = bytes.toString('utf8');
   if (isJsonType(mimeType) === true) {
     try {
@@ -102,6 +105,8 @@ export function harEntry(record: ExchangeRecord): HarEntry {
   url.search = queryString.length > 0 ? masked.toString() : '';
   const requestType = contentTypeOf(record.requestHeaders);
   const responseType = contentTypeOf(record.responseHeaders);
+  const decoded = decodedBody(record.responseBody, record.responseHeaders['content-encoding']);
+  const responseText = { text: maskedText(record.responseBody, responseType, record.responseHeaders['content-encoding']), size: (decoded ?? record.responseBody).length, base64: decoded === undefined };
   return {
     startedDateTime: record.started.toISOString(),
     time: record.ms,
@@ -112,7 +117,7 @@ export function harEntry(record: ExchangeRecord): HarEntry {
       cookies: [],
       headers: headerList(record.requestHeaders),
       queryString,
-      ...(record.requestBody.length > 0 && { postData: { mimeType: requestType, text: maskedText(record.requestBody, requestType) } }),
+      ...(record.requestBody.length > 0 && { postData: { mimeType: requestType, text: maskedText(record.requestBody, requestType, record.requestHeaders['content-encoding']) } }),
       headersSize: -1,
       bodySize: record.requestBody.length,
     },
@@ -122,7 +127,7 @@ export function harEntry(record: ExchangeRecord): HarEntry {
       httpVersion: 'HTTP/1.1',
       cookies: [],
       headers: headerList(record.responseHeaders),
-      content: { size: record.responseBody.length, mimeType: responseType, text: maskedText(record.responseBody, responseType) },
+      content: { size: responseText.size, mimeType: responseType, text: responseText.text, ...(responseText.base64 && { encoding: 'base64' }) },
       redirectURL: '',
       headersSize: -1,
       bodySize: record.responseBody.length,

@@ -178,7 +178,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         return;
       }
       const contentType = upstream.headers['content-type'];
-      const findings = [...requestFindings, ...checker.checkResponse(operation, { method, path }, { status: upstream.status, contentType, body: upstream.body })];
+      const findings = [...requestFindings, ...checker.checkResponse(operation, { method, path }, { status: upstream.status, contentType, contentEncoding: upstream.headers['content-encoding'], body: upstream.body })];
       const out = forwardable(upstream.headers);
       if (findings.length > 0) out[FINDINGS_HEADER] = String(findings.length);
       if (upstream.headers['transfer-encoding'] !== undefined) out['content-length'] = upstream.body.length;

@@ -1,8 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { formatExchange } from '../../src/proxy/cli.js';
 import type { HarLog } from '../../src/proxy/har.js';
@@ -27,7 +28,7 @@ interface Received {
 }
 
 /** A stand-in for the real service on loopback: answers each request with the next reply of `replies`, keeps what it received. */
-async function fakeUpstream(reply: (req: Received) => { status: number; headers: Record<string, string>; body: string }): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
+async function fakeUpstream(reply: (req: Received) => { status: number; headers: Record<string, string>; body: string | Buffer }): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
   const received: Received[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -191,6 +192,25 @@ describe('proxy in front of an upstream of its own', () => {
     await send(proxy.url, 'GET', '/transactions/tx_1', 'sk_test_passthrough_key');
     await send(proxy.url, 'GET', '/transactions/tx_1', 'sk_test_passthrough_key');
     expect(exchanges.map((e) => e.findings.map((f) => `${f.pointer} ${f.rule}`))).toEqual([['/body json'], ['/status status']]);
+  });
+
+  it('checks a compressed answer decoded, and forwards it compressed', async () => {
+    const balance = JSON.stringify({ balance: 100, pendingBalance: 0, garanteeBalance: 0, precautionaryBlock: 0 });
+    const gzipped = gzipSync(balance);
+    const { proxy, exchanges } = await through(() => ({ status: 200, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipped }));
+    // Raw bytes, not fetch: fetch would decode them.
+    const raw = await new Promise<{ encoding: string | undefined; bytes: Buffer }>((resolve, reject) => {
+      const req = request(new URL('/users/balance', proxy.url), { headers: { authorization: basic('sk_test_passthrough_key'), 'accept-encoding': 'gzip' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ encoding: res.headers['content-encoding'], bytes: Buffer.concat(chunks) }));
+      });
+      req.once('error', reject);
+      req.end();
+    });
+    expect(raw.encoding).toBe('gzip');
+    expect(raw.bytes.equals(gzipped)).toBe(true);
+    expect(exchanges[0]?.findings).toEqual([]);
   });
 
   it('answers 502 when the upstream cannot be reached, naming it', async () => {
