@@ -19,7 +19,7 @@ function port(value: string): number {
 export function formatExchange(exchange: Exchange): string {
   const head = `${exchange.method} ${exchange.target} ${exchange.status} ${exchange.ms}ms`;
   const problems = exchange.findings.map((f) => `${f.side} ${f.pointer || '/'} ${f.rule}: ${f.message}`);
-  if (exchange.error !== undefined) problems.push(`upstream: ${exchange.error}`);
+  if (exchange.error !== undefined) problems.push(`no upstream answer: ${exchange.error}`);
   return problems.length === 0 ? `${head} ✓` : `${head} ✗ ${problems.join(' · ')}`;
 }
 

@@ -33,7 +33,7 @@ export interface Exchange {
   status: number;
   ms: number;
   findings: Finding[];
-  /** Why the upstream gave no answer, when it did not. */
+  /** Why the upstream gave no answer, when it did not (unreachable, or the request not forwarded). */
   error?: string;
 }
 
@@ -146,7 +146,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     if (path === '/_sandbox' || path.startsWith('/_sandbox/')) {
       const refused = proxyError(404, `${path} is the sandbox's control API, which the real service does not have: the proxy forwards only the spec's operations`);
       answer(refused.status, refused.headers, refused.body);
-      report(refused.status, []);
+      report(refused.status, [], "not forwarded: /_sandbox is the sandbox's control API");
       return;
     }
     const run = async (): Promise<void> => {

@@ -110,6 +110,7 @@ describe('proxy in front of a sandbox', () => {
     expect(res.status).toBe(404);
     expect(res.bytes.toString()).toMatch(/control API/);
     expect(exchanges.length).toBe(before + 1);
+    expect(formatExchange(exchanges.at(-1) as Exchange)).toMatch(/^POST \/_sandbox\/reset 404 \d+ms ✗ no upstream answer: not forwarded/);
   });
 
   it('records the session as HAR 1.2, secrets and card data masked, findings kept', async () => {
@@ -211,6 +212,14 @@ describe('proxy in front of an upstream of its own', () => {
     expect(raw.encoding).toBe('gzip');
     expect(raw.bytes.equals(gzipped)).toBe(true);
     expect(exchanges[0]?.findings).toEqual([]);
+  });
+
+  it('forwards a path the spec does not have, with a finding saying so', async () => {
+    const { upstream, proxy, exchanges } = await through(() => ({ status: 200, headers: { 'content-type': 'text/plain' }, body: 'real only' }));
+    const res = await send(proxy.url, 'GET', '/v3/something-new', 'sk_test_passthrough_key');
+    expect(res.bytes.toString()).toBe('real only');
+    expect(upstream.received.map((r) => r.url)).toEqual(['/v3/something-new']);
+    expect(exchanges[0]?.findings).toEqual([{ side: 'request', operationId: undefined, pointer: '', rule: 'operation', message: 'GET /v3/something-new is no operation of openapi.yaml' }]);
   });
 
   it('answers 502 when the upstream cannot be reached, naming it', async () => {
