@@ -9,6 +9,7 @@ import { registerScenarioCommand } from './scenarios/cli.js';
 import { registerVerifyCommand } from './contract/cli.js';
 import { registerTriggerCommand } from './trigger/cli.js';
 import { registerListenCommand } from './listen/cli.js';
+import { registerProxyCommand } from './proxy/cli.js';
 import { VERSION } from './version.js';
 import { parseByteSize } from './sandbox/memory-budget.js';
 import { describeSetting, parseRateLimit, type RateLimitChoice } from './ratelimit/setting.js';
@@ -183,6 +184,7 @@ registerScenarioCommand(program);
 registerVerifyCommand(program);
 registerTriggerCommand(program);
 registerListenCommand(program);
+registerProxyCommand(program);
 
 interface StartOptions {
   port: number;
