@@ -1,5 +1,6 @@
 // The CLI, loaded by src/bin.ts once Node's version is checked and its compile cache is on.
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { basicAuthorization } from './basic-auth.js';
 import { parseDuration, parseList, parseResponseValidationMode, parseStore, redactUrl, resolveConfig, DEFAULTS, type Config, type ConfigInput, type ResponseValidationMode, type StoreSetting } from './config.js';
 import { createLogger, defaultLogFormat, parseLogFormat, type LogFormat } from './log.js';
 import { garbageCollector } from './collect-garbage.js';
@@ -142,7 +143,6 @@ program
     const running = await startServer(config, logger, { collectGarbage: garbageCollector() });
     // The key in effect: the configured one, or the random one an admin-token sandbox keeps.
     const secretKey = running.sandbox.defaultAccount.secretKey;
-    const auth = Buffer.from(`secret:${secretKey}`).toString('base64');
     const account = running.sandbox.defaultAccount;
     process.stdout.write(
       `\npayments-sandbox ${VERSION} listening on ${running.url}\n` +
@@ -160,7 +160,7 @@ program
           ['webhook secret', `${account.webhookSecret} (x-signature key of the default account)`],
           config.autopilotFile !== undefined && ['autopilot', `on, ${autopilotSummary(config.autopilotFile)}`],
           config.faultsFile !== undefined && ['faults', `${config.faultsFile} (default account)`],
-          ['Authorization', `Basic ${auth}`],
+          ['Authorization', basicAuthorization(secretKey)],
         ]) +
         '\n',
     );

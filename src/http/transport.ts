@@ -39,7 +39,7 @@ export interface HttpServerOptions {
 export const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 
 /**
- * Stage 1, transport: a node:http server whose request listener decides, after the request
+ * The transport stage: a node:http server whose request listener decides, after the request
  * log and the shared-use checks every request passes: a GET of the pages for people goes to
  * an express app of their routes; every other request is the API's, and takes the
  * pipeline's stages straight from node's request and response. A page route that does not

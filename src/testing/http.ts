@@ -54,8 +54,6 @@ const messageOf = (body: unknown): string => {
   return typeof body === 'string' && body !== '' ? ` ${body.slice(0, 200)}` : '';
 };
 
-export const basicAuthorization = (secretKey: string): string => `Basic ${Buffer.from(`secret:${secretKey}`).toString('base64')}`;
-
 /** No call of the kit waits longer than this for the sandbox (a test's own timeout usually ends it first). */
 const CALL_TIMEOUT_MS = 30_000;
 
@@ -64,7 +62,8 @@ export interface CallOptions<Op extends OperationName> {
   query?: Query<Op>;
 }
 
-export class SandboxHttp {
+/** The test kit's client, one typed call per operation (the scenario runner's, which records its exchanges, is ScenarioHttp). */
+export class KitHttp {
   constructor(
     readonly url: string,
     /** The Authorization header sent: the account's Basic auth, or the admin token's Bearer. */

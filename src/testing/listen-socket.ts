@@ -2,7 +2,7 @@ import type WebSocket from 'ws';
 import { onJsonMessage } from '../events/websockets.js';
 import { ListenError, finishThenClose } from '../listen/listener.js';
 import type { AnswerMessage, OfferMessage } from '../webhooks/listener-protocol.js';
-import { basicAuthorization } from './http.js';
+import { basicAuthorization } from '../basic-auth.js';
 
 /**
  * The kit's connection to `/_sandbox/listen` (docs/listening.md, "The listener protocol"). The
