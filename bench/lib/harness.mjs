@@ -26,7 +26,7 @@ export const NOISY_CPU_PCT = 25;
 export const SUITES = /** @type {const} */ (['products', 'transactions', 'webhooks', 'store', 'postgres', 'start']);
 
 /** @param {string} name @param {number} fallback */
-function numberEnv(name, fallback) {
+export function numberEnv(name, fallback) {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
@@ -34,10 +34,13 @@ function numberEnv(name, fallback) {
   return value;
 }
 
-/** @param {string} raw e.g. 1000, 10k, 1m, 1_000 */
-function count(raw) {
+/**
+ * @param {string} raw e.g. 1000, 10k, 1m, 1_000
+ * @param {{ min?: number, what?: string }} [options] the smallest allowed, and what an error calls it
+ */
+export function count(raw, { min = 0, what = 'count' } = {}) {
   const n = Number(raw.trim().replaceAll('_', '').toLowerCase().replace(/k$/, 'e3').replace(/m$/, 'e6'));
-  if (!Number.isInteger(n) || n < 0) throw new Error(`bad count ${raw}`);
+  if (!Number.isInteger(n) || n < min) throw new Error(`bad ${what} ${raw}`);
   return n;
 }
 

@@ -18,33 +18,20 @@
  */
 import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { BENCH_DIR, build, fmt, live, log, machineBusySeconds, markdownTable, median, settings, textTable, verdict, waitForQuiet } from '../lib/harness.mjs';
+import { BENCH_DIR, build, count, fmt, live, log, machineBusySeconds, markdownTable, median, numberEnv, settings, textTable, verdict, waitForQuiet } from '../lib/harness.mjs';
 import { writeSnapshot } from '../lib/populate.mjs';
 import { jarIn, javaVersion, killGroup, memoryMiB, peerPackage, runJsonChild, settle, startUntilAnswer } from '../lib/start.mjs';
 
 const TARGETS = { startRatio: 5, kitRatio: 2, accountMs: 5, start1mMs: 2000, rss1mMiB: 1024 };
 
-/** @param {string} name @param {number} fallback */
-function numberEnv(name, fallback) {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${raw}`);
-  return value;
-}
-
 /** @param {string} raw e.g. 100000, 100k, 1m */
-function count(raw) {
-  const n = Number(raw.trim().replaceAll('_', '').toLowerCase().replace(/k$/, 'e3').replace(/m$/, 'e6'));
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`BENCH_START_SIZES: bad size ${raw}`);
-  return n;
-}
+const size = (raw) => count(raw, { min: 1, what: 'BENCH_START_SIZES size' });
 
 export const startSettings = {
   /** fresh starts per subject, the median reported */
   runs: Math.max(1, Math.round(numberEnv('BENCH_STARTS', 7))),
   /** snapshots the sandbox starts on besides the empty data dir */
-  sizes: (process.env.BENCH_START_SIZES ?? '100000,1000000').split(',').filter((s) => s.trim()).map(count),
+  sizes: (process.env.BENCH_START_SIZES ?? '100000,1000000').split(',').filter((s) => s.trim()).map(size),
   peers: (process.env.BENCH_START_PEERS ?? 'prism,wiremock').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
   /** how long one start may take before it counts as failed */
   timeoutSec: Math.max(1, numberEnv('BENCH_START_TIMEOUT', 120)),

@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { ensureDebianPackages } from '../helpers/apt.js';
+import { afterAll, beforeAll } from 'vitest';
+import type { Config } from '../../src/config.js';
+import { APT_INSTALL_TIMEOUT_MS, ensureDebianPackages } from '../helpers/apt.js';
+import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
 /** Debian's build: playwright's own browser downloads cannot reach their host from here. */
 export const CHROMIUM = process.env.SANDBOX_CHROMIUM ?? '/usr/bin/chromium';
@@ -106,4 +109,34 @@ export async function brokenWords(page: Page, selector: string, ids?: string): P
     },
     [selector, ids ?? ''] as const,
   );
+}
+
+/**
+ * A sandbox and Chromium for one browser test file, started together before its tests (the
+ * first run may install Chromium) and closed after them; `started` hands both to the file.
+ */
+export function sandboxAndChromium(overrides: Partial<Config>, started: (sandbox: TestSandbox, chromium: TestBrowser) => void): void {
+  let sandbox: TestSandbox | undefined;
+  let browser: TestBrowser | undefined;
+  beforeAll(async () => {
+    [sandbox, browser] = await Promise.all([startSandbox(overrides), launchChromium()]);
+    started(sandbox, browser);
+  }, APT_INSTALL_TIMEOUT_MS);
+  afterAll(async () => {
+    await browser?.close();
+    await sandbox?.stop();
+  });
+}
+
+/** A new page of `browser` at `width`, the console at `url` signed in with `secretKey` on view `hash`, its live stream on. */
+export async function signedInPage(browser: TestBrowser, url: string, secretKey: string, width: number, hash = ''): Promise<Page> {
+  const page = await browser.context.newPage();
+  // A wait that never ends fails naming its locator, well before the test's own timeout.
+  page.setDefaultTimeout(15_000);
+  await page.setViewportSize({ width, height: 860 });
+  await page.goto(`${url}/_sandbox/${hash}`);
+  await page.getByLabel('Secret key').fill(secretKey);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.locator('#live.on').waitFor();
+  return page;
 }

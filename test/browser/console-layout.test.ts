@@ -1,10 +1,9 @@
 import type { Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
+import { describe, expect, it } from 'vitest';
 import { created, hybridBody, pixBody } from '../helpers/purchases.js';
-import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
+import { type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { receiversClosedAfterEach, waitForDelivery } from '../helpers/webhooks.js';
-import { launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
+import { sandboxAndChromium, screenshot, signedInPage, type TestBrowser, WIDTHS } from './chromium.js';
 import { openAccount } from '../helpers/accounts.js';
 
 /**
@@ -17,12 +16,9 @@ let sandbox: TestSandbox;
 let chromium: TestBrowser;
 const receiver = receiversClosedAfterEach();
 
-beforeAll(async () => {
-  [sandbox, chromium] = await Promise.all([startSandbox({ instructionDelayMs: 60_000 }), launchChromium()]);
-}, APT_INSTALL_TIMEOUT_MS);
-afterAll(async () => {
-  await chromium?.close();
-  await sandbox?.stop();
+sandboxAndChromium({ instructionDelayMs: 60_000 }, (started, browser) => {
+  sandbox = started;
+  chromium = browser;
 });
 
 /** An account of the test's own (its deliveries and redraws reach no other test), and its key. */
@@ -31,16 +27,7 @@ async function ownAccount(name: string): Promise<{ own: Client; key: string }> {
   return { own: client, key: account.secretKey };
 }
 
-async function signedIn(width: number, hash: string, key: string): Promise<Page> {
-  const page = await chromium.context.newPage();
-  page.setDefaultTimeout(15_000);
-  await page.setViewportSize({ width, height: 860 });
-  await page.goto(`${sandbox.url}/_sandbox/${hash}`);
-  await page.getByLabel('Secret key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.locator('#live.on').waitFor();
-  return page;
-}
+const signedIn = (width: number, hash: string, key: string): Promise<Page> => signedInPage(chromium, sandbox.url, key, width, hash);
 
 const overflow = (page: Page): Promise<number> => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 

@@ -1,11 +1,10 @@
 import type { Locator, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { Transaction } from '../../src/spec/types.js';
 import { copBody, created, hybridBody, pixBody } from '../helpers/purchases.js';
-import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
+import { type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { receiversClosedAfterEach } from '../helpers/webhooks.js';
-import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
-import { launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
+import { sandboxAndChromium, screenshot, signedInPage, type TestBrowser, WIDTHS } from './chromium.js';
 import { openAccount } from '../helpers/accounts.js';
 
 /**
@@ -16,25 +15,12 @@ let sandbox: TestSandbox;
 let chromium: TestBrowser;
 const receiver = receiversClosedAfterEach();
 
-beforeAll(async () => {
-  [sandbox, chromium] = await Promise.all([startSandbox({ instructionDelayMs: 60_000 }), launchChromium()]);
-}, APT_INSTALL_TIMEOUT_MS);
-afterAll(async () => {
-  await chromium?.close();
-  await sandbox?.stop();
+sandboxAndChromium({ instructionDelayMs: 60_000 }, (started, browser) => {
+  sandbox = started;
+  chromium = browser;
 });
 
-async function signedIn(width: number = WIDTHS.desktop, hash = '', secretKey = sandbox.config.secretKey): Promise<Page> {
-  const page = await chromium.context.newPage();
-  // A wait that never ends fails naming its locator, well before the test's own timeout.
-  page.setDefaultTimeout(15_000);
-  await page.setViewportSize({ width, height: 860 });
-  await page.goto(`${sandbox.url}/_sandbox/${hash}`);
-  await page.getByLabel('Secret key').fill(secretKey);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.locator('#live.on').waitFor();
-  return page;
-}
+const signedIn = (width: number = WIDTHS.desktop, hash = '', secretKey = sandbox.config.secretKey): Promise<Page> => signedInPage(chromium, sandbox.url, secretKey, width, hash);
 
 /** The JSON a `pre` of the console shows. */
 async function shownJson(locator: Locator): Promise<unknown> {

@@ -1,11 +1,10 @@
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { parseRoute, startListener, type RunningListener } from '../../src/listen/listener.js';
-import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
 import { created, pixBody } from '../helpers/purchases.js';
-import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
+import { type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { closedPortUrl, hmacHex, payOk, receiversClosedAfterEach, waitForDelivery } from '../helpers/webhooks.js';
-import { brokenWords, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
+import { brokenWords, sandboxAndChromium, screenshot, signedInPage, type TestBrowser, WIDTHS } from './chromium.js';
 import { openAccount } from '../helpers/accounts.js';
 
 /**
@@ -19,12 +18,9 @@ let chromium: TestBrowser;
 const receiver = receiversClosedAfterEach();
 const listeners: RunningListener[] = [];
 
-beforeAll(async () => {
-  [sandbox, chromium] = await Promise.all([startSandbox({ instructionDelayMs: 600_000, webhookAllow: ['example.com'] }), launchChromium()]);
-}, APT_INSTALL_TIMEOUT_MS);
-afterAll(async () => {
-  await chromium?.close();
-  await sandbox?.stop();
+sandboxAndChromium({ instructionDelayMs: 600_000, webhookAllow: ['example.com'] }, (started, browser) => {
+  sandbox = started;
+  chromium = browser;
 });
 afterEach(() => {
   for (const l of listeners.splice(0)) l.close();
@@ -44,16 +40,7 @@ async function listen(key: string, name: string, forwardTo?: string): Promise<Ru
   return l;
 }
 
-async function signedIn(key: string, width: number, hash: string): Promise<Page> {
-  const page = await chromium.context.newPage();
-  page.setDefaultTimeout(15_000);
-  await page.setViewportSize({ width, height: 860 });
-  await page.goto(`${sandbox.url}/_sandbox/${hash}`);
-  await page.getByLabel('Secret key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.locator('#live.on').waitFor();
-  return page;
-}
+const signedIn = (key: string, width: number, hash: string): Promise<Page> => signedInPage(chromium, sandbox.url, key, width, hash);
 
 const overflow = (page: Page): Promise<number> => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 

@@ -1,21 +1,17 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { boletoBody, copBody, created, hybridBody, lookup, pixBody } from '../helpers/purchases.js';
 import { localPath, payerPages } from '../helpers/payer-pages.js';
-import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
-import { brokenWords, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
+import { type TestSandbox } from '../helpers/sandbox.js';
+import { brokenWords, sandboxAndChromium, screenshot, type TestBrowser, WIDTHS } from './chromium.js';
 
 /** The hosted payer pages in headless Chromium, at desktop and phone widths and printed. */
 let sandbox: TestSandbox;
 let chromium: TestBrowser;
 
-beforeAll(async () => {
-  [sandbox, chromium] = await Promise.all([startSandbox({ instructionDelayMs: 60_000 }), launchChromium()]);
-}, APT_INSTALL_TIMEOUT_MS);
-afterAll(async () => {
-  await chromium?.close();
-  await sandbox?.stop();
+sandboxAndChromium({ instructionDelayMs: 60_000 }, (started, browser) => {
+  sandbox = started;
+  chromium = browser;
 });
 
 /** A4 less the page's 10 mm margins, at CSS's 96 px per inch: the width print layout gets. */

@@ -1,12 +1,11 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAccount } from '../helpers/catalog.js';
 import { created } from '../helpers/purchases.js';
-import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
+import { type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { receiversClosedAfterEach } from '../helpers/webhooks.js';
 import { balanceOf, cashedOut, cashOutBody, collect, fund, MAGIC } from '../helpers/withdrawals.js';
-import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
-import { brokenWords, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
+import { brokenWords, sandboxAndChromium, screenshot, signedInPage, type TestBrowser, WIDTHS } from './chromium.js';
 
 /**
  * The console's Payouts view and the MXN payer page, driven as a person would in headless
@@ -16,24 +15,13 @@ let sandbox: TestSandbox;
 let chromium: TestBrowser;
 const receiver = receiversClosedAfterEach();
 
-beforeAll(async () => {
-  // Withdrawals stay where the test puts them: their automatic steps are an hour away.
-  [sandbox, chromium] = await Promise.all([startSandbox({ withdrawalStepMs: 3_600_000 }), launchChromium()]);
-}, APT_INSTALL_TIMEOUT_MS);
-afterAll(async () => {
-  await chromium?.close();
-  await sandbox?.stop();
+// Withdrawals stay where the test puts them: their automatic steps are an hour away.
+sandboxAndChromium({ withdrawalStepMs: 3_600_000 }, (started, browser) => {
+  sandbox = started;
+  chromium = browser;
 });
 
-async function signedIn(key: string, width: number, hash: string): Promise<Page> {
-  const page = await chromium.context.newPage();
-  await page.setViewportSize({ width, height: 860 });
-  await page.goto(`${sandbox.url}/_sandbox/${hash}`);
-  await page.getByLabel('Secret key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.locator('#live.on').waitFor();
-  return page;
-}
+const signedIn = (key: string, width: number, hash: string): Promise<Page> => signedInPage(chromium, sandbox.url, key, width, hash);
 
 const overflow = (page: Page): Promise<number> => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
