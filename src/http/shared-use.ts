@@ -129,9 +129,13 @@ export class SharedUse {
     return `Host ${host ?? ''} is not served by this sandbox (DNS-rebinding guard): ${bound}, SANDBOX_ALLOWED_HOSTS and the host of SANDBOX_PUBLIC_URL`;
   }
 
-  /** The WebSocket handshake's checks (a browser sends Origin with it): undefined lets it through. */
-  upgradeRefusal(req: IncomingMessage): string | undefined {
-    return this.hostRefusal(req.headers.host) ?? (req.headers.origin === undefined ? undefined : this.crossOriginRefusal(req));
+  /**
+   * A WebSocket handshake's check beyond admission's (which lets a GET through whatever its
+   * Origin): a browser sends Origin with every handshake, and a page of another site must not
+   * read the account's stream. Undefined lets it through.
+   */
+  upgradeRefusal(req: { headers: IncomingHttpHeaders }): string | undefined {
+    return req.headers.origin === undefined ? undefined : this.crossOriginRefusal(req);
   }
 
   /**
