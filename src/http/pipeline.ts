@@ -244,7 +244,13 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     const crossOrigin = options.shared.upgradeRefusal(request);
     if (crossOrigin) throw new HttpError(403, crossOrigin);
     const operation = matchOperation(routes, notEmulated, facts);
-    const stream = upgrades.streamOf(operation, request.path);
+    const stream = upgrades.streamOf(operation);
+    if (!stream) {
+      // RFC 9110 lets a server ignore Upgrade: answered as the GET it also is. A body would be
+      // the upgraded socket's bytes, which node's parser no longer reads.
+      if (facts.mayHoldBytes) throw new HttpError(400, `${request.method} ${request.path} is no WebSocket, and a handshake carries no body`);
+      return stages(exchange);
+    }
     const key = facts.query.key;
     const caller = await authenticator.authenticateStream(facts, request.headers.authorization, typeof key === 'string' ? key : key?.[0]);
     if (limiter !== undefined) {

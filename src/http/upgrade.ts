@@ -34,13 +34,15 @@ export class UpgradeStage {
     return response;
   }
 
-  /** The stream the matched operation serves, or the refusal: only operations with a 101 answer in openapi.yaml are WebSockets. */
-  streamOf(operation: SandboxOperation, path: string): WebSocketStream {
-    const isWebSocket = operation.responses !== undefined && '101' in operation.responses;
-    const stream = isWebSocket ? this.streams.get(operation.operationId ?? '') : undefined;
+  /**
+   * The stream the matched operation serves; undefined for an operation that is no WebSocket
+   * (no 101 answer in openapi.yaml), which is answered as the plain HTTP request it also is.
+   */
+  streamOf(operation: SandboxOperation): WebSocketStream | undefined {
+    if (operation.responses === undefined || !('101' in operation.responses)) return undefined;
+    const stream = this.streams.get(operation.operationId ?? '');
     if (stream) return stream;
-    if (isWebSocket && this.missing) throw this.missing;
-    throw new HttpError(404, `no WebSocket at ${path}`);
+    throw this.missing ?? new HttpError(404, `no WebSocket at ${operation.path}`);
   }
 
   /**
