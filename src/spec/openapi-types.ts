@@ -4051,6 +4051,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             /** @description Not a WebSocket upgrade. */
             426: {
@@ -4062,6 +4063,15 @@ export interface operations {
                 };
             };
             429: components["responses"]["TransactionRateLimited"];
+            /** @description Mock mode (`--mock`) streams nothing; the handshake, checked as any request, is refused. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransactionError"];
+                };
+            };
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4086,6 +4096,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             /** @description Not a WebSocket upgrade. */
             426: {
@@ -4097,6 +4108,15 @@ export interface operations {
                 };
             };
             429: components["responses"]["TransactionRateLimited"];
+            /** @description Mock mode (`--mock`) streams nothing; the handshake, checked as any request, is refused. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransactionError"];
+                };
+            };
             503: components["responses"]["TransactionUnavailable"];
         };
     };

@@ -32,6 +32,7 @@ interface Answer {
   status: number;
   traceId: string;
   hint: string | undefined;
+  connection: string | undefined;
   body: string;
 }
 
@@ -49,7 +50,7 @@ function handshake(path: string, headers: Record<string, string> = {}): Promise<
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
-      res.once('end', () => resolve({ status: res.statusCode ?? 0, traceId: String(res.headers['x-trace-id']), hint: res.headers['x-sandbox-hint']?.toString(), body }));
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, traceId: String(res.headers['x-trace-id']), hint: res.headers['x-sandbox-hint']?.toString(), connection: res.headers.connection, body }));
     });
     req.once('error', reject);
     req.end();
@@ -73,6 +74,8 @@ describe('a WebSocket handshake through the pipeline', () => {
     expect(answer.status).toBe(401);
     expect(JSON.parse(answer.body)).toEqual({ statusCode: 401, message: 'Unauthorized' });
     expect(answer.hint).toContain('?key=');
+    // The connection ends with the refusal: it was asked to become a WebSocket, not to carry more requests.
+    expect(answer.connection).toBe('close');
     const entry = await logged(sb.clientFor(undefined), '/_sandbox/requests/unauthenticated', answer.traceId, ADMIN);
     expect(entry).toMatchObject({ method: 'GET', path: '/_sandbox/events/ws', status: 401, query: { key: expect.not.stringContaining('sk_test_nope') } });
   });
