@@ -46,6 +46,10 @@ import type { WebSocketStream } from '../events/websockets.js';
  *   → handle (handle.ts: the handler in a unit of work)  → map errors (map-errors.ts)
  *   → reply (reply.ts: written at the end of the turn, validated against openapi.yaml)
  *
+ * A WebSocket handshake (`upgrade`) takes the request log, shared use (and its Origin), match,
+ * authenticate, rate limit and validate, then the upgrade reply (upgrade.ts); refused, the
+ * error and reply stages answer it as any request.
+ *
  * Each request is one Exchange handed from stage to stage. Every stage throws what it
  * refuses; the one error stage turns it into a reply, and the one reply stage writes every
  * answer. openapi-backend does the schema checks against openapi.yaml through its

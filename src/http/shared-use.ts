@@ -9,7 +9,7 @@ import type { RequestFacts } from './request.js';
  * The checks that let one sandbox be shared (contract v3, "Shared use"), before any routing:
  * the Host header (DNS rebinding), CORS for the origins the operator names, cross-origin
  * state changes, and JSON-only control calls. They run on every request, the API's and
- * those for people alike, and the event WebSocket's upgrade asks `upgradeRefusal`.
+ * those for people alike; a WebSocket handshake also asks `upgradeRefusal` (its Origin).
  */
 export interface SharedUseOptions {
   /** The address bound (config.host). */
