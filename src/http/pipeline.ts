@@ -30,7 +30,7 @@ import type { SharedUse } from './shared-use.js';
 import type { PrebuiltValidators } from './prebuilt-validators.js';
 import { createSpecValidators, validateRequest } from './validate.js';
 import { UpgradeStage } from './upgrade.js';
-import type { WebSocketStream } from '../events/websockets.js';
+import { firstOf, type WebSocketStream } from '../events/websockets.js';
 
 
 /**
@@ -255,8 +255,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       if (facts.mayHoldBytes) throw new HttpError(400, `${request.method} ${request.path} is no WebSocket, and a handshake carries no body`);
       return stages(exchange);
     }
-    const key = facts.query.key;
-    const caller = await authenticator.authenticateStream(facts, request.headers.authorization, typeof key === 'string' ? key : key?.[0]);
+    const caller = await authenticator.authenticateStream(facts, request.headers.authorization, firstOf(facts.query, 'key'));
     if (limiter !== undefined) {
       const waiting = limiter.admit(operation, caller, request);
       if (waiting !== undefined) await waiting;
