@@ -59,7 +59,7 @@ import { Transitions } from './transactions/transitions.js';
 import { DEFAULT_RETRY, Deliveries } from './webhooks/deliveries.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
 import { WebhookTargets } from './webhooks/targets.js';
-import { Listeners } from './webhooks/listeners.js';
+import { ListenerHub } from './webhooks/listener-hub.js';
 import { StoredPresence } from './webhooks/presence.js';
 import { listenStream } from './webhooks/listen-stream.js';
 import { Withdrawals } from './withdrawals/withdrawals.js';
@@ -107,7 +107,7 @@ export interface Domain {
   faults: Faults;
   deliveries: Deliveries;
   /** The webhook listeners connected to this instance (accounts in `listeners` delivery mode). */
-  listeners: Listeners;
+  listeners: ListenerHub;
   ledger: Ledger;
   autopilot: Autopilot;
   transactions: Transactions;
@@ -138,8 +138,9 @@ export function composeDomain(options: DomainOptions): Domain {
   const events = new Events({ repository });
   const faults = new Faults({ repository, seed: settings.faultSeed, operationIds: options.operationIds });
   // A listener's attempt waits for its answer as long as a direct one waits for its receiver.
-  const listeners = new Listeners({
+  const listeners = new ListenerHub({
     timeoutMs: options.dispatcher.timeoutMs,
+    clock,
     ...(options.sharedStore && {
       relay: {
         // A unit of its own: on PostgreSQL a NOTIFY sent at its commit, heard by every instance.

@@ -8,7 +8,7 @@ export type { Logger };
  * Fields that hold credentials wherever the sandbox logs structured data: the start line,
  * request lines at debug (their bodies are masked by the request log already, src/http/masking.ts;
  * this is the second line of defence) and headers. Exact paths only: pino's wildcard paths
- * cost ~5 µs on every line, more than the rest of logging a request.
+ * cost more on every line than the rest of logging a request (docs/benchmarks.md).
  */
 const SECRET_PATHS = ['secretKey', 'webhookSecret', 'adminToken'];
 const CONTAINERS = ['requestBody', 'responseBody', 'body', 'account', 'config'];

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 /**
  * Random bytes for ids and tokens, drawn from a pool filled a few KiB at a time: a call into
  * the OS's random source per token cost a purchase more than the token itself (measured
- * under load, ~10 µs a call). The pool holds nothing but fresh randomness, each byte handed out
+ * under load: docs/benchmarks.md). The pool holds nothing but fresh randomness, each byte handed out
  * once, so sharing it across sandboxes in one process shares nothing observable.
  */
 const POOL_BYTES = 4096;

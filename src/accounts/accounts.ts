@@ -49,7 +49,7 @@ export const deliveryModeOf = (account: Pick<AccountRecord, 'webhookDelivery'>):
 export const ACCOUNTS: TableSpec<AccountRecord> = { name: 'accounts', unique: { keyHash: (a) => a.keyHash }, settings: { account: 'id' } };
 
 /**
- * Every API request authenticates, and hashing its key was ~5 % of a GET's CPU; integrations
+ * Every API request authenticates, and hashing its key was a measurable part of a GET's CPU (docs/benchmarks.md); integrations
  * send the same few keys again and again. Bounded, so a caller cycling through random keys
  * only empties it.
  */

@@ -1,7 +1,8 @@
 import { systemClock } from '../clock.js';
 import { defaultPurchaseBody, DEFAULT_METHOD, type Currency } from '../scenarios/defaults.js';
 import { signBody } from '../webhooks/signature.js';
-import { basic, StateSetupError, type TargetApi } from './target.js';
+import { basicAuthorization } from '../basic-auth.js';
+import { StateSetupError, type TargetApi } from './target.js';
 
 /**
  * Provider states: what must exist before an interaction is replayed. A pact names them
@@ -137,8 +138,8 @@ export class SandboxStates implements StateBackend {
   }
 
   authorization(hasHeader: boolean): string | null {
-    if (this.auth === 'invalid') return hasHeader ? basic(INVALID_KEY) : null;
-    return this.auth === 'restricted' && this.restrictedKey !== undefined ? basic(this.restrictedKey) : basic(this.key);
+    if (this.auth === 'invalid') return hasHeader ? basicAuthorization(INVALID_KEY) : null;
+    return this.auth === 'restricted' && this.restrictedKey !== undefined ? basicAuthorization(this.restrictedKey) : basicAuthorization(this.key);
   }
 
   async setup(state: string, params: StateParams): Promise<Injected> {
@@ -371,9 +372,9 @@ export class ForeignStates implements StateBackend {
   }
 
   authorization(hasHeader: boolean): string | null | undefined {
-    if (this.auth === 'invalid') return hasHeader ? basic(INVALID_KEY) : null;
-    if (this.auth === 'restricted') return this.options.restrictedKey !== undefined ? basic(this.options.restrictedKey) : undefined;
-    return basic(this.options.secretKey);
+    if (this.auth === 'invalid') return hasHeader ? basicAuthorization(INVALID_KEY) : null;
+    if (this.auth === 'restricted') return this.options.restrictedKey !== undefined ? basicAuthorization(this.options.restrictedKey) : undefined;
+    return basicAuthorization(this.options.secretKey);
   }
 
   async setup(state: string, params: StateParams): Promise<Injected> {

@@ -1,6 +1,5 @@
 /** The implementation under verification, reached over HTTP only. */
-
-export const basic = (key: string): string => `Basic ${Buffer.from(`secret:${key}`).toString('base64')}`;
+import { basicAuthorization } from '../basic-auth.js';
 
 export interface CallOptions {
   /** Basic auth with this secret key; none when absent. */
@@ -30,7 +29,7 @@ export class TargetApi {
   async call(method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
-    else if (options.key !== undefined) headers.authorization = basic(options.key);
+    else if (options.key !== undefined) headers.authorization = basicAuthorization(options.key);
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(`${this.baseUrl}${path}`, {
       method,

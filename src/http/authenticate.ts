@@ -65,7 +65,7 @@ function credentialsProblem(header: string, bearerAccepted: boolean): string | u
 }
 
 /**
- * Stage 5, authenticate: the operation's security requirements, as OpenAPI defines them: any
+ * The authenticate stage: the operation's security requirements, as OpenAPI defines them: any
  * one requirement object must hold, and within it every scheme (`{}` needs nothing). A
  * scheme the sandbox does not implement never holds.
  */

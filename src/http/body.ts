@@ -8,7 +8,7 @@ import { HttpError, sizeOf } from './errors.js';
 import { keptBody, unreadBody, type Exchange } from './request-logging.js';
 
 /**
- * Stage 6, body: reads the JSON body of a request whose operation takes one, once its caller
+ * The body stage: reads the JSON body of a request whose operation takes one, once its caller
  * is authenticated (src/http/pipeline.ts runs it after match and authenticate). A body sent
  * to anything else (no operation, no such operation's body, credentials refused) is
  * discarded as it arrives, never buffered or parsed; the request log notes it unread.

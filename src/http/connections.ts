@@ -68,7 +68,7 @@ export interface ConnectionCapsOptions {
 }
 
 /**
- * Stage 0, connections: counts the server's open sockets, in all and per client address, as
+ * The connections stage, before any request: counts the server's open sockets, in all and per client address, as
  * they are accepted ('connection') and as they close. Under both caps a socket is served as
  * always. Past one it takes an overflow slot: its first request is screened (`screen`), and it
  * closes after that request's answer, or after OVERFLOW_IDLE_MS without a request. When every

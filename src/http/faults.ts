@@ -32,7 +32,7 @@ export type FaultDecision = { kind: 'proceed' } | { kind: 'unanswered' } | { kin
 const PROCEED: FaultDecision = { kind: 'proceed' };
 
 /**
- * Stage 7, faults: applies the account's HTTP fault rules (src/faults) after authentication
+ * The faults stage: applies the account's HTTP fault rules (src/faults) after authentication
  * (the rules are the account's) and before anything that could change state, so a fault
  * other than afterCommit never lets the request change anything. A status rule throws its
  * FaultAnswer; the rule that fired is noted on the exchange (the answer's x-sandbox-fault,

@@ -48,7 +48,7 @@ export interface HandleOptions {
 }
 
 /**
- * Stage 9, handle: runs the operation's handler as one unit of work (src/store/ports.ts):
+ * The handle stage: runs the operation's handler as one unit of work (src/store/ports.ts):
  * what it changes is committed, durable, when `units.run` resolves, and only then may the
  * answer leave ("durable before the 2xx"). The handler gets the unit in its call; a handler
  * that throws leaves nothing of its unit behind. What the handler runs under (its own units,

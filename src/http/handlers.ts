@@ -11,6 +11,7 @@ import type { Health } from '../sandbox/health.js';
 import type { AccountReset } from '../sandbox/reset.js';
 import type { WebhookDeliveryMode } from '../spec/types.js';
 import { notFound } from '../errors.js';
+import { SANDBOX_CODE_HEADER, WEBHOOK_TARGET_REFUSED } from '../spec/sandbox-codes.js';
 import type { WebhookTargets } from '../webhooks/targets.js';
 import { owner, type Call } from './call.js';
 import { json, type EndpointTable } from './endpoint.js';
@@ -30,13 +31,15 @@ export interface CatalogServices {
 
 /**
  * A webhook URL given in a request, checked against the target policy where it is given: 400
- * naming the field. An account in `listeners` mode is not checked: the sandbox never connects to
+ * naming the field, with the code clients act on (the scenario runner starts listening). An account in `listeners` mode is not checked: the sandbox never connects to
  * its targets, only its listeners do, from wherever they run (contract v4).
  */
 export function checkWebhookTarget(targets: WebhookTargets, field: string, url: string | null | undefined, mode: WebhookDeliveryMode): void {
   if (!url || mode === 'listeners') return;
   const refusal = targets.refusal(url);
-  if (refusal) throw new HttpError(400, `${field} ${refusal}${targets.allowsAny() ? '' : LISTENERS_WAY_OUT}`);
+  if (refusal) throw new HttpError(400, `${field} ${refusal}${targets.allowsAny() ? '' : LISTENERS_WAY_OUT}`, {
+      headers: { [SANDBOX_CODE_HEADER]: WEBHOOK_TARGET_REFUSED },
+    });
 }
 
 /** What a refused target can do instead on a sandbox that narrows its targets: take its webhooks as a listener. */

@@ -1,7 +1,7 @@
 /**
  * Answer bodies that keep their JSON text: a transaction polled until its status moves is
  * sent again and again unchanged, and serializing it (most of it a ~1 KB base64 QR image)
- * was a tenth of such a GET's CPU (docs/benchmarks.md). A body is registered once, frozen,
+ * was a good part of such a GET's CPU (docs/benchmarks.md, "Figures behind choices in the code"). A body is registered once, frozen,
  * and serialized the first time the reply stage sends it; the text lives exactly as long as
  * the body does. One instance per sandbox: its texts are its own.
  */

@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES } from '../node-http.js';
 import { DomainError, type DomainErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import { CursorNotFound, StoreUnavailable, UniqueViolation } from '../store/ports.js';
@@ -67,7 +67,7 @@ function answerOf(error: unknown): ErrorAnswer | undefined {
 }
 
 /**
- * Stage 10, map errors: every error a request can end in, whichever stage threw it (or the
+ * The map-errors stage: every error a request can end in, whichever stage threw it (or the
  * event stream refused a handshake with), becomes one reply in the endpoint family's shape
  * (src/http/errors.ts), which the reply stage writes: HttpError as it says, DomainError by
  * its code, the store's own errors, a fault rule's answer, and anything else a 500, logged

@@ -161,7 +161,7 @@ function templatePattern(path: string): string {
 }
 
 /**
- * Stage 4, match: the request's operation in openapi.yaml, or the answer that there is none:
+ * The match stage: the request's operation in openapi.yaml, or the answer that there is none:
  * 501 for an endpoint of the real service the sandbox does not emulate, 404 for a path the
  * spec lacks (or that cannot be decoded), 405 with `Allow` for a path it has with other methods.
  */

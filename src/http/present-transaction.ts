@@ -10,7 +10,7 @@ export interface QrDrawer {
  * QR images by BR Code, least recently used dropped first, bounded by their size rather than
  * their number. A Pix gets its image in the 201, and the same image again on every lookup and
  * transition answer (GET, pay, expire...), usually within minutes: kept here, those answers
- * cost no rendering (~0.4 ms of CPU each, most of such an answer's cost). An entry is ~1.3 KB
+ * cost no rendering (most of such an answer's CPU: docs/benchmarks.md). An entry is ~1.3 KB
  * (a ~150-character code and a ~1 KB base64 PNG), so 32 MiB keeps the last ~25,000 Pix —
  * a webhook storm paying ten thousand recent charges at 500/s hits every time — while a store
  * of a million transactions costs no more memory than that: older ones are drawn again when

@@ -27,7 +27,7 @@ const WHAT: Readonly<Record<RateClass, string>> = {
 };
 
 /**
- * Stage 5b, rate limit (after authentication, before the body is read: a refused request's
+ * The rate-limit stage (after authentication, before the body is read: a refused request's
  * body is discarded unread): a token of the operation's class from the caller's bucket
  * (src/ratelimit), or a 429 in the family's shape. A request naming no account (account
  * creation, the unauthenticated request log) takes from the admin token's bucket, or its

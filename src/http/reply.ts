@@ -1,4 +1,5 @@
-import { STATUS_CODES, type OutgoingHttpHeaders } from 'node:http';
+import type { OutgoingHttpHeaders } from 'node:http';
+import { STATUS_CODES } from '../node-http.js';
 import { setImmediate } from 'node:timers';
 import type { AnyReply } from './call.js';
 import type { MemoryBudget } from '../sandbox/memory-budget.js';
@@ -31,7 +32,7 @@ const STREAM_PIECE_CHARS = 64 * 1024;
 export const BUSY_RETRY_AFTER_S = 2;
 
 /**
- * Stage 11, reply: the one place an answer of the pipeline is written, whatever made it (a
+ * The reply stage, last of the pipeline: the one place an answer of the pipeline is written, whatever made it (a
  * handler, the mock, the error stage), on node's response: the JSON text (kept texts,
  * src/http/json-text.ts, sent as their bytes), response validation of every JSON body
  * (src/http/response-validation.ts), the fault rule's mark, and the answer handed to the
@@ -311,9 +312,9 @@ const headerOf = (headers: OutgoingHttpHeaders, name: string): string | undefine
  * other answer the turn produced, rather than the moment it is ready (what Netty's flush
  * consolidation does). The turn reads a batch of requests from the sockets epoll reported;
  * written one by one between those reads, each answer woke the client, and the sandbox and
- * the client took turns on the same sockets. Written after the reads, a GET took 31-46 µs of
- * CPU instead of 54-80 in interleaved runs (docs/benchmarks.md). The delay is the rest of
- * the turn, well under a millisecond.
+ * the client took turns on the same sockets. Written after the reads, a GET took about a
+ * third less CPU (docs/benchmarks.md, "Figures behind choices in the code"). The delay is the
+ * rest of the turn, well under a millisecond.
  *
  * One writer per sandbox: two sandboxes in one process (scenario runs, tests) each flush and
  * wait for their own answers.

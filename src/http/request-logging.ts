@@ -95,7 +95,7 @@ export class Exchange {
 }
 
 /**
- * Stage 2, the request log, first of the pipeline: gives every request its trace id (which
+ * The request-log stage, first of the pipeline: gives every request its trace id (which
  * every answer carries: the reply stage's, and the app's for people) and, when its socket closes, writes the request's pino line (at `level`; with
  * both bodies when debug is enabled) and its request log entry from what the exchange
  * gathered. One record feeds both, so they agree on trace id, duration and account. A

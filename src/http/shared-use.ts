@@ -139,7 +139,7 @@ export class SharedUse {
   }
 
   /**
-   * Stage 3, shared use, run before routing on every request: `done` gets what to do with it
+   * The shared-use stage, run before routing on every request: `done` gets what to do with it
    * (go on, answer a CORS preflight of an allowed origin, or refuse it with an HttpError).
    * The cors package decides and sets the CORS headers on the response; the answer itself is
    * the reply stage's.

@@ -1,6 +1,7 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
-import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerOptions } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { createServer } from '../node-http.js';
 import { DEFAULTS } from '../config.js';
 import type { Accepts } from './accepts.js';
 import { ConnectionCaps, connectionLimits, type ConnectionLimits } from './connections.js';
@@ -39,7 +40,7 @@ export interface HttpServerOptions {
 export const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 
 /**
- * Stage 1, transport: a node:http server whose request listener decides, after the request
+ * The transport stage: a node:http server whose request listener decides, after the request
  * log and the shared-use checks every request passes: a GET of the pages for people goes to
  * an express app of their routes; every other request is the API's, and takes the
  * pipeline's stages straight from node's request and response. A page route that does not

@@ -1,4 +1,5 @@
-import { STATUS_CODES, type Server } from 'node:http';
+import type { Server } from 'node:http';
+import { STATUS_CODES } from '../node-http.js';
 import type { Duplex } from 'node:stream';
 import { errorBody, familyOf } from './errors.js';
 import { headerText } from './header-text.js';

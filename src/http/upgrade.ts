@@ -1,4 +1,5 @@
-import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse as HttpResponse } from 'node:http';
+import { ServerResponse } from '../node-http.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { WebSocketStream } from '../events/websockets.js';
 import { HttpError } from './errors.js';
@@ -26,7 +27,7 @@ export class UpgradeStage {
    * upgrade event gives none (the model is @fastify/websocket's `onUpgrade`). It closes the
    * connection once written, as a refused handshake must.
    */
-  static responseFor(message: IncomingMessage): ServerResponse {
+  static responseFor(message: IncomingMessage): HttpResponse {
     const response = new ServerResponse(message);
     response.shouldKeepAlive = false;
     response.assignSocket(message.socket);
@@ -49,7 +50,7 @@ export class UpgradeStage {
    * Completes the handshake and hands the socket to `open`; `switched` hears of the 101 as ws
    * writes it. A handshake ws finds malformed (a bad Sec-WebSocket-Key) ws answers itself, 400.
    */
-  complete(stream: WebSocketStream, message: IncomingMessage, response: ServerResponse, head: Buffer, open: (ws: WebSocket) => void, switched: () => void): void {
+  complete(stream: WebSocketStream, message: IncomingMessage, response: HttpResponse, head: Buffer, open: (ws: WebSocket) => void, switched: () => void): void {
     let wss = this.servers.get(stream);
     if (!wss) {
       wss = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: stream.maxIncomingBytes });

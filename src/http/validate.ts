@@ -75,7 +75,7 @@ const MAX_PROBLEMS = 20;
 export const EVERY_PROBLEM_MAX_BYTES = 16 * 1024;
 
 /**
- * Stage 8, validate, in the order a real API gateway checks: permission (403), media type
+ * The validate stage, in the order a real API gateway checks: permission (403), media type
  * (415), what the store could not keep (nesting depth, non-finite numbers: 400), then
  * openapi.yaml's schemas (400, an exact message where integrations match one, the
  * explanation in the hint) on the body without the fields its variant does not use
@@ -125,7 +125,7 @@ function everyProblem(every: OpenAPIValidator<OpenApiDocument>, routed: RoutedRe
   if (problems.length < 2) return undefined;
   const shown = problems.slice(0, MAX_PROBLEMS);
   const more = problems.length > shown.length ? `; and ${problems.length - shown.length} more` : '';
-  return `${problems.length} problems, in the body's field order: ${shown.join('; ')}${more}`;
+  return `${problems.length} problems, in the order openapi.yaml documents the body's fields: ${shown.join('; ')}${more}`;
 }
 
 /**

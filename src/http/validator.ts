@@ -144,6 +144,16 @@ function problemKey(error: ErrorObject): string {
   return error.instancePath;
 }
 
+/** Where an error is, as a JSON pointer: a missing, refused or badly named member appended to the object's path. */
+function pathOf(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>;
+  const escape = (name: unknown): string => `/${String(name).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+  if (error.keyword === 'required') return error.instancePath + escape(params.missingProperty);
+  if (error.keyword === 'additionalProperties' || error.keyword === 'unevaluatedProperties') return error.instancePath + escape(params.additionalProperty ?? params.unevaluatedProperty);
+  if (error.propertyName !== undefined) return error.instancePath + escape(error.propertyName);
+  return error.instancePath;
+}
+
 /** The top-level field a problem key is about ("" for the body itself). */
 // What /#.*$/ cut (from the first `#` after the last line break: `.` takes none), found by
 // index: the regex retried from every `#` before a line break, quadratic in such a key.
@@ -160,6 +170,20 @@ const topField = (key: string): string => {
  * fields learns all seven in one answer.
  */
 export function describeEveryProblem(errors: ErrorObject[], order: readonly string[]): string[] {
+  return [...new Set(everyProblem(errors, order).map((problem) => problem.message))];
+}
+
+/** One problem of a request: the errors of one field, phrased once, with where it is and the rule it breaks. */
+export interface RequestProblem {
+  /** Ajv's instance path into the request as openapi-backend builds it (`/requestBody/amount`, `/query/limit`), the missing or refused name appended. */
+  path: string;
+  /** The JSON Schema keyword of the error phrased (`required`, `minimum`, `format` …). */
+  keyword: string;
+  message: string;
+}
+
+/** describeEveryProblem's problems with where each is and its rule: the proxy reports them as findings (src/proxy). */
+export function everyProblem(errors: ErrorObject[], order: readonly string[]): RequestProblem[] {
   // A variant's own `required` or refused names say nothing once the variant is not the one
   // chosen; the `if` that picked a currency's rules repeats what its `then` said.
   const relevant = errors.filter((e) => e.keyword !== 'if' && !(/\/(oneOf|anyOf)\//.test(e.schemaPath) && ['required', 'additionalProperties', 'unevaluatedProperties'].includes(e.keyword)));
@@ -177,5 +201,9 @@ export function describeEveryProblem(errors: ErrorObject[], order: readonly stri
   const ranked = [...groups.entries()].map(([key, group]) => ({ rank: position.get(topField(key)) ?? order.length, group }));
   // Array.prototype.sort is stable: within a field (and among undeclared ones) Ajv's order stays.
   ranked.sort((a, b) => a.rank - b.rank);
-  return [...new Set(ranked.map(({ group }) => describeValidationErrors(group)))];
+  return ranked.map(({ group }) => {
+    const sameField = group.filter((e) => e.instancePath === group[0]?.instancePath);
+    const phrased = [...sameField].reverse().find((e) => xMessage(e) !== undefined) ?? group[0];
+    return { path: phrased ? pathOf(phrased) : '', keyword: phrased?.keyword ?? 'schema', message: describeValidationErrors(group) };
+  });
 }

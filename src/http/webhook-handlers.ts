@@ -1,7 +1,7 @@
 import type { Events } from '../events/events.js';
 import { deliveryModeOf } from '../accounts/accounts.js';
 import type { Deliveries } from '../webhooks/deliveries.js';
-import type { Listeners } from '../webhooks/listeners.js';
+import type { ListenerHub } from '../webhooks/listener-hub.js';
 import { owner } from './call.js';
 import { json, type EndpointTable } from './endpoint.js';
 import { HttpError } from './errors.js';
@@ -9,7 +9,7 @@ import { HttpError } from './errors.js';
 export interface WebhookServices {
   deliveries: Deliveries;
   events: Events;
-  listeners: Listeners;
+  listeners: ListenerHub;
 }
 
 /** Webhook deliveries, the event log, and the plain-HTTP side of the two WebSocket endpoints. */

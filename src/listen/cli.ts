@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { EventFilter } from '../webhooks/listeners.js';
+import { EventFilter } from '../webhooks/event-filter.js';
 import { directModeError, formatReport, ListenError, parseRoute, startListener, takeOver, waitingLine, whoAmI, type Route } from './listener.js';
 
 interface ListenCommandOptions {

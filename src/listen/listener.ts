@@ -1,9 +1,11 @@
 import { hostname } from 'node:os';
 import { createRequire } from 'node:module';
 import type WebSocket from 'ws';
+import { basicAuthorization } from '../basic-auth.js';
 import { onJsonMessage } from '../events/websockets.js';
 import { describe, excerpt } from '../webhooks/dispatcher.js';
-import { EventFilter, type ListenerAnswer, type ListenerOffer } from '../webhooks/listeners.js';
+import { EventFilter } from '../webhooks/event-filter.js';
+import type { AnswerMessage, OfferMessage } from '../webhooks/listener-protocol.js';
 
 /**
  * The client side of listeners mode (`payments-sandbox listen`, docs/listening.md): a WebSocket to
@@ -70,7 +72,6 @@ const undiciRequest = (): typeof import('undici').request => {
   return undici.request;
 };
 
-const authorization = (key: string): string => `Basic ${Buffer.from(`secret:${key}`).toString('base64')}`;
 /** Enough of a key to tell which one was refused, never the whole of it. */
 const keyHint = (key: string): string => (key.length > 12 ? `${key.slice(0, 8)}…${key.slice(-4)}` : '(a short key)');
 
@@ -78,7 +79,7 @@ async function call(baseUrl: string, key: string, method: 'GET' | 'PUT', path: s
   try {
     const res = await undiciRequest()(new URL(path, baseUrl), {
       method,
-      headers: { authorization: authorization(key), ...(body !== undefined && { 'content-type': 'application/json' }) },
+      headers: { authorization: basicAuthorization(key), ...(body !== undefined && { 'content-type': 'application/json' }) },
       ...(body !== undefined && { body: JSON.stringify(body) }),
       headersTimeout: 10_000,
       bodyTimeout: 10_000,
@@ -209,7 +210,7 @@ export function startListener(options: ListenerOptions): RunningListener {
   const connect = (): void => {
     if (closed) return;
     const WebSocketClient = webSocketClass();
-    const ws = new WebSocketClient(wsUrl, { headers: { authorization: authorization(options.key) }, handshakeTimeout: 10_000 });
+    const ws = new WebSocketClient(wsUrl, { headers: { authorization: basicAuthorization(options.key) }, handshakeTimeout: 10_000 });
     socket = ws;
     let lostReason = '';
     ws.on('unexpected-response', (_req, res) => {
@@ -236,7 +237,7 @@ export function startListener(options: ListenerOptions): RunningListener {
         return;
       }
       if (message.type === 'attempt') {
-        const handled = handle(ws, message as unknown as ListenerOffer);
+        const handled = handle(ws, message as unknown as OfferMessage);
         handling.add(handled);
         void handled.finally(() => handling.delete(handled));
       }
@@ -254,7 +255,7 @@ export function startListener(options: ListenerOptions): RunningListener {
     });
   };
 
-  const handle = async (ws: WebSocket, offer: ListenerOffer): Promise<void> => {
+  const handle = async (ws: WebSocket, offer: OfferMessage): Promise<void> => {
     const target = targetOf(options.routes, offer.event, offer.url);
     const started = performance.now();
     let status: number | null = null;
@@ -277,7 +278,7 @@ export function startListener(options: ListenerOptions): RunningListener {
       }
     }
     const durationMs = Math.round(performance.now() - started);
-    const answer: ListenerAnswer = {
+    const answer: AnswerMessage = {
       type: 'answer',
       id: offer.id,
       deliveryId: offer.deliveryId,

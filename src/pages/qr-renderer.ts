@@ -16,9 +16,8 @@ const drawHere = (code: string): Promise<string> => pixQrPng(code).then((png) =>
 /**
  * Draws Pix QR images on the thread that asks. For the shared store: its instances scale as
  * processes, and nothing of theirs waits on a local fsync to overlap with; a worker thread
- * per instance only competes with them and PostgreSQL for the cores. `npm run bench` on two
- * cores, 50 connections (docs/benchmarks.md): one instance 1,988 → 2,104 purchases/s and
- * 402 → 361 µs of CPU each, p99 48 → 39 ms; two instances 1,893 → 1,914.
+ * per instance only competes with them and PostgreSQL for the cores: drawn here, purchases
+ * were faster and cheaper (docs/benchmarks.md, "Figures behind choices in the code").
  */
 export class InlineQrDrawer {
   render(code: string): Promise<string> {

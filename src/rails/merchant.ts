@@ -40,7 +40,7 @@ export function pixMerchantName(accountName: string): string {
 
 /**
  * Names worked out already: every Pix code of an account asks again, and transliterating was
- * ~4 µs of each purchase's CPU on the thread that answers.
+ * a measurable part of each purchase's CPU on the thread that answers (docs/benchmarks.md).
  */
 const merchantNames = new Map<string, string>();
 const KEPT_MERCHANT_NAMES = 1024;

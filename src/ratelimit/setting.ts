@@ -22,8 +22,8 @@ export type RateLimitSetting = { readonly [C in RateClass]: ClassSetting };
  * The rates of a shared sandbox (admin token set, or bound beyond loopback). A CI job's test
  * suite makes a few purchases, lookups and control calls per second per account; these leave it
  * ten times that, and a burst twice the rate lets a suite's setup (a few dozen products and
- * charges at once) through untouched. What they stop is a load test on the wrong URL: the
- * issue measured 3,372 purchases/s from one key, which these cut to 50.
+ * charges at once) through untouched. What they stop is a load test on the wrong URL, which
+ * one key drives at thousands of purchases a second (docs/benchmarks.md).
  */
 export const SHARED_DEFAULTS: { readonly [C in RateClass]: ClassLimit } = {
   write: { perSecond: 50, burst: 100 },

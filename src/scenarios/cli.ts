@@ -3,7 +3,7 @@ import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { expandPatterns } from './files.js';
-import { SandboxHttp } from './http.js';
+import { ScenarioHttp } from './http.js';
 import { ConsoleReporter } from './report/console.js';
 import { toJUnitXml } from './report/junit.js';
 import type { WebhookRoute } from './listening.js';
@@ -36,7 +36,7 @@ class UsageError extends Error {}
 const exitOnUsage = (error: CommanderError): never => process.exit(error.exitCode === 0 ? EXIT.passed : EXIT.usage);
 
 async function reachable(baseUrl: string): Promise<void> {
-  const health = await new SandboxHttp(baseUrl).call({ method: 'GET', path: '/_sandbox/health', key: null });
+  const health = await new ScenarioHttp(baseUrl).call({ method: 'GET', path: '/_sandbox/health', key: null });
   if (health.status === 0) throw new UsageError(`cannot reach the sandbox: ${health.error ?? baseUrl}; start it (payments-sandbox start) or check --base-url (without it, the runner starts a sandbox of its own)`);
   if (health.status !== 200) throw new UsageError(`${baseUrl} does not look like a payments-sandbox: GET /_sandbox/health answered ${health.status}`);
 }

@@ -1,3 +1,4 @@
+import { basicAuthorization } from '../basic-auth.js';
 import type { Exchange } from './types.js';
 
 export interface CallOptions {
@@ -13,10 +14,8 @@ export interface CallOptions {
   bearer?: string;
 }
 
-export const basicAuth = (key: string): string => `Basic ${Buffer.from(`secret:${key}`).toString('base64')}`;
-
-/** Talks to a sandbox over HTTP only, as a merchant's test would; every call is kept for reports. */
-export class SandboxHttp {
+/** Talks to a sandbox over HTTP only, as a merchant's test would; every call is kept for reports (the test kit's typed client is KitHttp). */
+export class ScenarioHttp {
   constructor(readonly baseUrl: string) {}
 
   async call(options: CallOptions): Promise<Exchange> {
@@ -26,7 +25,7 @@ export class SandboxHttp {
     for (const [name, value] of Object.entries(options.query ?? {})) url.searchParams.append(name, String(value));
     const headers: Record<string, string> = {};
     if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
-    else if (options.key !== null) headers.authorization = basicAuth(options.key);
+    else if (options.key !== null) headers.authorization = basicAuthorization(options.key);
     let payload: string | undefined;
     if (options.body !== undefined) {
       headers['content-type'] = 'application/json';

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { startListener } from '../listen/listener.js';
+import { SANDBOX_CODE_HEADER, WEBHOOK_TARGET_REFUSED } from '../spec/sandbox-codes.js';
 import { StepFailure } from './failure.js';
 import { call, checkAnswer, errorText, type ScenarioState, type WebhookPath } from './steps/context.js';
 import type { Exchange } from './types.js';
@@ -36,7 +37,8 @@ export class RunWebhooks implements WebhookPath {
 
   /**
    * Whether `exchange` is the sandbox refusing a webhook URL by its target policy (a 400 naming
-   * the field, as src/http/handlers.ts answers), in which case the run listens from now on.
+   * the field, with x-sandbox-code webhook-target-refused, as src/http/handlers.ts answers), in
+   * which case the run listens from now on.
    */
   refused(exchange: Exchange, field: string): boolean {
     if (this.route !== 'auto' || !isRefusal(exchange, field)) return false;
@@ -109,8 +111,12 @@ export async function stopListening(state: ScenarioState): Promise<void> {
 }
 
 function isRefusal(exchange: Exchange, field: string): boolean {
+  if (exchange.status !== 400) return false;
+  const code = exchange.headers[SANDBOX_CODE_HEADER];
+  if (code !== undefined) return code === WEBHOOK_TARGET_REFUSED;
+  // A sandbox from before the code says it only in words; the runner still listens on one.
   const message = messageOf(exchange.responseBody);
-  return exchange.status === 400 && message.startsWith(`${field} `) && /webhook target/.test(message);
+  return message.startsWith(`${field} `) && /webhook target/.test(message);
 }
 
 function messageOf(body: unknown): string {

@@ -1,5 +1,6 @@
 import { systemClock } from '../clock.js';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import { createServer } from '../node-http.js';
 import type { AddressInfo } from 'node:net';
 import { signatureValid } from './signature.js';
 import type { ReceiverConfig } from './types.js';

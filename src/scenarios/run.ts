@@ -2,7 +2,7 @@ import { systemClock } from '../clock.js';
 import { randomBytes } from 'node:crypto';
 import { StepFailure } from './failure.js';
 import { expandPatterns } from './files.js';
-import { SandboxHttp } from './http.js';
+import { ScenarioHttp } from './http.js';
 import { startInProcessSandbox } from './in-process.js';
 import { RunWebhooks, WAY_OUT, listenFor, stopListening, type WebhookRoute } from './listening.js';
 import { loadScenario, ScenarioLoadError } from './load.js';
@@ -216,7 +216,7 @@ async function execute(scenario: Scenario, baseUrl: string, options: RunOptions,
   };
   const state: ScenarioState = {
     scenario,
-    http: new SandboxHttp(baseUrl),
+    http: new ScenarioHttp(baseUrl),
     receiver,
     webhooks,
     listeners: [],

@@ -2607,7 +2607,7 @@ export interface components {
         /** @description Validation failed (the message names the field and the rule), product archived, or externalId already exists. `x-message` is the answer to a query parameter the operation does not take (`?unexpected=1`). */
         ProductBadRequest: {
             headers: {
-                /** @description Every problem of the request, in the body's field order, when it has more than one. */
+                /** @description Every problem of the request, in the order openapi.yaml documents the body's fields, when it has more than one. */
                 "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
@@ -2678,8 +2678,20 @@ export interface components {
         /** @description Validation error; the message names the field and the rule (amounts out of range answer the exact messages integrations match on, the rule in `x-sandbox-hint`). `x-message` is the answer to a query parameter the operation does not take (`?unexpected=1`). */
         TransactionBadRequest: {
             headers: {
+                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on; every problem of the request, in the order openapi.yaml documents the body's fields, when it has more than one. */
+                "x-sandbox-hint"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TransactionError"];
+            };
+        };
+        /** @description Validation error; the message names the field and the rule. A webhook URL the webhook target policy refuses carries `x-sandbox-code: webhook-target-refused`. `x-message` is the answer to a query parameter the operation does not take (`?unexpected=1`). */
+        WebhookTargetBadRequest: {
+            headers: {
                 /** @description The sandbox's longer explanation when `message` is an exact text integrations match on; every problem of the request, in the body's field order, when it has more than one. */
                 "x-sandbox-hint"?: string;
+                "x-sandbox-code": components["headers"]["SandboxCode"];
                 [name: string]: unknown;
             };
             content: {
@@ -2790,7 +2802,7 @@ export interface components {
         /** @description Validation failed (the message names the field and the rule), product archived, or externalId already exists. `x-message` is the answer to an empty or blank name. */
         ProductNameBadRequest: {
             headers: {
-                /** @description Every problem of the request, in the body's field order, when it has more than one. */
+                /** @description Every problem of the request, in the order openapi.yaml documents the body's fields, when it has more than one. */
                 "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
@@ -2801,7 +2813,7 @@ export interface components {
         /** @description Validation failed (the message names the field and the rule), or the product is archived. `x-message` is the answer to an amount that is not a positive integer. */
         OfferBadRequest: {
             headers: {
-                /** @description Every problem of the request, in the body's field order, when it has more than one. */
+                /** @description Every problem of the request, in the order openapi.yaml documents the body's fields, when it has more than one. */
                 "x-sandbox-hint"?: string;
                 [name: string]: unknown;
             };
@@ -2839,8 +2851,9 @@ export interface components {
         /** @description Validation error; the message names the field and the rule. An amount out of its currency's range answers exactly `Sale value below minimum` or `Sale value above maximum` (integrations match on them), the rule in `x-sandbox-hint`; `x-message` is the answer to an amount below the minimum. */
         PurchaseBadRequest: {
             headers: {
-                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on; every problem of the request, in the body's field order, when it has more than one. */
+                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on; every problem of the request, in the order openapi.yaml documents the body's fields, when it has more than one. */
                 "x-sandbox-hint"?: string;
+                "x-sandbox-code": components["headers"]["SandboxCode"];
                 [name: string]: unknown;
             };
             content: {
@@ -2850,8 +2863,9 @@ export interface components {
         /** @description Validation error; the message names the field and the rule. A Pix key that does not fit its `pixType`, or the closed-account magic key, answers exactly `Invalid PIX key or account closed` (the key's rule in `x-sandbox-hint`); `x-message` is that answer. */
         CashOutBadRequest: {
             headers: {
-                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on; every problem of the request, in the body's field order, when it has more than one. */
+                /** @description The sandbox's longer explanation when `message` is an exact text integrations match on; every problem of the request, in the order openapi.yaml documents the body's fields, when it has more than one. */
                 "x-sandbox-hint"?: string;
+                "x-sandbox-code": components["headers"]["SandboxCode"];
                 [name: string]: unknown;
             };
             content: {
@@ -2940,6 +2954,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description A machine code for an answer a client acts on; match on it, not on `message`, whose wording may change. `webhook-target-refused`: the webhook target policy refused the URL the message names (link-local or cloud-metadata addresses, or outside `SANDBOX_WEBHOOK_ALLOW`); the account can take its webhooks as a listener instead (docs/listening.md). */
+        SandboxCode: "webhook-target-refused";
         /** @description Whole seconds to wait before the next request of this class is taken. */
         RetryAfter: string;
         /** @description The limit, as the IETF httpapi draft (draft-ietf-httpapi-ratelimit-headers) writes it: `"<class>";q=<requests>;w=1`, the class's sustained rate per second. */
@@ -3494,7 +3510,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            400: components["responses"]["TransactionBadRequest"];
+            400: components["responses"]["WebhookTargetBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             408: components["responses"]["TransactionRequestTimeout"];
@@ -3529,7 +3545,7 @@ export interface operations {
                     "application/json": components["schemas"]["SandboxAccountSettings"];
                 };
             };
-            400: components["responses"]["TransactionBadRequest"];
+            400: components["responses"]["WebhookTargetBadRequest"];
             401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             408: components["responses"]["TransactionRequestTimeout"];

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { components } from '../spec/openapi-types.js';
 import { control, type Control } from './control.js';
-import { basicAuthorization, KIT_HEADER, SandboxHttp, type Query } from './http.js';
+import { basicAuthorization } from '../basic-auth.js';
+import { KIT_HEADER, KitHttp, type Query } from './http.js';
 import { openListenSocket, type ListenSocket } from './listen-socket.js';
 import { WebhookInbox, type Webhooks } from './webhooks.js';
 
@@ -44,7 +45,7 @@ export interface BoundAccount {
  * the kit's (none is posted by the sandbox, none waits for a retry because nobody listened yet).
  */
 export async function bindAccount(url: string, secretKey: string): Promise<BoundAccount> {
-  const http = new SandboxHttp(url, basicAuthorization(secretKey));
+  const http = new KitHttp(url, basicAuthorization(secretKey));
   // Through the kit's client rather than listen's takeOver/whoAmI: its calls carry the kit's header, so requests.list() leaves them out.
   // The three at once, not one after another (four round trips and a handshake were most of an
   // account()); all are done before the helpers are handed out. An offer that comes before the

@@ -1,6 +1,6 @@
 import type { components } from '../spec/openapi-types.js';
 import type { Balance, Clock, Transaction, Withdrawal } from '../spec/types.js';
-import type { SandboxHttp } from './http.js';
+import type { KitHttp } from './http.js';
 
 export type { Balance, Clock, Transaction, Withdrawal };
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
@@ -38,7 +38,7 @@ export interface Control {
 const tx = (id: string, action: string): string => `/_sandbox/transactions/${encodeURIComponent(id)}/${action}`;
 const wd = (id: string, action: string): string => `/_sandbox/withdrawals/${encodeURIComponent(id)}/${action}`;
 
-export function control(http: SandboxHttp): Control {
+export function control(http: KitHttp): Control {
   return {
     pay: (id, options = {}) => http.call('payTransaction', 'POST', tx(id, 'pay'), { body: options }),
     fill: (id) => http.call('fillTransaction', 'POST', tx(id, 'fill')),

@@ -1,3 +1,5 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest } from '../node-http.js';
 import type { operations } from '../spec/openapi-types.js';
 import { describe } from '../webhooks/dispatcher.js';
 
@@ -52,8 +54,6 @@ const messageOf = (body: unknown): string => {
   return typeof body === 'string' && body !== '' ? ` ${body.slice(0, 200)}` : '';
 };
 
-export const basicAuthorization = (secretKey: string): string => `Basic ${Buffer.from(`secret:${secretKey}`).toString('base64')}`;
-
 /** No call of the kit waits longer than this for the sandbox (a test's own timeout usually ends it first). */
 const CALL_TIMEOUT_MS = 30_000;
 
@@ -62,7 +62,8 @@ export interface CallOptions<Op extends OperationName> {
   query?: Query<Op>;
 }
 
-export class SandboxHttp {
+/** The test kit's client, one typed call per operation (the scenario runner's, which records its exchanges, is ScenarioHttp). */
+export class KitHttp {
   constructor(
     readonly url: string,
     /** The Authorization header sent: the account's Basic auth, or the admin token's Bearer. */
@@ -81,23 +82,43 @@ export class SandboxHttp {
     // State-changing calls take JSON bodies only: an empty object where the operation's body is optional.
     const body = method === 'GET' ? undefined : JSON.stringify(options.body ?? {});
     if (body !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
+    let res: { status: number; headers: IncomingHttpHeaders; text: string };
     try {
-      res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
+      res = await send(url, method, headers, body);
     } catch (error) {
-      // fetch says only "fetch failed": the cause names what went wrong.
-      const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
-      throw new Error(`cannot reach the sandbox at ${this.url} (${method} ${url.pathname}: ${describe(cause)}): is it running there? (startSandbox() starts one in this process)`);
+      throw new Error(`cannot reach the sandbox at ${this.url} (${method} ${url.pathname}: ${describe(error)}): is it running there? (startSandbox() starts one in this process)`);
     }
-    const text = await res.text();
+    const { text } = res;
     let parsed: unknown = text;
     try {
       parsed = text === '' ? null : JSON.parse(text);
     } catch {
       // Not JSON (a proxy's error page): kept as text for the error.
     }
-    if (!res.ok) throw new SandboxRequestError(method, url.pathname + url.search, res.status, parsed, res.headers.get('x-sandbox-hint'));
+    if (res.status < 200 || res.status > 299) throw new SandboxRequestError(method, url.pathname + url.search, res.status, parsed, headerValue(res.headers['x-sandbox-hint']));
     // The network boundary: the sandbox answered this operation's 2xx, whose shape openapi.yaml fixes.
     return parsed as Answer<Op>;
   }
+}
+
+const headerValue = (value: string | string[] | undefined): string | null => (Array.isArray(value) ? value.join(', ') : (value ?? null));
+
+/**
+ * One request with node:http (node:https for an https URL), not fetch: a process's first fetch
+ * loads and compiles Node's bundled undici, ~100-250 ms that were most of the kit's first
+ * account(), where the sandbox's own server has node:http loaded already.
+ */
+async function send(url: URL, method: string, headers: Record<string, string>, body: string | undefined): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  const request = url.protocol === 'https:' ? (await import('node:https')).request : httpRequest;
+  const sent = body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers: sent, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }

@@ -12,7 +12,7 @@
 import type { ConfigInput } from '../config.js';
 import type { components } from '../spec/openapi-types.js';
 import { bindAccount, type BoundAccount, type SandboxAccount } from './account.js';
-import { SandboxHttp } from './http.js';
+import { KitHttp } from './http.js';
 
 export type { SandboxAccount, Requests, RequestsQuery, RequestLogEntry } from './account.js';
 export type { Control, Transaction, Withdrawal, Clock, Balance, WebhookDelivery } from './control.js';
@@ -89,7 +89,7 @@ export async function connectSandbox(options: ConnectOptions): Promise<TestSandb
 }
 
 async function kit(url: string, adminToken: string | undefined, secretKey: string | undefined, stopSandbox: () => Promise<void>): Promise<TestSandbox> {
-  const admin = new SandboxHttp(url, adminToken === undefined ? undefined : `Bearer ${adminToken}`);
+  const admin = new KitHttp(url, adminToken === undefined ? undefined : `Bearer ${adminToken}`);
   const bound: BoundAccount[] = [];
   const bind = async (key: string): Promise<SandboxAccount> => {
     const b = await bindAccount(url, key);

@@ -1,8 +1,9 @@
 import type WebSocket from 'ws';
 import { onJsonMessage } from '../events/websockets.js';
 import { ListenError, finishThenClose } from '../listen/listener.js';
-import type { ListenerAnswer, ListenerOffer } from '../webhooks/listeners.js';
-import { basicAuthorization, KIT_HEADER } from './http.js';
+import type { AnswerMessage, OfferMessage } from '../webhooks/listener-protocol.js';
+import { basicAuthorization } from '../basic-auth.js';
+import { KIT_HEADER } from './http.js';
 
 /**
  * The kit's connection to `/_sandbox/listen` (docs/listening.md, "The listener protocol"). The
@@ -20,7 +21,7 @@ export interface ListenSocketOptions {
   secretKey: string;
   /** Shown in the delivery log as "via listener <name>". */
   name: string;
-  onOffer(offer: ListenerOffer): Promise<OfferAnswer>;
+  onOffer(offer: OfferMessage): Promise<OfferAnswer>;
 }
 
 export interface ListenSocket {
@@ -68,9 +69,9 @@ export async function openListenSocket(options: ListenSocketOptions): Promise<Li
         failures = 0;
         return onHello();
       }
-      // The sandbox's own message: its shape is ListenerOffer (src/webhooks/listeners.ts).
+      // The sandbox's own message: its shape is OfferMessage (src/webhooks/listener-protocol.ts).
       if (message.type === 'attempt') {
-        const answered = answer(ws, message as ListenerOffer);
+        const answered = answer(ws, message as OfferMessage);
         answering.add(answered);
         void answered.finally(() => answering.delete(answered));
       }
@@ -84,14 +85,14 @@ export async function openListenSocket(options: ListenSocketOptions): Promise<Li
     });
   };
 
-  const answer = async (ws: WebSocket, offer: ListenerOffer): Promise<void> => {
+  const answer = async (ws: WebSocket, offer: OfferMessage): Promise<void> => {
     let outcome: OfferAnswer;
     try {
       outcome = await options.onOffer(offer);
     } catch (error) {
       outcome = { error: error instanceof Error ? error.message : String(error), durationMs: 0 };
     }
-    const message: ListenerAnswer = { type: 'answer', id: offer.id, deliveryId: offer.deliveryId, attempt: offer.attempt, ...outcome };
+    const message: AnswerMessage = { type: 'answer', id: offer.id, deliveryId: offer.deliveryId, attempt: offer.attempt, ...outcome };
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
   };
 

@@ -2,7 +2,8 @@ import { parseRoute, targetOf, type Route } from '../listen/listener.js';
 import { signatureValid } from '../scenarios/signature.js';
 import type { components } from '../spec/openapi-types.js';
 import { describe, excerpt } from '../webhooks/dispatcher.js';
-import { EventFilter, type ListenerOffer } from '../webhooks/listeners.js';
+import { EventFilter } from '../webhooks/event-filter.js';
+import type { OfferMessage } from '../webhooks/listener-protocol.js';
 import type { OfferAnswer } from './listen-socket.js';
 
 type Schemas = components['schemas'];
@@ -87,7 +88,7 @@ export class WebhookInbox implements Webhooks {
   }
 
   /** The listener's handler of one offer: answer it (forwarding it when asked), then hand it to a waiter or keep it. */
-  readonly take = async (offer: ListenerOffer): Promise<OfferAnswer> => {
+  readonly take = async (offer: OfferMessage): Promise<OfferAnswer> => {
     const target = this.routes.length > 0 ? targetOf(this.routes, offer.event, offer.url) : undefined;
     const answer = target === undefined ? { status: 200, body: '', durationMs: 0 } : await forward(target, offer);
     const payload = parseBody(offer.body);
@@ -150,7 +151,7 @@ export class WebhookInbox implements Webhooks {
   }
 }
 
-async function forward(target: string, offer: ListenerOffer): Promise<OfferAnswer> {
+async function forward(target: string, offer: OfferMessage): Promise<OfferAnswer> {
   const started = performance.now();
   const durationMs = (): number => Math.round(performance.now() - started);
   try {

@@ -14,7 +14,7 @@ import { fillInstruction } from './instructions.js';
 import type { TransactionJobs } from './jobs.js';
 import type { TransactionListener } from './listeners.js';
 import { settlementOf } from './settlement.js';
-import { cardBrand, cardOutcome, passesLuhn } from './test-cards.js';
+import { cardBrand, cardOutcome, passesLuhn, type CardOutcome } from './test-cards.js';
 import { newPayerToken, type Currency, type Method, type PurchaseDetails, type TransactionRecord } from './transaction-record.js';
 
 /** The currency of a purchase that names none. */
@@ -108,7 +108,9 @@ export class Transactions {
     // Before anything is locked or changed: the usage row is the first lock a purchase takes, as a cash-out's.
     await this.options.usage.charge(unit, account.id, { what: 'transaction', records: 1, bytes: bytesOfInput(input) });
     // Every refusal comes before the first change: a 400 leaves nothing behind, not even a used id.
-    if (method === 'CREDIT_CARD' && cardOutcome(checkCard(input, now).number).status === 'APPROVED') {
+    // Checked and classified once: what admits a paid-at-creation charge is what the view shows.
+    const card = method === 'CREDIT_CARD' ? checkCard(input, now) : null;
+    if (card?.outcome.status === 'APPROVED') {
       for (const listener of this.options.listeners) await listener.admitPaidAtCreation?.(unit, account.id, { currency, amount: input.amount });
     }
 
@@ -140,7 +142,7 @@ export class Transactions {
     if (currency === 'COP') view = { ...base, currency, redirectUrl: null } as Transaction;
     else if (currency === 'MXN') view = { ...base, currency, clabe: chargeClabe(id) } as Transaction;
     else if (currency === 'ARS') view = { ...base, currency, cvu: null, paymentInstruction: {} } as Transaction;
-    else if (method === 'CREDIT_CARD') view = this.cardView(base, input, now);
+    else if (card !== null) view = this.cardView(base, input, card, now);
     else {
       view = {
         ...base,
@@ -255,9 +257,8 @@ export class Transactions {
     );
   }
 
-  private cardView(base: Record<string, unknown>, input: PurchaseRequest, now: number): Transaction {
-    const card = checkCard(input, now);
-    const outcome = cardOutcome(card.number);
+  private cardView(base: Record<string, unknown>, input: PurchaseRequest, card: CheckedCard, now: number): Transaction {
+    const { outcome } = card;
     const approved = outcome.status === 'APPROVED';
     return {
       ...base,
@@ -272,7 +273,10 @@ export class Transactions {
   }
 }
 
-function checkCard(input: PurchaseRequest, now: number): NonNullable<PurchaseRequest['card']> {
+/** A purchase's card as checked, its number without separators, and what that number does. */
+type CheckedCard = NonNullable<PurchaseRequest['card']> & { outcome: CardOutcome };
+
+function checkCard(input: PurchaseRequest, now: number): CheckedCard {
   if (!input.card) throw invalid('card is required for CREDIT_CARD');
   // Typed as printed on the card ("4111 1111 1111 1111"); the schema allowed single separators.
   const card = { ...input.card, number: input.card.number.replace(/[ -]/g, '') };
@@ -282,7 +286,7 @@ function checkCard(input: PurchaseRequest, now: number): NonNullable<PurchaseReq
     card.expirationYear < today.getUTCFullYear() ||
     (card.expirationYear === today.getUTCFullYear() && card.expirationMonth < today.getUTCMonth() + 1);
   if (expired) throw invalid('card is expired: expirationMonth/expirationYear is in the past');
-  return card;
+  return { ...card, outcome: cardOutcome(card.number) };
 }
 
 function detailsOf(input: PurchaseRequest, dueDate: string | null): PurchaseDetails {

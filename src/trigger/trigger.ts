@@ -7,7 +7,7 @@
  */
 import { DEFAULTS } from '../config.js';
 import { deepMerge, defaultPurchaseBody, type Body, type Currency } from '../scenarios/defaults.js';
-import { SandboxHttp } from '../scenarios/http.js';
+import { ScenarioHttp } from '../scenarios/http.js';
 import { cashOutBody as scenarioCashOut } from '../scenarios/steps/withdrawals.js';
 import { cashOutFee, DEFAULT_FEES } from '../transactions/fees.js';
 
@@ -207,14 +207,14 @@ export function defaultBodyFor(options: Pick<TriggerOptions, 'event' | 'currency
 /** Talks to the sandbox, keeping each call; an answer with no status (unreachable) ends the trigger. */
 class Session {
   readonly calls: TriggerCall[] = [];
-  private readonly http: SandboxHttp;
+  private readonly http: ScenarioHttp;
 
   constructor(
     readonly baseUrl: string,
     private readonly key: string,
     private readonly onCall: ((call: TriggerCall) => void) | undefined,
   ) {
-    this.http = new SandboxHttp(baseUrl);
+    this.http = new ScenarioHttp(baseUrl);
   }
 
   async call(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown; hint: string | undefined }> {

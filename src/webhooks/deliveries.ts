@@ -15,7 +15,9 @@ import type { WebhookDeliveryMode } from '../spec/types.js';
 import type { TransactionRecord } from '../transactions/transaction-record.js';
 import type { WithdrawalRecord } from '../withdrawals/withdrawals.js';
 import type { AttemptOutcome, WebhookSender } from './dispatcher.js';
-import { LISTENER_DISCONNECTED, NO_LISTENER, type EventFilter, type ListenerReport, type Listeners } from './listeners.js';
+import type { EventFilter } from './event-filter.js';
+import type { ListenerHub } from './listener-hub.js';
+import { LISTENER_DISCONNECTED, NO_LISTENER, type ListenerReport } from './listener-protocol.js';
 import { webhookBody, withdrawalWebhookBody, type WebhookBody, type WebhookEvent } from './payload.js';
 import { signedText, sortKeysDeep } from './signature.js';
 import { VERSION } from '../version.js';
@@ -134,7 +136,7 @@ export interface DeliveriesOptions {
   jobs: Jobs;
   dispatcher: WebhookSender;
   /** The listeners of accounts in `listeners` mode: their attempts are offered there instead of posted. */
-  listeners: Listeners;
+  listeners: ListenerHub;
   events: Events;
   /** Fault rules of the accounts (src/faults): automatic attempts consult them; replays go out as they are. */
   faults: Faults;

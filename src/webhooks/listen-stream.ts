@@ -1,7 +1,9 @@
 import { deliveryModeOf } from '../accounts/accounts.js';
 import { invalid } from '../errors.js';
 import { firstOf, heartbeat, holdSocket, onJsonMessage, OpenSockets, overBound, type HoldsMemory, type WebSocketStream } from '../events/websockets.js';
-import { EventFilter, listenerName, type ConnectedListener, type Listeners } from './listeners.js';
+import { EventFilter } from './event-filter.js';
+import type { ListenerHub, ListenerSession } from './listener-hub.js';
+import { listenerName } from './listener-protocol.js';
 
 /** The webhook listeners' WebSocket's path in openapi.yaml (`getListenStream`, `payments-sandbox listen`). */
 export const LISTEN_PATH = '/_sandbox/listen';
@@ -16,11 +18,11 @@ export const MAX_LISTENER_BUFFERED_BYTES = 1024 * 1024;
 
 /**
  * Each connection is one listener of the authenticated account: it is sent `hello`, then one
- * `attempt` message per offer, and answers them (src/webhooks/listeners.ts has the shapes).
+ * `attempt` message per offer, and answers them (src/webhooks/listener-protocol.ts has the shapes).
  * Protocol pings detect dead peers; a listener gone answers nothing more, and what it owed
  * fails at once, to be retried on the schedule.
  */
-export function listenStream(listeners: Listeners, options: { heartbeatMs?: number; budget?: HoldsMemory } = {}): WebSocketStream {
+export function listenStream(listeners: ListenerHub, options: { heartbeatMs?: number; budget?: HoldsMemory } = {}): WebSocketStream {
   const sockets = new OpenSockets();
   const beat = heartbeat(sockets, options.heartbeatMs ?? 15_000);
 
@@ -36,7 +38,7 @@ export function listenStream(listeners: Listeners, options: { heartbeatMs?: numb
       sockets.add(ws);
       beat.watch(ws);
       holdSocket(options.budget, ws, 'listeners');
-      let connected: ConnectedListener | undefined;
+      let connected: ListenerSession | undefined;
       let gone = false;
       const closed = (): void => {
         gone = true;

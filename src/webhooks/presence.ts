@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { Records } from '../records/records.js';
 import type { Repository, TableSpec } from '../store/ports.js';
-import type { ListenerPresence, PresentListener } from './listeners.js';
+import type { PresenceEntry, PresenceTable } from './listener-presence.js';
 
 /**
  * Which instance has which listeners connected, on a shared store: a record per connected
@@ -9,18 +9,21 @@ import type { ListenerPresence, PresentListener } from './listeners.js';
  * goes. An instance offering an attempt reads the account's records: with none, no listener is
  * connected anywhere and the attempt fails at once (to be retried), rather than waiting for
  * answers that cannot come. A record its instance stopped refreshing (the instance died) counts
- * for STALE_REFRESHES refreshes at most, then is removed by the next reader.
+ * for STALE_REFRESHES refreshes at most; the refresh of another instance with a listener of the
+ * account then removes it (`sweep`), so that reading, once per offer, stays a read.
  */
 
 interface PresenceRecord {
   /** The listener's id. */
   id: string;
   accountId: string;
-  /** The instance it is connected to (its Listeners' id). */
+  /** The instance it is connected to (its hub's id). */
   instance: string;
   name: string;
   /** Its event filter, as text (`*` for every event). */
   events: string;
+  /** When it connected (ISO 8601). */
+  connectedAt: string;
   /** When its instance last refreshed it (ms since the epoch, that instance's clock). */
   seenAt: number;
 }
@@ -29,10 +32,9 @@ export const LISTENER_PRESENCE: TableSpec<PresenceRecord> = { name: 'listenerPre
 
 const REFRESH_MS = 5_000;
 /** Three refreshes missed: the instance is gone (or its clock is that far off). */
-/** A record is stale after this many refreshes missed. */
 const STALE_REFRESHES = 3;
 
-export class StoredPresence implements ListenerPresence {
+export class StoredPresence implements PresenceTable {
   readonly refreshMs: number;
   private readonly staleMs: number;
   private readonly records: Records<PresenceRecord>;
@@ -43,16 +45,16 @@ export class StoredPresence implements ListenerPresence {
     this.records = new Records(options.repository, LISTENER_PRESENCE);
   }
 
-  async here(instance: string, listeners: readonly PresentListener[]): Promise<void> {
+  async here(instance: string, listeners: readonly PresenceEntry[]): Promise<void> {
     if (listeners.length === 0) return;
     const seenAt = this.options.clock.nowMs();
     await this.options.repository.units.run(async (unit) => {
       const table = this.records.in(unit);
-      for (const l of listeners) await table.put({ id: l.id, accountId: l.accountId, instance, name: l.name, events: l.events, seenAt });
+      for (const l of listeners) await table.put({ id: l.id, accountId: l.accountId, instance, name: l.name, events: l.events, connectedAt: l.connectedAt, seenAt });
     });
   }
 
-  async gone(listeners: readonly Pick<PresentListener, 'accountId' | 'id'>[]): Promise<void> {
+  async gone(listeners: readonly Pick<PresenceEntry, 'accountId' | 'id'>[]): Promise<void> {
     if (listeners.length === 0) return;
     await this.options.repository.units.run(async (unit) => {
       const table = this.records.in(unit);
@@ -60,17 +62,29 @@ export class StoredPresence implements ListenerPresence {
     });
   }
 
-  async elsewhere(accountId: string, instance: string): Promise<(PresentListener & { instance: string })[]> {
-    const since = this.options.clock.nowMs() - this.staleMs;
-    const fresh: (PresentListener & { instance: string })[] = [];
-    const stale: PresenceRecord[] = [];
+  async elsewhere(accountId: string, instance: string): Promise<(PresenceEntry & { instance: string })[]> {
+    const since = this.staleSince();
+    const fresh: (PresenceEntry & { instance: string })[] = [];
     for await (const r of this.records.table.scan(accountId)) {
-      if (r.instance === instance) continue;
-      if (r.seenAt >= since) fresh.push({ id: r.id, accountId: r.accountId, instance: r.instance, name: r.name, events: r.events });
-      else stale.push(r);
+      if (r.instance !== instance && r.seenAt >= since) fresh.push(entryOf(r));
     }
-    // A dead instance's records, gone for good: the next reader tries again if this fails.
-    if (stale.length > 0) await this.gone(stale).catch(() => undefined);
     return fresh;
   }
+
+  async sweep(accountIds: readonly string[]): Promise<void> {
+    const since = this.staleSince();
+    const stale: PresenceRecord[] = [];
+    for (const accountId of accountIds) {
+      for await (const r of this.records.table.scan(accountId)) if (r.seenAt < since) stale.push(r);
+    }
+    await this.gone(stale);
+  }
+
+  private staleSince(): number {
+    return this.options.clock.nowMs() - this.staleMs;
+  }
+}
+
+function entryOf(r: PresenceRecord): PresenceEntry & { instance: string } {
+  return { id: r.id, accountId: r.accountId, instance: r.instance, name: r.name, events: r.events, connectedAt: r.connectedAt };
 }

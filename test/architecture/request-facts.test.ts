@@ -28,7 +28,8 @@ const RULES: readonly Rule[] = [
     why: 'the content-type package, used by the one module of media types (the edge reads a request\'s with it)',
     allowed: ['http/media-type.ts'],
   },
-  { pattern: /\bparseMediaType\(/, why: "parsing a request's Content-Type: the edge does, once", allowed: [EDGE, 'http/media-type.ts'] },
+  // The proxy (src/proxy) is a server of its own, not a stage: its one module of checks reads what it forwards.
+  { pattern: /\bparseMediaType\(/, why: "parsing a request's Content-Type: the edge does, once", allowed: [EDGE, 'http/media-type.ts', 'proxy/check.ts'] },
   {
     pattern: /\bimport\s+(?!type\b)[^;]*\bfrom\s+['"](node:)?querystring['"]|\bfrom\s+['"]qs['"]/,
     why: 'a query parser: the edge parses the query once (node:querystring)',
@@ -57,7 +58,7 @@ const RULES: readonly Rule[] = [
     allowed: [EDGE],
     within: STAGES,
   },
-  { pattern: /\bnew Routes\(/, why: 'a second route table: the match stage writes the operation on the facts, response validation reads it', allowed: ['http/pipeline.ts'] },
+  { pattern: /\bnew Routes\(/, why: 'a second route table: the match stage writes the operation on the facts, response validation reads it', allowed: ['http/pipeline.ts', 'proxy/proxy.ts'] },
 ];
 
 const applies = (rule: Rule, path: string): boolean => !rule.allowed.includes(path) && (rule.within === undefined || rule.within.some((folder) => path.startsWith(folder)));

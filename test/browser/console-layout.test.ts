@@ -5,6 +5,7 @@ import { created, hybridBody, pixBody } from '../helpers/purchases.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { receiversClosedAfterEach, waitForDelivery } from '../helpers/webhooks.js';
 import { launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
+import { openAccount } from '../helpers/accounts.js';
 
 /**
  * The console's layout at phone and desktop width, measured in headless Chromium rather than
@@ -26,9 +27,8 @@ afterAll(async () => {
 
 /** An account of the test's own (its deliveries and redraws reach no other test), and its key. */
 async function ownAccount(name: string): Promise<{ own: Client; key: string }> {
-  const res = await sandbox.client.post<{ secretKey: string }>('/_sandbox/accounts', { name });
-  expect(res.status).toBe(201);
-  return { own: sandbox.clientFor(res.body.secretKey), key: res.body.secretKey };
+  const { account, client } = await openAccount(sandbox.client, { name });
+  return { own: client, key: account.secretKey };
 }
 
 async function signedIn(width: number, hash: string, key: string): Promise<Page> {

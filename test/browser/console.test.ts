@@ -6,6 +6,7 @@ import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.
 import { receiversClosedAfterEach } from '../helpers/webhooks.js';
 import { APT_INSTALL_TIMEOUT_MS } from '../helpers/apt.js';
 import { launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
+import { openAccount } from '../helpers/accounts.js';
 
 /**
  * The console driven as a person would, in headless Chromium against a real sandbox. One test
@@ -46,9 +47,7 @@ async function shownJson(locator: Locator): Promise<unknown> {
  * otherwise reach the tests after them through the shared default account.
  */
 async function ownAccount(name: string): Promise<Client> {
-  const created = await sandbox.client.post<{ secretKey: string }>('/_sandbox/accounts', { name });
-  expect(created.status).toBe(201);
-  return sandbox.clientFor(created.body.secretKey);
+  return (await openAccount(sandbox.client, { name })).client;
 }
 
 const overflow = (page: Page): Promise<number> => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);

@@ -6,6 +6,7 @@ import { created, pixBody } from '../helpers/purchases.js';
 import { startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { closedPortUrl, hmacHex, payOk, receiversClosedAfterEach, waitForDelivery } from '../helpers/webhooks.js';
 import { brokenWords, launchChromium, screenshot, WIDTHS, type TestBrowser } from './chromium.js';
+import { openAccount } from '../helpers/accounts.js';
 
 /**
  * The console in listeners mode (contract v4, Listening), in headless Chromium: the delivery-mode
@@ -31,9 +32,8 @@ afterEach(() => {
 
 /** An account of the test's own (its mode, listeners and deliveries reach no other test), and its key. */
 async function ownAccount(name: string): Promise<{ own: Client; key: string }> {
-  const res = await sandbox.client.post<{ secretKey: string }>('/_sandbox/accounts', { name });
-  expect(res.status).toBe(201);
-  return { own: sandbox.clientFor(res.body.secretKey), key: res.body.secretKey };
+  const { account, client } = await openAccount(sandbox.client, { name });
+  return { own: client, key: account.secretKey };
 }
 
 /** `payments-sandbox listen` in this process, as the CLI starts it, forwarding to each delivery's own URL (or to `forwardTo`). */

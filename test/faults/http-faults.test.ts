@@ -7,6 +7,7 @@ import { startServer } from '../../src/server.js';
 import { basic, startSandbox, type Client, type TestSandbox } from '../helpers/sandbox.js';
 import { pixBody, type Body } from '../helpers/purchases.js';
 import { listEvents } from '../helpers/webhooks.js';
+import { openAccount } from '../helpers/accounts.js';
 
 let sb: TestSandbox;
 
@@ -18,9 +19,7 @@ afterAll(async () => {
 });
 
 async function newAccount(s: TestSandbox = sb): Promise<Client> {
-  const res = await s.client.post<{ secretKey: string }>('/_sandbox/accounts', { name: 'faults test' });
-  expect(res.status).toBe(201);
-  return s.clientFor(res.body.secretKey);
+  return (await openAccount(s.client, { name: 'faults test' })).client;
 }
 
 async function setRules(client: Client, rules: unknown[]): Promise<void> {

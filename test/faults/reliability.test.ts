@@ -5,18 +5,18 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnSandbox, type SandboxProcess } from '../helpers/process.js';
 import { created, pixBody } from '../helpers/purchases.js';
 import { basic, Client } from '../helpers/sandbox.js';
-import { startReceiver, waitForDelivery, type Behaviour, type Receiver } from '../helpers/webhooks.js';
+import { receiversClosedAfterEach, waitForDelivery } from '../helpers/webhooks.js';
 
 /** The kill -9 and webhook-outage checks of test/process, again with fault rules firing (`--faults`). */
 let dir: string;
 const procs: SandboxProcess[] = [];
-const receivers: Receiver[] = [];
+// Before the afterEach below: after-hooks run last-registered first, so what posts to a receiver stops before it closes.
+const receiver = receiversClosedAfterEach();
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'sandbox-fault-reliability-'));
 });
 afterEach(async () => {
   for (const p of procs.splice(0)) p.child.kill('SIGKILL');
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -40,12 +40,6 @@ async function inBatches<T, R>(items: T[], check: (item: T) => Promise<R>): Prom
   const out: R[] = [];
   for (let i = 0; i < items.length; i += 16) out.push(...(await Promise.all(items.slice(i, i + 16).map(check))));
   return out;
-}
-
-async function receiver(behaviour: Behaviour): Promise<Receiver> {
-  const r = await startReceiver(behaviour);
-  receivers.push(r);
-  return r;
 }
 
 describe('kill -9 with fault rules active', () => {

@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import type { Account, AccountCreate, Offer, OfferCreate, Permission, Product, ProductCreate, ProductList } from '../../src/spec/types.js';
 import type { Client, Reply, TestSandbox } from './sandbox.js';
+import { openAccount } from './accounts.js';
 
 /** Error bodies of the two endpoint families (see openapi.yaml, ProductError / TransactionError). */
 export interface ProductErrorBody {
@@ -29,10 +30,7 @@ export async function createAccount(
   permissions?: Permission[],
   extra: Omit<AccountCreate, 'permissions'> = {},
 ): Promise<{ account: Account; client: Client }> {
-  const body: AccountCreate = { ...extra, ...(permissions && { permissions }) };
-  const res = await sb.clientFor(undefined).post<Account>('/_sandbox/accounts', body);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return { account: res.body, client: sb.clientFor(res.body.secretKey) };
+  return openAccount(sb.clientFor(undefined), { ...extra, ...(permissions && { permissions }) });
 }
 
 let counter = 0;

@@ -1,3 +1,4 @@
+import { basicAuthorization } from '../../src/basic-auth.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,7 +87,8 @@ export async function startSandbox(overrides: Partial<Config> = {}): Promise<Tes
   };
 }
 
-export const basic = (key: string): string => `Basic ${Buffer.from(`secret:${key}`).toString('base64')}`;
+/** The Authorization header of a secret key: src's one builder. */
+export const basic = basicAuthorization;
 
 export interface RequestOptions {
   body?: unknown;

@@ -6,6 +6,7 @@ import { expect } from 'vitest';
 import type { Account } from '../../src/spec/types.js';
 import { spawnSandbox, type SandboxProcess } from './process.js';
 import { Client } from './sandbox.js';
+import { openAccount } from './accounts.js';
 
 /**
  * Sandbox processes sharing one PostgreSQL database (contract v3, "Shared store"): each a real
@@ -86,9 +87,7 @@ export async function expectPostgresStore(instance: SharedInstance): Promise<voi
 
 /** A fresh account created through `instance`, with its key. */
 export async function newAccount(instance: SharedInstance, body: Record<string, unknown> = {}): Promise<Account> {
-  const res = await instance.anonymous.post<Account>('/_sandbox/accounts', { name: 'Shared store shop', ...body });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body;
+  return (await openAccount(instance.anonymous, { name: 'Shared store shop', ...body })).account;
 }
 
 /** One SQL query on the shared database (test-side inspection of jobs and leases). */

@@ -6,6 +6,7 @@ import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { createTestDatabase } from '../helpers/shared-postgres.js';
 import { dropTestDatabase } from '../helpers/test-store.js';
 import { payOk, waitForDelivery } from '../helpers/webhooks.js';
+import { openAccount } from '../helpers/accounts.js';
 
 /**
  * Listeners mode across two instances in this process on one PostgreSQL database (contract v4,
@@ -31,10 +32,9 @@ afterAll(async () => {
 });
 
 async function listeningAccount(): Promise<Account> {
-  const res = await a.clientFor(undefined).post<Account>('/_sandbox/accounts', { name: 'listening on two instances' });
-  expect(res.status).toBe(201);
-  expect((await a.clientFor(res.body.secretKey).put('/_sandbox/webhook-url', { delivery: 'listeners' })).status).toBe(200);
-  return res.body;
+  const { account, client } = await openAccount(a.clientFor(undefined), { name: 'listening on two instances' });
+  expect((await client.put('/_sandbox/webhook-url', { delivery: 'listeners' })).status).toBe(200);
+  return account;
 }
 
 /** A purchase paid on A: its first attempt is made by A. */

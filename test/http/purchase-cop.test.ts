@@ -133,7 +133,7 @@ describe('COP 400', () => {
     const res = await purchase(client, { currency: 'COP' });
     expectBadRequest(res, /^phone is required in COP$/);
     expect(res.headers.get('x-sandbox-hint')).toBe(
-      "7 problems, in the body's field order: name is required; email is required; phone is required in COP; amount is required; description is required; responsibleDocument is required; responsibleExternalId is required",
+      "7 problems, in the order openapi.yaml documents the body's fields: name is required; email is required; phone is required in COP; amount is required; description is required; responsibleDocument is required; responsibleExternalId is required",
     );
   });
 
@@ -141,7 +141,7 @@ describe('COP 400', () => {
     const res = await purchase(client, { ...without(copBody(), 'name', 'email'), phone: '3211234567', amount: 10 });
     expectBadRequest(res, /^Sale value below minimum$/);
     const hint = res.headers.get('x-sandbox-hint') ?? '';
-    expect(hint).toMatch(/^4 problems, in the body's field order: name is required; email is required; phone must include the country code in COP, e\.g\. \+573211234567; amount must be from 1000000 to 1000000000 centavos in COP/);
+    expect(hint).toMatch(/^4 problems, in the order openapi.yaml documents the body's fields: name is required; email is required; phone must include the country code in COP, e\.g\. \+573211234567; amount must be from 1000000 to 1000000000 centavos in COP/);
   });
 
   it('lists the problems only of a body up to 16 KiB (EVERY_PROBLEM_MAX_BYTES): collecting every error of a large body of junk costs one per item', async () => {

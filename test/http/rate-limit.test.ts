@@ -4,6 +4,7 @@ import { SHARED_DEFAULTS } from '../../src/ratelimit/setting.js';
 import { expectProductError, expectTransactionError } from '../helpers/catalog.js';
 import { pixBody, purchase } from '../helpers/purchases.js';
 import { Client, startSandbox, type Reply, type TestSandbox } from '../helpers/sandbox.js';
+import { openAccount } from '../helpers/accounts.js';
 
 /**
  * Rate limits per account (contract v5, "Shared under load"): 429 in the family's shape with
@@ -39,9 +40,7 @@ describe('rate limits on (configured)', () => {
   let other: Client;
   beforeAll(async () => {
     sandbox = await startSandbox({ rateLimit: tight, instructionDelayMs: 600_000 });
-    const created = await new Client(sandbox.url, undefined).post<Account & { secretKey: string }>('/_sandbox/accounts', { name: 'other' });
-    expect(created.status).toBe(201);
-    other = sandbox.clientFor(created.body.secretKey);
+    other = (await openAccount(new Client(sandbox.url, undefined), { name: 'other' })).client;
   });
   afterAll(() => sandbox?.stop());
 

@@ -10,6 +10,7 @@ import { startServer } from '../../src/server.js';
 import { pixBody } from '../helpers/purchases.js';
 import { basic, Client, startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import type { components } from '../../src/spec/openapi-types.js';
+import { openAccount } from '../helpers/accounts.js';
 
 type Entry = components['schemas']['RequestLogEntry'];
 type Page = components['schemas']['RequestLogList'];
@@ -23,9 +24,7 @@ afterAll(() => sb.stop());
 const admin = { authorization: 'Bearer admin-secret' };
 
 async function account(): Promise<Client> {
-  const res = await sb.clientFor(undefined).post<{ secretKey: string }>('/_sandbox/accounts', {}, { headers: admin });
-  expect(res.status).toBe(201);
-  return sb.clientFor(res.body.secretKey);
+  return (await openAccount(sb.clientFor(undefined), {}, { headers: admin })).client;
 }
 
 async function log(client: Client, query = ''): Promise<Page> {

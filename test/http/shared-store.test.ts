@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Account, Health, Product, Transaction } from '../../src/spec/types.js';
+import type { Health, Product, Transaction } from '../../src/spec/types.js';
 import { IMAGES, createProduct, imageForm, uploadImage } from '../helpers/catalog.js';
 import { pixBody } from '../helpers/purchases.js';
 import WebSocket from 'ws';
 import { basic, startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { createTestDatabase } from '../helpers/shared-postgres.js';
 import { dropTestDatabase } from '../helpers/test-store.js';
+import { openAccount } from '../helpers/accounts.js';
 
 /**
  * Two sandboxes in this process on one PostgreSQL database (--store postgres://…): what one
@@ -33,10 +34,8 @@ describe('two instances on one database', () => {
   });
 
   it('share accounts, products, image bytes and transactions', async () => {
-    const created = await a.client.post<Account & { secretKey: string }>('/_sandbox/accounts', { name: 'shared' });
-    expect(created.status).toBe(201);
-    const onA = a.clientFor(created.body.secretKey);
-    const onB = b.clientFor(created.body.secretKey);
+    const { account, client: onA } = await openAccount(a.client, { name: 'shared' });
+    const onB = b.clientFor(account.secretKey);
     const product = await createProduct(onA, { name: 'Made on A' });
     expect((await onB.get<Product>(`/v2/products/${product.id}`)).body.name).toBe('Made on A');
 
@@ -57,9 +56,8 @@ describe('two instances on one database', () => {
   });
 
   it('share the request log: a request answered by one is listed by the other', async () => {
-    const created = await b.client.post<Account & { secretKey: string }>('/_sandbox/accounts', { name: 'logged' });
-    const onA = a.clientFor(created.body.secretKey);
-    const onB = b.clientFor(created.body.secretKey);
+    const { account, client: onB } = await openAccount(b.client, { name: 'logged' });
+    const onA = a.clientFor(account.secretKey);
     const refused = await onA.post('/v2/products', { name: '' });
     expect(refused.status).toBe(400);
     const traceId = refused.headers.get('x-trace-id');
@@ -78,8 +76,7 @@ describe('two instances on one database', () => {
   });
 
   it("name the webhook listeners connected to either instance, as the console shows them", async () => {
-    const created = await a.client.post<Account & { secretKey: string }>('/_sandbox/accounts', { name: 'listened' });
-    const key = created.body.secretKey;
+    const key = (await openAccount(a.client, { name: 'listened' })).account.secretKey;
     const ws = new WebSocket(`${a.url.replace('http', 'ws')}/_sandbox/listen?name=on-a&events=cashin.*`, { headers: { authorization: basic(key) } });
     try {
       await new Promise<void>((resolve, reject) => {

@@ -12,7 +12,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Account } from '../../src/spec/types.js';
 import { spawnListen, type ListenProcess } from '../helpers/listen.js';
 import { PG_INSTALL_TIMEOUT_MS } from '../helpers/postgres.js';
 import { BIN, ROOT, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
@@ -20,24 +19,19 @@ import { created, pixBody } from '../helpers/purchases.js';
 import { Client } from '../helpers/sandbox.js';
 import { createTestDatabase } from '../helpers/shared-postgres.js';
 import { SharedSandboxes, newAccount, type SharedInstance } from '../helpers/shared-sandboxes.js';
-import { advance, deliveryOf, listDeliveries, startReceiver, waitUntil, type Delivery, type Receiver } from '../helpers/webhooks.js';
+import { advance, deliveryOf, listDeliveries, receiversClosedAfterEach, waitUntil, type Delivery, type Receiver } from '../helpers/webhooks.js';
+import { openAccount } from '../helpers/accounts.js';
 
 /** Longer than the whole retry schedule (8 attempts, 1 s, 2 s … 64 s plus timeouts: 2 min 14 s). */
 const AWAY_MS = 60 * 60 * 1000;
 const ARGS = ['--webhook-allow', 'example.com', '--instruction-delay', '600000'];
 
 const listeners: ListenProcess[] = [];
-const receivers: Receiver[] = [];
+// Before the afterEach below: after-hooks run last-registered first, so what posts to a receiver stops before it closes.
+const receiver = receiversClosedAfterEach();
 afterEach(async () => {
   for (const l of listeners.splice(0)) l.child.kill('SIGKILL');
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
 });
-
-async function receiver(): Promise<Receiver> {
-  const r = await startReceiver(200);
-  receivers.push(r);
-  return r;
-}
 
 /** A listener started, then killed: the account is in listeners mode, and nobody listens. */
 async function listenedThenGone(baseUrl: string, client: Client, key: string, target: string): Promise<void> {
@@ -159,9 +153,7 @@ for (const [store, open] of [['the embedded store', embedded], ['PostgreSQL', po
 
     it('every delivery arrives once, signed, in order, and listen says how many were waiting', { timeout: 120_000 }, async () => {
       const r = await receiver();
-      const res = await new Client(sb!.url(), undefined).post<Account>('/_sandbox/accounts', { name: 'Away for lunch' });
-      expect(res.status).toBe(201);
-      const { secretKey: key, webhookSecret: secret } = res.body;
+      const { secretKey: key, webhookSecret: secret } = (await openAccount(new Client(sb!.url(), undefined), { name: 'Away for lunch' })).account;
       let client = new Client(sb!.url(), key);
       await listenedThenGone(sb!.url(), client, key, r.url);
 

@@ -8,14 +8,15 @@ import { PG_INSTALL_TIMEOUT_MS } from '../helpers/postgres.js';
 import { created, pixBody } from '../helpers/purchases.js';
 import { createTestDatabase } from '../helpers/shared-postgres.js';
 import { SharedSandboxes, newAccount, type SharedInstance } from '../helpers/shared-sandboxes.js';
-import { listDeliveries, startReceiver, waitForDelivery, waitUntil, type Behaviour, type Receiver } from '../helpers/webhooks.js';
+import { listDeliveries, receiversClosedAfterEach, waitForDelivery, waitUntil } from '../helpers/webhooks.js';
 import { cashedOut, cashOutBody, fund } from '../helpers/withdrawals.js';
 
 let pair: SharedSandboxes;
 let a: SharedInstance;
 let b: SharedInstance;
 const listeners: ListenProcess[] = [];
-const receivers: Receiver[] = [];
+// Before the afterEach below: after-hooks run last-registered first, so what posts to a receiver stops before it closes.
+const receiver = receiversClosedAfterEach();
 
 beforeAll(async () => {
   pair = new SharedSandboxes(await createTestDatabase('listen_shared'));
@@ -25,17 +26,10 @@ beforeAll(async () => {
 }, PG_INSTALL_TIMEOUT_MS);
 afterEach(async () => {
   for (const l of listeners.splice(0)) l.child.kill('SIGKILL');
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
 });
 afterAll(async () => {
   await pair?.stopAll();
 });
-
-async function receiver(behaviour: Behaviour): Promise<Receiver> {
-  const r = await startReceiver(behaviour);
-  receivers.push(r);
-  return r;
-}
 
 describe('listen on the shared store', () => {
   it('a purchase paid on A reaches the listener connected to B once, signed; a 500 is retried and replay reaches it too', async () => {

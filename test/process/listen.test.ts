@@ -4,17 +4,18 @@
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Account } from '../../src/spec/types.js';
 import { spawnListen, type ListenProcess } from '../helpers/listen.js';
 import { BIN, spawnSandbox, type SandboxProcess } from '../helpers/process.js';
 import { created, pixBody } from '../helpers/purchases.js';
 import { Client } from '../helpers/sandbox.js';
-import { listDeliveries, startReceiver, waitForDelivery, waitUntil, type Behaviour, type Receiver } from '../helpers/webhooks.js';
+import { listDeliveries, receiversClosedAfterEach, waitForDelivery, waitUntil } from '../helpers/webhooks.js';
 import { cashedOut, cashOutBody, fund } from '../helpers/withdrawals.js';
+import { openAccount } from '../helpers/accounts.js';
 
 let sb: SandboxProcess;
 const listeners: ListenProcess[] = [];
-const receivers: Receiver[] = [];
+// Before the afterEach below: after-hooks run last-registered first, so what posts to a receiver stops before it closes.
+const receiver = receiversClosedAfterEach();
 
 beforeAll(async () => {
   sb = await spawnSandbox(['--in-memory', '--webhook-allow', 'example.com', '--instruction-delay', '600000', '--withdrawal-delay', '100']);
@@ -24,20 +25,12 @@ afterAll(() => {
 });
 afterEach(async () => {
   for (const l of listeners.splice(0)) l.child.kill('SIGKILL');
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
 });
-
-async function receiver(behaviour: Behaviour = 200): Promise<Receiver> {
-  const r = await startReceiver(behaviour);
-  receivers.push(r);
-  return r;
-}
 
 /** An account of its own, so tests do not see one another's deliveries. */
 async function account(): Promise<{ key: string; client: Client; secret: string }> {
-  const res = await new Client(sb.url, undefined).post<Account>('/_sandbox/accounts', { name: 'Listening shop' });
-  expect(res.status).toBe(201);
-  return { key: res.body.secretKey, client: new Client(sb.url, res.body.secretKey), secret: res.body.webhookSecret };
+  const { account, client } = await openAccount(new Client(sb.url, undefined), { name: 'Listening shop' });
+  return { key: account.secretKey, client, secret: account.webhookSecret };
 }
 
 /** Runs `payments-sandbox listen` against the sandbox under test. */

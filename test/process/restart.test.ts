@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Account, Offer, Product } from '../../src/spec/types.js';
+import type { Offer, Product } from '../../src/spec/types.js';
 import { Client } from '../helpers/sandbox.js';
 import { spawnSandbox, type SandboxProcess } from '../helpers/process.js';
+import { openAccount } from '../helpers/accounts.js';
 
 const PNG_1X1 = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
@@ -29,8 +30,7 @@ describe('restart on the same data file', () => {
     dir = mkdtempSync(join(tmpdir(), 'sandbox-restart-'));
     const first = await start();
     const admin = new Client(first.url, undefined);
-    const account = (await admin.post<Account>('/_sandbox/accounts', { name: 'Restarted shop' })).body;
-    const client = new Client(first.url, account.secretKey);
+    const { account, client } = await openAccount(admin, { name: 'Restarted shop' });
     const kept = (await client.post<Product>('/v2/products', { name: 'Kept', externalId: 'SKU-1', metadata: { k: 1 } })).body;
     const patched = (await client.patch<Product>(`/v2/products/${kept.id}`, { name: 'Kept v2', active: false })).body;
     const archived = (await client.post<Product>('/v2/products', { name: 'Archived' })).body;

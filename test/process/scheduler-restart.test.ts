@@ -10,6 +10,7 @@ import { spawnSandbox, type SandboxProcess } from '../helpers/process.js';
 import { arsBody, copBody, created, fee, hybridBody, isFilledTx, lookup, pixBody, pollUntil } from '../helpers/purchases.js';
 import { Client } from '../helpers/sandbox.js';
 import { advance, clockNow } from '../helpers/webhooks.js';
+import { openAccount } from '../helpers/accounts.js';
 
 let dir: string;
 const procs: SandboxProcess[] = [];
@@ -33,9 +34,7 @@ async function stop(sb: SandboxProcess): Promise<void> {
 }
 
 async function accountOn(sb: SandboxProcess): Promise<{ account: Account; client: Client }> {
-  const res = await new Client(sb.url, undefined).post<Account>('/_sandbox/accounts', { name: 'Restarted shop' });
-  expect(res.status).toBe(201);
-  return { account: res.body, client: new Client(sb.url, res.body.secretKey) };
+  return openAccount(new Client(sb.url, undefined), { name: 'Restarted shop' });
 }
 
 describe('instruction fill across a restart', () => {

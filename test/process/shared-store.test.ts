@@ -7,7 +7,7 @@ import { control, created, hybridBody, lookup, pixBody } from '../helpers/purcha
 import { basic } from '../helpers/sandbox.js';
 import { createTestDatabase } from '../helpers/shared-postgres.js';
 import { SharedSandboxes, eventually, expectPostgresStore, newAccount, sleep, type SharedInstance } from '../helpers/shared-sandboxes.js';
-import { listDeliveries, startReceiver, type CashinPaid, type Receiver, type SandboxEvent } from '../helpers/webhooks.js';
+import { listDeliveries, receiversClosedAfterEach, type CashinPaid, type SandboxEvent } from '../helpers/webhooks.js';
 
 /**
  * Two sandbox processes on one PostgreSQL database (contract v3, "Shared store"): whatever one
@@ -18,7 +18,8 @@ import { listDeliveries, startReceiver, type CashinPaid, type Receiver, type San
 let pair: SharedSandboxes;
 let a: SharedInstance;
 let b: SharedInstance;
-const receivers: Receiver[] = [];
+// Before the afterEach below: after-hooks run last-registered first, so what posts to a receiver stops before it closes.
+const receiver = receiversClosedAfterEach();
 const sockets: WebSocket[] = [];
 
 beforeAll(async () => {
@@ -29,17 +30,10 @@ beforeAll(async () => {
 }, PG_INSTALL_TIMEOUT_MS);
 afterEach(async () => {
   for (const ws of sockets.splice(0)) ws.terminate();
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
 });
 afterAll(async () => {
   await pair?.stopAll();
 });
-
-async function receiver(): Promise<Receiver> {
-  const r = await startReceiver(200);
-  receivers.push(r);
-  return r;
-}
 
 describe('two instances, one PostgreSQL store', () => {
   it('both report the PostgreSQL store in their health', async () => {

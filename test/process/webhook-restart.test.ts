@@ -2,21 +2,21 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Account } from '../../src/spec/types.js';
 import { spawnSandbox, type SandboxProcess } from '../helpers/process.js';
 import { created, pixBody } from '../helpers/purchases.js';
 import { Client } from '../helpers/sandbox.js';
-import { startReceiver, waitForDelivery, type Behaviour, type CashinPaid, type Receiver } from '../helpers/webhooks.js';
+import { receiversClosedAfterEach, waitForDelivery, type CashinPaid } from '../helpers/webhooks.js';
+import { openAccount } from '../helpers/accounts.js';
 
 let dir: string;
 const procs: SandboxProcess[] = [];
-const receivers: Receiver[] = [];
+// Before the afterEach below: after-hooks run last-registered first, so what posts to a receiver stops before it closes.
+const receiver = receiversClosedAfterEach();
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'sandbox-webhook-restart-'));
 });
 afterEach(async () => {
   for (const p of procs.splice(0)) p.child.kill('SIGKILL');
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -26,20 +26,12 @@ async function start(extra: string[] = []): Promise<SandboxProcess> {
   return sb;
 }
 
-async function receiver(behaviour: Behaviour): Promise<Receiver> {
-  const r = await startReceiver(behaviour);
-  receivers.push(r);
-  return r;
-}
-
 /** A fresh account on `sb` and a PIX purchase to `url`, paid. */
 async function paidTo(sb: SandboxProcess, url: string): Promise<{ key: string; txId: string }> {
-  const account = await new Client(sb.url, undefined).post<Account>('/_sandbox/accounts', { name: 'Restarting shop' });
-  expect(account.status).toBe(201);
-  const client = new Client(sb.url, account.body.secretKey);
+  const { account, client } = await openAccount(new Client(sb.url, undefined), { name: 'Restarting shop' });
   const tx = await created(client, pixBody({ postbackUrl: url }));
   expect((await client.post(`/_sandbox/transactions/${tx.id}/pay`)).status).toBe(200);
-  return { key: account.body.secretKey, txId: tx.id };
+  return { key: account.secretKey, txId: tx.id };
 }
 
 describe('pending webhook retries survive a restart', () => {

@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Account } from '../../src/spec/types.js';
 import { spawnSandbox, type SandboxProcess } from '../helpers/process.js';
 import { Client } from '../helpers/sandbox.js';
 import { advance, balanceOf, cashedOut, cashOutBody, collect, fund, MAGIC } from '../helpers/withdrawals.js';
+import { openAccount } from '../helpers/accounts.js';
 
 let dir: string;
 const procs: SandboxProcess[] = [];
@@ -31,9 +31,8 @@ async function start(): Promise<SandboxProcess> {
 describe('withdrawals across a restart', () => {
   it('after a clean stop the pending steps still run on the clock, and the hold is still held', async () => {
     const first = await start();
-    const created = await new Client(first.url, undefined).post<Account>('/_sandbox/accounts', { name: 'Restarted payouts' });
-    const key = created.body.secretKey;
-    const client = new Client(first.url, key);
+    const { account, client } = await openAccount(new Client(first.url, undefined), { name: 'Restarted payouts' });
+    const key = account.secretKey;
     await fund(client, 50_000);
     const paid = await cashedOut(client, cashOutBody({ amount: 10_000, externalId: 'survives' }));
     const rejected = await cashedOut(client, { amount: 5_000, pixType: 'CNPJ', pixKey: MAGIC.reject.CNPJ });
@@ -54,9 +53,8 @@ describe('withdrawals across a restart', () => {
 
   it('a crash (SIGKILL) right after the 201 keeps the withdrawal and its hold: durable before the answer', async () => {
     const first = await start();
-    const created = await new Client(first.url, undefined).post<Account>('/_sandbox/accounts', { name: 'Crashed payouts' });
-    const key = created.body.secretKey;
-    const client = new Client(first.url, key);
+    const { account, client } = await openAccount(new Client(first.url, undefined), { name: 'Crashed payouts' });
+    const key = account.secretKey;
     await fund(client, 20_000);
     const w = await cashedOut(client, cashOutBody({ amount: 3_000 }));
     first.child.kill('SIGKILL');

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Account } from '../../src/spec/types.js';
 import { arsBody, cardBody, created } from '../helpers/purchases.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { openAccount } from '../helpers/accounts.js';
 
 const sandboxes: TestSandbox[] = [];
 afterEach(async () => {
@@ -14,8 +14,7 @@ describe('retention (SANDBOX_RETENTION_DAYS)', () => {
   it("deletes an account's settled transactions and their events once older than N days on its clock, keeps newer ones", async () => {
     const sb = await startSandbox({ retentionDays: 3, retentionIntervalMs: 20 });
     sandboxes.push(sb);
-    const account = (await sb.clientFor(undefined).post<Account>('/_sandbox/accounts', { name: 'Retained' })).body;
-    const client = sb.clientFor(account.secretKey);
+    const { client } = await openAccount(sb.clientFor(undefined), { name: 'Retained' });
     const other = sb.client;
 
     const old = await created(client, cardBody());

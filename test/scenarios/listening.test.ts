@@ -11,6 +11,7 @@ import { runScenario, runScenarios, type RunOptions } from '../../src/scenarios/
 import type { RunEvent, ScenarioResult } from '../../src/scenarios/types.js';
 import { startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { SCENARIOS_DIR } from './helpers.js';
+import { openAccount } from '../helpers/accounts.js';
 
 let locked: TestSandbox;
 beforeAll(async () => {
@@ -32,9 +33,7 @@ const VIA_RUNNER = `
 `;
 
 async function newAccount(): Promise<Account> {
-  const res = await locked.clientFor(undefined).post<Account>('/_sandbox/accounts', { name: 'given by key' });
-  expect(res.status).toBe(201);
-  return res.body;
+  return (await openAccount(locked.clientFor(undefined), { name: 'given by key' })).account;
 }
 
 describe('a sandbox that refuses the receiver', () => {

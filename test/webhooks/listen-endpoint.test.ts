@@ -8,6 +8,7 @@ import { expectTransactionError } from '../helpers/catalog.js';
 import { created, pixBody } from '../helpers/purchases.js';
 import { basic, startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { payOk, waitForDelivery } from '../helpers/webhooks.js';
+import { openAccount } from '../helpers/accounts.js';
 
 let sb: TestSandbox;
 beforeAll(async () => {
@@ -104,8 +105,8 @@ describe('listeners delivery mode', () => {
       { name: 'laptop', events: '*' },
     ]);
     // Another account sees none of them.
-    const other = await sb.client.post<{ secretKey: string }>('/_sandbox/accounts', { name: 'listeners-census-other' });
-    expect((await sb.clientFor(other.body.secretKey).get<Listening>('/_sandbox/listeners')).body.listeners).toEqual([]);
+    const other = await openAccount(sb.client, { name: 'listeners-census-other' });
+    expect((await other.client.get<Listening>('/_sandbox/listeners')).body.listeners).toEqual([]);
     first.ws.close();
     await expect.poll(async () => (await read()).listeners.map((l) => l.name)).toEqual(['ci-7']);
   });

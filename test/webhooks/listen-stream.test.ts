@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
 import type { MemoryHolder } from '../../src/sandbox/memory-budget.js';
-import type { ListenerOutcome } from '../../src/webhooks/listeners.js';
+import type { OfferOutcome } from '../../src/webhooks/listener-protocol.js';
 import { LISTEN_PATH, listenStream, MAX_LISTENER_BUFFERED_BYTES } from '../../src/webhooks/listen-stream.js';
 import type { WebSocketStream } from '../../src/events/websockets.js';
 import { domainKit, type DomainKit } from '../helpers/domain.js';
@@ -90,7 +90,7 @@ describe('a listener that does not read', () => {
     await until(() => budget.holders.length === 1 && kit.listeners.count(account.id) === 1, 'the listener to connect');
     const [holder] = budget.holders;
     expect(holder?.kind).toBe('listeners');
-    const outcomes: Promise<ListenerOutcome>[] = [];
+    const outcomes: Promise<OfferOutcome>[] = [];
     let most = 0;
     // 200 × 64 KiB = 12.5 MiB would be buffered without the bound; offers stop once the listener is gone.
     while (budget.released.length === 0 && outcomes.length < 200) {

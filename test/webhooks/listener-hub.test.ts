@@ -1,11 +1,15 @@
-// The listeners hub on its own (src/webhooks/listeners.ts): offers, answers, timeouts, bounds.
+// The listeners hub on its own (src/webhooks/listener-hub.ts): offers, answers, timeouts, bounds.
 import { describe, expect, it, vi } from 'vitest';
-import { EventFilter, Listeners, NO_LISTENER, parseAnswer, type ConnectedListener, type ListenerOffer, type ListenerPresence, type PresentListener } from '../../src/webhooks/listeners.js';
+import { FakeClock } from '../../src/clock.js';
+import { EventFilter } from '../../src/webhooks/event-filter.js';
+import { ListenerHub, type ListenerHubOptions, type ListenerSession } from '../../src/webhooks/listener-hub.js';
+import type { PresenceEntry, PresenceTable } from '../../src/webhooks/listener-presence.js';
+import { NO_LISTENER, parseAnswer, type OfferMessage } from '../../src/webhooks/listener-protocol.js';
 
 /** A listener that answers each offer with `status(offer)` (or nothing: `undefined`) and keeps what it got. */
-async function fakeListener(hub: Listeners, accountId: string, name: string, status: (offer: ListenerOffer) => number | undefined, events?: string) {
-  const got: ListenerOffer[] = [];
-  let connected: ConnectedListener | undefined;
+async function fakeListener(hub: ListenerHub, accountId: string, name: string, status: (offer: OfferMessage) => number | undefined, events?: string) {
+  const got: OfferMessage[] = [];
+  let connected: ListenerSession | undefined;
   connected = await hub.connect(accountId, {
     name,
     send: (offer) => {
@@ -18,11 +22,13 @@ async function fakeListener(hub: Listeners, accountId: string, name: string, sta
   return { got, connected };
 }
 
-describe('Listeners (the hub)', () => {
+const clock = new FakeClock();
+
+describe('ListenerHub', () => {
   const request = { deliveryId: 'whd_1', attempt: 1, event: 'cashin.paid' as const, url: null, headers: {}, body: '{}', replay: false };
 
   it('a listener that never answers times out, and one that disconnects fails its offers at once', async () => {
-    const hub = new Listeners({ timeoutMs: 50 });
+    const hub = new ListenerHub({ timeoutMs: 50, clock });
     const silent = await fakeListener(hub, 'acc_1', 'silent', () => undefined);
     const outcome = await hub.offer('acc_1', request);
     expect(outcome).toMatchObject({ ok: false, error: 'no answer within 50 ms', listeners: [{ name: 'silent' }] });
@@ -33,7 +39,7 @@ describe('Listeners (the hub)', () => {
   });
 
   it('keeps a bounded number of unanswered offers per listener', async () => {
-    const hub = new Listeners({ timeoutMs: 60_000, maxPendingPerListener: 2 });
+    const hub = new ListenerHub({ timeoutMs: 60_000, clock, maxPendingPerListener: 2 });
     const silent = await fakeListener(hub, 'acc_1', 'silent', () => undefined);
     void hub.offer('acc_1', request);
     void hub.offer('acc_1', request);
@@ -42,7 +48,7 @@ describe('Listeners (the hub)', () => {
   });
 
   it('an answer for another listener\'s offer, or a repeated one, changes nothing', async () => {
-    const hub = new Listeners({ timeoutMs: 50 });
+    const hub = new ListenerHub({ timeoutMs: 50, clock });
     const a = await fakeListener(hub, 'acc_1', 'a', () => undefined);
     const b = await fakeListener(hub, 'acc_1', 'b', () => undefined);
     const pending = hub.offer('acc_1', request);
@@ -61,7 +67,7 @@ describe('Listeners (the hub)', () => {
   });
 
   it('names the connected listeners of an account, with their event filters, until they disconnect', async () => {
-    const hub = new Listeners({ timeoutMs: 50 });
+    const hub = new ListenerHub({ timeoutMs: 50, clock });
     expect(await hub.census('acc_1')).toEqual([]);
     const all = await fakeListener(hub, 'acc_1', 'laptop', () => 200);
     const cashins = await hub.connect('acc_1', { name: 'ci-7', send: () => true }, EventFilter.parse('cashin.*'));
@@ -74,6 +80,28 @@ describe('Listeners (the hub)', () => {
     expect(await hub.census('acc_1')).toEqual([]);
   });
 
+  it('takes an answer that comes back while the offer is being sent', async () => {
+    const hub = new ListenerHub({ timeoutMs: 60_000, clock });
+    let session: ListenerSession | undefined;
+    session = await hub.connect('acc_1', {
+      name: 'eager',
+      send: (offer) => (session?.answer({ type: 'answer', id: offer.id, deliveryId: offer.deliveryId, attempt: offer.attempt, status: 200, durationMs: 1 }), true),
+    });
+    expect(await hub.offer('acc_1', request)).toMatchObject({ ok: true, via: 'listener eager' });
+    session.close();
+  });
+
+  it('dates a connection by the injected clock', async () => {
+    const dated = new FakeClock(Date.UTC(2031, 5, 1, 12));
+    const hub = new ListenerHub({ timeoutMs: 50, clock: dated });
+    const first = await hub.connect('acc_1', { name: 'first', send: () => true });
+    dated.advance(1_000);
+    const second = await hub.connect('acc_1', { name: 'second', send: () => true });
+    expect((await hub.census('acc_1')).map((l) => [l.name, l.connectedAt])).toEqual([['first', '2031-06-01T12:00:00.000Z'], ['second', '2031-06-01T12:00:01.000Z']]);
+    first.close();
+    second.close();
+  });
+
   it('takes only well-formed answers, and caps what it keeps of them', () => {
     expect(parseAnswer({ type: 'answer', id: 'x', deliveryId: 'd', attempt: 1, status: 200, durationMs: 2, body: 'b'.repeat(5000) })?.body).toHaveLength(1024);
     expect(parseAnswer({ type: 'answer', id: 'x', deliveryId: 'd', attempt: 1 })).toBeUndefined();
@@ -84,7 +112,7 @@ describe('Listeners (the hub)', () => {
 });
 
 /** Two instances' hubs on one bus: what `unit.publish` does on the shared store, delivered asynchronously. */
-function pairOnOneBus(timeoutMs: number, shared: { censusMs?: number; presence?: ListenerPresence } = {}): [Listeners, Listeners] {
+function pairOnOneBus(timeoutMs: number, shared: { presence?: PresenceTable } = {}): [ListenerHub, ListenerHub] {
   const subscribers = new Map<string, Set<(message: unknown) => void>>();
   const relay = {
     publish: async (accountId: string, message: unknown) => {
@@ -98,8 +126,8 @@ function pairOnOneBus(timeoutMs: number, shared: { censusMs?: number; presence?:
       return () => set.delete(handler);
     },
   };
-  const options = { timeoutMs, relay, ...(shared.censusMs !== undefined && { censusMs: shared.censusMs }), ...(shared.presence && { presence: shared.presence }) };
-  return [new Listeners(options), new Listeners(options)];
+  const options: ListenerHubOptions = { timeoutMs, clock, relay, ...(shared.presence && { presence: shared.presence }) };
+  return [new ListenerHub(options), new ListenerHub(options)];
 }
 
 describe('Listeners over a shared bus', () => {
@@ -116,8 +144,8 @@ describe('Listeners over a shared bus', () => {
     expect(remote.got[0]!.timeoutMs).toBeLessThan(2_000);
   });
 
-  it("a census names the other instance's listeners too; an instance without one of the account says nothing", async () => {
-    const [a, b] = pairOnOneBus(2_000, { censusMs: 1_000 });
+  it("a census names the other instance's listeners too, from the presence table", async () => {
+    const [a, b] = pairOnOneBus(2_000, { presence: memoryPresence() });
     expect(await a.census('acc_1')).toEqual([]);
     const remote = await fakeListener(b, 'acc_1', 'on-b', () => 200);
     await fakeListener(a, 'acc_1', 'on-a', () => 200);
@@ -137,8 +165,8 @@ describe('Listeners over a shared bus', () => {
 });
 
 /** The presence records of a shared store, in memory: what src/webhooks/presence.ts keeps in a table. */
-function memoryPresence(): ListenerPresence & { records: Map<string, PresentListener & { instance: string }> } {
-  const records = new Map<string, PresentListener & { instance: string }>();
+function memoryPresence(): PresenceTable & { records: Map<string, PresenceEntry & { instance: string }> } {
+  const records = new Map<string, PresenceEntry & { instance: string }>();
   return {
     records,
     refreshMs: 60_000,
@@ -149,6 +177,8 @@ function memoryPresence(): ListenerPresence & { records: Map<string, PresentList
       for (const l of listeners) records.delete(l.id);
     },
     elsewhere: async (accountId, instance) => [...records.values()].filter((r) => r.accountId === accountId && r.instance !== instance),
+    // Nothing here ages: every record is as fresh as its instance keeps it.
+    sweep: async () => undefined,
   };
 }
 
@@ -208,7 +238,7 @@ describe('Listeners over a shared bus, with presence records', () => {
     const presence = memoryPresence();
     let record!: () => void;
     const recorded = new Promise<void>((resolve) => (record = resolve));
-    const slow: ListenerPresence = { ...presence, here: async (instance, listeners) => (await recorded, presence.here(instance, listeners)) };
+    const slow: PresenceTable = { ...presence, here: async (instance, listeners) => (await recorded, presence.here(instance, listeners)) };
     const [a] = pairOnOneBus(TIMEOUT, { presence: slow });
     const seen: string[] = [];
     a.onConnected(() => void a.offer('acc_1', request));

@@ -7,7 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
 import type { PurchaseRequest } from '../../src/spec/types.js';
 import { WAIT_PROBE_MS, type DeliveryView } from '../../src/webhooks/deliveries.js';
-import { EventFilter, type ConnectedListener, type ListenerOffer, type Listeners } from '../../src/webhooks/listeners.js';
+import { EventFilter } from '../../src/webhooks/event-filter.js';
+import type { ListenerHub, ListenerSession } from '../../src/webhooks/listener-hub.js';
+import type { OfferMessage } from '../../src/webhooks/listener-protocol.js';
 import { domainKit, pixPurchase, type DomainKit } from '../helpers/domain.js';
 
 let kit: DomainKit;
@@ -22,10 +24,10 @@ const pix = (n: number): PurchaseRequest => pixPurchase({ postbackUrl: 'http://l
  * A listener that answers each offer with `status(offer)` (undefined: never), and keeps what it
  * got and what its hello said.
  */
-async function fakeListener(hub: Listeners, accountId: string, name: string, status: (offer: ListenerOffer) => number | undefined, events?: string) {
-  const got: ListenerOffer[] = [];
+async function fakeListener(hub: ListenerHub, accountId: string, name: string, status: (offer: OfferMessage) => number | undefined, events?: string) {
+  const got: OfferMessage[] = [];
   const hellos: number[] = [];
-  let connected: ConnectedListener | undefined;
+  let connected: ListenerSession | undefined;
   connected = await hub.connect(
     accountId,
     {
@@ -94,7 +96,7 @@ describe('a listener that goes away misses nothing', () => {
     kit = await domainKit();
     const account = await listenersAccount();
     await payMany(account, 3);
-    const pending: ListenerOffer[] = [];
+    const pending: OfferMessage[] = [];
     const { got, connected } = await fakeListener(kit.listeners, account.id, 'slow', (offer) => void pending.push(offer));
     await expect.poll(() => got.length, { timeout: 2_000 }).toBe(1);
     // Unanswered: nothing more is offered meanwhile.

@@ -1,11 +1,13 @@
 // Listeners mode on its own (contract v4, Listening): the Deliveries service offers each attempt to
-// the account's listeners (src/webhooks/listeners.ts) instead of the sender; in-memory repository,
+// the account's listeners (src/webhooks/listener-hub.ts) instead of the sender; in-memory repository,
 // fake clock, fake listeners that answer what the test says.
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
 import type { PurchaseRequest } from '../../src/spec/types.js';
-import { EventFilter, type Listeners, type ConnectedListener, type ListenerOffer } from '../../src/webhooks/listeners.js';
+import { EventFilter } from '../../src/webhooks/event-filter.js';
+import type { ListenerHub, ListenerSession } from '../../src/webhooks/listener-hub.js';
+import type { OfferMessage } from '../../src/webhooks/listener-protocol.js';
 import { domainKit, pixPurchase, type DomainKit } from '../helpers/domain.js';
 
 let kit: DomainKit;
@@ -14,9 +16,9 @@ afterEach(() => kit.close());
 const pix = (): PurchaseRequest => pixPurchase({ postbackUrl: 'http://localhost:3000/hooks' });
 
 /** A listener that answers each offer with `status(offer)` (or nothing: `undefined`) and keeps what it got. */
-async function fakeListener(hub: Listeners, accountId: string, name: string, status: (offer: ListenerOffer) => number | undefined, events?: string) {
-  const got: ListenerOffer[] = [];
-  let connected: ConnectedListener | undefined;
+async function fakeListener(hub: ListenerHub, accountId: string, name: string, status: (offer: OfferMessage) => number | undefined, events?: string) {
+  const got: OfferMessage[] = [];
+  let connected: ListenerSession | undefined;
   connected = await hub.connect(
     accountId,
     {

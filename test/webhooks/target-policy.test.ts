@@ -112,6 +112,21 @@ describe('where a URL is given', () => {
     }
   });
 
+  it('a target policy refusal carries x-sandbox-code webhook-target-refused, which clients match on; a malformed URL does not', async () => {
+    const url = FORBIDDEN[0];
+    for (const res of [
+      await sb.client.put('/_sandbox/webhook-url', { url }),
+      await sb.clientFor(undefined).post('/_sandbox/accounts', { webhookUrl: url }),
+      await sb.client.post('/transactions/v2/purchase', pixBody({ postbackUrl: url })),
+    ]) {
+      expect(res.status).toBe(400);
+      expect(res.headers.get('x-sandbox-code')).toBe('webhook-target-refused');
+    }
+    const malformed = await sb.client.put('/_sandbox/webhook-url', { url: 'ftp://example.com/hook' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.headers.get('x-sandbox-code')).toBeNull();
+  });
+
   it('loopback, private and public targets stay allowed by default (a sandbox posts to what its users name)', async () => {
     for (const postbackUrl of ['http://127.0.0.1:9/hook', 'http://localhost:9/hook', 'http://10.0.0.5/hook', 'https://merchant.example.com/hook', 'http://[::1]:9/']) {
       expect((await sb.client.post('/transactions/v2/purchase', pixBody({ postbackUrl }))).status, postbackUrl).toBe(201);

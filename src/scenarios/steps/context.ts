@@ -1,5 +1,5 @@
 import { StepFailure, under } from '../failure.js';
-import type { CallOptions, SandboxHttp } from '../http.js';
+import type { CallOptions, ScenarioHttp } from '../http.js';
 import { match } from '../match.js';
 import type { WebhookReceiver } from '../receiver.js';
 import type { Exchange, ExpectSpec, Mismatch, Scenario } from '../types.js';
@@ -40,7 +40,7 @@ export interface ScenarioListener {
 /** Everything a step can see and change while its scenario runs. */
 export interface ScenarioState {
   scenario: Scenario;
-  http: SandboxHttp;
+  http: ScenarioHttp;
   receiver: WebhookReceiver;
   webhooks: WebhookPath;
   /** The listeners taking the scenario's accounts' webhooks, when the receiver is reached that way. */

@@ -13,8 +13,8 @@ export const MESSAGE_SEPARATOR = '\n';
 /**
  * A channel's messages of the moment as few notifications as fit, each several messages one
  * per line, in order: PostgreSQL wakes every listening instance's backend for each
- * notification and checks its transaction (a second instance cost a purchase 47 µs of the
- * database's time, three notifications each); the listener splits them again (bus.ts).
+ * notification and checks its transaction (each instance more costs every purchase database
+ * time per notification: docs/benchmarks.md); the listener splits them again (bus.ts).
  */
 export function merged(batch: readonly { channel: string; payload: string }[]): { channel: string; payload: string }[] {
   const open = new Map<string, { channel: string; payload: string; bytes: number }>();

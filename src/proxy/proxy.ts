@@ -1,0 +1,217 @@
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { Routes } from '../http/match.js';
+import { notUsedFields } from '../http/not-used.js';
+import { loadPrebuiltValidators } from '../http/prebuilt-validators.js';
+import { ResponseValidator } from '../http/response-validation.js';
+import { createSpecValidators } from '../http/validate.js';
+import { loadOpenApi, OPENAPI_PATH } from '../spec/openapi.js';
+import { ExchangeChecker, type Finding } from './check.js';
+import { HarRecorder } from './har.js';
+
+/** The header that tells the client how many findings its exchange had (none: no header). */
+export const FINDINGS_HEADER = 'x-sandbox-findings';
+
+/** The largest request or answer body the proxy holds to check (it reads each whole before forwarding it). */
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+/** How long the proxy waits for the upstream's whole answer before answering 504. */
+export const UPSTREAM_TIMEOUT_MS = 60_000;
+
+/** Hop-by-hop headers (RFC 9110 7.6.1): they belong to one connection and are never forwarded. */
+const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+/** One exchange as the proxy reports it: a terminal line, a JSON line, a HAR entry. */
+export interface Exchange {
+  started: Date;
+  method: string;
+  /** The path and query as the client sent them. */
+  target: string;
+  operationId: string | undefined;
+  /** The upstream's status, or the proxy's own 502/504 when the upstream gave no answer. */
+  status: number;
+  ms: number;
+  findings: Finding[];
+  /** Why the upstream gave no answer, when it did not (unreachable, or the request not forwarded). */
+  error?: string;
+}
+
+export interface ProxyOptions {
+  /** The service the requests go to: http or https, nothing else is contacted. */
+  upstream: URL;
+  port?: number;
+  /** Loopback unless told otherwise: the proxy carries the caller's credentials. */
+  host?: string;
+  /** A HAR 1.2 file written as the session goes. */
+  record?: string;
+  onExchange?: (exchange: Exchange) => void;
+}
+
+export interface RunningProxy {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** The headers a hop forwards: every one but the hop-by-hop ones and those `Connection` names. */
+function forwardable(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const named = new Set(
+    String(headers.connection ?? '')
+      .split(',')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  );
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+class TooLarge extends Error {}
+
+/** A stream read whole, refused past MAX_BODY_BYTES. */
+async function readAll(stream: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > MAX_BODY_BYTES) throw new TooLarge(`body over ${MAX_BODY_BYTES} bytes`);
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** The upstream URL of a request target: the upstream's own path prefix, then the target as sent. */
+export function upstreamUrl(upstream: URL, target: string): URL {
+  const base = upstream.pathname.replace(/\/+$/, '');
+  const url = new URL(upstream.origin);
+  const query = target.indexOf('?');
+  url.pathname = base + (query < 0 ? target : target.slice(0, query));
+  url.search = query < 0 ? '' : target.slice(query);
+  return url;
+}
+
+interface UpstreamAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+function send(url: URL, method: string, headers: OutgoingHttpHeaders, body: Buffer): Promise<UpstreamAnswer> {
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const outgoing = request(url, { method, headers, timeout: UPSTREAM_TIMEOUT_MS }, (res) => {
+      readAll(res).then((bytes) => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: bytes }), reject);
+    });
+    outgoing.once('timeout', () => outgoing.destroy(new Error(`no answer within ${UPSTREAM_TIMEOUT_MS} ms`)));
+    outgoing.once('error', reject);
+    outgoing.end(body);
+  });
+}
+
+function proxyError(status: number, message: string): { status: number; headers: Record<string, string>; body: Buffer } {
+  const body = Buffer.from(JSON.stringify({ message: `payments-sandbox proxy: ${message}` }));
+  return { status, headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(body.length) }, body };
+}
+
+/**
+ * `payments-sandbox proxy` (contract v5): forwards the spec's operations to the upstream as they
+ * came and its answers as they came, checking both sides with the sandbox's own validation,
+ * reporting each exchange and recording it. `/_sandbox` is the sandbox's own and not forwarded.
+ */
+export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
+  if (options.upstream.protocol !== 'http:' && options.upstream.protocol !== 'https:') throw new Error(`--upstream must be an http or https URL, not ${options.upstream.protocol}`);
+  const document = await loadOpenApi();
+  const routes = new Routes(document);
+  const checker = new ExchangeChecker(routes, createSpecValidators(routes, loadPrebuiltValidators(OPENAPI_PATH)), notUsedFields(routes.operations), new ResponseValidator(document));
+  const recorder = options.record === undefined ? undefined : new HarRecorder(options.record);
+  const upstreamHost = options.upstream.host;
+
+  const server: Server = createServer((req, res) => {
+    const started = new Date();
+    const method = req.method ?? 'GET';
+    const target = req.url ?? '/';
+    const queryAt = target.indexOf('?');
+    const path = queryAt < 0 ? target : target.slice(0, queryAt);
+    const operation = checker.operationOf(method, path);
+    const report = (status: number, findings: Finding[], error?: string): void =>
+      options.onExchange?.({ started, method, target, operationId: operation?.operationId, status, ms: Date.now() - started.getTime(), findings, ...(error !== undefined && { error }) });
+    const answer = (status: number, headers: OutgoingHttpHeaders, body: Buffer): void => {
+      res.writeHead(status, headers);
+      res.end(body);
+    };
+    if (path === '/_sandbox' || path.startsWith('/_sandbox/')) {
+      const refused = proxyError(404, `${path} is the sandbox's control API, which the real service does not have: the proxy forwards only the spec's operations`);
+      answer(refused.status, refused.headers, refused.body);
+      report(refused.status, [], "not forwarded: /_sandbox is the sandbox's control API");
+      return;
+    }
+    const run = async (): Promise<void> => {
+      let body: Buffer;
+      try {
+        body = await readAll(req);
+      } catch (error) {
+        const refused = proxyError(error instanceof TooLarge ? 413 : 400, error instanceof Error ? error.message : String(error));
+        answer(refused.status, refused.headers, refused.body);
+        report(refused.status, [], refused.body.toString());
+        return;
+      }
+      const requestFindings = checker.checkRequest(operation, { method, path, query: queryAt < 0 ? undefined : target.slice(queryAt + 1), headers: req.headers, body });
+      const url = upstreamUrl(options.upstream, target);
+      const headers = forwardable(req.headers);
+      headers.host = upstreamHost;
+      // The body is forwarded whole: a chunked request goes on with its length, the same bytes.
+      if (body.length > 0 || req.headers['content-length'] !== undefined) headers['content-length'] = body.length;
+      let upstream: UpstreamAnswer;
+      try {
+        upstream = await send(url, method, headers, body);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        const failed = proxyError(/within/.test(reason) ? 504 : 502, `the upstream ${options.upstream.origin} gave no answer: ${reason}`);
+        const findings = requestFindings;
+        answer(failed.status, { ...failed.headers, ...(findings.length > 0 && { [FINDINGS_HEADER]: String(findings.length) }) }, failed.body);
+        recorder?.record({ started, ms: Date.now() - started.getTime(), method, url, requestHeaders: req.headers, requestBody: body, status: failed.status, responseHeaders: failed.headers, responseBody: failed.body, findings });
+        report(failed.status, findings, reason);
+        return;
+      }
+      const contentType = upstream.headers['content-type'];
+      const findings = [...requestFindings, ...checker.checkResponse(operation, { method, path }, { status: upstream.status, contentType, contentEncoding: upstream.headers['content-encoding'], body: upstream.body })];
+      const out = forwardable(upstream.headers);
+      if (findings.length > 0) out[FINDINGS_HEADER] = String(findings.length);
+      if (upstream.headers['transfer-encoding'] !== undefined) out['content-length'] = upstream.body.length;
+      answer(upstream.status, out, upstream.body);
+      const ms = Date.now() - started.getTime();
+      recorder?.record({ started, ms, method, url, requestHeaders: req.headers, requestBody: body, status: upstream.status, responseHeaders: upstream.headers, responseBody: upstream.body, findings });
+      report(upstream.status, findings);
+    };
+    run().catch((error: unknown) => {
+      // A bug of the proxy's own: the client gets an answer that says so, never a hung socket.
+      const failed = proxyError(500, error instanceof Error ? error.message : String(error));
+      if (!res.headersSent) answer(failed.status, failed.headers, failed.body);
+      else res.destroy();
+      report(failed.status, [], failed.body.toString());
+    });
+  });
+
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shownHost}:${address.port}`,
+    stop: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,96 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HarLog } from '../../src/proxy/har.js';
+import { BIN, ROOT } from '../helpers/process.js';
+import { copBody, pixBody, without } from '../helpers/purchases.js';
+import { basic, startSandbox, type TestSandbox } from '../helpers/sandbox.js';
+
+interface Proxy {
+  child: ChildProcess;
+  url: string;
+  /** Resolves once stdout holds `n` lines: each is printed after its exchange is in the HAR file. */
+  lines(n: number): Promise<string[]>;
+  exited: Promise<number | null>;
+}
+
+/** `payments-sandbox proxy` as a real process, ready once it says where it listens. */
+async function spawnProxy(args: string[]): Promise<Proxy> {
+  const child = spawn(process.execPath, [BIN, 'proxy', '--port', '0', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const waiting: Array<() => void> = [];
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    for (const wake of waiting.splice(0)) wake();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const check = (): void => {
+      const match = /listening on (http:\/\/\S+?),/.exec(err);
+      if (match?.[1]) resolve(match[1]);
+    };
+    child.stderr?.on('data', check);
+    void exited.then(() => reject(new Error(`proxy exited before it was ready:\n${err}`)));
+  });
+  const lines = async (n: number): Promise<string[]> => {
+    for (;;) {
+      const done = out.split('\n').filter(Boolean);
+      if (done.length >= n) return done;
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
+  };
+  return { child, url, lines, exited };
+}
+
+describe('payments-sandbox proxy (process)', () => {
+  let sandbox: TestSandbox;
+  let dir: string;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ instructionDelayMs: 60_000 });
+    dir = mkdtempSync(join(tmpdir(), 'proxy-process-'));
+  });
+  afterAll(async () => {
+    await sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('leaves a readable HAR 1.2 file when killed mid-session, every exchange answered so far in it', async () => {
+    const har = join(dir, 'killed.har');
+    const proxy = await spawnProxy(['--upstream', sandbox.url, '--record', har, '--json']);
+    const key = sandbox.config.secretKey;
+    const post = (body: unknown) =>
+      fetch(new URL('/transactions/v2/purchase', proxy.url), { method: 'POST', headers: { authorization: basic(key), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await post(pixBody({ externalId: 'proxy-process-1' }))).status).toBe(201);
+    const refused = await post(without(copBody(), 'phone'));
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('x-sandbox-findings')).toBe('1');
+    const lines = await proxy.lines(2);
+    proxy.child.kill('SIGKILL');
+    await proxy.exited;
+    const reports = lines.map((line) => JSON.parse(line) as { method: string; status: number; findings: Array<{ pointer: string }> });
+    expect(reports.map((r) => [r.method, r.status, r.findings.map((f) => f.pointer)])).toEqual([
+      ['POST', 201, []],
+      ['POST', 400, ['/body/phone']],
+    ]);
+    const text = readFileSync(har, 'utf8');
+    const log = (JSON.parse(text) as HarLog).log;
+    expect(log.version).toBe('1.2');
+    expect(log.entries.map((e) => e.response.status)).toEqual([201, 400]);
+    expect(log.entries[1]?._findings.map((f) => f.pointer)).toEqual(['/body/phone']);
+    expect(text).not.toContain(key);
+  });
+
+  it('refuses an upstream that is not an http(s) URL in one line, exit 2', async () => {
+    const child = spawn(process.execPath, [BIN, 'proxy', '--upstream', 'localhost:4010'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(2);
+    expect(err.trim().split('\n')).toEqual([expect.stringMatching(/^payments-sandbox proxy: --upstream localhost:4010 is not an http\(s\) URL/) as unknown]);
+  });
+});
