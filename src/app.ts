@@ -1,5 +1,3 @@
-import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
 import { Accounts } from './accounts/accounts.js';
 import { Usage, quotasOf, type Quotas } from './accounts/usage.js';
 import { Autopilot, transactionActionRunner, withdrawalActionRunner } from './autopilot/autopilot.js';
@@ -12,7 +10,7 @@ import { DEFAULTS, type Config } from './config.js';
 import { configuredPipeline, memoryOf, withQrCode, type Sandbox, type SandboxOptions } from './composition.js';
 import { createMockSandbox, mockResponderOptions } from './mock-app.js';
 import { consoleMayOwn, createConsoleRoutes } from './console/routes.js';
-import { attachEventStream, type EventStream, type Refusal } from './events/event-stream.js';
+import { eventStream } from './events/event-stream.js';
 import { Events } from './events/events.js';
 import { TransactionEvents } from './events/transaction-events.js';
 import { WithdrawalEvents, balanceEvents } from './events/withdrawal-events.js';
@@ -23,10 +21,9 @@ import { createEndpoints } from './http/endpoints.js';
 import { JsonTexts } from './http/json-text.js';
 import { TransactionPresenter } from './http/present-transaction.js';
 import { AnswerWriter } from './http/reply.js';
-import { HttpError } from './http/errors.js';
 import { Accepts } from './http/accepts.js';
 import { createPipeline } from './http/pipeline.js';
-import { createHttpServer } from './http/transport.js';
+import { createHttpApp } from './http/transport.js';
 import { ConnectionCaps, connectionLimits } from './http/connections.js';
 import { InlineQrDrawer, QrRenderer } from './pages/qr-renderer.js';
 import { GLOBAL_LOG_BYTES, RequestLog, requestLogPruner, type RequestLogEntry, type RequestLogStore } from './http/request-log.js';
@@ -64,7 +61,7 @@ import { Dispatcher } from './webhooks/dispatcher.js';
 import { WebhookTargets } from './webhooks/targets.js';
 import { ListenerHub } from './webhooks/listener-hub.js';
 import { StoredPresence } from './webhooks/presence.js';
-import { LISTEN_PATH, listenStream, type ListenStream } from './webhooks/listen-stream.js';
+import { listenStream } from './webhooks/listen-stream.js';
 import { Withdrawals } from './withdrawals/withdrawals.js';
 import { RateLimits } from './ratelimit/rate-limits.js';
 import { effectiveRateLimit, type RateLimitSetting } from './ratelimit/setting.js';
@@ -349,6 +346,8 @@ async function createStatefulSandbox(config: Config, logger: Logger, options: Sa
     const mock = new MockResponder(mockResponderOptions(config, publicUrlNow));
     const accepts = new Accepts();
     const caps = new ConnectionCaps(connectionLimits({ total: config.maxConnections, perClient: config.maxConnectionsPerClient }));
+    // The WebSocket operations of openapi.yaml: the pipeline authenticates their handshakes and hands each its account and socket.
+    const streams = { events: eventStream(events, { budget }), listen: listenStream(listeners, { budget }) };
     const health = new Health(clock, () => repository.health(), (detail) => logger.warn({ detail }, 'health: the store is unavailable'), {
       memory: () => budget.report(),
       connections: () => caps.counts(),
@@ -379,61 +378,49 @@ async function createStatefulSandbox(config: Config, logger: Logger, options: Sa
       faults: httpFaults,
       rateLimits,
       accepts,
+      streams: new Map([
+        ['getEventStream', streams.events],
+        ['getListenStream', streams.listen],
+      ]),
     });
 
     // The console, the spec and its reference page are for people, outside openapi.yaml's routing.
     const people = { routes: createConsoleRoutes(), owns: consoleMayOwn };
-    // Handshakes the event streams refuse are answered as the API answers.
-    const refuse = (req: IncomingMessage, socket: Duplex, refusal: Refusal): void => pipeline.refuseUpgrade(req, socket, new HttpError(refusal.status, refusal.message, { hint: refusal.hint }));
     // Jobs that fell due while the sandbox was down run now, before the first request.
     await scheduler.start();
     retention?.start();
 
     const running = scheduler;
-    // Read once: the fd limit does not change while the process runs.
-
-    let stream: EventStream | undefined;
-    let listening: ListenStream | undefined;
+    let closing: Promise<void> | undefined;
+    const close = async (drained: Promise<void> | undefined): Promise<void> => {
+      streams.events.close();
+      streams.listen.close();
+      httpFaults.releaseHung();
+      await drained;
+      // Other instances stop offering to this one's listeners before its store closes.
+      await listeners.close();
+      running.stop();
+      await retention?.stop();
+      // Attempts under way are recorded before the store closes; their retries are stored. A
+      // shared store that is unreachable now must not keep the instance from stopping.
+      const ids = await accounts.ids().catch((err: unknown) => {
+        logger.warn({ err }, 'stopping without waiting for webhook attempts: the store is unavailable');
+        return [];
+      });
+      await Promise.all(ids.map((id) => deliveries.idle(id)));
+      await dispatcher.close();
+      budget.close();
+      await opened.close();
+    };
     return {
-      createServer: () => createHttpServer({ pipeline, people, budget, caps, accepts, requestTimeoutMs: config.requestTimeoutMs }),
+      ...createHttpApp({ pipeline, people, budget, caps, accepts, requestTimeoutMs: config.requestTimeoutMs }),
       defaultAccount,
       requestLogMemory: memoryLog && memoryOf(memoryLog),
       retention,
       setPublicUrl: (url) => {
         publicUrl = config.publicUrl ?? url;
       },
-      attachEventStream: (server) => {
-        listening = listenStream(listeners, { refuse, budget });
-        stream = attachEventStream(server, accounts, events, {
-          refuse,
-          others: new Map([[LISTEN_PATH, listening.handler]]),
-          refusal: (req) => shared.upgradeRefusal(req),
-          budget,
-        });
-      },
-      closeStreams: () => {
-        stream?.close();
-        listening?.close();
-        httpFaults.releaseHung();
-      },
-      close: async () => {
-        stream?.close();
-        listening?.close();
-        // Other instances stop offering to this one's listeners before its store closes.
-        await listeners.close();
-        running.stop();
-        await retention?.stop();
-        // Attempts under way are recorded before the store closes; their retries are stored. A
-        // shared store that is unreachable now must not keep the instance from stopping.
-        const ids = await accounts.ids().catch((err: unknown) => {
-          logger.warn({ err }, 'stopping without waiting for webhook attempts: the store is unavailable');
-          return [];
-        });
-        await Promise.all(ids.map((id) => deliveries.idle(id)));
-        await dispatcher.close();
-        budget.close();
-        await opened.close();
-      },
+      close: (drained) => (closing ??= close(drained)),
     };
   } catch (error) {
     scheduler?.stop();

@@ -1,10 +1,10 @@
-import type { Server } from 'node:http';
 import type { AccountRecord } from './accounts/accounts.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { AnyReply } from './http/call.js';
 import type { PipelineOptions } from './http/pipeline.js';
 import type { TransactionPresenter } from './http/present-transaction.js';
+import type { HttpApp } from './http/transport.js';
 import type { RequestLog } from './http/request-log.js';
 import type { Logger } from './log.js';
 import type { Retention } from './sandbox/retention.js';
@@ -13,22 +13,23 @@ import type { OpenedStore } from './store/ports.js';
 
 /**
  * What both compositions build (src/app.ts the stateful sandbox, src/mock-app.ts the stateless
- * stub), so that the server, the test kit and the CLI start either the same way.
+ * stub), so that the server, the test kit and the CLI start either the same way: an app that
+ * knows no server (`handle`, `upgrade`: src/http/transport.ts `serveHttp` puts one around it),
+ * and `close`.
  */
-export interface Sandbox {
-  /** A new (not listening) HTTP server: API requests through the pipeline, the console's pages through express (src/http/transport.ts). */
-  createServer(): Server;
-  /** Called once the server listens, when the public URL was not configured. */
+export interface Sandbox extends HttpApp {
+  /** The public URL when it was not configured (the port a server bound): read at each use, so set whenever it is known. */
   setPublicUrl(url: string): void;
-  /** Serves the WebSocket event stream on the server's upgrade requests. */
-  attachEventStream(server: Server): void;
-  /** Closes the WebSocket streams (1001): upgraded sockets would otherwise hold server.close() open. */
-  closeStreams(): void;
   defaultAccount: AccountRecord;
   /** Background deletion of old records (SANDBOX_RETENTION_DAYS); undefined when off. Other record kinds join with `add`. */
   retention: Retention | undefined;
-  /** Flushes and closes the store; the HTTP server is the caller's to stop first. */
-  close(): Promise<void>;
+  /**
+   * Closes the WebSocket streams (1001) at once, and hung fault answers: upgraded sockets
+   * would otherwise hold a server's close open. Then, once `drained` resolves (the servers
+   * closed: the requests in flight answered), stops the background work and closes the store.
+   * Idempotent.
+   */
+  close(drained?: Promise<void>): Promise<void>;
   /**
    * The in-memory request log's share of the process's memory: its budget and what it keeps now
    * (bytes, by the entries' estimate). Undefined on the shared store, whose log is in PostgreSQL.

@@ -13,7 +13,7 @@ import { TransactionPresenter } from './http/present-transaction.js';
 import { GLOBAL_LOG_BYTES, RequestLog } from './http/request-log.js';
 import { JsonTexts } from './http/json-text.js';
 import { sharedUseOf } from './http/shared-use.js';
-import { createHttpServer } from './http/transport.js';
+import { createHttpApp } from './http/transport.js';
 import type { Logger } from './log.js';
 import { MockAccounts } from './mock/accounts.js';
 import type { MockAnswer } from './mock/answer.js';
@@ -102,25 +102,21 @@ export async function createMockSandbox(config: Config, logger: Logger, options:
     // A generated Pix gets the image of its own code, as every Pix answer does.
     fallback: (operation, req) => withQrCode(presenter, mock.respond(operation, req, mockAnswers.get(operation.operationId ?? ''))),
     accepts,
+    // A stream has nothing to carry where nothing happens: its handshake, checked as any request, is refused.
+    streamsMissing: new HttpError(501, 'mock mode answers HTTP requests only: the event and listener streams need the stateful sandbox (start without --mock)'),
   });
   const people = { routes: createConsoleRoutes(), owns: consoleMayOwn };
-  // A stream has nothing to carry where nothing happens: its handshake is refused, as the API answers.
-  const noStreams = new HttpError(501, 'mock mode answers HTTP requests only: the event and listener streams need the stateful sandbox (start without --mock)');
   return {
-    createServer: () => createHttpServer({ pipeline, people, budget, caps, accepts, requestTimeoutMs: config.requestTimeoutMs }),
+    ...createHttpApp({ pipeline, people, budget, caps, accepts, requestTimeoutMs: config.requestTimeoutMs }),
     defaultAccount: accounts.defaultAccount,
     requestLogMemory: memoryOf(requestLog),
     retention: undefined,
     setPublicUrl: (url) => {
       publicUrl = config.publicUrl ?? url;
     },
-    attachEventStream: (server) => {
-      server.on('upgrade', (req, socket) => pipeline.refuseUpgrade(req, socket, noStreams));
-    },
-    closeStreams: () => undefined,
-    close: () => {
+    close: async (drained) => {
+      await drained;
       budget.close();
-      return Promise.resolve();
     },
   };
 }

@@ -8,4 +8,4 @@ import { createRequire } from 'node:module';
  */
 const http: typeof import('node:http') = createRequire(import.meta.url)('node:http');
 
-export const { createServer, request, STATUS_CODES } = http;
+export const { createServer, request, STATUS_CODES, ServerResponse } = http;

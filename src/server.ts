@@ -2,6 +2,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { createSandbox, type Sandbox, type SandboxOptions } from './app.js';
+import { serveHttp } from './http/transport.js';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 
@@ -15,7 +16,7 @@ export interface RunningSandbox {
 
 export async function startServer(config: Config, logger: Logger, options: SandboxOptions = {}): Promise<RunningSandbox> {
   const sandbox = await createSandbox(config, logger, options);
-  const server = sandbox.createServer().listen(config.port, config.host);
+  const server = serveHttp(sandbox).listen(config.port, config.host);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('listening', resolve);
@@ -38,7 +39,6 @@ export async function startServer(config: Config, logger: Logger, options: Sandb
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
   sandbox.setPublicUrl(`http://localhost:${port}`);
-  sandbox.attachEventStream(server);
   // For a health check run beside the process: reachable from this machine, whatever the bind address.
   if (config.urlFile) await writeFile(config.urlFile, `http://${loopbackFor(config.host)}:${port}\n`);
 
@@ -50,11 +50,12 @@ export async function startServer(config: Config, logger: Logger, options: Sandb
       // still in flight would stay open for keepAliveTimeout after its answer.
       const sweep = setInterval(() => server.closeIdleConnections(), 50);
       server.closeIdleConnections();
-      sandbox.closeStreams();
-      await closed;
-      clearInterval(sweep);
-      if (config.urlFile) await rm(config.urlFile, { force: true });
-      await sandbox.close();
+      await sandbox.close(
+        closed.then(async () => {
+          clearInterval(sweep);
+          if (config.urlFile) await rm(config.urlFile, { force: true });
+        }),
+      );
     })());
   return { sandbox, server, url, stop };
 }

@@ -1,5 +1,46 @@
-import type { WebSocket, WebSocketServer } from 'ws';
+import type { WebSocket } from 'ws';
+import type { AccountRecord } from '../accounts/accounts.js';
 import type { MemoryHolder } from '../sandbox/memory-budget.js';
+
+/** A handshake's query parameters, as the HTTP layer parsed them (a repeated one is an array). */
+export type StreamQuery = Readonly<Record<string, string | readonly string[] | undefined>>;
+
+/** The first value of a query parameter, as URLSearchParams.get reads it. */
+export const firstOf = (query: StreamQuery, name: string): string | undefined => {
+  const value = query[name];
+  return typeof value === 'string' ? value : value?.[0];
+};
+
+/**
+ * A WebSocket endpoint as its domain sees it: an authenticated account and an open socket.
+ * The HTTP layer matches, authenticates and checks the handshake (src/http/pipeline.ts), then
+ * completes it; nothing of HTTP reaches the stream.
+ */
+export interface WebSocketStream {
+  /** The largest message a client may send, in bytes (ws's default would let one socket make the process buffer 100 MiB). */
+  readonly maxIncomingBytes: number;
+  /**
+   * What the handshake asks of the account's stream: throws a DomainError for what it refuses
+   * (before the handshake completes, so it is answered as any request); else what runs on the socket once open.
+   */
+  accept(account: AccountRecord, query: StreamQuery): (ws: WebSocket) => void;
+  /** Closes every socket with 1001 (going away). */
+  close(): void;
+}
+
+/** The sockets a stream has open: what its heartbeat pings and its close ends. */
+export class OpenSockets {
+  readonly clients = new Set<WebSocket>();
+
+  add(ws: WebSocket): void {
+    this.clients.add(ws);
+    ws.once('close', () => this.clients.delete(ws));
+  }
+
+  closeAll(): void {
+    for (const ws of this.clients) ws.close(1001, 'sandbox shutting down');
+  }
+}
 
 /** Protocol pings to every client of a server: one that did not answer the previous ping is ended (a dead peer). */
 export interface Heartbeat {
@@ -8,7 +49,7 @@ export interface Heartbeat {
   stop(): void;
 }
 
-export function heartbeat(wss: WebSocketServer, everyMs: number): Heartbeat {
+export function heartbeat(wss: { readonly clients: Iterable<WebSocket> }, everyMs: number): Heartbeat {
   const alive = new WeakMap<WebSocket, boolean>();
   const timer = setInterval(() => {
     for (const ws of wss.clients) {

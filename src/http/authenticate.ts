@@ -97,6 +97,20 @@ export class Authenticator {
     return requirements.some((requirement) => Object.keys(requirement).every(holds)) ? { account, admin } : undefined;
   }
 
+  /**
+   * The caller of a WebSocket operation, or the 401: the account of the key in the Basic
+   * header or, from a browser (which cannot set headers on a WebSocket), in `?key=`.
+   */
+  async authenticateStream(request: AuthenticatedRequest, authorization: string | undefined, queryKey: string | undefined): Promise<Caller & { account: AccountRecord }> {
+    const key = secretKeyFromHeader(authorization) ?? queryKey;
+    const account = key ? await this.accounts.authenticate(key) : undefined;
+    if (key) request.keyOwner = { account };
+    if (!account) throw new HttpError(401, `${unauthorizedHint(authorization, false)}, or ?key=<secret key> from a browser`);
+    const caller = { account, admin: false };
+    request.caller = caller;
+    return caller;
+  }
+
   /** The caller, or the 401. */
   async authenticate(operation: SandboxOperation, request: AuthenticatedRequest, authorization: string | undefined): Promise<Caller> {
     const caller = await this.caller(operation, request, authorization);

@@ -25,11 +25,12 @@ import type { RequestLogStore } from './request-log.js';
 import { RequestLogging, type Exchange } from './request-logging.js';
 import { RateLimitStage } from './rate-limit.js';
 import type { RateLimits } from '../ratelimit/rate-limits.js';
-import { ApiRequest } from './request.js';
 import { ResponseValidation } from './response-validation.js';
 import type { SharedUse } from './shared-use.js';
 import type { PrebuiltValidators } from './prebuilt-validators.js';
 import { createSpecValidators, validateRequest } from './validate.js';
+import { UpgradeStage } from './upgrade.js';
+import { firstOf, type WebSocketStream } from '../events/websockets.js';
 
 
 /**
@@ -44,6 +45,10 @@ import { createSpecValidators, validateRequest } from './validate.js';
  *   → faults (faults.ts: the account's fault rules)  → validate (validate.ts: 403 / 415 / 400)
  *   → handle (handle.ts: the handler in a unit of work)  → map errors (map-errors.ts)
  *   → reply (reply.ts: written at the end of the turn, validated against openapi.yaml)
+ *
+ * A WebSocket handshake (`upgrade`) takes the request log, shared use (and its Origin), match,
+ * authenticate, rate limit and validate, then the upgrade reply (upgrade.ts); refused, the
+ * error and reply stages answer it as any request.
  *
  * Each request is one Exchange handed from stage to stage. Every stage throws what it
  * refuses; the one error stage turns it into a reply, and the one reply stage writes every
@@ -60,8 +65,13 @@ export interface Pipeline {
   receive(message: IncomingMessage, response: ServerResponse, admitted: (exchange: Exchange) => void): Exchange | undefined;
   /** The API's stages for an admitted request, match to reply; `error`: what the app for people met, to be answered instead. */
   run(exchange: Exchange, error?: unknown): void;
-  /** Refuses a WebSocket handshake on its socket, through the error and reply stages. */
-  refuseUpgrade(message: IncomingMessage, socket: Duplex, error: HttpError): void;
+  /**
+   * Takes a WebSocket handshake off the server (its `upgrade` event): the request log, shared
+   * use (and the handshake's Origin check), match, authenticate, rate limit and validate, as
+   * for any request, then the upgrade reply (upgrade.ts); a refusal is answered on its socket
+   * by the error and reply stages, and logged like any answer.
+   */
+  upgrade(message: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** This sandbox's answer writer: its `afterAnswers` is what the webhooks wait for. */
   answers: AnswerWriter;
 }
@@ -109,6 +119,10 @@ export interface PipelineOptions {
   rateLimits?: RateLimits;
   /** The server's accepted connections (src/http/accepts.ts): long work gives way while they come in. */
   accepts?: Accepts;
+  /** The WebSocket operations' streams, by operationId (the event stream, the webhook listeners'). */
+  streams?: ReadonlyMap<string, WebSocketStream>;
+  /** The answer to a handshake of a WebSocket operation without a stream (mock mode's 501); default 404. */
+  streamsMissing?: HttpError;
 }
 
 export function createPipeline(options: PipelineOptions): Pipeline {
@@ -135,6 +149,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const mode = options.validateResponses ?? 'off';
   const replies = new ReplyStage(options.texts ?? new JsonTexts(), mode === 'off' ? undefined : new ResponseValidation(options.document, mode, logger), options.budget, options.accepts?.watch());
   const { budget } = options;
+  const upgrades = new UpgradeStage(options.streams ?? new Map(), options.streamsMissing);
 
   /** Answers with the reply; if writing it fails, with the error's, and if that fails too, with a bare 500. Never throws. */
   const send = (exchange: Exchange, reply: Outgoing): void => {
@@ -226,17 +241,47 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     return exchange;
   };
 
-  const refuseUpgrade = (message: IncomingMessage, socket: Duplex, error: HttpError): void => {
+  const upgradeStages = async (exchange: Exchange, message: IncomingMessage, head: Buffer): Promise<void> => {
+    const { request } = exchange;
+    const { facts } = request;
+    // Admission lets a GET through whatever its Origin; a handshake is what a page of another site must not make.
+    const crossOrigin = options.shared.upgradeRefusal(request);
+    if (crossOrigin) throw new HttpError(403, crossOrigin);
+    const operation = matchOperation(routes, notEmulated, facts);
+    const stream = upgrades.streamOf(operation);
+    if (!stream) {
+      // RFC 9110 lets a server ignore Upgrade: answered as the GET it also is. A body would be
+      // the upgraded socket's bytes, which node's parser no longer reads.
+      if (facts.mayHoldBytes) throw new HttpError(400, `${request.method} ${request.path} is no WebSocket, and a handshake carries no body`);
+      return stages(exchange);
+    }
+    const caller = await authenticator.authenticateStream(facts, request.headers.authorization, firstOf(facts.query, 'key'));
+    if (limiter !== undefined) {
+      const waiting = limiter.admit(operation, caller, request);
+      if (waiting !== undefined) await waiting;
+    }
+    validateRequest(validators, operation, caller.account, request.withBody(undefined), ignoreNotUsed);
+    const open = stream.accept(caller.account, facts.query);
+    upgrades.complete(stream, message, exchange.response, head, open, () => exchange.switchedProtocols());
+  };
+
+  const upgrade = (message: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    // Nobody else listens on an upgraded socket: an 'error' without a listener (a peer's reset) ends the process.
+    socket.on('error', () => socket.destroy());
     try {
-      const { method, path } = ApiRequest.of(message);
-      // A handshake is no operation of openapi.yaml, whatever its path: its answer is not checked against one.
-      replies.refuseUpgrade(socket, { method, path }, { ...errors.replyFor({ method, path, traceId: null }, error), unchecked: true });
+      receive(message, UpgradeStage.responseFor(message), (exchange) => {
+        try {
+          upgradeStages(exchange, message, head).catch((failure: unknown) => fail(exchange, failure));
+        } catch (failure) {
+          fail(exchange, failure);
+        }
+      });
     } catch {
       socket.destroy();
     }
   };
 
-  return { receive, run, refuseUpgrade, answers };
+  return { receive, run, upgrade, answers };
 }
 
 const contextOf = (exchange: Exchange): { method: string; path: string; traceId: string } => ({

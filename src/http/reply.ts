@@ -1,6 +1,5 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { STATUS_CODES } from '../node-http.js';
-import type { Duplex } from 'node:stream';
 import { setImmediate } from 'node:timers';
 import type { AnyReply } from './call.js';
 import type { MemoryBudget } from '../sandbox/memory-budget.js';
@@ -163,22 +162,6 @@ export class ReplyStage {
     } catch {
       res.destroy();
     }
-  }
-
-  /**
-   * Answers a WebSocket handshake the sandbox refuses, on the socket it came on (there is no
-   * HTTP response to write it to): the same status line, headers and body an HTTP answer of
-   * the reply would have, then the connection closes.
-   */
-  refuseUpgrade(socket: Duplex, request: RequestLine, reply: Outgoing): void {
-    const answer = this.render(request, null, reply);
-    // An error's body is short: never streamed.
-    if ('pieces' in answer) throw new Error('a refused handshake has a short body');
-    const headers: OutgoingHttpHeaders = { ...answer.headers, connection: 'close' };
-    const lines = Object.entries(headers)
-      .filter((entry): entry is [string, string | number] => typeof entry[1] === 'string' || typeof entry[1] === 'number')
-      .map(([name, value]) => `${name}: ${String(value)}\r\n`);
-    socket.end(`HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? ''}\r\n${lines.join('')}\r\n${answer.body.toString()}`);
   }
 
   /** The status, the headers (the reply's, and those of its content) and the body of a reply. */

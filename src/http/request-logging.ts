@@ -63,7 +63,14 @@ export class Exchange {
     readonly request: ApiRequest,
     readonly response: ServerResponse,
     private readonly onLeaving: () => void,
+    private readonly onSwitched: () => void = () => undefined,
   ) {}
+
+  /** The handshake of a WebSocket completed (its 101 written by ws): logged now, since its socket may stay open for hours. */
+  switchedProtocols(): void {
+    this.answered({ status: 101, contentType: undefined, body: '', bytes: 0, hint: undefined });
+    this.onSwitched();
+  }
 
   get answer(): Answer | undefined {
     return this.written;
@@ -110,15 +117,14 @@ export class RequestLogging {
     let entryDone: () => void = () => undefined;
     const entryWritten = new Promise<void>((resolve) => (entryDone = resolve));
     let announced = false;
-    const exchange = new Exchange(traceId, ApiRequest.of(message), response, () => {
-      announced = true;
-      log.recording(entryWritten);
-    });
+    let settled = false;
     // Logging must never take the server down: a failure here is logged, not thrown.
-    const settle = (): void => {
+    const settle = (switched: boolean): void => {
+      if (settled) return;
+      settled = true;
       // 'close' follows 'finish' on a completed answer; without one (a timeout or reset
       // fault, a client that left) the request is logged with status null.
-      const status = response.writableFinished ? response.statusCode : null;
+      const status = switched ? 101 : response.writableFinished ? response.statusCode : null;
       const durationMs = Math.round((performance.now() - started) * 10) / 10;
       const recorded = this.finish(exchange, startedMs, status, durationMs);
       if (!announced) log.recording(recorded);
@@ -131,7 +137,17 @@ export class RequestLogging {
         }
       });
     };
-    response.once('close', settle);
+    const exchange: Exchange = new Exchange(
+      traceId,
+      ApiRequest.of(message),
+      response,
+      () => {
+        announced = true;
+        log.recording(entryWritten);
+      },
+      () => settle(true),
+    );
+    response.once('close', () => settle(false));
     return exchange;
   }
 

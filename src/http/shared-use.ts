@@ -9,7 +9,7 @@ import type { RequestFacts } from './request.js';
  * The checks that let one sandbox be shared (contract v3, "Shared use"), before any routing:
  * the Host header (DNS rebinding), CORS for the origins the operator names, cross-origin
  * state changes, and JSON-only control calls. They run on every request, the API's and
- * those for people alike, and the event WebSocket's upgrade asks `upgradeRefusal`.
+ * those for people alike; a WebSocket handshake also asks `upgradeRefusal` (its Origin).
  */
 export interface SharedUseOptions {
   /** The address bound (config.host). */
@@ -129,9 +129,13 @@ export class SharedUse {
     return `Host ${host ?? ''} is not served by this sandbox (DNS-rebinding guard): ${bound}, SANDBOX_ALLOWED_HOSTS and the host of SANDBOX_PUBLIC_URL`;
   }
 
-  /** The WebSocket handshake's checks (a browser sends Origin with it): undefined lets it through. */
-  upgradeRefusal(req: IncomingMessage): string | undefined {
-    return this.hostRefusal(req.headers.host) ?? (req.headers.origin === undefined ? undefined : this.crossOriginRefusal(req));
+  /**
+   * A WebSocket handshake's check beyond admission's (which lets a GET through whatever its
+   * Origin): a browser sends Origin with every handshake, and a page of another site must not
+   * read the account's stream. Undefined lets it through.
+   */
+  upgradeRefusal(req: { headers: IncomingHttpHeaders }): string | undefined {
+    return req.headers.origin === undefined ? undefined : this.crossOriginRefusal(req);
   }
 
   /**

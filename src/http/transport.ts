@@ -1,5 +1,6 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
-import type { IncomingMessage, Server, ServerOptions } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerOptions } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { createServer } from '../node-http.js';
 import { DEFAULTS } from '../config.js';
 import type { Accepts } from './accepts.js';
@@ -52,6 +53,26 @@ export const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
  * in flight (in-order.ts says which).
  */
 export function createHttpServer(options: HttpServerOptions): Server {
+  return serveHttp(createHttpApp(options));
+}
+
+/**
+ * The sandbox's HTTP side without a server: what node:http's request listener and its
+ * `upgrade` event call, and what a server around it needs of its connections. Any number of
+ * servers (or none, in a test) may serve it, in any order of start.
+ */
+export interface HttpApp {
+  /** Answers a request: the API's through the pipeline, a GET of a page for people through express. */
+  handle: RequestListener;
+  /** Takes a WebSocket handshake through the pipeline (pipeline.ts `upgrade`). */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Whether a connection has an answer in flight: a request node's parser refuses after it gets none (in-order.ts). */
+  answering(socket: Duplex): boolean;
+  /** What a server around the app counts of its connections: the caps, the accepted connections, their unsent answers. */
+  connections: { caps: ConnectionCaps; accepts?: Accepts; budget: Pick<MemoryBudget, 'hold'> };
+}
+
+export function createHttpApp(options: HttpServerOptions): HttpApp {
   const { pipeline, people } = options;
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs;
   const caps = options.caps ?? new ConnectionCaps(options.connections ?? connectionLimits({}));
@@ -69,15 +90,6 @@ export function createHttpServer(options: HttpServerOptions): Server {
   app.set('etag', false);
   app.use(people.routes, notAnswered, failed);
 
-  const serverOptions: ServerOptions & { shouldUpgradeCallback: (req: IncomingMessage) => boolean } = {
-    // Only a WebSocket handshake is an upgrade here. Any other `Upgrade` (h2c, which Java's
-    // HttpClient offers on every http:// request) is answered as the plain HTTP/1.1 request it
-    // also is, as RFC 9110 lets a server do. Node reads this option since 24.9 (22.23 has it
-    // too); an older 22 still hands every Upgrade to the WebSocket listener, which refuses it.
-    // A connection in an overflow slot is for one screened request, never a long-lived WebSocket.
-    shouldUpgradeCallback: (req) => isWebSocketUpgrade(req) && !caps.isOverflow(req.socket),
-    connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
-  };
   const inOrder = answersInOrder((req, res) => {
     let admitted: Exchange | undefined;
     const opened = pipeline.receive(req, res, (exchange) => {
@@ -101,11 +113,27 @@ export function createHttpServer(options: HttpServerOptions): Server {
       else req.socket.destroy();
     });
   });
-  const server = createServer(serverOptions, inOrder.listener);
-  answerUnparsable(server, inOrder.answering);
+  return { handle: inOrder.listener, upgrade: (req, socket, head) => pipeline.upgrade(req, socket, head), answering: inOrder.answering, connections: { caps, accepts: options.accepts, budget: options.budget } };
+}
+
+/** A node:http server for the app (not listening): its requests, handshakes and connections. */
+export function serveHttp(app: HttpApp): Server {
+  const { caps, accepts, budget } = app.connections;
+  const serverOptions: ServerOptions & { shouldUpgradeCallback: (req: IncomingMessage) => boolean } = {
+    // Only a WebSocket handshake is an upgrade here. Any other `Upgrade` (h2c, which Java's
+    // HttpClient offers on every http:// request) is answered as the plain HTTP/1.1 request it
+    // also is, as RFC 9110 lets a server do. Node reads this option since 24.9 (22.23 has it
+    // too); an older 22 still hands every Upgrade to the WebSocket listener, which refuses it.
+    // A connection in an overflow slot is for one screened request, never a long-lived WebSocket.
+    shouldUpgradeCallback: (req) => isWebSocketUpgrade(req) && !caps.isOverflow(req.socket),
+    connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
+  };
+  const server = createServer(serverOptions, app.handle);
+  server.on('upgrade', app.upgrade);
+  answerUnparsable(server, app.answering);
   server.on('connection', caps.admit);
-  if (options.accepts) server.on('connection', options.accepts.note);
-  holdUnsentAnswers(server, options.budget);
+  if (accepts) server.on('connection', accepts.note);
+  holdUnsentAnswers(server, budget);
   return server;
 }
 

@@ -4067,6 +4067,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             /** @description Not a WebSocket upgrade. */
             426: {
@@ -4078,6 +4079,15 @@ export interface operations {
                 };
             };
             429: components["responses"]["TransactionRateLimited"];
+            /** @description Mock mode (`--mock`) streams nothing; the handshake, checked as any request, is refused. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransactionError"];
+                };
+            };
             503: components["responses"]["TransactionUnavailable"];
         };
     };
@@ -4102,6 +4112,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["TransactionBadRequest"];
+            401: components["responses"]["TransactionUnauthorized"];
             403: components["responses"]["TransactionForbidden"];
             /** @description Not a WebSocket upgrade. */
             426: {
@@ -4113,6 +4124,15 @@ export interface operations {
                 };
             };
             429: components["responses"]["TransactionRateLimited"];
+            /** @description Mock mode (`--mock`) streams nothing; the handshake, checked as any request, is refused. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransactionError"];
+                };
+            };
             503: components["responses"]["TransactionUnavailable"];
         };
     };

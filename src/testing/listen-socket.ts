@@ -3,6 +3,7 @@ import { onJsonMessage } from '../events/websockets.js';
 import { ListenError, finishThenClose } from '../listen/listener.js';
 import type { AnswerMessage, OfferMessage } from '../webhooks/listener-protocol.js';
 import { basicAuthorization } from '../basic-auth.js';
+import { KIT_HEADER } from './http.js';
 
 /**
  * The kit's connection to `/_sandbox/listen` (docs/listening.md, "The listener protocol"). The
@@ -52,7 +53,8 @@ export async function openListenSocket(options: ListenSocketOptions): Promise<Li
   const answering = new Set<Promise<void>>();
 
   const connect = (onHello: () => void, onRefused: (error: Error) => void): void => {
-    const ws = new WebSocketClient(wsUrl, { headers: { authorization: basicAuthorization(options.secretKey) }, handshakeTimeout: CONNECT_TIMEOUT_MS });
+    // The handshake is in the request log like any request: marked as the kit's own, as its HTTP calls are.
+    const ws = new WebSocketClient(wsUrl, { headers: { authorization: basicAuthorization(options.secretKey), [KIT_HEADER]: '1' }, handshakeTimeout: CONNECT_TIMEOUT_MS });
     socket = ws;
     ws.on('unexpected-response', (_req, res) => {
       res.resume();

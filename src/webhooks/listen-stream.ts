@@ -1,12 +1,11 @@
-import { WebSocketServer } from 'ws';
 import { deliveryModeOf } from '../accounts/accounts.js';
-import type { RefuseUpgrade, UpgradeHandler } from '../events/event-stream.js';
-import { heartbeat, holdSocket, onJsonMessage, overBound, type HoldsMemory } from '../events/websockets.js';
+import { invalid } from '../errors.js';
+import { firstOf, heartbeat, holdSocket, onJsonMessage, OpenSockets, overBound, type HoldsMemory, type WebSocketStream } from '../events/websockets.js';
 import { EventFilter } from './event-filter.js';
 import type { ListenerHub, ListenerSession } from './listener-hub.js';
 import { listenerName } from './listener-protocol.js';
 
-/** The webhook listeners' WebSocket (`payments-sandbox listen`): served beside the event stream, with its checks. */
+/** The webhook listeners' WebSocket's path in openapi.yaml (`getListenStream`, `payments-sandbox listen`). */
 export const LISTEN_PATH = '/_sandbox/listen';
 
 /** An answer carries at most a KiB of body plus its ids: anything much larger is not an answer. */
@@ -17,31 +16,26 @@ export const MAX_ANSWER_BYTES = 8 * 1024;
  */
 export const MAX_LISTENER_BUFFERED_BYTES = 1024 * 1024;
 
-export interface ListenStream {
-  handler: UpgradeHandler;
-  /** Closes every listener with 1001 (going away). */
-  close(): void;
-}
-
 /**
  * Each connection is one listener of the authenticated account: it is sent `hello`, then one
  * `attempt` message per offer, and answers them (src/webhooks/listener-protocol.ts has the shapes).
  * Protocol pings detect dead peers; a listener gone answers nothing more, and what it owed
  * fails at once, to be retried on the schedule.
  */
-export function listenStream(listeners: ListenerHub, options: { refuse: RefuseUpgrade; heartbeatMs?: number; budget?: HoldsMemory }): ListenStream {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_ANSWER_BYTES });
-  const beat = heartbeat(wss, options.heartbeatMs ?? 15_000);
+export function listenStream(listeners: ListenerHub, options: { heartbeatMs?: number; budget?: HoldsMemory } = {}): WebSocketStream {
+  const sockets = new OpenSockets();
+  const beat = heartbeat(sockets, options.heartbeatMs ?? 15_000);
 
-  const handler: UpgradeHandler = (account, url, req, socket, head) => {
+  const accept: WebSocketStream['accept'] = (account, query) => {
     let events: EventFilter;
     try {
-      events = EventFilter.parse(url.searchParams.get('events'));
+      events = EventFilter.parse(firstOf(query, 'events'));
     } catch (error) {
-      return options.refuse(req, socket, { status: 400, message: error instanceof Error ? error.message : String(error) });
+      throw invalid(error instanceof Error ? error.message : String(error));
     }
-    const name = listenerName(url.searchParams.get('name'));
-    wss.handleUpgrade(req, socket, head, (ws) => {
+    const name = listenerName(firstOf(query, 'name'));
+    return (ws) => {
+      sockets.add(ws);
       beat.watch(ws);
       holdSocket(options.budget, ws, 'listeners');
       let connected: ListenerSession | undefined;
@@ -76,15 +70,15 @@ export function listenStream(listeners: ListenerHub, options: { refuse: RefuseUp
           // Gone while its presence was being recorded.
           if (gone) c.close();
         });
-    });
+    };
   };
 
   return {
-    handler,
+    maxIncomingBytes: MAX_ANSWER_BYTES,
+    accept,
     close() {
       beat.stop();
-      for (const ws of wss.clients) ws.close(1001, 'sandbox shutting down');
-      wss.close();
+      sockets.closeAll();
     },
   };
 }

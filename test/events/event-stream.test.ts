@@ -1,19 +1,22 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
-import { attachEventStream, EVENT_STREAM_PATH, MAX_BUFFERED_BYTES, type EventStream } from '../../src/events/event-stream.js';
+import { eventStream, EVENT_STREAM_PATH, MAX_BUFFERED_BYTES } from '../../src/events/event-stream.js';
+import type { WebSocketStream } from '../../src/events/websockets.js';
 import type { SandboxEvent } from '../../src/events/events.js';
 import type { MemoryHolder } from '../../src/sandbox/memory-budget.js';
 import { domainKit, type DomainKit } from '../helpers/domain.js';
+import { serveStream } from '../helpers/streams.js';
 import { basic } from '../helpers/sandbox.js';
 
 /**
  * src/events/event-stream.ts with a subscriber that never reads: it is terminated once what
  * the process buffers for it passes MAX_BUFFERED_BYTES (beyond the ~4 MB loopback's kernel
  * takes), live and in a replay, and each subscriber is a holder of the memory budget while it
- * is connected. Domain on an in-memory store, the stream on a node:http server of its own.
+ * is connected. Domain on an in-memory store, the stream on a node:http server of its own (the
+ * pipeline's checks of the handshake are test/events/ws.test.ts's).
  */
 
 /** The budget as the stream sees it: records every holder, and which were let go. */
@@ -28,7 +31,7 @@ class RecordingBudget {
 
 let kit: DomainKit;
 let server: Server;
-let stream: EventStream;
+let stream: WebSocketStream;
 let budget: RecordingBudget;
 let account: AccountRecord;
 let port: number;
@@ -39,8 +42,8 @@ beforeEach(async () => {
   kit = await domainKit();
   account = await kit.account();
   budget = new RecordingBudget();
-  server = createServer();
-  stream = attachEventStream(server, kit.accounts, kit.events, { refuse: (_req, socket) => socket.destroy(), budget });
+  stream = eventStream(kit.events, { budget });
+  server = serveStream(stream, () => account);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as { port: number }).port;
 });

@@ -162,30 +162,6 @@ describe('ReplyStage.send', () => {
     expect((await fetch(`${base}/faulted`)).headers.get('x-sandbox-fault')).toBe('flt_1');
     expect((await fetch(`${base}/json`)).headers.get('x-sandbox-fault')).toBeNull();
   });
-
-  it('writes a refused WebSocket handshake on its socket as the same answer, then closes it', async () => {
-    const stage = new ReplyStage(new JsonTexts(), undefined);
-    const raw = await new Promise<string>((resolve, reject) => {
-      const peer = createServer();
-      peer.on('upgrade', (_req, socket) => stage.refuseUpgrade(socket, { method: 'GET', path: '/_sandbox/events/ws' }, { status: 401, json: { statusCode: 401, message: 'Unauthorized' }, headers: { 'x-sandbox-hint': 'no key' } }));
-      peer.listen(0, '127.0.0.1', () => {
-        const client = connect((peer.address() as AddressInfo).port, '127.0.0.1', () => client.write('GET /_sandbox/events/ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n'));
-        let text = '';
-        client.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        client.on('end', () => {
-          peer.close();
-          resolve(text);
-        });
-        client.on('error', reject);
-      });
-    });
-    const [head, body] = raw.split('\r\n\r\n');
-    expect(head?.split('\r\n')[0]).toBe('HTTP/1.1 401 Unauthorized');
-    expect(head).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/);
-    expect(head).toMatch(/\r\nx-sandbox-hint: no key\r\n/);
-    expect(head).toMatch(/\r\nconnection: close(\r\n|$)/);
-    expect(JSON.parse(body ?? '')).toEqual({ statusCode: 401, message: 'Unauthorized' });
-  });
 });
 
 describe('ReplyStage, a long answer whose client left before its turn', () => {

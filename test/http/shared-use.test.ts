@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createSandbox, type Sandbox } from '../../src/app.js';
+import { serveHttp } from '../../src/http/transport.js';
 import { resolveConfig, type ConfigInput } from '../../src/config.js';
 import { expectAuthError, expectTransactionError } from '../helpers/catalog.js';
 import { pixBody } from '../helpers/purchases.js';
@@ -46,20 +47,18 @@ async function exposedSandbox(input: ConfigInput): Promise<{ url: string; sandbo
   const warnings: string[] = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(String((JSON.parse(line) as { msg: string }).msg)) });
   const sandbox = await createSandbox(resolveConfig({ port: 0, dataFile: join(dir, 'sandbox.json'), validateResponses: 'strict', ...input }), logger);
-  const server = sandbox.createServer();
+  const server = serveHttp(sandbox);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   sandbox.setPublicUrl(url);
-  sandbox.attachEventStream(server);
   return {
     url,
     sandbox,
     warnings,
     async stop() {
-      sandbox.closeStreams();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await sandbox.close();
+      await sandbox.close(closed);
       rmSync(dir, { recursive: true, force: true });
     },
   };

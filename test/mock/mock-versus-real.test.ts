@@ -33,10 +33,14 @@ const UNKNOWN_ACCOUNT = 'acc_00000000-0000-4000-8000-000000000000';
 /** Operations whose requests carry the admin token on a sandbox that has one. */
 const ADMIN_ACTS: ReadonlySet<string> = new Set(['createAccount', 'resetAccount', 'listUnauthenticatedRequests', 'setAccountRateLimit']);
 
+/** What makes a GET a WebSocket handshake (node:http hands back a refusal as a response). */
+const HANDSHAKE = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' };
+
 /** Statuses not provoked over HTTP here, with why; each operation's is compared another way below. */
 const NOT_PROVOKED_STATUSES: ReadonlyMap<number, string> = new Map([
   [503, "the store away, which only a shared store can be over HTTP (test/http/store-outage.test.ts): the x-message is compared with the error stage's own below"],
   [408, "a body trickled past the request timeout (30 s by default), too slow for this suite: test/http/request-timeout.test.ts provokes it in both families and checks the answer's shape"],
+  [501, "mock mode's own refusal of a WebSocket handshake, which the stateful sandbox completes: test/mock-app.test.ts checks it"],
   [429, "a drained bucket per operation (these sandboxes limit nothing): test/http/rate-limit.test.ts provokes it in both families, and the x-message is compared with the rate-limit stage's own below"],
 ]);
 
@@ -216,7 +220,8 @@ function provoke(route: Route, status: number): Sent | undefined {
       return BAD[route.id]?.(route) ?? { ...ok, path: `${ok.path}?unexpected=1` };
     case 401: {
       const { authorization: _dropped, ...headers } = ok.headers ?? {};
-      return { ...ok, headers };
+      // A WebSocket operation (its 101) authenticates its handshake; a plain GET of it is its 426.
+      return { ...ok, headers: '101' in route.responses ? { ...headers, ...HANDSHAKE } : headers };
     }
     case 403:
       return { ...ok, headers: { ...ok.headers, host: 'evil.example' } };

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/app.js';
+import { serveHttp } from '../../src/http/transport.js';
 import { FakeClock } from '../../src/clock.js';
 import { resolveConfig } from '../../src/config.js';
 import { basic } from '../helpers/sandbox.js';
@@ -51,7 +52,7 @@ async function start(): Promise<Running> {
     webhookAllow: ['receiver.invalid'],
   });
   const sandbox = await createSandbox(config, pino({ level: 'silent' }), { clock });
-  const server = sandbox.createServer().listen(0, '127.0.0.1');
+  const server = serveHttp(sandbox).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   return { sandbox, server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }

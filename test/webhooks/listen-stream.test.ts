@@ -1,12 +1,14 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { AccountRecord } from '../../src/accounts/accounts.js';
 import type { MemoryHolder } from '../../src/sandbox/memory-budget.js';
 import type { OfferOutcome } from '../../src/webhooks/listener-protocol.js';
-import { LISTEN_PATH, listenStream, MAX_LISTENER_BUFFERED_BYTES, type ListenStream } from '../../src/webhooks/listen-stream.js';
+import { LISTEN_PATH, listenStream, MAX_LISTENER_BUFFERED_BYTES } from '../../src/webhooks/listen-stream.js';
+import type { WebSocketStream } from '../../src/events/websockets.js';
 import { domainKit, type DomainKit } from '../helpers/domain.js';
+import { serveStream } from '../helpers/streams.js';
 
 /**
  * src/webhooks/listen-stream.ts with listeners that never read: one is terminated once what the
@@ -27,7 +29,7 @@ class RecordingBudget {
 
 let kit: DomainKit;
 let server: Server;
-let listening: ListenStream;
+let listening: WebSocketStream;
 let budget: RecordingBudget;
 let account: AccountRecord;
 let port: number;
@@ -37,9 +39,8 @@ beforeEach(async () => {
   kit = await domainKit();
   account = await kit.account();
   budget = new RecordingBudget();
-  server = createServer();
-  listening = listenStream(kit.listeners, { refuse: (_req, socket) => socket.destroy(), budget });
-  server.on('upgrade', (req, socket, head: Buffer) => listening.handler(account, new URL(req.url ?? '/', 'http://sandbox.local'), req, socket, head));
+  listening = listenStream(kit.listeners, { budget });
+  server = serveStream(listening, () => account);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as { port: number }).port;
 });
