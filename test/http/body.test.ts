@@ -205,9 +205,9 @@ describe('an Upgrade other than WebSocket is ignored: the request is answered as
     expect(JSON.parse(refused.body)).toEqual({ status: 401, error: 'Unauthorized' });
   });
 
-  it('a WebSocket handshake still goes to the event stream, which refuses paths it does not serve', async () => {
+  it('a WebSocket handshake goes through the pipeline: on an operation that is no stream, it is answered as the GET it also is', async () => {
     const res = await send('GET', '/v2/products', { connection: 'Upgrade', upgrade: 'WebSocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' });
-    expect(res.status).toBe(404);
-    expect(res.body).toMatch(/no WebSocket at \/v2\/products/);
+    expect(res.status).toBe(401);
+    expect(JSON.parse(res.body)).toEqual({ status: 401, error: 'Unauthorized' });
   });
 });
