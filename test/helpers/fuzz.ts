@@ -455,6 +455,15 @@ export const UNROUTED_PATHS = [
   '/%F0%9F%98%80', '/%ED%A0%80', '/v2/products/%', '//v2//products', '/v2/products/../offers', '/_sandbox/%2e%2e/health', `/${'a'.repeat(5_000)}`,
 ];
 
+/**
+ * Whether a path still names its operation's template: an empty segment (`/_sandbox/webhooks/`), `.`, `..` or an
+ * encoded slash turns it into another path, which the router answers as that other operation (a list, say).
+ */
+export function stillAimsAt(template: string, path: string): boolean {
+  const pattern = template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('(?!\\.{1,2}(?:/|$))[^/]+');
+  return new RegExp(`^${pattern}$`).test(path) && !/%2f|(^|\/)(%2e|\.){1,2}(\/|$)/i.test(path);
+}
+
 /** The endpoints openapi.yaml lists as not emulated (`x-not-emulated`), each answered 501. */
 export function notEmulatedOf(document: OpenApiDocument): { method: string; path: string }[] {
   return notEmulatedEndpoints(document).map(({ method, path }) => ({ method, path }));

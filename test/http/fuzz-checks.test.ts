@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadOpenApi, type OpenApiDocument } from '../../src/spec/openapi.js';
-import { documents501, namesOf, notEmulatedOf, operationsOf, unnamedFieldProblem } from '../helpers/fuzz.js';
+import { documents501, namesOf, notEmulatedOf, operationsOf, stillAimsAt, unnamedFieldProblem } from '../helpers/fuzz.js';
 
 /** The fuzz test's notion of an acceptable 5xx: a 501 only where openapi.yaml documents one. */
 let document: OpenApiDocument;
@@ -68,5 +68,20 @@ describe('unnamedFieldProblem (every 400 about a field names it)', () => {
       expect(unnamedFieldProblem(purchase, message), message).toBeUndefined();
     }
     expect(unnamedFieldProblem(names('listProducts'), 'limit must be an integer from 1 to 100')).toBeUndefined();
+  });
+});
+
+describe('stillAimsAt', () => {
+  it('a path with every parameter a segment of its own names its operation', () => {
+    expect(stillAimsAt('/_sandbox/webhooks/{id}', '/_sandbox/webhooks/wh_1')).toBe(true);
+    expect(stillAimsAt('/v2/products/{id}/offers', '/v2/products/%F0%9F%98%80/offers')).toBe(true);
+    expect(stillAimsAt('/_sandbox/health', '/_sandbox/health')).toBe(true);
+  });
+
+  it('an empty, dot or slash segment turns it into another path (CI: getWebhook with no id is the list, whose 400 names status)', () => {
+    for (const path of ['/_sandbox/webhooks/', '/_sandbox/webhooks/.', '/_sandbox/webhooks/..', '/_sandbox/webhooks/%2e%2e', '/_sandbox/webhooks/a%2Fb', '/v2/products//offers']) {
+      const template = path.startsWith('/v2') ? '/v2/products/{id}/offers' : '/_sandbox/webhooks/{id}';
+      expect(stillAimsAt(template, path), path).toBe(false);
+    }
   });
 });

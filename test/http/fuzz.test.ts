@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { familyOf } from '../../src/http/errors.js';
 import { loadOpenApi, type OpenApiDocument } from '../../src/spec/openapi.js';
-import { UNROUTED_PATHS, documents501, namesOf, operationsOf, requestOf, unnamedFieldProblem, type FuzzContext, type FuzzOperation, type FuzzRequest } from '../helpers/fuzz.js';
+import { UNROUTED_PATHS, documents501, stillAimsAt, namesOf, operationsOf, requestOf, unnamedFieldProblem, type FuzzContext, type FuzzOperation, type FuzzRequest } from '../helpers/fuzz.js';
 import { spawnSandbox, type SandboxProcess } from '../helpers/process.js';
 import { BOLETO_ADDRESS, VALID_CARD, arsBody, boletoBody, cardBody, copBody, hybridBody, pixBody } from '../helpers/purchases.js';
 import { assertMatchesSpec } from '../helpers/spec.js';
@@ -151,7 +151,7 @@ async function check(r: FuzzRequest, answer: Answer): Promise<void> {
     }
     // Every 400 about a field names it (issue 43), on the operation the request was aimed at.
     const op = operations.find((o) => o.operationId === r.operationId);
-    if (answer.status === 400 && op && r.method === op.method) {
+    if (answer.status === 400 && op && r.method === op.method && stillAimsAt(op.path, path)) {
       const fields = body as { error?: unknown; message?: unknown };
       const message = String(fields.message ?? fields.error ?? '');
       const unnamed = unnamedFieldProblem(namesOf(document, op), message);
