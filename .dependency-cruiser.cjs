@@ -61,8 +61,8 @@ module.exports = {
       comment: 'src/store is the bottom layer: it knows nothing of the domain, the HTTP layer or the app (it gets `now` injected, not src/clock.ts).',
       severity: 'error',
       from: { path: '^src/store/' },
-      // src/worker-url.ts is a leaf (node:url only) that finds a worker's compiled file, src/ or dist/.
-      to: { path: '^src/', pathNot: ['^src/store/', '^src/worker-url\\.ts$'] },
+      // src/package-paths.ts is a leaf (node:fs, node:path, node:url) that finds the package's files: migrations, a worker's compiled script.
+      to: { path: '^src/', pathNot: ['^src/store/', '^src/package-paths\\.ts$'] },
     },
   ],
   options: {

@@ -6,8 +6,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY tsconfig.json openapi.yaml ./
 COPY src ./src
-COPY scripts/copy-assets.mjs scripts/prebuild-spec.mjs scripts/prebuild-validators.mjs ./scripts/
-RUN npx tsc -p tsconfig.json && node scripts/copy-assets.mjs && node scripts/prebuild-spec.mjs && node scripts/prebuild-validators.mjs
+COPY scripts/copy-assets.mjs scripts/bundle.mjs scripts/prebuild-spec.mjs scripts/prebuild-validators.mjs ./scripts/
+RUN npx tsc -p tsconfig.json && node scripts/copy-assets.mjs && node scripts/bundle.mjs && node scripts/prebuild-spec.mjs && node scripts/prebuild-validators.mjs
 
 # Runtime stage: production dependencies and the compiled dist/ only.
 FROM node:22-slim AS runtime

@@ -7,6 +7,7 @@ import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundle } from './bundle.mjs';
 import { copyAssets } from './copy-assets.mjs';
 import { prebuildSpec } from './prebuild-spec.mjs';
 import { prebuildValidators } from './prebuild-validators.mjs';
@@ -30,6 +31,8 @@ if (stale) {
   const tsc = createRequire(join(root, 'package.json')).resolve('typescript/bin/tsc');
   process.stderr.write('payments-sandbox: sources changed, building dist/ …\n');
   execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { cwd: root, stdio: 'inherit' });
+  // Over the entry points tsc just wrote (scripts/bundle.mjs): always after tsc, never without it.
+  await bundle(root);
 }
 // The SQL files tsc does not emit; also into a dist/ that another tsc run compiled (a few small files).
 copyAssets(root);

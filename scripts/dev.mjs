@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundle } from './bundle.mjs';
 import { copyAssets } from './copy-assets.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -28,6 +29,8 @@ async function restart() {
   if (stopping) return;
   // tsc --watch emits only what it compiles; the SQL migrations come along on every restart.
   copyAssets(root);
+  // tsc wrote the entry points it recompiled over the bundle's, or left a bundle of the old code: bundled again, from src/.
+  await bundle(root);
   server = spawn(process.execPath, [join(root, 'dist', 'bin.js'), 'start', ...args], { cwd: process.cwd(), stdio: 'inherit' });
 }
 

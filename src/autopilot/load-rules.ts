@@ -1,10 +1,10 @@
-import { fileURLToPath } from 'node:url';
 import { loadCheckedFile } from '../spec/load-checked-file.js';
 import type { OpenApiDocument } from '../spec/openapi.js';
 import type { AutopilotRules } from '../spec/types.js';
+import { packagePath } from '../package-paths.js';
 
 /** The shipped, documented rules: `--autopilot default`. */
-export const DEFAULT_RULES_FILE = fileURLToPath(new URL('../../scenarios/autopilot/default.yaml', import.meta.url));
+export const DEFAULT_RULES_FILE = packagePath('scenarios/autopilot/default.yaml');
 
 /**
  * Reads a rules file (YAML or JSON) and checks it against openapi.yaml's AutopilotRules,

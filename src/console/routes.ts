@@ -2,14 +2,14 @@ import { Router, type Response } from 'express';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { OPENAPI_PATH } from '../spec/openapi.js';
 import { VERSION } from '../version.js';
 import { DOCS_INIT, renderDocsPage } from './docs-page.js';
 import { renderConsoleShell } from './shell.js';
 import { CONSOLE_CSS } from './styles.js';
+import { codePath, packagePath } from '../package-paths.js';
 
-const CLIENT_DIR = fileURLToPath(new URL('./client/', import.meta.url));
+const CLIENT_DIR = codePath('console/client/');
 /** The renderer's two files the docs page loads; nothing else of the package is served. */
 const DOCS_ASSETS: Readonly<Record<string, string>> = {
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
@@ -21,7 +21,7 @@ const DOCS_ASSETS: Readonly<Record<string, string>> = {
  * whether this runs built (dist/console/) or from the sources (src/console/, tests and
  * development, after the build their setup runs).
  */
-const DOCS_ASSETS_DIR = fileURLToPath(new URL('../../dist/console/docs-assets/', import.meta.url));
+const DOCS_ASSETS_DIR = packagePath('dist/console/docs-assets/');
 
 /** The console's own scripts and styles only; data comes from this origin (fetch and the event WebSocket). */
 const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";

@@ -6,6 +6,7 @@ import { useColor } from '../scenarios/report/console.js';
 import { formatVerifyReport } from './report.js';
 import type { VerifyResult } from './verify.js';
 import type { WorkerReply, WorkerRequest } from './verify-worker.js';
+import { scriptUrl } from '../package-paths.js';
 
 /** Exit codes: 0 every interaction verified, 1 a failure, 2 usage (nothing was verified). */
 export const VERIFY_EXIT = { passed: 0, failed: 1, usage: 2 } as const;
@@ -83,7 +84,7 @@ const USAGE_ERRORS = new Set(['VerifyUsageError', 'PactFileError', 'StateSetupEr
 
 /** Runs the verification in verify-worker.js, keeping Pact's own stdout out of the terminal. */
 function runWorker(request: WorkerRequest): Promise<{ result: Omit<VerifyResult, 'report'>; pactOutput: string }> {
-  const child = fork(fileURLToPath(new URL('./verify-worker.js', import.meta.url)), [], {
+  const child = fork(fileURLToPath(scriptUrl('contract/verify-worker.js')), [], {
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     // DEP0060 (util._extend) comes from http-proxy 1.18.1, the proxy @pact-foundation/pact's
     // verifier puts in front of the provider; http-proxy has had no release since 2020, so the

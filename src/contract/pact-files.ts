@@ -1,13 +1,13 @@
 import { mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../package-paths.js';
 
 /**
  * The pacts shipped with the package (`pacts/` beside `dist/`), found from this module's own
  * location so that they are found from a clone (src/ or dist/) and from an npm install alike.
  */
-export const SHIPPED_PACTS_DIR = fileURLToPath(new URL('../../pacts/', import.meta.url));
+export const SHIPPED_PACTS_DIR = packagePath('pacts/');
 
 /** One interaction of a pact file, as much as the verifier's report needs. */
 export interface PactInteraction {

@@ -2,7 +2,7 @@ import { setImmediate } from 'node:timers';
 import { Worker } from 'node:worker_threads';
 import { pixQrPng } from './pix-qr.js';
 import type { QrJob, QrResult } from './qr-worker.js';
-import { workerUrl } from '../worker-url.js';
+import { scriptUrl } from '../package-paths.js';
 
 
 interface Waiting {
@@ -42,7 +42,7 @@ export class QrRenderer {
   private batch: QrJob[] = [];
 
   /** `url`: the worker script (tests give one that fails). */
-  constructor(private readonly url: URL = workerUrl(import.meta.url, 'qr-worker.js')) {}
+  constructor(private readonly url: URL = scriptUrl('pages/qr-worker.js')) {}
 
   render(code: string): Promise<string> {
     const worker = this.failed ? undefined : (this.worker ?? this.start());

@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { startProxy, type Exchange } from './proxy.js';
+import type { Exchange } from './proxy.js';
 
 interface ProxyCommandOptions {
   upstream: string;
@@ -51,6 +51,8 @@ async function proxyCommand(opts: ProxyCommandOptions): Promise<number> {
   if (!URL.canParse(opts.upstream) || !/^https?:$/.test(new URL(opts.upstream).protocol)) return fail(`--upstream ${opts.upstream} is not an http(s) URL (e.g. https://api.example.com)`);
   const upstream = new URL(opts.upstream);
   try {
+    // Loaded when the command runs: its ESM import of node:http loads Node's bundled undici (~35-70 ms), on every CLI start if imported here.
+    const { startProxy } = await import('./proxy.js');
     const running = await startProxy({
       upstream,
       port: opts.port,

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { packagePath } from '../package-paths.js';
 
 // ajv-formats is CommonJS with a default export that NodeNext sees as the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 /** scenarios/ sits at the package root, two levels above both src/scenarios and dist/scenarios. */
-export const SCHEMA_PATH = fileURLToPath(new URL('../../scenarios/scenario.schema.json', import.meta.url));
+export const SCHEMA_PATH = packagePath('scenarios/scenario.schema.json');
 
 let compiled: ValidateFunction | undefined;
 

@@ -1,18 +1,18 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { OpenAPIV3_1 } from 'openapi-types';
+import { packagePath } from '../package-paths.js';
 
 export type OpenApiDocument = OpenAPIV3_1.Document;
 
 /** openapi.yaml sits at the package root, one level above both src/ and dist/. */
-export const OPENAPI_PATH = fileURLToPath(new URL('../../openapi.yaml', import.meta.url));
+export const OPENAPI_PATH = packagePath('openapi.yaml');
 
 /** The copy scripts/prebuild-spec.mjs makes at build time, from src/ and dist/ alike. */
-export const PREBUILT_OPENAPI_PATH = fileURLToPath(new URL('../../dist/openapi.json', import.meta.url));
+export const PREBUILT_OPENAPI_PATH = packagePath('dist/openapi.json');
 
 /** The build's compiled request validators (scripts/prebuild-validators.mjs; src/http/prebuilt-validators.ts reads them). */
-export const PREBUILT_VALIDATORS_DIR = fileURLToPath(new URL('../../dist/validators/', import.meta.url));
+export const PREBUILT_VALIDATORS_DIR = packagePath('dist/validators/');
 
 /**
  * The document validated (openapi-backend only accepts 3.1 in quick mode, which skips its own

@@ -2,8 +2,8 @@ import { rm } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import type { Journal } from './journal.js';
 import { listSegments, segmentPath } from './segments.js';
-import { workerUrl } from '../worker-url.js';
 import type { Logger } from './types.js';
+import { scriptUrl } from '../package-paths.js';
 
 export interface CompactRequest {
   file: string;
@@ -20,7 +20,7 @@ export interface CompactResult {
 
 /** The compaction worker's script (src/worker-url.ts). */
 export function compactWorkerUrl(): URL {
-  return workerUrl(import.meta.url, 'compact-worker.js');
+  return scriptUrl('store/compact-worker.js');
 }
 
 /**

@@ -40,6 +40,11 @@ beforeEach(() => {
     join(parser, 'index.js'),
     "import { appendFileSync } from 'node:fs';\nexport default { async validate() { appendFileSync('spec-runs.log', 'run\\n'); return { openapi: '3.1.0', paths: {} }; } };\n",
   );
+  // A stand-in of the bundler's step (scripts/bundle.mjs), counting its runs: it must follow every tsc run, and only those.
+  writeFileSync(
+    join(dir, 'scripts', 'bundle.mjs'),
+    "import { appendFileSync } from 'node:fs';\nimport { join } from 'node:path';\nexport async function bundle(root) { appendFileSync(join(root, 'bundle-runs.log'), 'run\\n'); }\n",
+  );
   const tsc = join(dir, 'node_modules', 'typescript');
   mkdirSync(join(tsc, 'bin'), { recursive: true });
   writeFileSync(join(tsc, 'package.json'), JSON.stringify({ name: 'typescript', version: '0.0.0' }));
@@ -61,7 +66,16 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 function start(env: Record<string, string> = {}): number | null {
   return spawnSync(process.execPath, [join(dir, 'scripts', 'build-if-stale.mjs')], { cwd: dir, env: { ...process.env, ...env }, stdio: 'pipe' }).status;
 }
-const builds = (): number => (existsSync(runs) ? readFileSync(runs, 'utf8').split('\n').filter(Boolean).length : 0);
+function runsIn(log: string): number {
+  return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0;
+}
+const bundles = (): number => runsIn(join(dir, 'bundle-runs.log'));
+/** tsc's runs; the bundle step's must be as many (after each tsc that succeeded, never alone). */
+function builds(failed = 0): number {
+  const compiled = runsIn(runs);
+  expect(bundles(), 'bundle runs after tsc runs').toBe(compiled - failed);
+  return compiled;
+}
 /** Moves a file's modification time relative to the build stamp's. */
 function touch(file: string, secondsAfterStamp: number): void {
   const stamp = Date.parse(readFileSync(join(dir, 'dist', '.build-stamp'), 'utf8').trim()) / 1000;
@@ -125,7 +139,9 @@ describe('scripts/build-if-stale.mjs', () => {
     touch(source, 60);
     const before = builds();
     expect(start({ FAIL_BUILD: '1' })).not.toBe(0);
+    // The entry points of a failed compile are not bundled over.
+    expect(bundles()).toBe(before);
     expect(start()).toBe(0);
-    expect(builds()).toBe(before + 2);
+    expect(builds(1)).toBe(before + 2);
   });
 });

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
@@ -46,6 +46,27 @@ describe('what a start of the test kit loads', () => {
       });
       if (status !== 201) throw new Error('product: ' + status);
       await sandbox.stop();
+    `);
+    expect(loaded).toEqual([]);
+  }, 90_000);
+
+  it("nor does the CLI: `payments-sandbox start` answering its health (a command's module is loaded when it runs)", async () => {
+    const bin = fileURLToPath(new URL('../../dist/bin.js', import.meta.url));
+    const loaded = await loadedAfter(`
+      const { mkdtempSync, readFileSync } = await import('node:fs');
+      const { tmpdir } = await import('node:os');
+      const { join } = await import('node:path');
+      const urlFile = join(mkdtempSync(join(tmpdir(), 'lazy-cli-')), 'url');
+      process.env.SANDBOX_URL_FILE = urlFile;
+      process.argv = [process.execPath, ${JSON.stringify(bin)}, 'start', '--in-memory', '--port', '0', '--log-level', 'warn'];
+      await import(${JSON.stringify(pathToFileURL(bin).href)});
+      let url = '';
+      for (let i = 0; i < 600 && !url; i++) {
+        try { url = readFileSync(urlFile, 'utf8').trim(); } catch { await new Promise((resolve) => setTimeout(resolve, 50)); }
+      }
+      const http = createRequire(import.meta.url)('node:http');
+      const status = await new Promise((resolve, reject) => http.get(url + '/_sandbox/health', (res) => { res.resume(); resolve(res.statusCode); }).on('error', reject));
+      if (status !== 200) throw new Error('health: ' + status);
     `);
     expect(loaded).toEqual([]);
   }, 90_000);

@@ -1,12 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { StoreUnavailable } from '../ports.js';
 import type { Logger } from '../types.js';
 import type { Session } from './db.js';
 import { SCHEMA_LOCK } from './schema.js';
+import { codePath } from '../../package-paths.js';
 
 /** Shipped beside the compiled module (the build copies src/**\/*.sql into dist/). */
-export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+export const MIGRATIONS_DIR = codePath('store/postgres/migrations/');
 
 const FILE = /^(\d{3})_[a-z0-9_]+\.sql$/;
 

@@ -1,0 +1,34 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ENTRY_POINTS, EXTERNAL } from '../../scripts/bundle.mjs';
+import { ROOT } from '../helpers/process.js';
+import { scriptUrl } from '../../src/package-paths.js';
+
+/** What the build made of the entry points (test/global-setup.ts builds dist/ before the run). */
+describe('scripts/bundle.mjs, as built', () => {
+  const chunks = join(ROOT, 'dist', 'chunks');
+  const chunkText = readdirSync(chunks).filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(chunks, f), 'utf8')).join('\n');
+
+  it('each entry point in dist/ is the bundle (its shared code in dist/chunks/), not the file tsc emitted there', () => {
+    for (const entry of ENTRY_POINTS) {
+      const built = join(ROOT, entry.replace(/^src\//, 'dist/').replace(/\.ts$/, '.js'));
+      const text = readFileSync(built, 'utf8');
+      expect(text, built).toMatch(/(from |import )"(\.\/|\.\.\/)chunks\//);
+      // tsc's output imports the package's own modules one by one ('./cli.js', '../server.js').
+      expect(text, built).not.toMatch(/from '\.{1,2}\/[\w/-]+\.js'/);
+    }
+  });
+
+  it('what is left out is imported by name from node_modules, never carried inside', () => {
+    for (const name of ['pg', 'undici', '@apidevtools/swagger-parser', 'typescript']) {
+      expect(EXTERNAL.some((pattern) => pattern === name || (pattern.endsWith('*') && name.startsWith(pattern.slice(0, -1)))), name).toBe(true);
+      expect(chunkText, name).not.toContain(`node_modules/${name}/`);
+    }
+    expect(chunkText).toMatch(/import\("pg"\)|from "pg"/);
+  });
+
+  it('the workers and forked scripts the bundle starts are where src/package-paths.ts looks for them', () => {
+    for (const script of ['store/compact-worker.js', 'pages/qr-worker.js', 'contract/verify-worker.js']) expect(existsSync(scriptUrl(script)), script).toBe(true);
+  });
+});
