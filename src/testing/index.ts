@@ -13,6 +13,7 @@ import type { ConfigInput } from '../config.js';
 import type { components } from '../spec/openapi-types.js';
 import { bindAccount, type BoundAccount, type SandboxAccount } from './account.js';
 import { KitHttp } from './http.js';
+import nodeModule from 'node:module';
 
 export type { SandboxAccount, Requests, RequestsQuery, RequestLogEntry } from './account.js';
 export type { Control, Transaction, Withdrawal, Clock, Balance, WebhookDelivery } from './control.js';
@@ -57,11 +58,24 @@ export interface ConnectOptions {
 }
 
 /**
+ * V8's compiled code of the sandbox's modules kept on disk, as the CLI keeps it (src/bin.ts): a
+ * later run's first startSandbox() compiles none of them again (about a third of its CPU,
+ * docs/benchmarks.md). Node's own cache, under the temp dir, for the rest of this process too;
+ * NODE_DISABLE_COMPILE_CACHE=1 turns it off, NODE_COMPILE_CACHE=dir moves it. Not under V8
+ * coverage (NODE_V8_COVERAGE: vitest's and c8's), whose counts should come from code compiled
+ * in the run.
+ */
+function cacheCompiledCode(): void {
+  if (process.env.NODE_V8_COVERAGE === undefined) nodeModule.enableCompileCache();
+}
+
+/**
  * Starts a sandbox in this process on a free port of 127.0.0.1, in memory unless `store` is given,
  * and binds the helpers to its default account. The server modules load only here, so a suite
  * that only connects to a running sandbox never loads them.
  */
 export async function startSandbox(options: StartOptions = {}): Promise<TestSandbox> {
+  cacheCompiledCode();
   const [{ startServer }, { resolveConfig, parseStore }, { createLogger }] = await Promise.all([import('../server.js'), import('../config.js'), import('../log.js')]);
   const store = parseStore(options.store);
   const config = resolveConfig({
