@@ -170,7 +170,7 @@ export class Accounts implements AccountKeys {
   }
 }
 
-/** A new account's record: every permission unless some are named, a fresh webhook secret, direct delivery. */
+/** A new account's record: every permission unless some are named, a fresh webhook secret, direct delivery unless asked otherwise. */
 export function newAccountRecord(id: string, input: AccountCreate, secretKey: string, createdAt: string): AccountRecord {
   return {
     id,
@@ -182,7 +182,7 @@ export function newAccountRecord(id: string, input: AccountCreate, secretKey: st
     permissions: input.permissions ? ALL_PERMISSIONS.filter((p) => input.permissions?.includes(p)) : [...ALL_PERMISSIONS],
     webhookUrl: input.webhookUrl ?? null,
     webhookSecret: `whsec_${randomBytes(24).toString('hex')}`,
-    webhookDelivery: 'direct',
+    webhookDelivery: input.webhookDelivery ?? 'direct',
     createdAt,
   };
 }

@@ -99,7 +99,7 @@ export const catalogEndpoints = {
         throw new HttpError(401, 'this sandbox requires its admin token: Authorization: Bearer <SANDBOX_ADMIN_TOKEN>');
       }
       const input = call.body ?? {};
-      checkWebhookTarget(s.targets, 'webhookUrl', input.webhookUrl, 'direct');
+      checkWebhookTarget(s.targets, 'webhookUrl', input.webhookUrl, input.webhookDelivery ?? 'direct');
       return json(201, toAccount(await s.accounts.create(call.unit, input)));
     },
   },

@@ -83,7 +83,7 @@ function coherentOffer(offer: Json, ctx: MockContext): Json {
 function coherentAccount(account: Json, ctx: MockContext): Json {
   const out = { ...account };
   if (!USER_ID.test(String(out.userId))) out.userId = `usr_${uuid4(ctx.rng)}`;
-  if (answers(ctx, 'createAccount')) Object.assign(out, echoed(ctx, ['name', 'permissions', 'webhookUrl']));
+  if (answers(ctx, 'createAccount')) Object.assign(out, echoed(ctx, ['name', 'permissions', 'webhookUrl', 'webhookDelivery']));
   if (answers(ctx, 'setWebhookUrl') && 'url' in bodyOf(ctx)) out.webhookUrl = bodyOf(ctx).url;
   return out;
 }

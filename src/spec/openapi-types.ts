@@ -2079,6 +2079,7 @@ export interface components {
             name?: string;
             permissions?: components["schemas"]["Permission"][];
             webhookUrl?: string | null;
+            webhookDelivery?: components["schemas"]["WebhookDeliveryMode"];
         };
         Account: {
             id: string;

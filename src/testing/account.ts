@@ -8,6 +8,7 @@ import { openListenSocket, type ListenSocket } from './listen-socket.js';
 import { WebhookInbox, type Webhooks } from './webhooks.js';
 
 export type RequestLogEntry = components['schemas']['RequestLogEntry'];
+type Account = components['schemas']['Account'];
 export type RequestsQuery = Query<'listRequests'> & {
   /** Keep the kit's own calls (control actions, the mode switch); left out by default, so the log shows what the app sent. */
   includeKit?: boolean;
@@ -40,18 +41,20 @@ export interface BoundAccount {
 }
 
 /**
- * Binds the helpers to the account of `secretKey`: switches it to `listeners` delivery mode and
- * connects a listener, before anything can happen to it, so every attempt of its webhooks is
+ * Binds the helpers to the account of `secretKey`: switches it to `listeners` delivery mode (unless
+ * `created`, the kit's own creation's answer, is in it already) and connects a listener, before anything can happen to it, so every attempt of its webhooks is
  * the kit's (none is posted by the sandbox, none waits for a retry because nobody listened yet).
  */
-export async function bindAccount(url: string, secretKey: string): Promise<BoundAccount> {
+export async function bindAccount(url: string, secretKey: string, created?: Account): Promise<BoundAccount> {
   const http = new KitHttp(url, basicAuthorization(secretKey));
   // Through the kit's client rather than listen's takeOver/whoAmI: its calls carry the kit's header, so requests.list() leaves them out.
   // The three at once, not one after another (four round trips and a handshake were most of an
   // account()); all are done before the helpers are handed out. An offer that comes before the
   // account's webhook secret is known (another client of a shared sandbox's account) waits for it.
-  const modeSet = http.call('setWebhookUrl', 'PUT', '/_sandbox/webhook-url', { body: { delivery: 'listeners' } });
-  const account = http.call('getSandboxAccount', 'GET', '/_sandbox/account');
+  // An account the kit created in listeners mode needs neither call: the handshake is all (half an account()'s requests).
+  const fresh = created?.webhookDelivery === 'listeners' ? created : undefined;
+  const modeSet = fresh ? Promise.resolve(fresh) : http.call('setWebhookUrl', 'PUT', '/_sandbox/webhook-url', { body: { delivery: 'listeners' } });
+  const account = fresh ? Promise.resolve(fresh) : http.call('getSandboxAccount', 'GET', '/_sandbox/account');
   const inbox = account.then((me) => new WebhookInbox(me.webhookSecret));
   const opening = openListenSocket({ url, secretKey, name: `test-kit@${hostname()}:${process.pid}#${randomUUID().slice(0, 8)}`, onOffer: (offer) => inbox.then((box) => box.take(offer)) });
   const [set, got, opened] = await Promise.allSettled([modeSet, inbox, opening]);

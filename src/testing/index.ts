@@ -12,7 +12,7 @@
 import type { ConfigInput } from '../config.js';
 import type { components } from '../spec/openapi-types.js';
 import { bindAccount, type BoundAccount, type SandboxAccount } from './account.js';
-import { KitHttp } from './http.js';
+import { KitHttp, SandboxRequestError } from './http.js';
 import nodeModule from 'node:module';
 
 export type { SandboxAccount, Requests, RequestsQuery, RequestLogEntry } from './account.js';
@@ -21,6 +21,7 @@ export { SandboxRequestError } from './http.js';
 export type { ReceivedWebhook, WebhookMatch, WaitOptions, Webhooks, WebhookBody, WebhookEventName } from './webhooks.js';
 
 export type Permission = components['schemas']['Permission'];
+type Account = components['schemas']['Account'];
 
 export interface AccountOptions {
   name?: string;
@@ -105,12 +106,24 @@ export async function connectSandbox(options: ConnectOptions): Promise<TestSandb
 async function kit(url: string, adminToken: string | undefined, secretKey: string | undefined, stopSandbox: () => Promise<void>): Promise<TestSandbox> {
   const admin = new KitHttp(url, adminToken === undefined ? undefined : `Bearer ${adminToken}`);
   const bound: BoundAccount[] = [];
-  const bind = async (key: string): Promise<SandboxAccount> => {
-    const b = await bindAccount(url, key);
+  const bind = async (key: string, created?: Account): Promise<SandboxAccount> => {
+    const b = await bindAccount(url, key, created);
     bound.push(b);
     return b.account;
   };
+  let createdInListeners = true;
   const create = async (options: AccountOptions = {}): Promise<SandboxAccount> => {
+    // Made in listeners mode, which bindAccount would otherwise set with a call of its own.
+    if (createdInListeners) {
+      try {
+        const created = await admin.call('createAccount', 'POST', '/_sandbox/accounts', { body: { ...options, webhookDelivery: 'listeners' } });
+        return await bind(created.secretKey, created);
+      } catch (error) {
+        // A sandbox of an earlier version (a team's, a container) takes no webhookDelivery at creation: switched after, as before.
+        if (!(error instanceof SandboxRequestError && error.status === 400 && /webhookDelivery/.test(error.message))) throw error;
+        createdInListeners = false;
+      }
+    }
     const created = await admin.call('createAccount', 'POST', '/_sandbox/accounts', { body: options });
     return bind(created.secretKey);
   };

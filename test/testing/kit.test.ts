@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import { createServer, request } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pixBody } from '../helpers/purchases.js';
 import { startReceiver, type Receiver } from '../helpers/webhooks.js';
@@ -111,6 +113,15 @@ describe('startSandbox', () => {
     expect(await shop.requests.list({ path: '/_sandbox/' })).toEqual([]);
   });
 
+  it('account() is made in listeners mode at its creation: its only other request is the listener handshake', async () => {
+    const shop = await sandbox.account();
+    const kitCalls = (await shop.requests.list({ includeKit: true })).map((r) => `${r.method} ${r.path}`);
+    expect(kitCalls).not.toContain('PUT /_sandbox/webhook-url');
+    expect(kitCalls).not.toContain('GET /_sandbox/account');
+    const listeners = await fetch(`${shop.url}/_sandbox/listeners`, { headers: { authorization: shop.authorization } });
+    expect(await listeners.json()).toMatchObject({ delivery: 'listeners', listeners: [{}] });
+  });
+
   it('withdrawals: credit, the app cashes out, approveWithdrawal gives cashout.success', async () => {
     const shop = await sandbox.account();
     await shop.control.credit(100_000);
@@ -153,6 +164,55 @@ describe('forwarding to the app under test', () => {
 });
 
 describe('connectSandbox', () => {
+  it('against a sandbox of an earlier version, which takes no webhookDelivery at creation: accounts switched after, as before', async () => {
+    // A loopback stand-in for that sandbox: this one, but a creation naming webhookDelivery is refused as that version refused it.
+    let refused = 0;
+    const target = new URL(sandbox.url);
+    const older = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        if (req.method === 'POST' && req.url === '/_sandbox/accounts' && body.includes('webhookDelivery')) {
+          refused++;
+          res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ statusCode: 400, message: 'webhookDelivery is not a field of an account; the body takes name, permissions and webhookUrl' }));
+          return;
+        }
+        const forward = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        });
+        forward.end(body);
+      });
+    });
+    older.on('upgrade', (req, socket, head) => {
+      const upstream = connect(Number(target.port), target.hostname, () => {
+        upstream.write(`${req.method} ${req.url} HTTP/1.1\r\n${Object.entries(req.headers).map(([k, v]) => `${k}: ${String(v)}`).join('\r\n')}\r\n\r\n`);
+        upstream.write(head);
+        socket.pipe(upstream).pipe(socket);
+      });
+      socket.on('error', () => upstream.destroy());
+      upstream.on('error', () => socket.destroy());
+    });
+    await new Promise<void>((resolve) => older.listen(0, '127.0.0.1', resolve));
+    const kit = await connectSandbox({ url: `http://127.0.0.1:${(older.address() as AddressInfo).port}` });
+    try {
+      expect(refused).toBe(1);
+      const shop = await kit.account({ name: 'on an older sandbox' });
+      // Asked once: the kit remembers that this sandbox takes no webhookDelivery.
+      expect(refused).toBe(1);
+      const kitCalls = (await shop.requests.list({ includeKit: true })).map((r) => `${r.method} ${r.path}`);
+      expect(kitCalls).toContain('PUT /_sandbox/webhook-url');
+      const tx = await createPurchase(shop, 'older-1');
+      await shop.control.pay(tx.id);
+      expect(await shop.webhooks.waitFor('cashin.paid', { timeout: 5000 })).toMatchObject({ event: 'cashin.paid', signatureValid: true });
+    } finally {
+      await kit.stop();
+      older.closeAllConnections();
+      await new Promise<void>((resolve) => older.close(() => resolve()));
+    }
+  });
+
   it('says in one line that nothing answers at the URL, and that a key is unknown', async () => {
     // A port just freed: nothing listens there.
     const closed = await startReceiver();

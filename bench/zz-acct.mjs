@@ -1,0 +1,13 @@
+import { Session } from 'node:inspector/promises';
+const kit = await import('../dist/testing/index.js');
+const s = await kit.startSandbox();
+for (let i = 0; i < 5; i++) await s.account();
+const session = new Session(); session.connect();
+await session.post('Profiler.enable'); await session.post('Profiler.setSamplingInterval', { interval: 100 }); await session.post('Profiler.start');
+const t0 = performance.now(); const N = 100;
+for (let i = 0; i < N; i++) await s.account();
+const t1 = performance.now();
+const { profile } = await session.post('Profiler.stop');
+(await import('node:fs')).writeFileSync('/tmp/prof/acct.cpuprofile', JSON.stringify(profile));
+console.log('per account ms', ((t1 - t0) / N).toFixed(2));
+await s.stop(); process.exit(0);
