@@ -42,17 +42,17 @@ export function registerProxyCommand(program: Command): void {
     .description(
       "forward the API's operations to --upstream (the real service) unchanged, checking each request and answer against openapi.yaml as the sandbox would; one line per exchange, x-sandbox-findings: N on answers with findings. Webhooks posted to POST /_proxy/webhooks[/…] (point the real service's postbackUrl there) are checked against openapi.yaml's webhooks and forwarded to --webhooks-to (docs/proxy.md)",
     )
-    .requiredOption('--upstream <url>', 'the service to forward to (http or https): the only address the proxy contacts')
+    .requiredOption('--upstream <url>', 'the service to forward to (http or https): with --webhooks-to, the only address the proxy contacts')
     .addOption(new Option('--port <port>', 'port to listen on (0: any free one)').argParser(port).default(4020))
     .addOption(new Option('--host <host>', 'address to bind (it carries your credentials: loopback unless you need otherwise)').default('127.0.0.1'))
-    .addOption(new Option('--record <file.har>', 'write every exchange to this HAR 1.2 file as it goes, secrets and card data masked, findings in _findings'))
+    .addOption(new Option('--record <file.har>', 'write every exchange and webhook to this HAR 1.2 file as it goes, secrets and card data masked, findings in _findings (webhooks marked _webhook)'))
     .addOption(
       new Option(
         '--webhooks-to <url>',
         "the app that takes your webhooks (http or https): each one received at /_proxy/webhooks[/…] is forwarded there with its exact bytes and headers (the path under /_proxy/webhooks appended), and the sender gets the app's answer. Without it a webhook is checked, recorded and answered 503, so the sender retries it",
       ),
     )
-    .addOption(new Option('--webhook-secret <secret>', "the account's webhook secret: each received webhook's x-signature is checked with it (masked in the HAR like every secret)").env('SANDBOX_PROXY_WEBHOOK_SECRET'))
+    .addOption(new Option('--webhook-secret <secret>', "the account's webhook secret: each received webhook's x-signature is checked with it (never written anywhere; the environment variable keeps it out of the process list)").env('SANDBOX_PROXY_WEBHOOK_SECRET'))
     .addOption(new Option('--json', 'one JSON object per exchange or webhook on stdout'))
     .action(async (opts: ProxyCommandOptions) => {
       process.exitCode = await proxyCommand(opts);
