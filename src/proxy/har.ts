@@ -38,6 +38,8 @@ export interface HarEntry {
   cache: Record<string, never>;
   timings: { send: number; wait: number; receive: number };
   _findings: Finding[];
+  /** A webhook the proxy received at /_proxy/webhooks (its request is the sender's, its response the app's answer); absent on exchanges. */
+  _webhook?: true;
 }
 
 export interface HarLog {
@@ -57,6 +59,8 @@ export interface ExchangeRecord {
   responseHeaders: Record<string, string | string[] | undefined>;
   responseBody: Buffer;
   findings: Finding[];
+  /** A webhook received at /_proxy/webhooks, not an exchange with the upstream: `url` is where it was sent, the proxy's own. */
+  webhook?: boolean;
 }
 
 /**
@@ -135,6 +139,7 @@ export function harEntry(record: ExchangeRecord): HarEntry {
     cache: {},
     timings: { send: 0, wait: record.ms, receive: 0 },
     _findings: record.findings,
+    ...(record.webhook === true && { _webhook: true as const }),
   };
 }
 

@@ -1,4 +1,4 @@
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Routes } from '../http/match.js';
@@ -6,9 +6,11 @@ import { notUsedFields } from '../http/not-used.js';
 import { loadPrebuiltValidators } from '../http/prebuilt-validators.js';
 import { ResponseValidator } from '../http/response-validation.js';
 import { createSpecValidators } from '../http/validate.js';
+import { WebhookValidator } from '../http/webhook-validation.js';
 import { loadOpenApi, OPENAPI_PATH } from '../spec/openapi.js';
 import { ExchangeChecker, type Finding } from './check.js';
 import { HarRecorder } from './har.js';
+import { isWebhookPath, WebhookChecker, webhookTarget } from './webhooks.js';
 
 /** The header that tells the client how many findings its exchange had (none: no header). */
 export const FINDINGS_HEADER = 'x-sandbox-findings';
@@ -35,6 +37,13 @@ export interface Exchange {
   findings: Finding[];
   /** Why the upstream gave no answer, when it did not (unreachable, or the request not forwarded). */
   error?: string;
+  /** Set for a webhook the proxy received at `/_proxy/webhooks[/…]` (its status is the app's answer, or the proxy's own). */
+  webhook?: {
+    /** The body's event, when it is one of openapi.yaml's webhooks. */
+    event: string | null;
+    /** Where it was forwarded (`--webhooks-to` and the path under /_proxy/webhooks), null when it was not. */
+    forwardedTo: string | null;
+  };
 }
 
 export interface ProxyOptions {
@@ -45,6 +54,10 @@ export interface ProxyOptions {
   host?: string;
   /** A HAR 1.2 file written as the session goes. */
   record?: string;
+  /** The app that takes the webhooks the proxy receives (http or https): the only address contacted besides the upstream. */
+  webhooksTo?: URL;
+  /** The account's webhook secret: each received webhook's x-signature is checked with it. */
+  webhookSecret?: string;
   onExchange?: (exchange: Exchange) => void;
 }
 
@@ -124,11 +137,78 @@ function proxyError(status: number, message: string): { status: number; headers:
  */
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   if (options.upstream.protocol !== 'http:' && options.upstream.protocol !== 'https:') throw new Error(`--upstream must be an http or https URL, not ${options.upstream.protocol}`);
+  const webhooksTo = options.webhooksTo;
+  if (webhooksTo && webhooksTo.protocol !== 'http:' && webhooksTo.protocol !== 'https:') throw new Error(`--webhooks-to must be an http or https URL, not ${webhooksTo.protocol}`);
   const document = await loadOpenApi();
   const routes = new Routes(document);
   const checker = new ExchangeChecker(routes, createSpecValidators(routes, loadPrebuiltValidators(OPENAPI_PATH)), notUsedFields(routes.operations), new ResponseValidator(document));
+  const webhooks = new WebhookChecker(new WebhookValidator(document), options.webhookSecret);
   const recorder = options.record === undefined ? undefined : new HarRecorder(options.record);
   const upstreamHost = options.upstream.host;
+
+  /**
+   * A webhook the real service posts to the proxy (its postbackUrl pointed here): checked, then
+   * forwarded as it came to `--webhooks-to` (the path under /_proxy/webhooks and the query
+   * appended to it), the sender answered with the app's answer. Without --webhooks-to it is
+   * checked and recorded and answered 503, so the sender keeps it for a retry.
+   */
+  const receiveWebhook = async (req: IncomingMessage, res: ServerResponse, started: Date, target: string, path: string): Promise<void> => {
+    const method = req.method ?? 'GET';
+    const reply = (status: number, headers: OutgoingHttpHeaders, body: Buffer): void => {
+      res.writeHead(status, headers);
+      res.end(body);
+    };
+    const report = (status: number, findings: Finding[], event: string | undefined, forwardedTo: string | null, error?: string): void =>
+      options.onExchange?.({ started, method, target, operationId: undefined, status, ms: Date.now() - started.getTime(), findings, ...(error !== undefined && { error }), webhook: { event: event ?? null, forwardedTo } });
+    if (method !== 'POST') {
+      const refused = proxyError(405, `${path} takes webhooks: POST only`);
+      reply(refused.status, { ...refused.headers, allow: 'POST' }, refused.body);
+      report(refused.status, [], undefined, null, `not a webhook: ${method} ${path}`);
+      return;
+    }
+    let body: Buffer;
+    try {
+      body = await readAll(req);
+    } catch (error) {
+      const refused = proxyError(error instanceof TooLarge ? 413 : 400, error instanceof Error ? error.message : String(error));
+      reply(refused.status, refused.headers, refused.body);
+      report(refused.status, [], undefined, null, refused.body.toString());
+      return;
+    }
+    const { event, findings } = webhooks.check(req.headers, body);
+    const withFindings = (headers: OutgoingHttpHeaders): OutgoingHttpHeaders => (findings.length > 0 ? { ...headers, [FINDINGS_HEADER]: String(findings.length) } : headers);
+    // Recorded as the sender asked for it: the proxy's own address, as the Host header named it.
+    const received = new URL(target, URL.canParse(`http://${req.headers.host ?? ''}`) ? `http://${req.headers.host ?? ''}` : 'http://127.0.0.1');
+    const record = (status: number, responseHeaders: Record<string, string | string[] | undefined>, responseBody: Buffer): void =>
+      recorder?.record({ started, ms: Date.now() - started.getTime(), method, url: received, requestHeaders: req.headers, requestBody: body, status, responseHeaders, responseBody, findings, webhook: true });
+    if (!webhooksTo) {
+      const kept = proxyError(503, 'webhook checked and recorded, not forwarded: the proxy has no --webhooks-to (the sender retries it)');
+      reply(kept.status, withFindings(kept.headers), kept.body);
+      record(kept.status, kept.headers, kept.body);
+      report(kept.status, findings, event, null, 'not forwarded: no --webhooks-to');
+      return;
+    }
+    const url = webhookTarget(webhooksTo, target);
+    const headers = forwardable(req.headers);
+    headers.host = url.host;
+    if (body.length > 0 || req.headers['content-length'] !== undefined) headers['content-length'] = body.length;
+    let app: UpstreamAnswer;
+    try {
+      app = await send(url, method, headers, body);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      const failed = proxyError(/within/.test(reason) ? 504 : 502, `the app at ${url.origin} (--webhooks-to) gave no answer: ${reason}`);
+      reply(failed.status, withFindings(failed.headers), failed.body);
+      record(failed.status, failed.headers, failed.body);
+      report(failed.status, findings, event, url.toString(), `no answer from --webhooks-to: ${reason}`);
+      return;
+    }
+    const out = withFindings(forwardable(app.headers));
+    if (app.headers['transfer-encoding'] !== undefined) out['content-length'] = app.body.length;
+    reply(app.status, out, app.body);
+    record(app.status, app.headers, app.body);
+    report(app.status, findings, event, url.toString());
+  };
 
   const server: Server = createServer((req, res) => {
     const started = new Date();
@@ -143,6 +223,21 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       res.writeHead(status, headers);
       res.end(body);
     };
+    if (isWebhookPath(path)) {
+      receiveWebhook(req, res, started, target, path).catch((error: unknown) => {
+        const failed = proxyError(500, error instanceof Error ? error.message : String(error));
+        if (!res.headersSent) answer(failed.status, failed.headers, failed.body);
+        else res.destroy();
+        options.onExchange?.({ started, method, target, operationId: undefined, status: failed.status, ms: Date.now() - started.getTime(), findings: [], error: failed.body.toString(), webhook: { event: null, forwardedTo: null } });
+      });
+      return;
+    }
+    if (path === '/_proxy' || path.startsWith('/_proxy/')) {
+      const refused = proxyError(404, `${path} is not the proxy's: it takes webhooks at POST /_proxy/webhooks[/…] and forwards the spec's operations`);
+      answer(refused.status, refused.headers, refused.body);
+      report(refused.status, [], 'not forwarded: /_proxy is the proxy\'s own');
+      return;
+    }
     if (path === '/_sandbox' || path.startsWith('/_sandbox/')) {
       const refused = proxyError(404, `${path} is the sandbox's control API, which the real service does not have: the proxy forwards only the spec's operations`);
       answer(refused.status, refused.headers, refused.body);

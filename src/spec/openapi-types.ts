@@ -1559,7 +1559,390 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "cashin.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A cash-in was paid
+         * @description The charge went from PENDING to APPROVED (for the hybrid, by either rail): `payer` is who paid, `end_to_end_id` the end-to-end id of its payment.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description Lowercase hex HMAC-SHA256, keyed with the account's `webhookSecret`, of `JSON.stringify` of the body with its object keys sorted at every depth (a top-level `signature` field excluded). The body is sent in that sorted order, so the HMAC of the bytes received is the same value. */
+                    "x-signature": components["parameters"]["WebhookSignature"];
+                    /** @description The sandbox's delivery id, stable across retries and replays: the receiver's idempotency key (`GET /_sandbox/webhooks/{id}`). The sandbox's own header: the real service's delivery headers are not shown. */
+                    "x-sandbox-delivery"?: components["parameters"]["WebhookDeliveryId"];
+                    /** @description The event, as in the body's `event` (the sandbox's own header). */
+                    "x-sandbox-event"?: components["parameters"]["WebhookEventHeader"];
+                    /** @description The attempt's number, 1 for the first; a retry or a replay counts on (the sandbox's own header). */
+                    "x-sandbox-attempt"?: components["parameters"]["WebhookAttemptHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CashinWebhookBody"] & {
+                        /** @constant */
+                        event?: "cashin.paid";
+                        payload?: components["schemas"]["PaidChargeWebhookPayload"];
+                    };
+                };
+            };
+            responses: {
+                "2XX": components["responses"]["WebhookAcknowledged"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cashin.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A cash-in expired unpaid
+         * @description The charge went from PENDING to EXPIRED. It was never paid: `payer` and `end_to_end_id` are null.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description Lowercase hex HMAC-SHA256, keyed with the account's `webhookSecret`, of `JSON.stringify` of the body with its object keys sorted at every depth (a top-level `signature` field excluded). The body is sent in that sorted order, so the HMAC of the bytes received is the same value. */
+                    "x-signature": components["parameters"]["WebhookSignature"];
+                    /** @description The sandbox's delivery id, stable across retries and replays: the receiver's idempotency key (`GET /_sandbox/webhooks/{id}`). The sandbox's own header: the real service's delivery headers are not shown. */
+                    "x-sandbox-delivery"?: components["parameters"]["WebhookDeliveryId"];
+                    /** @description The event, as in the body's `event` (the sandbox's own header). */
+                    "x-sandbox-event"?: components["parameters"]["WebhookEventHeader"];
+                    /** @description The attempt's number, 1 for the first; a retry or a replay counts on (the sandbox's own header). */
+                    "x-sandbox-attempt"?: components["parameters"]["WebhookAttemptHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CashinWebhookBody"] & {
+                        /** @constant */
+                        event?: "cashin.expired";
+                        payload?: components["schemas"]["UnpaidChargeWebhookPayload"];
+                    };
+                };
+            };
+            responses: {
+                "2XX": components["responses"]["WebhookAcknowledged"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cashin.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A cash-in was declined
+         * @description The charge was declined (a card refused, a payment refused by the payer's bank); `error_message` is the reason when there is one. Never paid: `payer` and `end_to_end_id` are null.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description Lowercase hex HMAC-SHA256, keyed with the account's `webhookSecret`, of `JSON.stringify` of the body with its object keys sorted at every depth (a top-level `signature` field excluded). The body is sent in that sorted order, so the HMAC of the bytes received is the same value. */
+                    "x-signature": components["parameters"]["WebhookSignature"];
+                    /** @description The sandbox's delivery id, stable across retries and replays: the receiver's idempotency key (`GET /_sandbox/webhooks/{id}`). The sandbox's own header: the real service's delivery headers are not shown. */
+                    "x-sandbox-delivery"?: components["parameters"]["WebhookDeliveryId"];
+                    /** @description The event, as in the body's `event` (the sandbox's own header). */
+                    "x-sandbox-event"?: components["parameters"]["WebhookEventHeader"];
+                    /** @description The attempt's number, 1 for the first; a retry or a replay counts on (the sandbox's own header). */
+                    "x-sandbox-attempt"?: components["parameters"]["WebhookAttemptHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CashinWebhookBody"] & {
+                        /** @constant */
+                        event?: "cashin.failed";
+                        payload?: components["schemas"]["UnpaidChargeWebhookPayload"];
+                    };
+                };
+            };
+            responses: {
+                "2XX": components["responses"]["WebhookAcknowledged"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cashin.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A paid cash-in was refunded
+         * @description An APPROVED charge was refunded in full (`POST /transactions/refund/{id}`); `payer` and `end_to_end_id` are those of its payment.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description Lowercase hex HMAC-SHA256, keyed with the account's `webhookSecret`, of `JSON.stringify` of the body with its object keys sorted at every depth (a top-level `signature` field excluded). The body is sent in that sorted order, so the HMAC of the bytes received is the same value. */
+                    "x-signature": components["parameters"]["WebhookSignature"];
+                    /** @description The sandbox's delivery id, stable across retries and replays: the receiver's idempotency key (`GET /_sandbox/webhooks/{id}`). The sandbox's own header: the real service's delivery headers are not shown. */
+                    "x-sandbox-delivery"?: components["parameters"]["WebhookDeliveryId"];
+                    /** @description The event, as in the body's `event` (the sandbox's own header). */
+                    "x-sandbox-event"?: components["parameters"]["WebhookEventHeader"];
+                    /** @description The attempt's number, 1 for the first; a retry or a replay counts on (the sandbox's own header). */
+                    "x-sandbox-attempt"?: components["parameters"]["WebhookAttemptHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CashinWebhookBody"] & {
+                        /** @constant */
+                        event?: "cashin.refunded";
+                        payload?: components["schemas"]["PaidChargeWebhookPayload"];
+                    };
+                };
+            };
+            responses: {
+                "2XX": components["responses"]["WebhookAcknowledged"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "infraction.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A paid cash-in was charged back (Pix MED)
+         * @description A chargeback or Pix MED infraction on a paid charge; `error_message` is its reason when one was given. `payer` and `end_to_end_id` are those of the payment.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description Lowercase hex HMAC-SHA256, keyed with the account's `webhookSecret`, of `JSON.stringify` of the body with its object keys sorted at every depth (a top-level `signature` field excluded). The body is sent in that sorted order, so the HMAC of the bytes received is the same value. */
+                    "x-signature": components["parameters"]["WebhookSignature"];
+                    /** @description The sandbox's delivery id, stable across retries and replays: the receiver's idempotency key (`GET /_sandbox/webhooks/{id}`). The sandbox's own header: the real service's delivery headers are not shown. */
+                    "x-sandbox-delivery"?: components["parameters"]["WebhookDeliveryId"];
+                    /** @description The event, as in the body's `event` (the sandbox's own header). */
+                    "x-sandbox-event"?: components["parameters"]["WebhookEventHeader"];
+                    /** @description The attempt's number, 1 for the first; a retry or a replay counts on (the sandbox's own header). */
+                    "x-sandbox-attempt"?: components["parameters"]["WebhookAttemptHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CashinWebhookBody"] & {
+                        /** @constant */
+                        event?: "infraction.updated";
+                        payload?: components["schemas"]["PaidChargeWebhookPayload"];
+                    };
+                };
+            };
+            responses: {
+                "2XX": components["responses"]["WebhookAcknowledged"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cashout.success": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A withdrawal was paid out
+         * @description The withdrawal reached WITHDRAW_APPROVED; `end_to_end_id` is that of its Pix payment, `error_message` null.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description Lowercase hex HMAC-SHA256, keyed with the account's `webhookSecret`, of `JSON.stringify` of the body with its object keys sorted at every depth (a top-level `signature` field excluded). The body is sent in that sorted order, so the HMAC of the bytes received is the same value. */
+                    "x-signature": components["parameters"]["WebhookSignature"];
+                    /** @description The sandbox's delivery id, stable across retries and replays: the receiver's idempotency key (`GET /_sandbox/webhooks/{id}`). The sandbox's own header: the real service's delivery headers are not shown. */
+                    "x-sandbox-delivery"?: components["parameters"]["WebhookDeliveryId"];
+                    /** @description The event, as in the body's `event` (the sandbox's own header). */
+                    "x-sandbox-event"?: components["parameters"]["WebhookEventHeader"];
+                    /** @description The attempt's number, 1 for the first; a retry or a replay counts on (the sandbox's own header). */
+                    "x-sandbox-attempt"?: components["parameters"]["WebhookAttemptHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CashoutWebhookBody"] & {
+                        /** @constant */
+                        event?: "cashout.success";
+                        payload?: components["schemas"]["PaidOutWebhookPayload"];
+                    };
+                };
+            };
+            responses: {
+                "2XX": components["responses"]["WebhookAcknowledged"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cashout.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A withdrawal was rejected or failed
+         * @description The withdrawal reached WITHDRAW_REJECTED or WITHDRAW_ERROR; `error_message` says why.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description Lowercase hex HMAC-SHA256, keyed with the account's `webhookSecret`, of `JSON.stringify` of the body with its object keys sorted at every depth (a top-level `signature` field excluded). The body is sent in that sorted order, so the HMAC of the bytes received is the same value. */
+                    "x-signature": components["parameters"]["WebhookSignature"];
+                    /** @description The sandbox's delivery id, stable across retries and replays: the receiver's idempotency key (`GET /_sandbox/webhooks/{id}`). The sandbox's own header: the real service's delivery headers are not shown. */
+                    "x-sandbox-delivery"?: components["parameters"]["WebhookDeliveryId"];
+                    /** @description The event, as in the body's `event` (the sandbox's own header). */
+                    "x-sandbox-event"?: components["parameters"]["WebhookEventHeader"];
+                    /** @description The attempt's number, 1 for the first; a retry or a replay counts on (the sandbox's own header). */
+                    "x-sandbox-attempt"?: components["parameters"]["WebhookAttemptHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CashoutWebhookBody"] & {
+                        /** @constant */
+                        event?: "cashout.failed";
+                    };
+                };
+            };
+            responses: {
+                "2XX": components["responses"]["WebhookAcknowledged"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cashout.returned": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A paid-out withdrawal was sent back
+         * @description The receiver's bank returned an approved withdrawal (WITHDRAW_RETURNED); what was held goes back to the balance.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description Lowercase hex HMAC-SHA256, keyed with the account's `webhookSecret`, of `JSON.stringify` of the body with its object keys sorted at every depth (a top-level `signature` field excluded). The body is sent in that sorted order, so the HMAC of the bytes received is the same value. */
+                    "x-signature": components["parameters"]["WebhookSignature"];
+                    /** @description The sandbox's delivery id, stable across retries and replays: the receiver's idempotency key (`GET /_sandbox/webhooks/{id}`). The sandbox's own header: the real service's delivery headers are not shown. */
+                    "x-sandbox-delivery"?: components["parameters"]["WebhookDeliveryId"];
+                    /** @description The event, as in the body's `event` (the sandbox's own header). */
+                    "x-sandbox-event"?: components["parameters"]["WebhookEventHeader"];
+                    /** @description The attempt's number, 1 for the first; a retry or a replay counts on (the sandbox's own header). */
+                    "x-sandbox-attempt"?: components["parameters"]["WebhookAttemptHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CashoutWebhookBody"] & {
+                        /** @constant */
+                        event?: "cashout.returned";
+                    };
+                };
+            };
+            responses: {
+                "2XX": components["responses"]["WebhookAcknowledged"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @example prd_3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70 */
@@ -2193,6 +2576,34 @@ export interface components {
                 transaction_id: string | null;
                 withdrawal_id: string | null;
             };
+        };
+        /** @description The envelope of a cash-in's webhooks (cashin.*, infraction.updated), which name the transaction. */
+        CashinWebhookBody: components["schemas"]["WebhookBody"] & {
+            payload?: {
+                transaction_id?: string;
+                withdrawal_id?: null;
+            };
+        };
+        /** @description The envelope of a withdrawal's webhooks (cashout.*), which name the withdrawal and its receiver's bank. */
+        CashoutWebhookBody: components["schemas"]["WebhookBody"] & {
+            payload?: {
+                transaction_id?: null;
+                withdrawal_id?: string;
+                receiver?: unknown;
+            };
+        };
+        /** @description The payload of an event of a charge that was paid (cashin.paid, cashin.refunded, infraction.updated), which has its payer. */
+        PaidChargeWebhookPayload: {
+            payer?: Record<string, never>;
+        };
+        /** @description The payload of an event of a charge never paid (cashin.expired, cashin.failed), which has no payer and no end-to-end id. */
+        UnpaidChargeWebhookPayload: {
+            payer?: null;
+            end_to_end_id?: null;
+        };
+        /** @description The payload of cashout.success, a withdrawal paid out, which has no error. */
+        PaidOutWebhookPayload: {
+            error_message?: null;
         };
         WebhookDelivery: {
             /** @description Also sent as x-sandbox-delivery, stable across retries. */
@@ -2884,6 +3295,13 @@ export interface components {
                 "application/json": components["schemas"]["TransactionError"];
             };
         };
+        /** @description Acknowledged: the delivery is done. Any other status, no answer within 5 s or a refused connection is retried with backoff (1 s, 2 s, 4 s …, 8 attempts by default); the answer's body is kept in the delivery log, never read. */
+        WebhookAcknowledged: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description No such webhook delivery in this account. */
         WebhookNotFound: {
             headers: {
@@ -2952,6 +3370,14 @@ export interface components {
         WithdrawalIdPath: string;
         /** @description The product id (`prd_<uuid v4>`); any other value is simply not found (404). */
         ProductIdPath: string;
+        /** @description Lowercase hex HMAC-SHA256, keyed with the account's `webhookSecret`, of `JSON.stringify` of the body with its object keys sorted at every depth (a top-level `signature` field excluded). The body is sent in that sorted order, so the HMAC of the bytes received is the same value. */
+        WebhookSignature: string;
+        /** @description The sandbox's delivery id, stable across retries and replays: the receiver's idempotency key (`GET /_sandbox/webhooks/{id}`). The sandbox's own header: the real service's delivery headers are not shown. */
+        WebhookDeliveryId: string;
+        /** @description The event, as in the body's `event` (the sandbox's own header). */
+        WebhookEventHeader: components["schemas"]["WebhookEventName"];
+        /** @description The attempt's number, 1 for the first; a retry or a replay counts on (the sandbox's own header). */
+        WebhookAttemptHeader: string;
     };
     requestBodies: never;
     headers: {

@@ -12,7 +12,7 @@ import { OPENAPI_PATH } from '../../src/spec/openapi.js';
  */
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-/** Every schema object of the document with where it sits: components' schemas and each `schema` under paths. */
+/** Every schema object of the document with where it sits: components' schemas and each `schema` under paths and webhooks. */
 function schemasOf(document: { [key: string]: Json }): Array<[string, Json]> {
   const found: Array<[string, Json]> = [];
   const components = document.components;
@@ -31,6 +31,7 @@ function schemasOf(document: { [key: string]: Json }): Array<[string, Json]> {
     }
   };
   walk(document.paths ?? null, '#/paths');
+  walk(document.webhooks ?? null, '#/webhooks');
   for (const section of ['parameters', 'responses', 'requestBodies', 'headers'] as const) {
     if (components && typeof components === 'object' && !Array.isArray(components)) walk(components[section] ?? null, `#/components/${section}`);
   }
@@ -49,6 +50,8 @@ describe("openapi.yaml's schemas against the JSON Schema 2020-12 meta-schema", (
   it('finds the schemas of components and of every operation', () => {
     expect(schemas.filter(([at]) => at.startsWith('#/components/schemas/')).length).toBeGreaterThan(50);
     expect(schemas.filter(([at]) => at.startsWith('#/paths/')).length).toBeGreaterThan(100);
+    // One body schema per event of the webhooks section.
+    expect(schemas.filter(([at]) => /^#\/webhooks\/[^/]+\/post\/requestBody\//.test(at)).length).toBe(8);
   });
 
   it('every one is a valid schema', () => {
