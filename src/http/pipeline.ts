@@ -72,6 +72,8 @@ export interface Pipeline {
    * by the error and reply stages, and logged like any answer.
    */
   upgrade(message: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** A request node's HTTP parser refused (unparsable.ts answers it): logged as requests are, its answer's trace id returned. */
+  refusedByParser(refused: { status: number; path: string | undefined; code: string | undefined; message: string }): string;
   /** This sandbox's answer writer: its `afterAnswers` is what the webhooks wait for. */
   answers: AnswerWriter;
 }
@@ -281,7 +283,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     }
   };
 
-  return { receive, run, upgrade, answers };
+  return { receive, run, upgrade, refusedByParser: (refused) => logging.refusedByParser(refused), answers };
 }
 
 const contextOf = (exchange: Exchange): { method: string; path: string; traceId: string } => ({

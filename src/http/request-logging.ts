@@ -109,6 +109,17 @@ export class RequestLogging {
     this.level = options.level ?? 'debug';
   }
 
+  /**
+   * A request node's HTTP parser refused (unparsable.ts answers it; no exchange ever opened): a
+   * trace id for its answer, and its line where every request's goes, so the answer can be found in the log.
+   */
+  refusedByParser(refused: { status: number; path: string | undefined; code: string | undefined; message: string }): string {
+    const traceId = randomText(TRACE_ID_BYTES, 'hex');
+    const { logger } = this.options;
+    if (logger.isLevelEnabled(this.level)) logger[this.level]({ traceId, method: null, path: refused.path ?? null, status: refused.status, code: refused.code ?? null, message: refused.message }, 'request refused by the HTTP parser');
+    return traceId;
+  }
+
   open(message: IncomingMessage, response: ServerResponse): Exchange {
     const { log, logger, nowMs } = this.options;
     const traceId = randomText(TRACE_ID_BYTES, 'hex');

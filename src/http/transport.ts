@@ -10,7 +10,7 @@ import { requestTimeout, watchRequestTimeout } from './request-timeout.js';
 import { TRACE_HEADER, type Exchange } from './request-logging.js';
 import type { MemoryBudget } from '../sandbox/memory-budget.js';
 import { answersInOrder } from './in-order.js';
-import { answerUnparsable } from './unparsable.js';
+import { answerUnparsable, type UnparsableAnswer } from './unparsable.js';
 import { holdUnsentAnswers } from './stalled-writes.js';
 
 export interface HttpServerOptions {
@@ -68,6 +68,8 @@ export interface HttpApp {
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** Whether a connection has an answer in flight: a request node's parser refuses after it gets none (in-order.ts). */
   answering(socket: Duplex): boolean;
+  /** Logs a request node's parser refused and gives its answer's trace id (the pipeline's, as every answer's). */
+  refusedByParser(answer: UnparsableAnswer, code: string | undefined): string;
   /** What a server around the app counts of its connections: the caps, the accepted connections, their unsent answers. */
   connections: { caps: ConnectionCaps; accepts?: Accepts; budget: Pick<MemoryBudget, 'hold'> };
 }
@@ -113,7 +115,13 @@ export function createHttpApp(options: HttpServerOptions): HttpApp {
       else req.socket.destroy();
     });
   });
-  return { handle: inOrder.listener, upgrade: (req, socket, head) => pipeline.upgrade(req, socket, head), answering: inOrder.answering, connections: { caps, accepts: options.accepts, budget: options.budget } };
+  return {
+    handle: inOrder.listener,
+    upgrade: (req, socket, head) => pipeline.upgrade(req, socket, head),
+    answering: inOrder.answering,
+    refusedByParser: (answer, code) => pipeline.refusedByParser({ status: answer.status, path: answer.path, code, message: answer.message }),
+    connections: { caps, accepts: options.accepts, budget: options.budget },
+  };
 }
 
 /** A node:http server for the app (not listening): its requests, handshakes and connections. */
@@ -130,7 +138,7 @@ export function serveHttp(app: HttpApp): Server {
   };
   const server = createServer(serverOptions, app.handle);
   server.on('upgrade', app.upgrade);
-  answerUnparsable(server, app.answering);
+  answerUnparsable(server, app.answering, app.refusedByParser);
   server.on('connection', caps.admit);
   if (accepts) server.on('connection', accepts.note);
   holdUnsentAnswers(server, budget);

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { errorBody, familyOf } from './errors.js';
 import { headerText } from './header-text.js';
 import { HINT_HEADER } from './reply.js';
+import { TRACE_HEADER } from './request-logging.js';
 
 /** Node's parser codes with a status of their own; any other refusal of the parser is 400, as node answers it. */
 const STATUS_BY_CODE: Record<string, number> = { HPE_HEADER_OVERFLOW: 431, HPE_CHUNK_EXTENSIONS_OVERFLOW: 413, ERR_HTTP_REQUEST_TIMEOUT: 408 };
@@ -62,21 +63,25 @@ export function unparsableAnswer(code: string | undefined, reason: string | unde
  * (the wrapped Authorization header the README warns of, above all). Only while the connection
  * has no answer in flight (`answering`): written beside one, the status line would be read as
  * that request's answer; the connection then just closes, as it does after every such answer.
+ * `refused` logs it as requests are logged and gives the trace id its answer carries.
  */
-export function answerUnparsable(server: Server, answering: (socket: Duplex) => boolean): void {
+export function answerUnparsable(server: Server, answering: (socket: Duplex) => boolean, refused: (answer: UnparsableAnswer, code: string | undefined) => string): void {
   server.on('clientError', (error: Error, socket: Duplex) => {
     if (!socket.writable || answering(socket) || textOf(error, 'code') === 'ECONNRESET') {
       socket.destroy();
       return;
     }
     const raw = 'rawPacket' in error && Buffer.isBuffer(error.rawPacket) ? error.rawPacket : undefined;
-    const answer = unparsableAnswer(textOf(error, 'code'), textOf(error, 'reason'), raw);
+    const code = textOf(error, 'code');
+    const answer = unparsableAnswer(code, textOf(error, 'reason'), raw);
+    const traceId = refused(answer, code);
     const body = JSON.stringify(errorBody(familyOf(answer.path ?? '/'), answer.status, answer.message));
     const head = [
       `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'Error'}`,
       'content-type: application/json; charset=utf-8',
       `content-length: ${Buffer.byteLength(body)}`,
       `${HINT_HEADER}: ${headerText(answer.hint)}`,
+      `${TRACE_HEADER}: ${traceId}`,
       'connection: close',
     ];
     socket.end(`${head.join('\r\n')}\r\n\r\n${body}`, () => socket.destroy());

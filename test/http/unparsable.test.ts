@@ -1,4 +1,8 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { resolveConfig } from '../../src/config.js';
+import { startServer } from '../../src/server.js';
 import { unparsableAnswer } from '../../src/http/unparsable.js';
 import { RawConnection, requestHead, type RawAnswer } from '../helpers/raw-http.js';
 import { basic, startSandbox, type TestSandbox } from '../helpers/sandbox.js';
@@ -113,5 +117,31 @@ describe('unparsableAnswer', () => {
     expect(unparsableAnswer('HPE_INVALID_HEADER_TOKEN', 'Invalid header token', wrapped).message).toMatch(/Authorization header goes on over two lines/);
     const other = Buffer.from('GET /x HTTP/1.1\r\nHost: a\r\nAccept: */*\r\nnonsense here\r\n\r\n');
     expect(unparsableAnswer('HPE_INVALID_HEADER_TOKEN', 'Invalid header token', other).message).not.toMatch(/Authorization/);
+  });
+});
+
+describe('its trace id and log line', () => {
+  it('the answer carries x-trace-id, and the same id is on its line in the log, where every request has one', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+        done();
+      },
+    });
+    const running = await startServer(resolveConfig({ port: 0, inMemory: true, rateLimit: 'off', logLevel: 'debug' }), pino({ level: 'debug' }, sink));
+    try {
+      const connection = await RawConnection.open(Number(new URL(running.url).port));
+      open.push(connection);
+      connection.write(requestHead('GET', '/v2/products', { authorization: wrappedBasic(longKey) }));
+      const answer = await connection.answer();
+      expect(answer.status).toBe(400);
+      const traceId = answer.headers['x-trace-id'];
+      expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+      const line = lines.find((l) => l.traceId === traceId);
+      expect(line).toMatchObject({ msg: 'request refused by the HTTP parser', status: 400, path: '/v2/products', code: 'HPE_INVALID_HEADER_TOKEN' });
+    } finally {
+      await running.stop();
+    }
   });
 });
