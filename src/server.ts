@@ -1,4 +1,4 @@
-import { rm, writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { createSandbox, type Sandbox, type SandboxOptions } from './app.js';
@@ -40,7 +40,12 @@ export async function startServer(config: Config, logger: Logger, options: Sandb
   const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
   sandbox.setPublicUrl(`http://localhost:${port}`);
   // For a health check run beside the process: reachable from this machine, whatever the bind address.
-  if (config.urlFile) await writeFile(config.urlFile, `http://${loopbackFor(config.host)}:${port}\n`);
+  if (config.urlFile) {
+    // Whole or not there: a health check reading it while it is written must not read an empty URL.
+    const partial = `${config.urlFile}.${process.pid}.tmp`;
+    await writeFile(partial, `http://${loopbackFor(config.host)}:${port}\n`);
+    await rename(partial, config.urlFile);
+  }
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>

@@ -61,9 +61,11 @@ describe('what a start of the test kit loads', () => {
       process.argv = [process.execPath, ${JSON.stringify(bin)}, 'start', '--in-memory', '--port', '0', '--log-level', 'warn'];
       await import(${JSON.stringify(pathToFileURL(bin).href)});
       let url = '';
-      for (let i = 0; i < 600 && !url; i++) {
-        try { url = readFileSync(urlFile, 'utf8').trim(); } catch { await new Promise((resolve) => setTimeout(resolve, 50)); }
+      for (let i = 0; i < 1_000 && !url; i++) {
+        try { url = readFileSync(urlFile, 'utf8').trim(); } catch {}
+        if (!url) await new Promise((resolve) => setTimeout(resolve, 50));
       }
+      if (!url) throw new Error('no URL in ' + urlFile + ' after 50 s');
       const http = createRequire(import.meta.url)('node:http');
       const status = await new Promise((resolve, reject) => http.get(url + '/_sandbox/health', (res) => { res.resume(); resolve(res.statusCode); }).on('error', reject));
       if (status !== 200) throw new Error('health: ' + status);
