@@ -11,6 +11,7 @@
 // them), native addons and Pact's core, and what is too large to carry (typescript). Workers and
 // forked scripts stay as tsc emitted them beside (src/package-paths.ts scriptUrl).
 import { build } from 'esbuild';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -32,6 +33,8 @@ export const EXTERNAL = [
 
 /** Bundles the entry points of the package at `root` (after tsc, which still emits the rest of dist/). */
 export async function bundle(root) {
+  // Chunks are named by their content's hash: those of earlier builds would stay beside, unused, and be packed.
+  rmSync(join(root, 'dist', 'chunks'), { recursive: true, force: true });
   await build({
     absWorkingDir: root,
     entryPoints: ENTRY_POINTS,

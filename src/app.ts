@@ -8,7 +8,6 @@ import { Products } from './catalog/products.js';
 import { systemClock, type Clock } from './clock.js';
 import { DEFAULTS, type Config } from './config.js';
 import { configuredPipeline, memoryOf, withQrCode, type Sandbox, type SandboxOptions } from './composition.js';
-import { createMockSandbox, mockResponderOptions } from './mock-app.js';
 import { consoleMayOwn, createConsoleRoutes } from './console/routes.js';
 import { eventStream } from './events/event-stream.js';
 import { Events } from './events/events.js';
@@ -33,7 +32,7 @@ import { CashInLedger } from './ledger/cashin-ledger.js';
 import { Ledger } from './ledger/ledger.js';
 import type { Logger } from './log.js';
 import { loadPrebuiltValidators } from './http/prebuilt-validators.js';
-import { MockResponder } from './http/mock.js';
+import type { MockResponder } from './http/mock.js';
 import { Health } from './sandbox/health.js';
 import { MemoryBudget } from './sandbox/memory-budget.js';
 import { AccountReset } from './sandbox/reset.js';
@@ -244,8 +243,9 @@ export type { Sandbox, SandboxOptions } from './composition.js';
  * runs no scheduler; otherwise the stateful sandbox: the store opened (an earlier version's
  * data file upgraded), the domain built, the spec-driven router in front.
  */
-export function createSandbox(config: Config, logger: Logger, options: SandboxOptions = {}): Promise<Sandbox> {
-  return config.mock ? createMockSandbox(config, logger, options) : createStatefulSandbox(config, logger, options);
+export async function createSandbox(config: Config, logger: Logger, options: SandboxOptions = {}): Promise<Sandbox> {
+  // Each composition loads its own modules: mock mode's (json-schema-faker among them) only with --mock.
+  return config.mock ? (await import('./mock-app.js')).createMockSandbox(config, logger, options) : createStatefulSandbox(config, logger, options);
 }
 
 async function createStatefulSandbox(config: Config, logger: Logger, options: SandboxOptions): Promise<Sandbox> {
@@ -342,8 +342,11 @@ async function createStatefulSandbox(config: Config, logger: Logger, options: Sa
         ? undefined
         : new RateLimits({ clock, setting: rateSetting, repository, buckets: opened.buckets, onError: (err: unknown) => logger.warn({ err }, 'rate limits: the store could not be asked; requests are let through meanwhile') });
 
-    // Answers an operation without a handler (none in this version), from its schema.
-    const mock = new MockResponder(mockResponderOptions(config, publicUrlNow));
+    // Answers an operation without a handler (none in this version), from its schema: made, with
+    // json-schema-faker, at the first such request, which a stateful sandbox never gets.
+    let mock: Promise<MockResponder> | undefined;
+    const mockResponder = (): Promise<MockResponder> =>
+      (mock ??= Promise.all([import('./http/mock.js'), import('./mock-app.js')]).then(([{ MockResponder }, { mockResponderOptions }]) => new MockResponder(mockResponderOptions(config, publicUrlNow))));
     const accepts = new Accepts();
     const caps = new ConnectionCaps(connectionLimits({ total: config.maxConnections, perClient: config.maxConnectionsPerClient }));
     // The WebSocket operations of openapi.yaml: the pipeline authenticates their handshakes and hands each its account and socket.
@@ -374,7 +377,7 @@ async function createStatefulSandbox(config: Config, logger: Logger, options: Sa
       texts,
       budget,
       // A generated Pix gets the image of its own code, as every Pix answer does.
-      fallback: async (operation, req, answer) => withQrCode(presenter, mock.respond(operation, req, answer)),
+      fallback: async (operation, req, answer) => withQrCode(presenter, (await mockResponder()).respond(operation, req, answer)),
       faults: httpFaults,
       rateLimits,
       accepts,

@@ -1,4 +1,3 @@
-import { fileTypeFromBuffer } from 'file-type';
 import { randomUUID } from 'node:crypto';
 import type { Usage } from '../accounts/usage.js';
 import { invalid } from '../errors.js';
@@ -40,6 +39,8 @@ export class ProductImages {
   async set(committed: Reads, owner: Owner, productId: string, bytes: Buffer): Promise<ProductRecord> {
     const { products, storage, publicUrl, units } = this.options;
     await products.getEditable(committed, owner, productId);
+    // Loaded at the first image, not at every start: a sandbox that never takes one never needs it.
+    const { fileTypeFromBuffer } = await import('file-type');
     const type = await fileTypeFromBuffer(bytes);
     const ext = type ? ACCEPTED[type.mime] : undefined;
     if (!type || !ext) {

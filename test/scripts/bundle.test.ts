@@ -28,6 +28,30 @@ describe('scripts/bundle.mjs, as built', () => {
     expect(chunkText).toMatch(/import\("pg"\)|from "pg"/);
   });
 
+  it('dist/chunks holds only chunks the entry points reach: none left from an earlier build', () => {
+    const files = readdirSync(chunks).filter((f) => f.endsWith('.js'));
+    const texts = [...ENTRY_POINTS.map((e) => join(ROOT, e.replace(/^src\//, 'dist/').replace(/\.ts$/, '.js'))), ...files.map((f) => join(chunks, f))].map((f) => readFileSync(f, 'utf8'));
+    const referenced = new Set(texts.flatMap((text) => [...text.matchAll(/["'](?:\.{1,2}\/)+(?:chunks\/)?([\w-]+\.js)["']/g)].map((m) => m[1])));
+    expect(files.filter((f) => !referenced.has(f))).toEqual([]);
+  });
+
+  it("a start's modules (the server's chunk and what it imports statically) carry none of what loads on first use", () => {
+    const server = readdirSync(chunks).find((f) => /^server-[\w]+\.js$/.test(f));
+    expect(server, 'the server chunk (src/server.ts, imported by startSandbox)').toBeDefined();
+    const seen = new Set<string>();
+    const pending = [join(chunks, server ?? '')];
+    while (pending.length > 0) {
+      const file = pending.pop() ?? '';
+      if (seen.has(file)) continue;
+      seen.add(file);
+      for (const m of readFileSync(file, 'utf8').matchAll(/^import\s(?:[^;]*?from\s+)?"(\.\/[\w-]+\.js)"/gm)) pending.push(join(chunks, m[1] ?? ''));
+    }
+    const packages = new Set([...seen].flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)].map((m) => m[1])));
+    expect(packages.has('openapi-backend'), 'the check sees what a start does load').toBe(true);
+    // Mock mode's generator, an image's type sniffer: loaded by --mock and by the first image.
+    for (const lazy of ['json-schema-faker', 'file-type']) expect(packages.has(lazy), lazy).toBe(false);
+  });
+
   it('the workers and forked scripts the bundle starts are where src/package-paths.ts looks for them', () => {
     for (const script of ['store/compact-worker.js', 'pages/qr-worker.js', 'contract/verify-worker.js']) expect(existsSync(scriptUrl(script)), script).toBe(true);
   });
