@@ -1,0 +1,146 @@
+import { ScenarioHttp } from '../scenarios/http.js';
+import { startInProcessSandbox } from '../scenarios/in-process.js';
+import type { Exchange } from '../scenarios/types.js';
+import { compareAnswers, type Difference } from './drift-compare.js';
+import { Carried, FOREIGN_KEY, renderPath, renderTemplate, type PlanStep, type ReplayPlan, type RequestStep } from './drift-plan.js';
+
+/** A run that cannot start (the sandbox unreachable, no account): one line, exit 2. */
+export class DriftSetupError extends Error {}
+
+/** One replayed entry and what differed in it. */
+export interface EntryResult {
+  entry: number;
+  method: string;
+  /** The path as recorded. */
+  path: string;
+  realStatus: number;
+  sandboxStatus: number;
+  /** The control calls made before it (`paid` …). */
+  driven: string[];
+  differences: Difference[];
+  durationMs: number;
+  /** The sandbox's call, for reports. */
+  exchange?: Exchange;
+}
+
+export interface DriftReport {
+  file: string;
+  baseUrl: string;
+  inProcess: boolean;
+  startedAt: string;
+  durationMs: number;
+  entries: EntryResult[];
+  /** Webhook entries of the recording, not replayed. */
+  webhooks: number[];
+  differences: number;
+}
+
+export interface DriftOptions {
+  /** A running sandbox; without it, one in this process. */
+  baseUrl?: string;
+  adminToken?: string;
+}
+
+function at(value: unknown, pointer: string): unknown {
+  let here = value;
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(here) && /^\d+$/.test(key)) here = here[Number(key)];
+    else if (here !== null && typeof here === 'object' && !Array.isArray(here)) here = (here as Record<string, unknown>)[key];
+    else return undefined;
+  }
+  return here;
+}
+
+/** The response schema the recorded status has for the operation (dereferenced by loadOpenApi). */
+export function responseSchema(step: RequestStep, status: number): unknown {
+  const responses = step.operation?.responses as Record<string, unknown> | undefined;
+  const response = responses?.[String(status)] ?? responses?.[`${Math.floor(status / 100)}XX`] ?? responses?.default;
+  if (response === null || typeof response !== 'object') return undefined;
+  const content = (response as { content?: Record<string, { schema?: unknown } | undefined> }).content;
+  return content?.['application/json']?.schema;
+}
+
+async function reachable(http: ScenarioHttp): Promise<void> {
+  const health = await http.call({ method: 'GET', path: '/_sandbox/health', key: null });
+  if (health.status === 0) throw new DriftSetupError(`cannot reach the sandbox at ${http.baseUrl}: ${health.error ?? 'no answer'}; start it (payments-sandbox start) or leave out --base-url (drift then starts one of its own)`);
+  if (health.status !== 200) throw new DriftSetupError(`${http.baseUrl} does not look like a payments-sandbox: GET /_sandbox/health answered ${health.status}`);
+}
+
+async function freshAccount(http: ScenarioHttp, adminToken: string | undefined): Promise<string> {
+  const created = await http.call({ method: 'POST', path: '/_sandbox/accounts', body: { name: 'drift replay', webhookUrl: null }, key: null, ...(adminToken !== undefined && { bearer: adminToken }) });
+  const key = (created.responseBody as { secretKey?: unknown } | undefined)?.secretKey;
+  if (created.status !== 201 || typeof key !== 'string') {
+    const why = created.status === 401 ? ': this sandbox creates accounts only with its admin token (--admin-token)' : '';
+    throw new DriftSetupError(`could not create a fresh account on ${http.baseUrl} (POST /_sandbox/accounts answered ${created.status === 0 ? (created.error ?? 'nothing') : created.status})${why}`);
+  }
+  return key;
+}
+
+/** Runs a replay plan against a sandbox and compares each answer with the recorded one. */
+export async function runDrift(plan: ReplayPlan, file: string, options: DriftOptions = {}): Promise<DriftReport> {
+  const started = performance.now();
+  const startedAt = new Date().toISOString();
+  const sandbox = options.baseUrl === undefined ? await startInProcessSandbox() : undefined;
+  try {
+    const http = new ScenarioHttp(options.baseUrl ?? sandbox?.url ?? '');
+    await reachable(http);
+    const key = await freshAccount(http, options.adminToken);
+    const entries = await replay(plan.steps, http, key);
+    return {
+      file,
+      baseUrl: http.baseUrl,
+      inProcess: sandbox !== undefined,
+      startedAt,
+      durationMs: Math.round(performance.now() - started),
+      entries,
+      webhooks: plan.webhooks,
+      differences: entries.reduce((n, e) => n + e.differences.length, 0),
+    };
+  } finally {
+    await sandbox?.stop();
+  }
+}
+
+async function replay(steps: readonly PlanStep[], http: ScenarioHttp, key: string): Promise<EntryResult[]> {
+  const answers = new Map<number, unknown>();
+  const results: EntryResult[] = [];
+  /** Control calls made for the next request step, and the ones the sandbox refused. */
+  let driven: string[] = [];
+  let refused: Difference[] = [];
+  const resolve = (value: Carried): string => {
+    const found = at(answers.get(value.entry), value.pointer);
+    // Missing in the sandbox's answer (a difference reported there): the recorded value, so the session goes on.
+    return typeof found === 'string' || typeof found === 'number' ? String(found) : value.recorded;
+  };
+  for (const step of steps) {
+    if (step.kind === 'control') {
+      const call = await http.call({ method: step.method, path: renderPath(step.path, resolve), key, ...(step.body !== undefined && { body: renderTemplate(step.body, resolve) }) });
+      driven.push(step.reason);
+      if (call.status < 200 || call.status >= 300) {
+        refused.push({ pointer: '', rule: 'state', real: step.reason, sandbox: call.status, note: `POST ${renderPath(step.path, resolve)} answered ${call.status === 0 ? (call.error ?? 'nothing') : call.status}` });
+      }
+      continue;
+    }
+    const query = step.query.map(([name, value]) => [name, value instanceof Carried ? resolve(value) : value]);
+    const search = query.length > 0 ? `?${new URLSearchParams(query).toString()}` : '';
+    const exchange = await http.call({
+      method: step.method,
+      path: `${renderPath(step.path, resolve)}${search}`,
+      key: step.authorized ? (step.status === 401 ? FOREIGN_KEY : key) : null,
+      ...(step.body !== undefined && { body: renderTemplate(step.body, resolve) }),
+    });
+    if (exchange.status === 0) throw new DriftSetupError(`the sandbox stopped answering at entry ${step.entry} (${step.method} ${step.recordedPath}): ${exchange.error ?? 'no answer'}`);
+    answers.set(step.entry, exchange.responseBody);
+    const differences: Difference[] = [...refused];
+    if (exchange.status !== step.status) differences.push({ pointer: '', rule: 'status', real: step.status, sandbox: exchange.status });
+    else if (step.response !== undefined || typeof exchange.responseBody !== 'string') {
+      // No JSON on either side (an image, an empty 204): the status is all there is to compare.
+      differences.push(...compareAnswers(step.response, exchange.responseBody === '' ? undefined : exchange.responseBody, responseSchema(step, step.status), { status: step.status, sent: step.sent }));
+    }
+    results.push({ entry: step.entry, method: step.method, path: step.recordedPath, realStatus: step.status, sandboxStatus: exchange.status, driven, differences, durationMs: exchange.durationMs, exchange });
+    driven = [];
+    refused = [];
+  }
+  return results;
+}
