@@ -196,10 +196,10 @@ function template(value: unknown, carry: (value: string) => Carried | undefined)
   return typeof value === 'number' || typeof value === 'boolean' || value === null ? value : null;
 }
 
-function clientValues(exchange: RecordedExchange, into: Set<string>): void {
-  for (const segment of exchange.path.split('/')) into.add(safeDecode(segment));
-  for (const [, value] of exchange.query) into.add(value);
-  for (const [, value] of leaves(exchange.body)) into.add(value);
+/** The values a request sent that no earlier answer held: the client's own. */
+function clientValues(exchange: RecordedExchange, answered: ReadonlyMap<string, unknown>, into: Set<string>): void {
+  const values = [...exchange.path.split('/').map(safeDecode), ...exchange.query.map(([, value]) => value), ...leaves(exchange.body).map(([, value]) => value)];
+  for (const value of values) if (!answered.has(value)) into.add(value);
 }
 
 function safeDecode(segment: string): string {
@@ -286,7 +286,7 @@ export function planReplay(exchanges: readonly RecordedExchange[], routes: Route
       sent: isObject(exchange.body) ? Object.fromEntries(Object.entries(exchange.body).filter(([, value]) => typeof value !== 'string' || carry(value) === undefined)) : {},
     };
     steps.push(request);
-    clientValues(exchange, own);
+    clientValues(exchange, origins, own);
     for (const [pointer, value] of leaves(exchange.response)) {
       if (!origins.has(value) && !own.has(value)) origins.set(value, { entry: exchange.entry, pointer });
     }
