@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { Option, type Command } from 'commander';
+import { Option, type Command, type CommanderError } from 'commander';
 import { Routes } from '../http/match.js';
 import { loadOpenApi } from '../spec/openapi.js';
 import { HarError, readHar } from './drift-har.js';
@@ -19,6 +19,9 @@ interface DriftCommandOptions {
   output?: string;
   failOnDrift?: boolean;
 }
+
+/** A usage problem (unknown option, missing file argument) exits 2 like a file that cannot be read; --help exits 0. */
+const exitOnUsage = (error: CommanderError): never => process.exit(error.exitCode === 0 ? DRIFT_EXIT.ok : DRIFT_EXIT.usage);
 
 async function planOf(file: string): Promise<ReplayPlan> {
   const exchanges = await readHar(file);
@@ -70,7 +73,7 @@ export function registerDriftCommand(program: Command): void {
   program
     .command('drift')
     .description(
-      'replay a session recorded by `proxy --record` against a sandbox (a fresh account) and print one line per difference from the real answers: ' +
+      'replay a session recorded by `proxy --record` against a sandbox (a fresh account) and print one line per difference from the real answers (recorded webhooks against the sandbox\'s deliveries): ' +
         '`#<entry> <METHOD path> <JSON pointer>: real: … · sandbox: …`. Ids carried from answer to request become the sandbox\'s own; states the real side reached by itself (paid, filled, expired) are driven with control calls. ' +
         'Compared: status, presence, JSON type, format, enum; exact values only where the client chose them or the spec fixes them (docs/proxy.md)',
     )
@@ -80,6 +83,7 @@ export function registerDriftCommand(program: Command): void {
     .addOption(new Option('--reporter <name>', 'console (one line per difference), junit or json').choices(['console', 'junit', 'json']).default('console'))
     .addOption(new Option('--output <file>', 'write the report to this file instead of stdout'))
     .addOption(new Option('--fail-on-drift', 'exit 1 when there is any difference (default: exit 0 once replayed; 2 when it could not be)'))
+    .exitOverride(exitOnUsage)
     .action(oneLine('drift', driftCommand));
 }
 
@@ -90,5 +94,6 @@ export function registerFromHarCommand(scenario: Command): void {
     .description('write a recorded session (proxy --record) as a scenario file: its requests, captures of the values it carried, control steps for the states the real side reached by itself, each answer expected in its recorded shape; run against the sandbox it fails where `drift` reports')
     .argument('<file.har>', 'the HAR 1.2 file the proxy recorded')
     .addOption(new Option('--output <file>', 'the scenario file to write (default: stdout)'))
+    .exitOverride(exitOnUsage)
     .action(oneLine('scenario from-har', fromHarCommand));
 }

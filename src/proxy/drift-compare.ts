@@ -140,8 +140,8 @@ function formatsFor(name: string, schemas: readonly Schema[], real: string): For
   return [...out.values()];
 }
 
-/** Fields whose values the spec fixes for a given request, compared exactly wherever they are. */
-const EXACT_NAMES: ReadonlySet<string> = new Set(['amount', 'currency', 'method', 'externalId', 'status', 'statusReason']);
+/** Fields whose values the spec fixes for a given request, compared exactly wherever they are (a webhook's `event` and `external_id` too). */
+const EXACT_NAMES: ReadonlySet<string> = new Set(['amount', 'currency', 'method', 'externalId', 'status', 'statusReason', 'event', 'external_id']);
 /** Error strings integrations match on, compared exactly in an error answer's top level. */
 const ERROR_NAMES: ReadonlySet<string> = new Set(['message', 'error']);
 

@@ -61,13 +61,32 @@ export interface ControlStep {
   reason: string;
 }
 
-export type PlanStep = RequestStep | ControlStep;
+/**
+ * A webhook the proxy recorded: not replayed (the sandbox sends its own), but compared with
+ * the sandbox's delivery of the same event for the same resource, once the replay is over (a
+ * webhook may be recorded before the answer to the request that caused it).
+ */
+export interface WebhookStep {
+  kind: 'webhook';
+  entry: number;
+  /** The path it was recorded on (`/_proxy/webhooks…`). */
+  recordedPath: string;
+  event: string;
+  resource: 'transaction' | 'withdrawal';
+  /** The resource's id as the sandbox has it; undefined when the session never showed the resource. */
+  id: Carried | undefined;
+  body: unknown;
+  /** openapi.yaml's schema of a webhook body (a delivery's payload). */
+  schema: unknown;
+}
+
+export type PlanStep = RequestStep | ControlStep | WebhookStep;
 
 export interface ReplayPlan {
   steps: PlanStep[];
   /** The entries whose sandbox answers later steps read (a scenario step id each). */
   captured: number[];
-  /** Webhook entries seen (not replayed: the sandbox delivers its own). */
+  /** Webhook entries seen (not replayed: compared with the sandbox's deliveries). */
   webhooks: number[];
 }
 
@@ -210,6 +229,15 @@ function safeDecode(segment: string): string {
   }
 }
 
+/** The schema of a webhook body: a delivery's payload in the control API's delivery log. */
+function deliveryPayloadSchema(routes: Routes): unknown {
+  const operation = routes.match('get', '/_sandbox/webhooks');
+  if (typeof operation === 'string') return undefined;
+  const list = (operation.responses as Record<string, { content?: Record<string, { schema?: unknown }> } | undefined>)['200']?.content?.['application/json']?.schema;
+  const at = (value: unknown, ...keys: string[]): unknown => keys.reduce<unknown>((here, key) => (isObject(here) ? here[key] : undefined), value);
+  return at(list, 'properties', 'data', 'items', 'properties', 'payload');
+}
+
 /** The replay of a recorded session: requests in order, values carried, control calls where the real side moved by itself. */
 export function planReplay(exchanges: readonly RecordedExchange[], routes: Routes): ReplayPlan {
   const steps: PlanStep[] = [];
@@ -220,6 +248,7 @@ export function planReplay(exchanges: readonly RecordedExchange[], routes: Route
   /** Values the client sent before any answer held them: its own, never carried. */
   const own = new Set<string>();
   const states = new Map<string, { state: State; id: Carried }>();
+  const webhookSchema = deliveryPayloadSchema(routes);
 
   const carry = (value: string): Carried | undefined => {
     if (own.has(value) || !carriable(value)) return undefined;
@@ -249,9 +278,11 @@ export function planReplay(exchanges: readonly RecordedExchange[], routes: Route
       const body = isObject(exchange.body) ? exchange.body : {};
       const payload = isObject(body.payload) ? body.payload : {};
       const becomes = typeof body.event === 'string' ? WEBHOOK_STATES[body.event] : undefined;
-      if (!becomes) return;
+      if (!becomes || typeof body.event !== 'string') return;
       const id = becomes.kind === 'transaction' ? text(payload.transaction_id) : text(payload.withdrawal_id);
       const known = id === null ? undefined : states.get(`${becomes.kind} ${id}`);
+      if (known) captured.add(known.id.entry);
+      steps.push({ kind: 'webhook', entry: exchange.entry, recordedPath: exchange.path, event: body.event, resource: becomes.kind, id: known?.id, body: exchange.body, schema: webhookSchema });
       if (!known || known.state.status === becomes.status) return;
       // A change the client's own next request on it makes (a refund) is that request's, not the real side's.
       const next = exchanges.slice(index + 1).find((later) => !later.webhook && id !== null && later.path.split('/').includes(id));

@@ -16,6 +16,7 @@ const where = (difference: Difference): string => (difference.rule === 'status' 
 
 /** `#3 GET /transactions/123 /status: real: "APPROVED" · sandbox: "PENDING"`, the note after it. */
 export function differenceLine(entry: Pick<EntryResult, 'entry' | 'method' | 'path'>, difference: Difference): string {
+  if (difference.rule === 'presence' && difference.pointer === '' && typeof difference.real === 'string' && difference.note !== undefined) return `#${entry.entry} ${entry.method} ${entry.path} webhook: real: ${difference.real} · sandbox: absent (${difference.note})`;
   const values = difference.rule === 'state' ? `real: ${difference.real} on its own · sandbox: ${difference.note ?? show(difference.sandbox)}` : `real: ${show(difference.real)} · sandbox: ${show(difference.sandbox)}`;
   const note = difference.rule === 'state' || difference.note === undefined ? '' : ` (${difference.rule}: ${difference.note})`;
   return `#${entry.entry} ${entry.method} ${entry.path} ${where(difference)}: ${values}${note}`;
@@ -30,8 +31,9 @@ export function consoleLines(report: DriftReport): string[] {
 export function summaryLine(report: DriftReport): string {
   const where = report.inProcess ? 'an in-process sandbox' : report.baseUrl;
   const driven = report.entries.reduce((n, e) => n + e.driven.length, 0);
-  const skipped = report.webhooks.length > 0 ? `, ${report.webhooks.length} webhook${report.webhooks.length > 1 ? 's' : ''} not replayed` : '';
-  return `drift: ${report.entries.length} exchange${report.entries.length === 1 ? '' : 's'} of ${report.file} replayed against ${where} (${driven} control call${driven === 1 ? '' : 's'}${skipped}): ${report.differences === 0 ? 'no difference' : `${report.differences} difference${report.differences > 1 ? 's' : ''}`}`;
+  const skipped = report.webhooks.length > 0 ? `, ${report.webhooks.length} webhook${report.webhooks.length > 1 ? 's' : ''} compared with the sandbox's deliveries` : '';
+  const exchanges = report.entries.length - report.webhooks.length;
+  return `drift: ${exchanges} exchange${exchanges === 1 ? '' : 's'} of ${report.file} replayed against ${where} (${driven} control call${driven === 1 ? '' : 's'}${skipped}): ${report.differences === 0 ? 'no difference' : `${report.differences} difference${report.differences > 1 ? 's' : ''}`}`;
 }
 
 /** The JSON report: what a user sends back (it holds the differing values, not the session). */
@@ -51,7 +53,7 @@ export function jsonReport(report: DriftReport): string {
         driven: entry.driven,
         differences: entry.differences.map((d) => ({ pointer: d.pointer, rule: d.rule, real: d.real ?? null, sandbox: d.sandbox ?? null, ...(d.real === undefined && { realAbsent: true }), ...(d.sandbox === undefined && { sandboxAbsent: true }), ...(d.note !== undefined && { note: d.note }), line: differenceLine(entry, d) })),
       })),
-      webhooksNotReplayed: report.webhooks,
+      webhooks: report.webhooks,
     },
     null,
     2,

@@ -2,7 +2,7 @@ import { ScenarioHttp } from '../scenarios/http.js';
 import { startInProcessSandbox } from '../scenarios/in-process.js';
 import type { Exchange } from '../scenarios/types.js';
 import { compareAnswers, type Difference } from './drift-compare.js';
-import { Carried, FOREIGN_KEY, renderPath, renderTemplate, type PlanStep, type ReplayPlan, type RequestStep } from './drift-plan.js';
+import { Carried, FOREIGN_KEY, renderPath, renderTemplate, type PlanStep, type ReplayPlan, type RequestStep, type WebhookStep } from './drift-plan.js';
 
 /** A run that cannot start (the sandbox unreachable, no account): one line, exit 2. */
 export class DriftSetupError extends Error {}
@@ -30,7 +30,7 @@ export interface DriftReport {
   startedAt: string;
   durationMs: number;
   entries: EntryResult[];
-  /** Webhook entries of the recording, not replayed. */
+  /** Webhook entries of the recording (compared with the sandbox's deliveries, not replayed). */
   webhooks: number[];
   differences: number;
 }
@@ -113,7 +113,12 @@ async function replay(steps: readonly PlanStep[], http: ScenarioHttp, key: strin
     // Missing in the sandbox's answer (a difference reported there): the recorded value, so the session goes on.
     return typeof found === 'string' || typeof found === 'number' ? String(found) : value.recorded;
   };
+  const webhooks: WebhookStep[] = [];
   for (const step of steps) {
+    if (step.kind === 'webhook') {
+      webhooks.push(step);
+      continue;
+    }
     if (step.kind === 'control') {
       const call = await http.call({ method: step.method, path: renderPath(step.path, resolve), key, ...(step.body !== undefined && { body: renderTemplate(step.body, resolve) }) });
       driven.push(step.reason);
@@ -142,5 +147,22 @@ async function replay(steps: readonly PlanStep[], http: ScenarioHttp, key: strin
     driven = [];
     refused = [];
   }
-  return results;
+  // Once every request is answered: a webhook recorded before the answer that caused it has its delivery by now.
+  const taken = new Set<string>();
+  for (const step of webhooks) results.push(await compareWebhook(step, http, key, resolve, taken));
+  return results.sort((a, b) => a.entry - b.entry);
+}
+
+/** A recorded webhook against the sandbox's delivery of the same event for the same resource (its delivery log). */
+async function compareWebhook(step: WebhookStep, http: ScenarioHttp, key: string, resolve: (value: Carried) => string, taken: Set<string>): Promise<EntryResult> {
+  const base = { entry: step.entry, method: 'POST', path: step.recordedPath, realStatus: 0, sandboxStatus: 0, driven: [], durationMs: 0 };
+  const missing = (note: string): EntryResult => ({ ...base, differences: [{ pointer: '', rule: 'presence', real: step.event, sandbox: undefined, note }] });
+  if (step.id === undefined) return missing(`no read of its ${step.resource} in the session: the sandbox's delivery cannot be found`);
+  const id = resolve(step.id);
+  const log = await http.call({ method: 'GET', path: '/_sandbox/webhooks', query: { [step.resource === 'transaction' ? 'transactionId' : 'withdrawalId']: id, limit: 100 }, key });
+  const deliveries = Array.isArray((log.responseBody as { data?: unknown } | undefined)?.data) ? ((log.responseBody as { data: unknown[] }).data as Array<{ id?: unknown; event?: unknown; payload?: unknown }>) : [];
+  const delivery = deliveries.find((d) => d.event === step.event && typeof d.id === 'string' && !taken.has(d.id));
+  if (!delivery || typeof delivery.id !== 'string') return missing(`the sandbox sent no ${step.event} for ${step.resource} ${id}`);
+  taken.add(delivery.id);
+  return { ...base, differences: compareAnswers(step.body, delivery.payload, step.schema, { status: 200, sent: {} }), durationMs: log.durationMs };
 }

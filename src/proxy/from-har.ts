@@ -28,6 +28,10 @@ const pathOf = (path: ReadonlyArray<string | Carried>): string => `/${path.map((
 const bodyOf = (body: Template): unknown => renderTemplate(body, said);
 
 function stepOf(step: PlanStep, captured: ReadonlySet<number>): Record<string, unknown> {
+  if (step.kind === 'webhook') {
+    const filter = step.id === undefined ? {} : { [step.resource]: said(step.id) };
+    return { name: `#${step.entry} webhook ${step.event}`, expectWebhook: { ...filter, body: expectationOf(step.body, step.schema, { status: 200, sent: {} }) } };
+  }
   if (step.kind === 'control') {
     return { name: `drive: ${step.reason}, as the recording shows at entry ${step.entry}`, request: { method: step.method, path: pathOf(step.path), ...(step.body !== undefined && { body: bodyOf(step.body) }) } };
   }
@@ -49,8 +53,9 @@ export function scenarioFromPlan(plan: ReplayPlan, file: string): string {
   const captured = new Set(plan.captured);
   const scenario = {
     name: `Session recorded in ${file}`,
-    description: `Written by payments-sandbox scenario from-har: the recorded exchanges in order, the values the session carried as captures, the states the real side reached on its own as control calls, each answer expected in the recorded shape (exact values where the client chose them or the spec fixes them).${plan.webhooks.length > 0 ? ` Webhook entries ${plan.webhooks.map((n) => `#${n}`).join(', ')} are not requests: the sandbox delivers its own.` : ''}`,
-    steps: plan.steps.map((step) => stepOf(step, captured)),
+    description: `Written by payments-sandbox scenario from-har: the recorded exchanges in order, the values the session carried as captures, the states the real side reached on its own as control calls, each answer expected in the recorded shape (exact values where the client chose them or the spec fixes them).${plan.webhooks.length > 0 ? ` The recorded webhooks (${plan.webhooks.map((n) => `#${n}`).join(', ')}) are expected of the sandbox's own, at the end.` : ''}`,
+    // The webhooks last, as drift compares them: one recorded before the answer that caused it is delivered by then.
+    steps: [...plan.steps.filter((step) => step.kind !== 'webhook'), ...plan.steps.filter((step) => step.kind === 'webhook')].map((step) => stepOf(step, captured)),
   };
   return `# Generated from ${file} by payments-sandbox scenario from-har.\n${stringify(scenario, { lineWidth: 0, aliasDuplicateObjects: false })}`;
 }

@@ -250,6 +250,48 @@ describe('payments-sandbox drift and scenario from-har (process)', () => {
     expect((await runScenarios([rest])).ok).toBe(true);
   }, 120_000);
 
+  it("compares recorded webhooks with the sandbox's deliveries, drives the state one announces, and reports a planted difference in one", async () => {
+    // Webhook entries as the proxy records those it takes on /_proxy/webhooks (`_webhook: true`), their bodies the recording sandbox's own deliveries.
+    const har = JSON.parse(readFileSync(faithful, 'utf8')) as { log: { entries: Array<Record<string, unknown>> } };
+    const exchanges = parseHar(readFileSync(faithful, 'utf8'));
+    const pixId = String((exchanges[2]?.response as { id: string }).id);
+    const log = (await (await fetch(new URL(`/_sandbox/webhooks?transactionId=${pixId}`, sandbox.url), { headers: { authorization: basic(sandbox.config.secretKey) } })).json()) as { data: Array<{ event: string; payload: unknown }> };
+    const payload = (event: string): unknown => log.data.find((d) => d.event === event)?.payload;
+    expect(log.data.map((d) => d.event)).toEqual(['cashin.paid', 'cashin.refunded']);
+    const webhook = (body: unknown) => ({
+      startedDateTime: new Date().toISOString(),
+      time: 1,
+      _webhook: true,
+      request: { method: 'POST', url: 'http://127.0.0.1:4020/_proxy/webhooks', headers: [], postData: { mimeType: 'application/json', text: JSON.stringify(body) } },
+      response: { status: 200, content: { mimeType: 'application/json', text: '{}' } },
+    });
+    const entries = [...har.log.entries];
+    // cashin.paid before the read that shows the payment (entry 5 becomes 6); cashin.refunded before the refund's answer was recorded.
+    entries.splice(4, 0, webhook(payload('cashin.paid')));
+    entries.splice(15, 0, webhook(payload('cashin.refunded')));
+    const withWebhooks = join(dir, 'webhooks.har');
+    writeFileSync(withWebhooks, JSON.stringify({ log: { ...har.log, entries } }));
+    const ran = await cli(['drift', withWebhooks, '--reporter', 'json', '--fail-on-drift']);
+    const report = JSON.parse(ran.stdout) as { differences: number; webhooks: number[]; entries: Array<{ entry: number; driven: string[] }> };
+    expect([ran.code, report.differences, report.webhooks]).toEqual([0, 0, [5, 16]]);
+    expect(report.entries.filter((e) => e.driven.length > 0).map((e) => [e.entry, e.driven])).toEqual([
+      [6, ['paid']],
+      [10, ['expired']],
+      [13, ['funded']],
+    ]);
+    const scenario = join(dir, 'webhooks.yaml');
+    expect((await cli(['scenario', 'from-har', withWebhooks, '--output', scenario])).code).toBe(0);
+    expect((await cli(['scenario', 'validate', scenario])).code).toBe(0);
+    expect((await runScenarios([scenario])).ok).toBe(true);
+
+    const paid = payload('cashin.paid') as { payload: Record<string, unknown> };
+    entries.splice(4, 1, webhook({ ...paid, payload: { ...paid.payload, amount: String(paid.payload.amount) } }));
+    const plantedWebhook = join(dir, 'planted-webhook.har');
+    writeFileSync(plantedWebhook, JSON.stringify({ log: { ...har.log, entries } }));
+    const planted = await cli(['drift', plantedWebhook]);
+    expect([planted.code, planted.stdout]).toEqual([0, '#5 POST /_proxy/webhooks /payload/amount: real: "15000" · sandbox: 15000 (type: string · number)\n']);
+  }, 90_000);
+
   it('a malformed HAR and an unreachable --base-url: one line each, exit 2, no stack trace', async () => {
     const broken = join(dir, 'broken.har');
     writeFileSync(broken, '{"log": {"entries": [');

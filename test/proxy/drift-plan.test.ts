@@ -22,7 +22,7 @@ const purchase = { paymentMethod: 'PIX', amount: 15000, externalId: 'order-1', n
 /** Each step as a line: requests with their paths as the sandbox would get them (a carried value shown as <entry pointer>). */
 function lines(steps: readonly PlanStep[]): string[] {
   const shown = (value: Carried): string => `<${value.entry} ${value.pointer}>`;
-  return steps.map((step) => decodeURIComponent(step.kind === 'control' ? `control ${renderPath(step.path, shown)}${step.body ? ` ${JSON.stringify(step.body)}` : ''} (${step.reason})` : `#${step.entry} ${step.method} ${renderPath(step.path, shown)}${step.query.length ? `?${step.query.map(([n, v]) => `${n}=${v instanceof Carried ? shown(v) : v}`).join('&')}` : ''}`));
+  return steps.map((step) => decodeURIComponent(step.kind === 'webhook' ? `webhook #${step.entry} ${step.event} of ${step.resource} ${step.id ? shown(step.id) : 'unknown'}` : step.kind === 'control' ? `control ${renderPath(step.path, shown)}${step.body ? ` ${JSON.stringify(step.body)}` : ''} (${step.reason})` : `#${step.entry} ${step.method} ${renderPath(step.path, shown)}${step.query.length ? `?${step.query.map(([n, v]) => `${n}=${v instanceof Carried ? shown(v) : v}`).join('&')}` : ''}`));
 }
 
 
@@ -145,7 +145,14 @@ describe('replay plan: driven states', () => {
       ],
       routes,
     );
-    expect(lines(plan.steps)).toEqual(['#1 POST /transactions/v2/purchase', 'control /_sandbox/transactions/<1 /id>/pay (paid)', '#3 GET /transactions/<1 /id>', '#5 POST /transactions/refund/<1 /id>']);
+    expect(lines(plan.steps)).toEqual([
+      '#1 POST /transactions/v2/purchase',
+      'webhook #2 cashin.paid of transaction <1 /id>',
+      'control /_sandbox/transactions/<1 /id>/pay (paid)',
+      '#3 GET /transactions/<1 /id>',
+      'webhook #4 cashin.refunded of transaction <1 /id>',
+      '#5 POST /transactions/refund/<1 /id>',
+    ]);
     expect(plan.webhooks).toEqual([2, 4]);
   });
 
