@@ -1,13 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Option, type Command, type CommanderError } from 'commander';
-import { Routes } from '../http/match.js';
-import { loadOpenApi } from '../spec/openapi.js';
-import { HarError, readHar } from './drift-har.js';
-import { planReplay, type ReplayPlan } from './drift-plan.js';
-import { consoleLines, jsonReport, junitReport, summaryLine } from './drift-report.js';
-import { DriftSetupError, runDrift } from './drift-run.js';
-import { scenarioFromPlan } from './from-har.js';
+import { DriftSetupError, HarError } from './drift-errors.js';
+import type { ReplayPlan } from './drift-plan.js';
 
 /** Exit codes: 0 replayed (no difference, or differences without --fail-on-drift), 1 differences with it, 2 nothing could be replayed. */
 export const DRIFT_EXIT = { ok: 0, drift: 1, usage: 2 } as const;
@@ -23,7 +18,9 @@ interface DriftCommandOptions {
 /** A usage problem (unknown option, missing file argument) exits 2 like a file that cannot be read; --help exits 0. */
 const exitOnUsage = (error: CommanderError): never => process.exit(error.exitCode === 0 ? DRIFT_EXIT.ok : DRIFT_EXIT.usage);
 
+/** The plan of a HAR file; the replay's modules (the spec, the route table) load when a command runs, not with every CLI start. */
 async function planOf(file: string): Promise<ReplayPlan> {
+  const [{ readHar }, { planReplay }, { Routes }, { loadOpenApi }] = await Promise.all([import('./drift-har.js'), import('./drift-plan.js'), import('../http/match.js'), import('../spec/openapi.js')]);
   const exchanges = await readHar(file);
   return planReplay(exchanges, new Routes(await loadOpenApi()));
 }
@@ -50,6 +47,7 @@ const oneLine =
 async function driftCommand(file: string, opts: DriftCommandOptions): Promise<number> {
   if (opts.baseUrl !== undefined && !/^https?:\/\/[^/]/.test(opts.baseUrl)) throw new DriftSetupError(`--base-url must be an http(s) URL, not ${opts.baseUrl}`);
   const plan = await planOf(file);
+  const [{ runDrift }, { consoleLines, jsonReport, junitReport, summaryLine }] = await Promise.all([import('./drift-run.js'), import('./drift-report.js')]);
   const report = await runDrift(plan, file, { ...(opts.baseUrl !== undefined && { baseUrl: opts.baseUrl }), ...(opts.adminToken !== undefined && { adminToken: opts.adminToken }) });
   const text = opts.reporter === 'json' ? jsonReport(report) : opts.reporter === 'junit' ? junitReport(report) : consoleLines(report).map((line) => `${line}\n`).join('');
   if (opts.output !== undefined) await writeOut(opts.output, text);
@@ -59,7 +57,9 @@ async function driftCommand(file: string, opts: DriftCommandOptions): Promise<nu
 }
 
 async function fromHarCommand(file: string, opts: { output?: string }): Promise<number> {
-  const text = scenarioFromPlan(await planOf(file), file);
+  const plan = await planOf(file);
+  const { scenarioFromPlan } = await import('./from-har.js');
+  const text = scenarioFromPlan(plan, file);
   if (opts.output === undefined) process.stdout.write(text);
   else {
     await writeOut(opts.output, text);

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
+import { HarError } from './drift-errors.js';
 
-/** A HAR file that cannot be replayed: said in one line, never as a stack trace. */
-export class HarError extends Error {}
+export { HarError };
 
 /** One recorded exchange as the replay reads it: what the client sent and what the real service answered. */
 export interface RecordedExchange {

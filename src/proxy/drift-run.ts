@@ -2,10 +2,10 @@ import { ScenarioHttp } from '../scenarios/http.js';
 import { startInProcessSandbox } from '../scenarios/in-process.js';
 import type { Exchange } from '../scenarios/types.js';
 import { compareAnswers, type Difference } from './drift-compare.js';
+import { DriftSetupError } from './drift-errors.js';
 import { Carried, FOREIGN_KEY, renderPath, renderTemplate, type PlanStep, type ReplayPlan, type RequestStep, type WebhookStep } from './drift-plan.js';
 
-/** A run that cannot start (the sandbox unreachable, no account): one line, exit 2. */
-export class DriftSetupError extends Error {}
+export { DriftSetupError };
 
 /** One replayed entry and what differed in it. */
 export interface EntryResult {
