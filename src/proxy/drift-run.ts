@@ -148,21 +148,25 @@ async function replay(steps: readonly PlanStep[], http: ScenarioHttp, key: strin
     refused = [];
   }
   // Once every request is answered: a webhook recorded before the answer that caused it has its delivery by now.
-  const taken = new Set<string>();
+  const taken = new Map<string, string>();
   for (const step of webhooks) results.push(await compareWebhook(step, http, key, resolve, taken));
   return results.sort((a, b) => a.entry - b.entry);
 }
 
 /** A recorded webhook against the sandbox's delivery of the same event for the same resource (its delivery log). */
-async function compareWebhook(step: WebhookStep, http: ScenarioHttp, key: string, resolve: (value: Carried) => string, taken: Set<string>): Promise<EntryResult> {
+/** `taken`: the delivery each recorded webhook body was matched with, so that no two webhooks take one delivery but a retry takes its original's. */
+async function compareWebhook(step: WebhookStep, http: ScenarioHttp, key: string, resolve: (value: Carried) => string, taken: Map<string, string>): Promise<EntryResult> {
   const base = { entry: step.entry, method: 'POST', path: step.recordedPath, realStatus: 0, sandboxStatus: 0, driven: [], durationMs: 0 };
   const missing = (note: string): EntryResult => ({ ...base, differences: [{ pointer: '', rule: 'presence', real: step.event, sandbox: undefined, note }] });
   if (step.id === undefined) return missing(`no read of its ${step.resource} in the session: the sandbox's delivery cannot be found`);
   const id = resolve(step.id);
   const log = await http.call({ method: 'GET', path: '/_sandbox/webhooks', query: { [step.resource === 'transaction' ? 'transactionId' : 'withdrawalId']: id, limit: 100 }, key });
   const deliveries = Array.isArray((log.responseBody as { data?: unknown } | undefined)?.data) ? ((log.responseBody as { data: unknown[] }).data as Array<{ id?: unknown; event?: unknown; payload?: unknown }>) : [];
-  const delivery = deliveries.find((d) => d.event === step.event && typeof d.id === 'string' && !taken.has(d.id));
+  // Each recorded webhook its own delivery; one recorded again with the same body (the app answered non-2xx, the sender retried) the delivery it is a retry of.
+  const retryOf = taken.get(`${step.event} ${JSON.stringify(step.body)}`);
+  const chosen = new Set(taken.values());
+  const delivery = deliveries.find((d) => d.event === step.event && typeof d.id === 'string' && (retryOf === undefined ? !chosen.has(d.id) : d.id === retryOf));
   if (!delivery || typeof delivery.id !== 'string') return missing(`the sandbox sent no ${step.event} for ${step.resource} ${id}`);
-  taken.add(delivery.id);
+  taken.set(`${step.event} ${JSON.stringify(step.body)}`, delivery.id);
   return { ...base, differences: compareAnswers(step.body, delivery.payload, step.schema, { status: 200, sent: {} }), durationMs: log.durationMs };
 }

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +13,7 @@ import { runDrift } from '../../src/proxy/drift-run.js';
 import { runScenarios } from '../../src/scenarios/run.js';
 import { loadOpenApi } from '../../src/spec/openapi.js';
 import { BIN, ROOT } from '../helpers/process.js';
+import { spawnProxy } from '../helpers/proxy-process.js';
 import { arsBody, copBody, mxnBody, pixBody } from '../helpers/purchases.js';
 import { basic, startSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
@@ -38,25 +39,15 @@ function cli(args: string[]): Promise<Ran> {
   );
 }
 
-/** `payments-sandbox proxy --record`, ready once it says where it listens. */
-async function spawnProxy(upstream: string, har: string): Promise<{ child: ChildProcess; url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [BIN, 'proxy', '--port', '0', '--upstream', upstream, '--record', har, '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-      const match = /listening on (http:\/\/\S+?),/.exec(err);
-      if (match?.[1]) resolve(match[1]);
-    });
-    void exited.then(() => reject(new Error(`proxy exited before it was ready:\n${err}`)));
-  });
+/** `payments-sandbox proxy --record` (test/helpers/proxy-process.ts), with a stop that waits for its exit. */
+async function recordingProxy(upstream: string, har: string, more: string[] = []): Promise<{ url: string; lines(n: number): Promise<string[]>; stop(): Promise<void> }> {
+  const proxy = await spawnProxy(['--upstream', upstream, '--record', har, '--json', ...more]);
   return {
-    child,
-    url,
+    url: proxy.url,
+    lines: proxy.lines,
     async stop() {
-      child.kill('SIGTERM');
-      await exited;
+      proxy.child.kill('SIGTERM');
+      await proxy.exited;
     },
   };
 }
@@ -148,14 +139,14 @@ describe('payments-sandbox drift and scenario from-har (process)', () => {
     sandbox = await startSandbox();
     const key = sandbox.config.secretKey;
     faithful = join(dir, 'faithful.har');
-    const straight = await spawnProxy(sandbox.url, faithful);
+    const straight = await recordingProxy(sandbox.url, faithful);
     await session(straight.url, sandbox.url, key);
     await straight.stop();
 
     const other = await startSandbox();
     const upstream = await plantedUpstream(other);
     planted = join(dir, 'planted.har');
-    const through = await spawnProxy(upstream.url, planted);
+    const through = await recordingProxy(upstream.url, planted);
     await session(through.url, other.url, other.config.secretKey);
     await through.stop();
     await upstream.close();
@@ -290,6 +281,37 @@ describe('payments-sandbox drift and scenario from-har (process)', () => {
     writeFileSync(plantedWebhook, JSON.stringify({ log: { ...har.log, entries } }));
     const planted = await cli(['drift', plantedWebhook]);
     expect([planted.code, planted.stdout]).toEqual([0, '#5 POST /_proxy/webhooks /payload/amount: real: "15000" · sandbox: 15000 (type: string · number)\n']);
+  }, 90_000);
+
+  it("a session whose webhooks really came through the proxy (the account's webhook URL its /_proxy/webhooks) drifts by nothing, and its scenario passes", async () => {
+    const upstream = await startSandbox();
+    const app = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    });
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    const har = join(dir, 'through.har');
+    const proxy = await recordingProxy(upstream.url, har, ['--webhooks-to', `http://127.0.0.1:${(app.address() as AddressInfo).port}`]);
+    const key = upstream.config.secretKey;
+    const put = await fetch(new URL('/_sandbox/webhook-url', upstream.url), { method: 'PUT', headers: { authorization: basic(key), 'content-type': 'application/json' }, body: JSON.stringify({ url: `${proxy.url}/_proxy/webhooks` }) });
+    expect(put.status).toBe(200);
+    await session(proxy.url, upstream.url, key);
+    const events = (): string[] => parseHar(readFileSync(har, 'utf8')).filter((e) => e.webhook).map((e) => String((e.body as { event?: unknown } | undefined)?.event));
+    // Delivered as the sandbox sends them, a moment after each change: bounded at 100 looks, 100 ms apart.
+    for (let i = 0; i < 100 && !['cashin.paid', 'cashin.expired', 'cashin.refunded'].every((event) => events().includes(event)); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    await proxy.stop();
+    await new Promise<void>((resolve) => app.close(() => resolve()));
+    await upstream.stop();
+    expect(events()).toEqual(expect.arrayContaining(['cashin.paid', 'cashin.expired', 'cashin.refunded']));
+    const ran = await cli(['drift', har, '--reporter', 'json', '--fail-on-drift']);
+    const report = JSON.parse(ran.stdout) as { differences: number; webhooks: number[]; entries: Array<{ differences: unknown[] }> };
+    expect(report.entries.flatMap((e) => e.differences)).toEqual([]);
+    expect([ran.code, report.webhooks.length]).toEqual([0, events().length]);
+    const scenario = join(dir, 'through.yaml');
+    expect((await cli(['scenario', 'from-har', har, '--output', scenario])).code).toBe(0);
+    expect((await cli(['scenario', 'validate', scenario])).code).toBe(0);
+    const summary = await runScenarios([scenario]);
+    expect(summary.results[0]?.steps.filter((s) => s.outcome !== 'passed').map((s) => s.title)).toEqual([]);
   }, 90_000);
 
   it('a malformed HAR and an unreachable --base-url: one line each, exit 2, no stack trace', async () => {
