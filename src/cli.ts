@@ -11,6 +11,7 @@ import { registerVerifyCommand } from './contract/cli.js';
 import { registerTriggerCommand } from './trigger/cli.js';
 import { registerListenCommand } from './listen/cli.js';
 import { registerProxyCommand } from './proxy/cli.js';
+import { registerDriftCommand, registerFromHarCommand } from './proxy/drift-cli.js';
 import { VERSION } from './version.js';
 import { parseByteSize } from './sandbox/memory-budget.js';
 import { describeSetting, parseRateLimit, type RateLimitChoice } from './ratelimit/setting.js';
@@ -180,11 +181,12 @@ program
     process.once('SIGINT', () => shutdown('SIGINT'));
   });
 
-registerScenarioCommand(program);
+registerFromHarCommand(registerScenarioCommand(program));
 registerVerifyCommand(program);
 registerTriggerCommand(program);
 registerListenCommand(program);
 registerProxyCommand(program);
+registerDriftCommand(program);
 
 interface StartOptions {
   port: number;

@@ -154,8 +154,8 @@ const act =
     }
   };
 
-/** `payments-sandbox scenario run|validate`. */
-export function registerScenarioCommand(program: Command): void {
+/** `payments-sandbox scenario run|validate`; the command, for subcommands registered elsewhere (`from-har`). */
+export function registerScenarioCommand(program: Command): Command {
   const scenario = program
     .command('scenario')
     .description('scripted test payments: run or validate scenario files (YAML, see scenarios/README.md)')
@@ -196,4 +196,5 @@ export function registerScenarioCommand(program: Command): void {
     .argument('<files...>', 'scenario files, globs (quoted) or directories')
     .exitOverride(exitOnUsage)
     .action(act(validateCommand));
+  return scenario;
 }
