@@ -9,6 +9,8 @@ interface ProxyCommandOptions {
   webhooksTo?: string;
   webhookSecret?: string;
   json?: boolean;
+  /** Commander's --no-upstream-check: false when given. */
+  upstreamCheck?: boolean;
 }
 
 function port(value: string): number {
@@ -54,6 +56,7 @@ export function registerProxyCommand(program: Command): void {
     )
     .addOption(new Option('--webhook-secret <secret>', "the account's webhook secret: each received webhook's x-signature is checked with it (never written anywhere; the environment variable keeps it out of the process list)").env('SANDBOX_PROXY_WEBHOOK_SECRET'))
     .addOption(new Option('--json', 'one JSON object per exchange or webhook on stdout'))
+    .addOption(new Option('--no-upstream-check', 'listen without first asking the upstream for one answer (GET of its base URL, no credentials): for an upstream that starts after the proxy'))
     .action(async (opts: ProxyCommandOptions) => {
       process.exitCode = await proxyCommand(opts);
     });
@@ -72,7 +75,9 @@ async function proxyCommand(opts: ProxyCommandOptions): Promise<number> {
   const webhooksTo = opts.webhooksTo === undefined ? undefined : new URL(opts.webhooksTo);
   try {
     // Loaded when the command runs: its ESM import of node:http loads Node's bundled undici (~35-70 ms), on every CLI start if imported here.
-    const { startProxy } = await import('./proxy.js');
+    const { startProxy, upstreamProblem } = await import('./proxy.js');
+    const problem = opts.upstreamCheck === false ? undefined : await upstreamProblem(upstream);
+    if (problem !== undefined) return fail(`the upstream ${upstream.origin} gave no answer: ${problem} (--no-upstream-check starts without asking it)`);
     const running = await startProxy({
       upstream,
       port: opts.port,

@@ -113,16 +113,36 @@ interface UpstreamAnswer {
   body: Buffer;
 }
 
-function send(url: URL, method: string, headers: OutgoingHttpHeaders, body: Buffer): Promise<UpstreamAnswer> {
+function send(url: URL, method: string, headers: OutgoingHttpHeaders, body: Buffer, timeoutMs = UPSTREAM_TIMEOUT_MS): Promise<UpstreamAnswer> {
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const outgoing = request(url, { method, headers, timeout: UPSTREAM_TIMEOUT_MS }, (res) => {
+    const outgoing = request(url, { method, headers, timeout: timeoutMs }, (res) => {
       readAll(res).then((bytes) => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: bytes }), reject);
     });
-    outgoing.once('timeout', () => outgoing.destroy(new Error(`no answer within ${UPSTREAM_TIMEOUT_MS} ms`)));
+    outgoing.once('timeout', () => outgoing.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     outgoing.once('error', reject);
     outgoing.end(body);
   });
+}
+
+/** How long the check at start waits for the upstream's answer. */
+export const UPSTREAM_CHECK_TIMEOUT_MS = 10_000;
+
+/**
+ * Whether the upstream answers HTTP at all: one GET of its base URL, without credentials, before
+ * the proxy listens, so a wrong URL (nothing listening, a name that does not resolve, a port
+ * that speaks something else) is one line at start, not a 502 on every exchange. Any status is
+ * an answer. Undefined when it answered; else why not.
+ */
+export async function upstreamProblem(upstream: URL, timeoutMs = UPSTREAM_CHECK_TIMEOUT_MS): Promise<string | undefined> {
+  try {
+    await send(upstreamUrl(upstream, '/'), 'GET', { accept: 'application/json' }, Buffer.alloc(0), timeoutMs);
+    return undefined;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    const code = error instanceof Error ? Reflect.get(error, 'code') : undefined;
+    return typeof code === 'string' && code.startsWith('HPE_') ? `it does not answer HTTP (${reason})` : reason;
+  }
 }
 
 function proxyError(status: number, message: string): { status: number; headers: Record<string, string>; body: Buffer } {

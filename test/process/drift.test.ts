@@ -108,7 +108,8 @@ async function plantedUpstream(sandbox: TestSandbox): Promise<{ url: string; clo
   const server: Server = createServer((req, res) => {
     void (async () => {
       const body = await readBody(req);
-      const isProxied = !(req.url ?? '').startsWith('/_sandbox/');
+      // GET / is the proxy's check at start (is the upstream there?), not an exchange of the session.
+      const isProxied = !(req.url ?? '').startsWith('/_sandbox/') && req.url !== '/';
       if (isProxied) entry += 1;
       const headers: Record<string, string> = {};
       for (const name of ['authorization', 'content-type']) if (typeof req.headers[name] === 'string') headers[name] = req.headers[name];
