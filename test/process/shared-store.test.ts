@@ -72,7 +72,13 @@ describe('two instances, one PostgreSQL store', () => {
     expect(res.status).toBe(201);
     const traceId = res.headers.get('x-trace-id');
     expect(traceId).toBeTruthy();
-    const log = await b.clientFor(account.secretKey).get<{ data: { traceId: string; status: number; path: string }[] }>(`/_sandbox/requests?traceId=${traceId}`);
+    // A writes the entry right after its answer, batched: B lists it a moment later (docs/store.md), not always at once.
+    const read = () => b.clientFor(account.secretKey).get<{ data: { traceId: string; status: number; path: string }[] }>(`/_sandbox/requests?traceId=${traceId}`);
+    let log = await read();
+    for (let i = 0; i < 100 && log.status === 200 && log.body.data.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      log = await read();
+    }
     expect(log.status).toBe(200);
     expect(log.body.data).toEqual([expect.objectContaining({ traceId, status: 201, path: '/transactions/v2/purchase' })]);
   });
