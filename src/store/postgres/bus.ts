@@ -1,7 +1,8 @@
 import pg from 'pg';
 import type { EventBus } from '../ports.js';
 import type { Logger } from '../types.js';
-import type { Db, Scope } from './db.js';
+import type { Db } from './db.js';
+import type { Scope } from './unit.js';
 import { MAX_PAYLOAD_BYTES, MESSAGE_SEPARATOR } from './notifier.js';
 
 export const BUS_CHANNEL = 'sandbox_bus';

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { ClockStore, JobChange, JobRecord, JobStore } from '../ports.js';
-import { boundTo, type Db, type Frame, type Scope } from './db.js';
+import type { Db } from './db.js';
+import { boundTo, type Frame, type Scope } from './unit.js';
 import type { Notifier } from './notifier.js';
 import { SequenceBlocks } from './sequence-blocks.js';
 import { AccountVersions } from './versions.js';

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { StoreUnavailable } from '../ports.js';
 import type { Logger } from '../types.js';
-import type { Session } from './db.js';
+import type { Session } from './session.js';
 import { SCHEMA_LOCK } from './schema.js';
 import { codePath } from '../../package-paths.js';
 

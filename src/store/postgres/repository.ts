@@ -5,7 +5,11 @@ import { StoreUnavailable, type Owned, type ReadTable, type Reads, type Reposito
 import type { Logger } from '../types.js';
 import { guardedUnit } from '../unit-guard.js';
 import { BUS_CHANNEL, Listener, PgBus } from './bus.js';
-import { Db, mapError, statementName, type Frame, type Session } from './db.js';
+import { Db } from './db.js';
+import { mapError } from './errors.js';
+import type { Session } from './session.js';
+import { statementName } from './sql.js';
+import type { Frame } from './unit.js';
 import { JOBS_CHANNEL, JobSignals, PgClockStore, PgJobStore } from './jobs.js';
 import { migrate, type Migration } from './migrate.js';
 import { ensureTable, quote, shapeOf, underSchemaLock } from './schema.js';

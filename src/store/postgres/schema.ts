@@ -1,5 +1,5 @@
 import type { FilterValue, Owned, TableSpec } from '../ports.js';
-import type { Session } from './db.js';
+import type { Session } from './session.js';
 
 /**
  * The SQL shape of a TableSpec: its table, one column per unique key (text) and per filter

@@ -1,4 +1,6 @@
-import type { Db, Frame, Session } from './db.js';
+import type { Db } from './db.js';
+import type { Session } from './session.js';
+import type { Frame } from './unit.js';
 
 /**
  * Values of one PostgreSQL sequence, taken `size` at a time, so that a value costs no round trip

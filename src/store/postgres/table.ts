@@ -2,7 +2,10 @@ import pg from 'pg';
 import { CursorNotFound, UniqueViolation, type ListQuery, type Owned, type Page, type Table, type TableSpec } from '../ports.js';
 import type DataLoader from 'dataloader';
 import { inKeyOrder, pointReads, type PairKey } from './batch.js';
-import { boundTo, statementName, type Db, type Frame, type Scope, type Session } from './db.js';
+import type { Db } from './db.js';
+import type { Session } from './session.js';
+import { statementName } from './sql.js';
+import { boundTo, type Frame, type Scope } from './unit.js';
 import { GLOBAL_ID, filterJson, quote, type TableShape } from './schema.js';
 import { AccountVersions } from './versions.js';
 

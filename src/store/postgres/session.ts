@@ -1,0 +1,151 @@
+import pg from 'pg';
+import { StoreUnavailable } from '../ports.js';
+import { mapError } from './errors.js';
+import { queryConfig, type Statement } from './sql.js';
+
+/** What an operation runs its statements through: the current unit's connection, or a pooled one in autocommit. */
+export interface Session {
+  /** `name`: a prepared statement of that name on the connection (prepared at its first use there). */
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: readonly unknown[], name?: string): Promise<pg.QueryResult<R>>;
+}
+
+/** What statements sent together came to: every result, or the first that failed and its error (mapped: StoreUnavailable for a lost database). */
+export type Sent = { results: pg.QueryResult[] } | { failedAt: number; error: unknown };
+
+/**
+ * A checked-out pooled client. `pg` emits a connection failure on the client, which must then have
+ * a listener; a client that failed is destroyed on release instead of going back to the pool.
+ */
+export class Held implements Session {
+  lost: Error | undefined;
+  private readonly onError = (err: Error) => (this.lost ??= err);
+
+  constructor(readonly client: pg.PoolClient) {
+    client.on('error', this.onError);
+  }
+
+  async query<R extends pg.QueryResultRow>(text: string, values?: readonly unknown[], name?: string): Promise<pg.QueryResult<R>> {
+    try {
+      if (name !== undefined) return await this.client.query<R>({ name, text, values: values === undefined ? [] : [...values] });
+      return await this.client.query<R>(text, values === undefined ? undefined : [...values]);
+    } catch (err) {
+      throw this.failed(err);
+    }
+  }
+
+  /**
+   * Statements issued without waiting for each other: the pools' clients are in pg's pipeline
+   * mode, which writes each as soon as it is issued, so they all travel before any answer (one
+   * round trip), each with its own Sync. Inside a transaction block, one failing aborts the
+   * transaction: those after it fail too (25P02) and a COMMIT among them rolls back. The
+   * failure reported is the first one's, the statement's own.
+   */
+  async send(statements: readonly Statement[]): Promise<Sent> {
+    const settled = await Promise.allSettled(statements.map((statement) => this.client.query(queryConfig(statement))));
+    const results: pg.QueryResult[] = [];
+    for (const [i, outcome] of settled.entries()) {
+      if (outcome.status === 'rejected') return { failedAt: i, error: this.failed(outcome.reason) };
+      results.push(outcome.value);
+    }
+    return { results };
+  }
+
+  release(): void {
+    this.client.off('error', this.onError);
+    this.client.release(this.lost);
+  }
+
+  /** A failed call's error, mapped; a connection that failed is not reused. */
+  private failed(err: unknown): unknown {
+    const mapped = mapError(err);
+    if (mapped instanceof StoreUnavailable) this.lost ??= mapped;
+    return mapped;
+  }
+}
+
+export interface PoolsOptions {
+  connectionString: string;
+  poolSize: number;
+  /** An idle pooled connection was lost (the pool replaces it on demand). */
+  onIdleError: (err: Error) => void;
+}
+
+/**
+ * The connections. Every `pg` error surfaces mapped (StoreUnavailable for a lost database);
+ * every client, pooled or checked out, has an 'error' listener, so a server that goes away
+ * never becomes an unhandled 'error' event.
+ */
+export class Pools {
+  /** Connections of units whose transaction has begun (a locking read, a commit): held until the unit ends. */
+  readonly units: pg.Pool;
+  /**
+   * Connections for single statements in autocommit (committed reads, sequences, writes outside a
+   * unit), each returned at once. Apart from `units`: a unit holding a transaction's connection
+   * may read committed state; from one pool, units holding every connection and each waiting
+   * for one more would wait forever (seen: 12 webhooks at once, 503 after the 5 s timeout).
+   */
+  readonly reads: pg.Pool;
+  /** What a connection of the store's own (the LISTEN connection, `dedicated`) is opened with. */
+  readonly config: pg.ClientConfig;
+
+  constructor(options: PoolsOptions) {
+    this.config = {
+      connectionString: options.connectionString,
+      application_name: 'payments-sandbox',
+      keepAlive: true,
+      // A database that does not answer at all must become a 503, not a request that hangs.
+      connectionTimeoutMillis: 5_000,
+    };
+    // Pipeline mode (Held.send): a unit's statements issued together travel together.
+    const pooled = { ...this.config, pipeline: true, max: options.poolSize, idleTimeoutMillis: 30_000 };
+    this.units = new pg.Pool(pooled);
+    this.reads = new pg.Pool(pooled);
+    // Idle clients whose server went away: the pool drops them and makes new ones on demand.
+    for (const pool of [this.units, this.reads]) pool.on('error', options.onIdleError);
+  }
+
+  /** A connection of `pool` (default: the units'), checked out. */
+  async hold(pool: pg.Pool = this.units): Promise<Held> {
+    try {
+      return new Held(await pool.connect());
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+
+  /** `op` on a pooled connection in autocommit (`reads`), returned when it settles. */
+  async pooled<T>(op: (session: Session) => Promise<T>): Promise<T> {
+    const held = await this.hold(this.reads);
+    try {
+      return await op(held);
+    } finally {
+      held.release();
+    }
+  }
+
+  /**
+   * A connection of its own, outside the pools (migrations, table and sequence creation): it may
+   * be needed while every pooled connection is held by units waiting for it.
+   */
+  async dedicated<T>(op: (session: Session) => Promise<T>): Promise<T> {
+    const client = new pg.Client(this.config);
+    client.on('error', () => undefined); // the failing query reports it
+    try {
+      await client.connect();
+      return await op({
+        query: <R extends pg.QueryResultRow>(text: string, values?: readonly unknown[]) =>
+          client.query<R>(text, values === undefined ? undefined : [...values]).catch((err: unknown) => {
+            throw mapError(err);
+          }),
+      });
+    } catch (err) {
+      throw mapError(err);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  async end(): Promise<void> {
+    await Promise.all([this.units.end(), this.reads.end()]);
+  }
+}
