@@ -70,3 +70,36 @@ describe("libraries through their public API only", () => {
     expect(found.filter((f) => f.includes('in a comment'))).toEqual([]);
   });
 });
+
+/**
+ * The PostgreSQL store sends through pg's query API only (issue 45): nothing in
+ * src/store/postgres writes protocol messages on pg's connection or corks its stream, so a pg
+ * release that changes its insides changes nothing here.
+ */
+const PG_PROTOCOL: readonly CodeRule[] = [
+  { pattern: /\bconnection\??\.(parse|bind|execute|describe|sync|flush)\(/, why: "writing the wire protocol's messages on pg's connection" },
+  { pattern: /\.(cork|uncork)\(/, why: 'corking a stream to batch its writes' },
+  { pattern: /\bimplements\s+pg\.Submittable\b|\bSubmittable\b/, why: "a pg submittable: a query that handles the protocol's messages itself" },
+];
+
+describe('the PostgreSQL store through pg\'s query API only', () => {
+  const storeModules = modules.filter((path) => path.startsWith('store/postgres/'));
+
+  it('reads every module of src/store/postgres', () => {
+    expect(storeModules).toContain('store/postgres/session.ts');
+    expect(storeModules).toContain('store/postgres/unit.ts');
+  });
+
+  it('no module writes protocol messages, corks a stream or submits a query of its own', () => {
+    const found = storeModules.flatMap((path) => offendingLines(path, readFileSync(`${SRC}${path}`, 'utf8'), PG_PROTOCOL).map((what) => `src/${path}: ${what}`));
+    expect(found).toEqual([]);
+  });
+
+  it('each pattern catches what it forbids, and not what a comment says', () => {
+    const probe = fileURLToPath(new URL('./fixtures/pg-protocol-probe.ts.txt', import.meta.url));
+    const found = offendingLines(probe, readFileSync(probe, 'utf8'), PG_PROTOCOL);
+    for (const { why } of PG_PROTOCOL) expect(found.some((f) => f.startsWith(`${why}:`)), why).toBe(true);
+    expect(found.filter((f) => f.includes('comment'))).toEqual([]);
+    expect(found.some((f) => f.includes('client.query'))).toBe(false);
+  });
+});

@@ -13,23 +13,29 @@ export function statementName(name: string): string {
 }
 
 /**
- * Distinct texts of units' statements given a name: a unit's writes are few texts sent very
- * often, each prepared once per connection (pg keeps track of which). Past the bound, a text
- * (one built from an unforeseen shape) is parsed each time rather than growing the server's
- * prepared statements without end.
+ * Names for the texts of units' statements: a unit's writes are few texts sent very often, each
+ * prepared once per connection (pg keeps track of which) under the name given here. Past `max`
+ * texts (one built from an unforeseen shape), a text gets none and is parsed each time rather
+ * than growing the server's prepared statements without end.
  */
-const MAX_NAMED = 1_000;
-const names = new Map<string, string>();
+export class PreparedNames {
+  private readonly names = new Map<string, string>();
 
-/** The prepared statement name for `text`, or undefined past the bound. */
-export function preparedName(text: string): string | undefined {
-  let name = names.get(text);
-  if (name === undefined && names.size < MAX_NAMED) {
-    name = `unit_${names.size + 1}`;
-    names.set(text, name);
+  constructor(private readonly max: number) {}
+
+  /** The name for `text`, the same each time; undefined past the bound. */
+  of(text: string): string | undefined {
+    let name = this.names.get(text);
+    if (name === undefined && this.names.size < this.max) {
+      name = `unit_${this.names.size + 1}`;
+      this.names.set(text, name);
+    }
+    return name;
   }
-  return name;
 }
+
+/** The process's: a name stands for one text on every connection. */
+const prepared = new PreparedNames(1_000);
 
 /**
  * pg's query config for a statement of a unit: one with parameters as a prepared statement of
@@ -38,6 +44,6 @@ export function preparedName(text: string): string | undefined {
 export function queryConfig(statement: Statement): pg.QueryConfig {
   const values = statement.values === undefined ? [] : [...statement.values];
   if (values.length === 0) return { text: statement.text };
-  const name = preparedName(statement.text);
+  const name = prepared.of(statement.text);
   return name === undefined ? { text: statement.text, values } : { name, text: statement.text, values };
 }
