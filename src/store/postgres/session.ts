@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { StoreUnavailable } from '../ports.js';
 import { mapError } from './errors.js';
-import { queryConfig, type Statement } from './sql.js';
+import { script, type Statement } from './sql.js';
 
 /** What an operation runs its statements through: the current unit's connection, or a pooled one in autocommit. */
 export interface Session {
@@ -9,8 +9,14 @@ export interface Session {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: readonly unknown[], name?: string): Promise<pg.QueryResult<R>>;
 }
 
-/** What statements sent together came to: every result, or the first that failed and its error (mapped: StoreUnavailable for a lost database). */
-export type Sent = { results: pg.QueryResult[] } | { failedAt: number; error: unknown };
+/**
+ * What statements sent together came to: a result for each, or the error of the one that
+ * failed (the server's, its SQLSTATE in `code`; StoreUnavailable for a lost database).
+ */
+export type Sent = { results: pg.QueryResult[] } | { error: unknown };
+
+/** The unit statements each connection has prepared (sql.ts's names): they live as long as it does. */
+const preparedOn = new WeakMap<pg.PoolClient, Set<string>>();
 
 /**
  * A checked-out pooled client. `pg` emits a connection failure on the client, which must then have
@@ -34,20 +40,39 @@ export class Held implements Session {
   }
 
   /**
-   * Statements issued without waiting for each other: the pools' clients are in pg's pipeline
-   * mode, which writes each as soon as it is issued, so they all travel before any answer (one
-   * round trip), each with its own Sync. Inside a transaction block, one failing aborts the
-   * transaction: those after it fail too (25P02) and a COMMIT among them rolls back. The
-   * failure reported is the first one's, the statement's own.
+   * Statements in one message (sql.ts's script: a simple query of EXECUTEs of prepared
+   * statements): one round trip, once the connection has prepared them (at their first use
+   * on it, a message before). Outside a transaction block they run as one implicit transaction;
+   * in one, a failure aborts it (a COMMIT after it in the message never runs). The error is
+   * the failing statement's own.
    */
   async send(statements: readonly Statement[]): Promise<Sent> {
-    const settled = await Promise.allSettled(statements.map((statement) => this.client.query(queryConfig(statement))));
-    const results: pg.QueryResult[] = [];
-    for (const [i, outcome] of settled.entries()) {
-      if (outcome.status === 'rejected') return { failedAt: i, error: this.failed(outcome.reason) };
-      results.push(outcome.value);
+    let prepared = preparedOn.get(this.client);
+    if (prepared === undefined) {
+      prepared = new Set();
+      preparedOn.set(this.client, prepared);
     }
-    return { results };
+    const { prepare, prepares, parts, answers, transient } = script(statements, prepared);
+    try {
+      if (prepare.length > 0) {
+        try {
+          await this.client.query(prepare.join(';\n'));
+        } catch (err) {
+          // Which of them exist now is unknown (those before the failure do): released, the connection is closed.
+          this.lost ??= err instanceof Error ? err : new Error(String(err));
+          throw err;
+        }
+        for (const name of prepares) prepared.add(name);
+      }
+      // A simple query of several statements answers with one result each (pg's typing knows only one).
+      const answer = (await this.client.query(parts.join(';\n'))) as pg.QueryResult | pg.QueryResult[];
+      const all = Array.isArray(answer) ? answer : [answer];
+      return { results: answers.map((i) => all[i] as pg.QueryResult) };
+    } catch (err) {
+      // A statement prepared for one use may be left by a failure: released, the connection is closed.
+      if (transient) this.lost ??= err instanceof Error ? err : new Error(String(err));
+      return { error: this.failed(err) };
+    }
   }
 
   release(): void {
@@ -96,8 +121,7 @@ export class Pools {
       // A database that does not answer at all must become a 503, not a request that hangs.
       connectionTimeoutMillis: 5_000,
     };
-    // Pipeline mode (Held.send): a unit's statements issued together travel together.
-    const pooled = { ...this.config, pipeline: true, max: options.poolSize, idleTimeoutMillis: 30_000 };
+    const pooled = { ...this.config, max: options.poolSize, idleTimeoutMillis: 30_000 };
     this.units = new pg.Pool(pooled);
     this.reads = new pg.Pool(pooled);
     // Idle clients whose server went away: the pool drops them and makes new ones on demand.

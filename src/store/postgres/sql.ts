@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
 
-/** A statement as sent: its text and its parameters (`$1`…), bound by pg. */
+/** A statement: its text and its parameters (`$1`…). */
 export interface Statement {
   text: string;
   values?: readonly unknown[];
@@ -35,15 +35,77 @@ export class PreparedNames {
 }
 
 /** The process's: a name stands for one text on every connection. */
-const prepared = new PreparedNames(1_000);
+const names = new PreparedNames(1_000);
 
 /**
- * pg's query config for a statement of a unit: one with parameters as a prepared statement of
- * its own name; one without (BEGIN, COMMIT, SAVEPOINT…) as a plain query.
+ * A parameter's text form, as PostgreSQL reads a text parameter of the type its statement gives
+ * it: what the store's statements pass (text, numbers, booleans, JSON values, text arrays, dates).
  */
-export function queryConfig(statement: Statement): pg.QueryConfig {
-  const values = statement.values === undefined ? [] : [...statement.values];
-  if (values.length === 0) return { text: statement.text };
-  const name = prepared.of(statement.text);
-  return name === undefined ? { text: statement.text, values } : { name, text: statement.text, values };
+export function textOf(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  if (value instanceof Date) return value.toISOString();
+  if (Buffer.isBuffer(value)) return `\\x${value.toString('hex')}`;
+  if (Array.isArray(value)) return `{${value.map((item: unknown) => (item === null || item === undefined ? 'NULL' : `"${String(item).replace(/[\\"]/g, (c) => `\\${c}`)}"`)).join(',')}}`;
+  return JSON.stringify(value);
+}
+
+/** A parameter as a literal of a statement's text (pg's escapeLiteral), typed by PostgreSQL from where it stands. */
+export function literal(value: unknown): string {
+  const text = textOf(value);
+  return text === null ? 'NULL' : pg.escapeLiteral(text);
+}
+
+/** Statements as one simple query, and what must be prepared on the connection before it. */
+export interface Script {
+  /** `PREPARE`s of the texts the connection does not have yet, to send (and see succeed) first. */
+  prepare: string[];
+  /** Their names, which the connection has once they have run. */
+  prepares: string[];
+  /** The statements, one part each (three for a text past the bound of names). */
+  parts: string[];
+  /** For each statement, the index of its result among the parts'. */
+  answers: number[];
+  /**
+   * Whether the parts prepare a statement for one use: after their failure, it may be left on
+   * the connection (those before the failure ran).
+   */
+  transient: boolean;
+}
+
+/**
+ * Statements as one simple query (one message, one round trip, one Sync): one with parameters
+ * as `EXECUTE name(literals…)` of a statement prepared on the connection (PostgreSQL plans it
+ * once per connection, as for a bound prepared statement); one without, as it is. `prepared`:
+ * the names the connection has.
+ */
+export function script(statements: readonly Statement[], prepared: ReadonlySet<string>): Script {
+  const prepare: string[] = [];
+  const prepares: string[] = [];
+  const parts: string[] = [];
+  const answers: number[] = [];
+  let transient = false;
+  for (const { text, values } of statements) {
+    if (values === undefined || values.length === 0) {
+      answers.push(parts.push(text) - 1);
+      continue;
+    }
+    const name = names.of(text);
+    const args = values.map(literal).join(', ');
+    if (name === undefined) {
+      // Past the bound of names, a text is prepared for this one use.
+      transient = true;
+      parts.push(`PREPARE unit_once AS ${text}`);
+      answers.push(parts.push(`EXECUTE unit_once(${args})`) - 1);
+      parts.push('DEALLOCATE unit_once');
+      continue;
+    }
+    if (!prepared.has(name) && !prepares.includes(name)) {
+      prepare.push(`PREPARE ${name} AS ${text}`);
+      prepares.push(name);
+    }
+    answers.push(parts.push(`EXECUTE ${name}(${args})`) - 1);
+  }
+  return { prepare, prepares, parts, answers, transient };
 }

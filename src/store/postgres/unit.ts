@@ -63,8 +63,7 @@ const RELEASE: Statement = { text: 'RELEASE SAVEPOINT sandbox_guard' };
 /**
  * One unit of work. Its writes are buffered (`write`) and its reads see them through overlays
  * the stores keep here (`overlay`): nothing reaches PostgreSQL until the commit, which sends
- * BEGIN, them all and COMMIT together (one round trip, Held.send), so a unit that throws leaves
- * nothing. The transaction itself begins only when a statement must run inside it: a locking
+ * them all in one message (one round trip, Held.send), so a unit that throws leaves nothing. The transaction itself begins only when a statement must run inside it: a locking
  * read (its BEGIN travels with it), or a read of a range the buffered writes touch (they are
  * sent first, with it). A unit with neither holds no connection until its commit, and one that
  * writes nothing has no transaction at all.
@@ -171,7 +170,7 @@ export class Frame {
 
   /**
    * `text` inside the transaction, after the buffered writes: BEGIN (when it has not begun),
-   * the writes and `text` sent together. The overlays are then empty: PostgreSQL has it all.
+   * the writes and `text` in one message. The overlays are then empty: PostgreSQL has it all.
    * `guarded`: a refusal it recognises (a UniqueViolation) is confined to this statement by a
    * savepoint, as with the embedded store.
    */
@@ -187,12 +186,10 @@ export class Frame {
         for (const [i, w] of writes.entries()) this.afterCommit(() => w.committed?.(sent.results[first + i] as pg.QueryResult));
         return sent.results[before.length + (guarded ? 1 : 0)] as pg.QueryResult<R>;
       }
-      if (guarded && sent.failedAt === before.length + 1) {
-        const refusal = guarded(sent.error);
-        // The statement's own refusal: the transaction goes on without it, once back at the savepoint.
-        if (refusal !== undefined && 'results' in (await held.send([{ text: 'ROLLBACK TO SAVEPOINT sandbox_guard' }]))) throw refusal;
-      }
-      const failure = writeFailure(writes[sent.failedAt - first], sent.error);
+      const refusal = guarded?.(sent.error);
+      // The statement's own refusal, if the savepoint was reached (else rolling back to it fails): the transaction goes on without it.
+      if (refusal !== undefined && 'results' in (await held.send([{ text: 'ROLLBACK TO SAVEPOINT sandbox_guard' }]))) throw refusal;
+      const failure = writeFailure(writes, sent.error);
       this.failure ??= failure;
       throw failure;
     });
@@ -215,23 +212,22 @@ export class Frame {
   }
 
   /**
-   * The commit, in one round trip: BEGIN (unless it has begun), the buffered writes and COMMIT
-   * sent together; a lone write without a transaction is sent alone (autocommit is its
-   * transaction); nothing at all when there is nothing to send.
+   * The commit, in one round trip: the buffered writes in one message (Held.send), and COMMIT
+   * after them when the transaction has begun; without one, PostgreSQL runs the message as one
+   * implicit transaction. Nothing at all when there is nothing to send.
    */
   async commit(): Promise<void> {
     if (this.failure !== undefined) throw this.failure;
     const writes = this.takeWrites();
     for (const account of this.touched) writes.push({ ...AccountVersions.bump(account), committed: (result) => this.host.raised(account, result) });
     if (writes.length === 0 && !this.held) return;
-    const alone = !this.held && writes.length === 1;
-    const before = this.held || alone ? [] : [BEGIN];
+    const begun = this.held !== undefined;
     this.held ??= await this.host.hold();
-    const sent = await this.held.send([...before, ...writes, ...(alone ? [] : [COMMIT])]);
-    if (!('results' in sent)) throw writeFailure(writes[sent.failedAt - before.length], sent.error);
+    const sent = await this.held.send(begun ? [...writes, COMMIT] : writes);
+    if (!('results' in sent)) throw writeFailure(writes, sent.error);
     // PostgreSQL answers COMMIT of a transaction in which a statement failed with ROLLBACK, not an error.
-    if (!alone && sent.results.at(-1)?.command !== 'COMMIT') throw new Error('unit of work rolled back: one of its statements failed');
-    for (const [i, w] of writes.entries()) w.committed?.(sent.results[before.length + i] as pg.QueryResult);
+    if (begun && sent.results.at(-1)?.command !== 'COMMIT') throw new Error('unit of work rolled back: one of its statements failed');
+    for (const [i, w] of writes.entries()) w.committed?.(sent.results[i] as pg.QueryResult);
   }
 
   private takeWrites(): Write[] {
@@ -242,9 +238,16 @@ export class Frame {
   }
 }
 
-/** A failure of a statement sent for a unit, as its write says (a UniqueViolation), or the unit rolled back (errors.ts). */
-function writeFailure(write: Write | undefined, err: unknown): unknown {
-  return write?.mapError?.(err) ?? rolledBack(err);
+/**
+ * A failure of a message of a unit's statements, as the write it belongs to says (a
+ * UniqueViolation: each write's mapping recognises its own), or the unit rolled back (errors.ts).
+ */
+function writeFailure(writes: readonly Write[], err: unknown): unknown {
+  for (const w of writes) {
+    const mapped = w.mapError?.(err);
+    if (mapped !== undefined) return mapped;
+  }
+  return rolledBack(err);
 }
 
 /**

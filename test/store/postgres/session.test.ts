@@ -2,19 +2,18 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTurnCounter } from '../../../bench/lib/pg-turns.mjs';
 import { StoreUnavailable } from '../../../src/store/ports.js';
-import { Pools, type Sent } from '../../../src/store/postgres/session.js';
+import { Pools, type Held, type Sent } from '../../../src/store/postgres/session.js';
 import { PG_INSTALL_TIMEOUT_MS } from '../../helpers/postgres.js';
 import { createTestDatabase } from '../../helpers/shared-postgres.js';
 
 let url = '';
 let counter: Awaited<ReturnType<typeof startTurnCounter>>;
 let pools: Pools;
-const idleErrors: Error[] = [];
 
 beforeAll(async () => {
   url = await createTestDatabase('session');
   counter = await startTurnCounter(url);
-  pools = new Pools({ connectionString: counter.url, poolSize: 2, onIdleError: (err) => idleErrors.push(err) });
+  pools = new Pools({ connectionString: counter.url, poolSize: 2, onIdleError: () => undefined });
   await pools.dedicated((s) => s.query('CREATE TABLE notes (id int PRIMARY KEY, body jsonb NOT NULL)'));
 }, PG_INSTALL_TIMEOUT_MS);
 
@@ -23,77 +22,126 @@ afterAll(async () => {
   await counter?.close();
 });
 
-const insert = (id: number, body: unknown) => ({ text: 'INSERT INTO notes (id, body) VALUES ($1, $2)', values: [id, body] });
-const ids = async (): Promise<number[]> => (await pools.pooled((s) => s.query<{ id: number }>('SELECT id FROM notes ORDER BY id'))).rows.map((r) => r.id);
+const INSERT = 'INSERT INTO notes (id, body) VALUES ($1, $2)';
+const insert = (id: number, body: unknown) => ({ text: INSERT, values: [id, body] });
+/** The ids stored from `from` to `from + 9`: each test writes in a range of its own (tests run in any order). */
+const ids = async (from: number): Promise<number[]> =>
+  (await pools.pooled((s) => s.query<{ id: number }>('SELECT id FROM notes WHERE id >= $1 AND id < $2 ORDER BY id', [from, from + 10]))).rows.map((r) => r.id);
 const failure = (sent: Sent) => {
   if ('results' in sent) throw new Error(`expected a failure, got ${sent.results.length} results`);
   return sent;
 };
+const commands = (sent: Sent) => ('results' in sent ? sent.results.map((r) => r.command) : sent.error);
+/** A held connection on which INSERT is prepared already. */
+const heldWithInsert = async (scratch: number): Promise<Held> => {
+  const held = await pools.hold();
+  expect(commands(await held.send([{ text: 'BEGIN' }, insert(scratch, {}), { text: 'ROLLBACK' }]))).toEqual(['BEGIN', 'INSERT', 'ROLLBACK']);
+  return held;
+};
 
 describe('Held.send', () => {
-  it('sends BEGIN, statements and COMMIT in one round trip, one result each', async () => {
+  it('sends BEGIN, statements and COMMIT in one message: one round trip, one result each (a message before it at their first use on the connection)', async () => {
     const held = await pools.hold();
+    const unit = (first: number, end: string) => [{ text: 'BEGIN' }, insert(first, { n: 1 }), insert(first + 1, { n: 2 }), { text: 'SELECT count(*)::int AS n FROM notes WHERE id >= $1 AND id < $2', values: [100, 110] }, { text: end }];
     try {
       await held.query('SELECT 1'); // the connection is open
-      const before = counter.turns();
-      const sent = await held.send([{ text: 'BEGIN' }, insert(1, { n: 1 }), insert(2, { n: 2 }), { text: 'SELECT count(*)::int AS n FROM notes' }, { text: 'COMMIT' }]);
+      let before = counter.turns();
+      expect(commands(await held.send(unit(108, 'ROLLBACK')))).toEqual(['BEGIN', 'INSERT', 'INSERT', 'SELECT', 'ROLLBACK']);
+      expect(counter.turns() - before).toBeLessThanOrEqual(2);
+      before = counter.turns();
+      const sent = await held.send(unit(100, 'COMMIT'));
       expect(counter.turns() - before).toBe(1);
-      expect('results' in sent && sent.results.map((r) => r.command)).toEqual(['BEGIN', 'INSERT', 'INSERT', 'SELECT', 'COMMIT']);
+      expect(commands(sent)).toEqual(['BEGIN', 'INSERT', 'INSERT', 'SELECT', 'COMMIT']);
       expect('results' in sent && sent.results[3]?.rows).toEqual([{ n: 2 }]);
     } finally {
       held.release();
     }
-    expect(await ids()).toEqual([1, 2]);
+    expect(await ids(100)).toEqual([100, 101]);
   });
 
-  it("reports the failing statement and its own SQLSTATE; the transaction rolls back, the connection goes on", async () => {
-    const held = await pools.hold();
+  it("reports the failing statement's own SQLSTATE; what follows it in the message never runs, and the connection goes on", async () => {
+    const held = await heldWithInsert(209);
     try {
-      const sent = failure(await held.send([{ text: 'BEGIN' }, insert(10, {}), insert(1, {}), insert(11, {}), { text: 'COMMIT' }]));
-      expect(sent.failedAt).toBe(2);
+      expect(commands(await held.send([insert(200, {})]))).toEqual(['INSERT']);
+      const sent = failure(await held.send([{ text: 'BEGIN' }, insert(201, {}), insert(200, {}), insert(202, {}), { text: 'COMMIT' }]));
       expect(sent.error).toBeInstanceOf(pg.DatabaseError);
       expect((sent.error as pg.DatabaseError).code).toBe('23505');
-      expect(held.client.getTransactionStatus()).toBe('I');
+      // Every statement of the message was prepared on the connection before it: nothing is unknown.
       expect(held.lost).toBeUndefined();
-      // The statement skipped in the aborted transaction is prepared again when it next runs.
-      const again = await held.send([{ text: 'BEGIN' }, insert(10, {}), insert(11, {}), { text: 'COMMIT' }]);
-      expect('results' in again && again.results.map((r) => r.command)).toEqual(['BEGIN', 'INSERT', 'INSERT', 'COMMIT']);
+      // COMMIT was not reached: the transaction is aborted until rolled back.
+      expect(held.client.getTransactionStatus()).toBe('E');
+      await held.query('ROLLBACK');
+      expect(commands(await held.send([{ text: 'BEGIN' }, insert(201, {}), insert(202, {}), { text: 'COMMIT' }]))).toEqual(['BEGIN', 'INSERT', 'INSERT', 'COMMIT']);
     } finally {
       held.release();
     }
-    expect(await ids()).toEqual([1, 2, 10, 11]);
+    expect(await ids(200)).toEqual([200, 201, 202]);
   });
 
-  it('a value PostgreSQL refuses (jsonb and U+0000) fails that statement, with its SQLSTATE', async () => {
-    const held = await pools.hold();
+  it('statements outside a transaction block are one implicit transaction: a failure leaves none of them', async () => {
+    const held = await heldWithInsert(309);
     try {
-      const sent = failure(await held.send([{ text: 'BEGIN' }, insert(20, { ok: true }), insert(21, { text: 'nul \u0000' }), { text: 'COMMIT' }]));
-      expect(sent.failedAt).toBe(2);
+      expect((failure(await held.send([insert(300, {}), insert(301, {}), insert(300, {})])).error as pg.DatabaseError).code).toBe('23505');
+      expect(held.client.getTransactionStatus()).toBe('I');
+    } finally {
+      held.release();
+    }
+    expect(await ids(300)).toEqual([]);
+  });
+
+  it('a value PostgreSQL refuses (jsonb and U+0000) fails with its SQLSTATE', async () => {
+    const held = await heldWithInsert(409);
+    try {
+      const sent = failure(await held.send([insert(400, { ok: true }), insert(401, { text: 'nul \u0000' })]));
       expect((sent.error as pg.DatabaseError).code).toBe('22P05');
     } finally {
       held.release();
     }
-    expect(await ids()).toEqual([1, 2, 10, 11]);
+    expect(await ids(400)).toEqual([]);
   });
 
-  it('a lost connection fails every statement as StoreUnavailable and is not reused', async () => {
+  it('prepares a statement at its first use on a connection: a failure of the statement after it leaves it prepared and known', async () => {
+    await pools.pooled((s) => s.query(INSERT, [500, {}]));
+    const held = await pools.hold();
+    const text = 'INSERT INTO notes (id, body) VALUES ($1, $2::jsonb)';
+    try {
+      expect((failure(await held.send([{ text: 'BEGIN' }, { text, values: [500, '{}'] }, { text: 'COMMIT' }])).error as pg.DatabaseError).code).toBe('23505');
+      expect(held.lost).toBeUndefined();
+      await held.query('ROLLBACK');
+      expect(commands(await held.send([{ text, values: [501, '{}'] }]))).toEqual(['INSERT']);
+    } finally {
+      held.release();
+    }
+    expect(await ids(500)).toEqual([500, 501]);
+  });
+
+  it('a statement that cannot be prepared fails as the server says, and its connection is not reused', async () => {
+    const held = await pools.hold();
+    try {
+      expect((failure(await held.send([{ text: 'INSERT INTO no_such_table VALUES ($1)', values: [1] }])).error as pg.DatabaseError).code).toBe('42P01');
+      expect(held.lost).toBeDefined();
+    } finally {
+      held.release();
+    }
+  });
+
+  it('a lost connection fails as StoreUnavailable and is not reused', async () => {
     const held = await pools.hold();
     const pid = (await held.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
     await pools.pooled((s) => s.query('SELECT pg_terminate_backend($1)', [pid]));
-    const sent = failure(await held.send([{ text: 'BEGIN' }, insert(30, {}), { text: 'COMMIT' }]));
-    expect(sent.failedAt).toBe(0);
+    const sent = failure(await held.send([{ text: 'BEGIN' }, insert(600, {}), { text: 'COMMIT' }]));
     expect(sent.error).toBeInstanceOf(StoreUnavailable);
     expect(held.lost).toBeDefined();
     held.release();
     // The pool opens a new connection in its place.
-    expect(await ids()).toEqual([1, 2, 10, 11]);
+    expect(await ids(600)).toEqual([]);
   });
 });
 
 describe('Pools', () => {
   it('passes a refused statement on as the server sent it, and maps a server that cannot be reached to StoreUnavailable', async () => {
     await expect(pools.pooled((s) => s.query('SELECT * FROM no_such_table'))).rejects.toMatchObject({ code: '42P01' });
-    // A port nothing listens on: the counter's, once it is closed.
+    // A port nothing listens on: a counter's, once it is closed.
     const gone = await startTurnCounter(url);
     await gone.close();
     const unreachable = new Pools({ connectionString: gone.url, poolSize: 1, onIdleError: () => undefined });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PreparedNames, queryConfig, statementName } from '../../../src/store/postgres/sql.js';
+import { PreparedNames, literal, script, statementName, textOf } from '../../../src/store/postgres/sql.js';
 
 describe('statementName', () => {
   it('keeps a name PostgreSQL keeps whole, and shortens a longer one by a hash, two of them apart', () => {
@@ -31,17 +31,39 @@ describe('PreparedNames', () => {
   });
 });
 
-describe('queryConfig', () => {
-  it('sends a statement with parameters as a named prepared statement, its values copied', () => {
-    const values = ['acct_1', 2];
-    const config = queryConfig({ text: 'UPDATE t SET n = $2 WHERE id = $1', values });
-    expect(config).toEqual({ name: expect.stringMatching(/^unit_\d+$/), text: 'UPDATE t SET n = $2 WHERE id = $1', values: ['acct_1', 2] });
-    expect(config.values).not.toBe(values);
-    expect(queryConfig({ text: 'UPDATE t SET n = $2 WHERE id = $1', values: ['acct_2', 3] }).name).toBe(config.name);
+describe('textOf and literal', () => {
+  it("give each value PostgreSQL's text form, quoted by pg's escapeLiteral", () => {
+    expect([null, undefined, 'a', 12, 12n, true, new Date(Date.UTC(2030, 0, 1)), ['a', 'b"c', null], { a: 1 }, Buffer.from([1, 255])].map(textOf)).toEqual([
+      null,
+      null,
+      'a',
+      '12',
+      '12',
+      'true',
+      '2030-01-01T00:00:00.000Z',
+      '{"a","b\\"c",NULL}',
+      '{"a":1}',
+      '\\x01ff',
+    ]);
+    expect([null, "it's", 'back\\slash', { q: "'" }].map(literal)).toEqual(['NULL', "'it''s'", " E'back\\\\slash'", "'{\"q\":\"''\"}'"]);
   });
+});
 
-  it('sends one without parameters as a plain query (BEGIN, COMMIT, SAVEPOINT)', () => {
-    expect(queryConfig({ text: 'BEGIN' })).toEqual({ text: 'BEGIN' });
-    expect(queryConfig({ text: 'COMMIT', values: [] })).toEqual({ text: 'COMMIT' });
+describe('script', () => {
+  const UPSERT = 'INSERT INTO script_t (id, body) VALUES ($1, $2)';
+
+  it('prepares a statement the connection does not have first, then executes it with its values as literals', () => {
+    const first = script([{ text: 'BEGIN' }, { text: UPSERT, values: [1, { a: 1 }] }, { text: UPSERT, values: [2, { a: 2 }] }, { text: 'COMMIT' }], new Set());
+    const name = first.prepares[0] ?? '';
+    expect(name).toMatch(/^unit_\d+$/);
+    expect(first).toEqual({
+      prepare: [`PREPARE ${name} AS ${UPSERT}`],
+      prepares: [name],
+      parts: ['BEGIN', `EXECUTE ${name}('1', '{"a":1}')`, `EXECUTE ${name}('2', '{"a":2}')`, 'COMMIT'],
+      answers: [0, 1, 2, 3],
+      transient: false,
+    });
+    // Once the connection has it: executed only.
+    expect(script([{ text: UPSERT, values: [3, null] }], new Set([name]))).toEqual({ prepare: [], prepares: [], parts: [`EXECUTE ${name}('3', NULL)`], answers: [0], transient: false });
   });
 });

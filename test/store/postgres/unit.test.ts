@@ -42,10 +42,11 @@ describe("a unit's commit on PostgreSQL", () => {
 
 describe('the unit frame', () => {
   let db: Db;
-  const warnings: string[] = [];
-  const logger = { warn: (_: object, msg?: string) => void warnings.push(msg ?? ''), info: () => undefined };
+  const logger = { warn: () => undefined, info: () => undefined };
   const row = (id: number, tag: string): Write => ({ text: 'INSERT INTO frame_rows (id, tag) VALUES ($1, $2)', values: [id, tag] });
-  const rows = async () => (await db.pooled((s) => s.query<{ id: number; tag: string }>('SELECT id, tag FROM frame_rows ORDER BY id'))).rows;
+  /** The ids stored from `from` to `from + 9`: each test writes in a range of its own (tests run in any order). */
+  const ids = async (from: number) => (await db.pooled((s) => s.query<{ id: number }>('SELECT id FROM frame_rows WHERE id >= $1 AND id < $2 ORDER BY id', [from, from + 10]))).rows.map((r) => r.id);
+  const unique = (err: unknown) => err instanceof pg.DatabaseError && err.code === '23505';
 
   beforeAll(async () => {
     db = new Db({ connectionString: await createTestDatabase('unit_frame'), poolSize: 2, logger });
@@ -53,52 +54,57 @@ describe('the unit frame', () => {
   }, PG_INSTALL_TIMEOUT_MS);
   afterAll(() => db?.end());
 
-  it("a refused write is reported by that write's own mapping, its SQLSTATE as the cause; nothing is committed", async () => {
-    await db.unit(async (frame) => frame.write(row(1, 'set up')));
+  it("a refused write is reported by the mapping that recognises it, the server's error (its SQLSTATE) as the cause; nothing is committed", async () => {
+    await db.unit(async (frame) => frame.write(row(100, 'set up')));
+    // As a table's UniqueViolation mapping does: it answers for its own key only.
+    const taken = (id: number) => (err: unknown) => (unique(err) && err instanceof pg.DatabaseError && err.detail?.includes(`(id)=(${id})`) ? new Error(`row ${id} is taken`) : undefined);
     const failed = db.unit(async (frame) => {
-      frame.write({ ...row(2, 'fine'), mapError: () => new Error('not this one: it succeeded') });
-      frame.write({ ...row(1, 'clash'), mapError: (err) => (err instanceof pg.DatabaseError && err.code === '23505' ? new Error('row 1 is taken') : undefined) });
-      frame.write(row(3, 'after'));
+      frame.write({ ...row(101, 'fine'), mapError: taken(101) });
+      frame.write({ ...row(100, 'clash'), mapError: taken(100) });
+      frame.write(row(102, 'after'));
     });
-    await expect(failed).rejects.toThrow('row 1 is taken');
+    await expect(failed).rejects.toThrow('row 100 is taken');
     const unmapped = db.unit(async (frame) => {
-      frame.write(row(4, 'fine'));
-      frame.write(row(1, 'clash'));
+      frame.write(row(103, 'fine'));
+      frame.write(row(100, 'clash'));
     });
     await expect(unmapped).rejects.toMatchObject({ message: expect.stringMatching(/^unit of work rolled back: duplicate key/), cause: { code: '23505' } });
-    expect(await rows()).toEqual([{ id: 1, tag: 'set up' }]);
+    expect(await ids(100)).toEqual([100]);
   });
 
   it('a statement run in the transaction sends the writes before it; the commit sends the rest, their results given after it', async () => {
     const results: (number | null)[] = [];
     await db.unit(async (frame) => {
-      frame.write({ ...row(10, 'first'), committed: (r) => results.push(r.rowCount) });
-      const seen = await frame.inTransaction<{ n: number }>('SELECT count(*)::int AS n FROM frame_rows WHERE id >= $1', [10]);
+      frame.write({ ...row(200, 'first'), committed: (r) => results.push(r.rowCount) });
+      const seen = await frame.inTransaction<{ n: number }>('SELECT count(*)::int AS n FROM frame_rows WHERE id >= $1 AND id < $2', [200, 210]);
       expect(seen.rows).toEqual([{ n: 1 }]);
-      frame.write({ ...row(11, 'second'), committed: (r) => results.push(r.rowCount) });
+      frame.write({ ...row(201, 'second'), committed: (r) => results.push(r.rowCount) });
       expect(results).toEqual([]);
     });
     expect(results).toEqual([1, 1]);
-    expect((await rows()).map((r) => r.id)).toEqual([1, 10, 11]);
+    expect(await ids(200)).toEqual([200, 201]);
   });
 
   it('a guarded refusal is confined to its statement: the unit goes on and commits the rest', async () => {
-    const taken = new Error('id 1 is taken');
+    await db.unit(async (frame) => frame.write(row(300, 'set up')));
+    const taken = new Error('id 300 is taken');
     await db.unit(async (frame) => {
-      frame.write(row(20, 'kept'));
-      const guard = (err: unknown) => (err instanceof pg.DatabaseError && err.code === '23505' ? taken : undefined);
-      await expect(frame.inTransaction(row(1, 'clash').text, row(1, 'clash').values, guard)).rejects.toBe(taken);
-      frame.write(row(21, 'kept too'));
+      frame.write(row(301, 'kept'));
+      const clash = row(300, 'clash');
+      await expect(frame.inTransaction(clash.text, clash.values, (err) => (unique(err) ? taken : undefined))).rejects.toBe(taken);
+      frame.write(row(302, 'kept too'));
     });
-    expect((await rows()).map((r) => r.id)).toEqual([1, 10, 11, 20, 21]);
+    expect(await ids(300)).toEqual([300, 301, 302]);
   });
 
-  it('a failure in the transaction that is not the guarded refusal fails the unit', async () => {
+  it('a failure before the guarded statement is not taken for its refusal: the unit fails and leaves nothing', async () => {
+    await db.unit(async (frame) => frame.write(row(400, 'set up')));
     const failed = db.unit(async (frame) => {
-      frame.write(row(1, 'clash'));
-      await frame.inTransaction('SELECT 1 WHERE $1::int > 0', [1], () => new Error('not the guarded statement'));
+      frame.write(row(401, 'fine'));
+      frame.write(row(400, 'clash'));
+      await frame.inTransaction('SELECT 1 WHERE $1::int > 0', [1], (err) => (unique(err) ? new Error('taken for the guarded statement') : undefined));
     });
     await expect(failed).rejects.toMatchObject({ cause: { code: '23505' } });
-    expect((await rows()).map((r) => r.id)).toEqual([1, 10, 11, 20, 21]);
+    expect(await ids(400)).toEqual([400]);
   });
 });
