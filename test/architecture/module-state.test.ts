@@ -31,8 +31,8 @@ const ALLOWED: ReadonlyMap<string, string> = new Map([
   ['random.ts: pool', 'a pool of random bytes for ids and tokens: only fresh randomness, each byte handed out once'],
   ['random.ts: offset', 'the position in that pool'],
   ['scenarios/schema.ts: compiled', 'the shipped scenario JSON Schema, compiled once: the same for every run'],
-  ['store/postgres/pipeline.ts: names', 'prepared statement names by their text: a name only ever stands for its one text, whichever sandbox sends it (bounded)'],
-  ['store/postgres/pipeline.ts: parsedOn', 'the names each connection has parsed, held weakly by the connection: a connection belongs to one sandbox'],
+  ['store/postgres/sql.ts: names', 'prepared statement names by their text: a name only ever stands for its one text, whichever sandbox sends it (bounded)'],
+  ['store/postgres/session.ts: preparedOn', 'the names each connection has prepared, held weakly by the connection: a connection belongs to one sandbox'],
   ['store/lock.ts: heldHere', "the data files this process holds: a lock is the process's, so every sandbox in it must see it"],
   // Constants filled once as the module loads and never written, not typed read-only.
   ['contract/cli.ts: USAGE_ERRORS', 'a constant set of error names'],
