@@ -54,8 +54,8 @@ export function textOf(value: unknown): string | null {
 /**
  * A parameter as a literal of a statement's text, typed by PostgreSQL from where it stands.
  * Text with a quote or a backslash is escaped by pg's escapeLiteral; text with neither needs
- * only its quotes, and most of what a unit writes is kilobytes of JSON with neither (escapeLiteral
- * walks it a character at a time: ~23 µs for 1.5 KB, against ~0.5 µs for the check).
+ * only its quotes, and most of what a unit writes is kilobytes of JSON with neither, which
+ * escapeLiteral would walk a character at a time (docs/benchmarks.md).
  */
 export function literal(value: unknown): string {
   const text = textOf(value);
