@@ -24,6 +24,8 @@ export const EXTERNAL = [
   '@apidevtools/swagger-parser',
   'transliteration',
   'pino-pretty',
+  // A payer page's error negotiation only; required from node_modules then (src/http/request.ts).
+  'accepts',
   'typescript',
   '@pact-foundation/*',
   // ws's optional native speed-ups, required in a try: absent, ws uses its own JavaScript.

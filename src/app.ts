@@ -388,7 +388,7 @@ async function createStatefulSandbox(config: Config, logger: Logger, options: Sa
     });
 
     // The console, the spec and its reference page are for people, outside openapi.yaml's routing.
-    const people = { routes: createConsoleRoutes(), owns: consoleMayOwn };
+    const people = { routes: createConsoleRoutes, owns: consoleMayOwn };
     // Jobs that fell due while the sandbox was down run now, before the first request.
     await scheduler.start();
     retention?.start();

@@ -105,7 +105,7 @@ export async function createMockSandbox(config: Config, logger: Logger, options:
     // A stream has nothing to carry where nothing happens: its handshake, checked as any request, is refused.
     streamsMissing: new HttpError(501, 'mock mode answers HTTP requests only: the event and listener streams need the stateful sandbox (start without --mock)'),
   });
-  const people = { routes: createConsoleRoutes(), owns: consoleMayOwn };
+  const people = { routes: createConsoleRoutes, owns: consoleMayOwn };
   return {
     ...createHttpApp({ pipeline, people, budget, caps, accepts, requestTimeoutMs: config.requestTimeoutMs }),
     defaultAccount: accounts.defaultAccount,

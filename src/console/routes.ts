@@ -1,4 +1,4 @@
-import { Router, type Response } from 'express';
+import type { Response, Router } from 'express';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -65,9 +65,12 @@ export function consoleMayOwn(path: string): boolean {
 /**
  * The routes for people rather than integrations: the console, the spec and its rendered reference.
  * They sit outside openapi.yaml's routing (they are not part of the emulated API) and go before it.
+ * Made at the first request for one (src/http/transport.ts).
  */
-export function createConsoleRoutes(): Router {
-  const router = Router();
+export async function createConsoleRoutes(): Promise<Router> {
+  // express is loaded with the first page for people: a sandbox that only serves the API never loads it (~25 ms of a start).
+  const { Router: newRouter } = await import('express');
+  const router = newRouter();
   router.get(['/_sandbox', '/_sandbox/'], (_req, res) => {
     res.set('content-security-policy', CONSOLE_CSP);
     send(res, 'text/html; charset=utf-8', renderConsoleShell(VERSION));

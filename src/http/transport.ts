@@ -1,4 +1,4 @@
-import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { IncomingMessage, RequestListener, Server, ServerOptions } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createServer } from '../node-http.js';
@@ -18,9 +18,9 @@ export interface HttpServerOptions {
   pipeline: Pipeline;
   /**
    * The pages for people outside openapi.yaml (the console, the spec and its reference
-   * page): their express routes, and the GET paths they may answer.
+   * page): their express routes, made at the first request for one, and the GET paths they may answer.
    */
-  people: { routes: RequestHandler; owns: (path: string) => boolean };
+  people: { routes: () => RequestHandler | Promise<RequestHandler>; owns: (path: string) => boolean };
   /** The process's memory budget: every connection's unsent answers count against it. */
   budget: Pick<MemoryBudget, 'hold'>;
   /** Open connections in all and per client address (src/http/connections.ts); default: derived from the fd limit. */
@@ -87,10 +87,17 @@ export function createHttpApp(options: HttpServerOptions): HttpApp {
   };
   const notAnswered: RequestHandler = (req) => handBack(req);
   const failed: ErrorRequestHandler = (error: unknown, req) => handBack(req, error);
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  app.use(people.routes, notAnswered, failed);
+  // The express app for people, made with its routes at the first request for a page: express
+  // and the routes are loaded then, not at every start (most sandboxes of a test suite serve no page).
+  let pages: Promise<RequestListener> | undefined;
+  const pagesApp = (): Promise<RequestListener> =>
+    (pages ??= Promise.all([import('express'), people.routes()]).then(([{ default: express }, routes]) => {
+      const app = express();
+      app.disable('x-powered-by');
+      app.set('etag', false);
+      app.use(routes, notAnswered, failed);
+      return app;
+    }));
 
   const inOrder = answersInOrder((req, res) => {
     let admitted: Exchange | undefined;
@@ -103,7 +110,10 @@ export function createHttpApp(options: HttpServerOptions): HttpApp {
         lent.set(req, exchange);
         res.setHeader(TRACE_HEADER, exchange.traceId);
         exchange.answered();
-        app(req, res);
+        pagesApp().then(
+          (app) => app(req, res),
+          (error: unknown) => handBack(req, error),
+        );
       } else pipeline.run(exchange);
     });
     // Not opened: its response is destroyed already, and nothing waits for its body.

@@ -236,7 +236,7 @@ beforeAll(async () => {
 
 /** The pipeline on the sandbox's own server (src/http/transport.ts), with no pages for people. */
 async function serve(pipeline: Pipeline): Promise<{ server: Server; base: string }> {
-  const server = createHttpServer({ pipeline, people: { routes: Router(), owns: () => false }, budget: testBudget() }).listen(0, '127.0.0.1');
+  const server = createHttpServer({ pipeline, people: { routes: () => Router(), owns: () => false }, budget: testBudget() }).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }

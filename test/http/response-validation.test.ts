@@ -74,7 +74,7 @@ async function harness(mode: ResponseValidationMode): Promise<Harness> {
     jsonLimitBytes: 100,
     validateResponses: mode,
   });
-  const server = createHttpServer({ pipeline, people: { routes: Router(), owns: () => false }, budget: testBudget() }).listen(0, '127.0.0.1');
+  const server = createHttpServer({ pipeline, people: { routes: () => Router(), owns: () => false }, budget: testBudget() }).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   servers.push({ server, store });
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logs };

@@ -317,7 +317,7 @@ describe('stateful mode', () => {
       shared: new SharedUse({ host: '127.0.0.1', allowedHosts: undefined, allowedOrigins: [], publicUrl: undefined }),
       fallback: (operation, req) => new MockResponder({ seed: 1 }).respond(operation, req),
     });
-    const server = createHttpServer({ pipeline, people: { routes: Router(), owns: () => false }, budget: testBudget() }).listen(0, '127.0.0.1');
+    const server = createHttpServer({ pipeline, people: { routes: () => Router(), owns: () => false }, budget: testBudget() }).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {

@@ -48,8 +48,8 @@ describe('scripts/bundle.mjs, as built', () => {
     }
     const packages = new Set([...seen].flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)].map((m) => m[1])));
     expect(packages.has('openapi-backend'), 'the check sees what a start does load').toBe(true);
-    // Mock mode's generator, an image's type sniffer: loaded by --mock and by the first image.
-    for (const lazy of ['json-schema-faker', 'file-type']) expect(packages.has(lazy), lazy).toBe(false);
+    // Mock mode's generator, an image's type sniffer, the pages' framework: loaded by --mock, the first image, the first page.
+    for (const lazy of ['json-schema-faker', 'file-type', 'express']) expect(packages.has(lazy), lazy).toBe(false);
   });
 
   it('the workers and forked scripts the bundle starts are where src/package-paths.ts looks for them', () => {

@@ -12,7 +12,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
  * needs them (a webhook sent, a PostgreSQL store, a stale build, a non-ASCII account
  * name, a terminal's log format), not by every start of the test kit. Each was 20-120 ms of one.
  */
-const LOADED_ON_FIRST_USE = ['pg', 'undici', '@apidevtools/swagger-parser', 'transliteration', 'pino-pretty'];
+const LOADED_ON_FIRST_USE = ['pg', 'undici', '@apidevtools/swagger-parser', 'transliteration', 'pino-pretty', 'accepts'];
 
 /** The packages (of those) a fresh process has loaded after `script` ran with the kit imported as `kit`. */
 async function loadedAfter(script: string): Promise<string[]> {
