@@ -69,8 +69,9 @@ export function consoleMayOwn(path: string): boolean {
  */
 export async function createConsoleRoutes(): Promise<Router> {
   // express is loaded with the first page for people: a sandbox that only serves the API never loads it (~25 ms of a start).
-  const { Router: newRouter } = await import('express');
-  const router = newRouter();
+  // Its default export (module.exports): a CommonJS module's named exports are Node's guess, which the bundle does not make.
+  const { default: express } = await import('express');
+  const router = express.Router();
   router.get(['/_sandbox', '/_sandbox/'], (_req, res) => {
     res.set('content-security-policy', CONSOLE_CSP);
     send(res, 'text/html; charset=utf-8', renderConsoleShell(VERSION));
