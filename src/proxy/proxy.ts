@@ -145,6 +145,15 @@ export async function upstreamProblem(upstream: URL, timeoutMs = UPSTREAM_CHECK_
   }
 }
 
+/** A request's whole body, or the proxy's answer when it cannot have it: 413 past MAX_BODY_BYTES, 400 when it was cut. */
+async function bodyOrRefusal(req: IncomingMessage): Promise<{ body: Buffer } | { refused: ReturnType<typeof proxyError> }> {
+  try {
+    return { body: await readAll(req) };
+  } catch (error) {
+    return { refused: proxyError(error instanceof TooLarge ? 413 : 400, error instanceof Error ? error.message : String(error)) };
+  }
+}
+
 function proxyError(status: number, message: string): { status: number; headers: Record<string, string>; body: Buffer } {
   const body = Buffer.from(JSON.stringify({ message: `payments-sandbox proxy: ${message}` }));
   return { status, headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(body.length) }, body };
@@ -186,15 +195,14 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       report(refused.status, [], undefined, null, `not a webhook: ${method} ${path}`);
       return;
     }
-    let body: Buffer;
-    try {
-      body = await readAll(req);
-    } catch (error) {
-      const refused = proxyError(error instanceof TooLarge ? 413 : 400, error instanceof Error ? error.message : String(error));
+    const read = await bodyOrRefusal(req);
+    if ('refused' in read) {
+      const { refused } = read;
       reply(refused.status, refused.headers, refused.body);
       report(refused.status, [], undefined, null, refused.body.toString());
       return;
     }
+    const { body } = read;
     const { event, findings } = webhooks.check(req.headers, body);
     const withFindings = (headers: OutgoingHttpHeaders): OutgoingHttpHeaders => (findings.length > 0 ? { ...headers, [FINDINGS_HEADER]: String(findings.length) } : headers);
     // Recorded as the sender asked for it: the proxy's own address, as the Host header named it.
@@ -265,15 +273,14 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       return;
     }
     const run = async (): Promise<void> => {
-      let body: Buffer;
-      try {
-        body = await readAll(req);
-      } catch (error) {
-        const refused = proxyError(error instanceof TooLarge ? 413 : 400, error instanceof Error ? error.message : String(error));
+      const read = await bodyOrRefusal(req);
+      if ('refused' in read) {
+        const { refused } = read;
         answer(refused.status, refused.headers, refused.body);
         report(refused.status, [], refused.body.toString());
         return;
       }
+      const { body } = read;
       const requestFindings = checker.checkRequest(operation, { method, path, query: queryAt < 0 ? undefined : target.slice(queryAt + 1), headers: req.headers, body });
       const url = upstreamUrl(options.upstream, target);
       const headers = forwardable(req.headers);

@@ -60,7 +60,7 @@ export interface ConnectOptions {
 
 /**
  * V8's compiled code of the sandbox's modules kept on disk, as the CLI keeps it (src/bin.ts): a
- * later run's first startSandbox() compiles none of them again (about a third of its CPU,
+ * later run's first startSandbox() compiles none of them again (~40 ms of a ~230 ms start,
  * docs/benchmarks.md). Node's own cache, under the temp dir, for the rest of this process too;
  * NODE_DISABLE_COMPILE_CACHE=1 turns it off, NODE_COMPILE_CACHE=dir moves it. Not under V8
  * coverage (NODE_V8_COVERAGE: vitest's and c8's), whose counts should come from code compiled
