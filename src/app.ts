@@ -31,7 +31,7 @@ import { exposureWarning, sharedUseOf } from './http/shared-use.js';
 import { CashInLedger } from './ledger/cashin-ledger.js';
 import { Ledger } from './ledger/ledger.js';
 import type { Logger } from './log.js';
-import { loadPrebuiltValidators } from './http/prebuilt-validators.js';
+import { loadPrebuiltValidators, warmed } from './http/prebuilt-validators.js';
 import type { MockResponder } from './http/mock.js';
 import { Health } from './sandbox/health.js';
 import { MemoryBudget } from './sandbox/memory-budget.js';
@@ -358,7 +358,7 @@ async function createStatefulSandbox(config: Config, logger: Logger, options: Sa
     const pipeline = createPipeline({
       document,
       // The document is openapi.yaml's own (loadOpenApi's default): the build's validators are used while made from it.
-      prebuiltValidators: loadPrebuiltValidators(OPENAPI_PATH),
+      prebuiltValidators: warmed(loadPrebuiltValidators(OPENAPI_PATH), options.warmOperations),
       endpoints: createEndpoints({
         config, accounts, products, offers, images, objects, reset, health, shared, targets, transactions, transitions, clocks, advances, presenter,
         withdrawals, ledger, limits, publicUrl: publicUrlNow, deliveries, events, listeners, autopilot, faults, requestLog,

@@ -68,6 +68,12 @@ export function loadPrebuiltValidators(specPath: string, dir: string = PREBUILT_
   };
 }
 
+/** `prebuilt` with the validators of `operations` loaded now: the `first` variant, which every request runs (`every` only explains a refusal). */
+export function warmed(prebuilt: PrebuiltValidators | undefined, operations: readonly string[] = []): PrebuiltValidators | undefined {
+  for (const operationId of operations) prebuilt?.forOperation('first', operationId);
+  return prebuilt;
+}
+
 function isManifest(value: unknown): value is PrebuiltManifest {
   if (typeof value !== 'object' || value === null) return false;
   const { sha256, ajv, operations } = value as Record<string, unknown>;

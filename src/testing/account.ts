@@ -4,7 +4,7 @@ import type { components } from '../spec/openapi-types.js';
 import { control, type Control } from './control.js';
 import { basicAuthorization } from '../basic-auth.js';
 import { KIT_HEADER, KitHttp, type Query } from './http.js';
-import { openListenSocket, type ListenSocket } from './listen-socket.js';
+import { listenSocket, openListenSocket, type ListenSocket } from './listen-socket.js';
 import { WebhookInbox, type Webhooks } from './webhooks.js';
 
 export type RequestLogEntry = components['schemas']['RequestLogEntry'];
@@ -42,28 +42,41 @@ export interface BoundAccount {
 
 /**
  * Binds the helpers to the account of `secretKey`: switches it to `listeners` delivery mode (unless
- * `created`, the kit's own creation's answer, is in it already) and connects a listener, before anything can happen to it, so every attempt of its webhooks is
- * the kit's (none is posted by the sandbox, none waits for a retry because nobody listened yet).
+ * `created`, the kit's own creation's answer, is in it already) and connects a listener, so every
+ * attempt of its webhooks is the kit's (none is posted by the sandbox, none waits for a retry
+ * because nobody listened yet).
  */
 export async function bindAccount(url: string, secretKey: string, created?: Account): Promise<BoundAccount> {
   const http = new KitHttp(url, basicAuthorization(secretKey));
+  const name = `test-kit@${hostname()}:${process.pid}#${randomUUID().slice(0, 8)}`;
+  if (created?.webhookDelivery === 'listeners') {
+    // Made in listeners mode: the sandbox posts nothing itself, and an attempt made before a
+    // listener is connected waits for one and is offered at its hello (contract v5). So the
+    // account is handed out now, with its listener connecting meanwhile (half an account()'s
+    // wait); a wait for a webhook fails with the listener's error if it cannot connect.
+    const inbox = new WebhookInbox(created.webhookSecret);
+    const socket = listenSocket({ url, secretKey, name, onOffer: (offer) => inbox.take(offer) });
+    inbox.listening(socket.ready);
+    return helpers(url, secretKey, http, created, inbox, socket);
+  }
   // Through the kit's client rather than listen's takeOver/whoAmI: its calls carry the kit's header, so requests.list() leaves them out.
   // The three at once, not one after another (four round trips and a handshake were most of an
-  // account()); all are done before the helpers are handed out. An offer that comes before the
-  // account's webhook secret is known (another client of a shared sandbox's account) waits for it.
-  // An account the kit created in listeners mode needs neither call: the handshake is all (half an account()'s requests).
-  const fresh = created?.webhookDelivery === 'listeners' ? created : undefined;
-  const modeSet = fresh ? Promise.resolve(fresh) : http.call('setWebhookUrl', 'PUT', '/_sandbox/webhook-url', { body: { delivery: 'listeners' } });
-  const account = fresh ? Promise.resolve(fresh) : http.call('getSandboxAccount', 'GET', '/_sandbox/account');
+  // account()); all are done before the helpers are handed out, as the account may be in direct
+  // mode until the switch is answered. An offer that comes before the account's webhook secret
+  // is known (another client of a shared sandbox's account) waits for it.
+  const modeSet = http.call('setWebhookUrl', 'PUT', '/_sandbox/webhook-url', { body: { delivery: 'listeners' } });
+  const account = http.call('getSandboxAccount', 'GET', '/_sandbox/account');
   const inbox = account.then((me) => new WebhookInbox(me.webhookSecret));
-  const opening = openListenSocket({ url, secretKey, name: `test-kit@${hostname()}:${process.pid}#${randomUUID().slice(0, 8)}`, onOffer: (offer) => inbox.then((box) => box.take(offer)) });
+  const opening = openListenSocket({ url, secretKey, name, onOffer: (offer) => inbox.then((box) => box.take(offer)) });
   const [set, got, opened] = await Promise.allSettled([modeSet, inbox, opening]);
   if (set.status === 'rejected' || got.status === 'rejected' || opened.status === 'rejected') {
     if (opened.status === 'fulfilled') await opened.value.close();
     throw [set, got, opened].flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []))[0];
   }
-  const me = await account;
-  const socket: ListenSocket = opened.value;
+  return helpers(url, secretKey, http, await account, got.value, opened.value);
+}
+
+function helpers(url: string, secretKey: string, http: KitHttp, me: Pick<Account, 'id' | 'webhookSecret'>, webhooks: WebhookInbox, socket: ListenSocket): BoundAccount {
   const requests: Requests = {
     async list(query = {}) {
       const { includeKit = false, ...filters } = query;
@@ -79,7 +92,7 @@ export async function bindAccount(url: string, secretKey: string, created?: Acco
       webhookSecret: me.webhookSecret,
       authorization: basicAuthorization(secretKey),
       control: control(http),
-      webhooks: got.value,
+      webhooks,
       requests,
     },
     close: () => socket.close(),

@@ -89,7 +89,8 @@ export async function startSandbox(options: StartOptions = {}): Promise<TestSand
     ...(options.secretKey !== undefined && { secretKey: options.secretKey }),
     ...(options.adminToken !== undefined && { adminToken: options.adminToken }),
   });
-  const running = await startServer(config, createLogger(config.logLevel));
+  // Its account() is a createAccount: validated from the first call as fast as from the later ones.
+  const running = await startServer(config, createLogger(config.logLevel), { warmOperations: ['createAccount'] });
   try {
     return await kit(running.url, options.adminToken, running.sandbox.defaultAccount.secretKey, () => running.stop());
   } catch (error) {

@@ -26,9 +26,15 @@ export interface ListenSocketOptions {
 
 export interface ListenSocket {
   /**
+   * Settles once the first connection did: resolves when the sandbox said hello (offers made from
+   * then on reach the kit), rejects in one line when it refused or could not be reached. Rejecting
+   * is never unhandled: await it where the error matters.
+   */
+  readonly ready: Promise<void>;
+  /**
    * Closes the connection for good, resolving once it is closed (at most a second, then it is cut:
    * finishThenClose), so a test runner is not held open by it; what it owed answers the sandbox
-   * fails and retries.
+   * fails and retries. Before hello it gives the connection up (`ready` rejects).
    */
   close(): Promise<void>;
 }
@@ -41,8 +47,18 @@ const RECONNECT_MAX_MS = 5_000;
 
 /** Connects and resolves once the sandbox said hello (so offers made from now on reach it); rejects in one line when it cannot. */
 export async function openListenSocket(options: ListenSocketOptions): Promise<ListenSocket> {
-  // Loaded by the first sandbox that listens, not by every import of the test kit.
-  const { default: WebSocketClient } = await import('ws');
+  const listener = listenSocket(options);
+  try {
+    await listener.ready;
+  } catch (error) {
+    await listener.close();
+    throw error;
+  }
+  return listener;
+}
+
+/** Starts connecting now and returns at once: `ready` says when (and whether) the sandbox said hello. */
+export function listenSocket(options: ListenSocketOptions): ListenSocket {
   const wsUrl = new URL(`/_sandbox/listen?${new URLSearchParams({ name: options.name }).toString()}`, options.url);
   wsUrl.protocol = wsUrl.protocol === 'https:' ? 'wss:' : 'ws:';
   let closed = false;
@@ -52,7 +68,7 @@ export async function openListenSocket(options: ListenSocketOptions): Promise<Li
   /** Answers being made: a close lets them go out first, or the sandbox records the listener gone and retries what the test already has. */
   const answering = new Set<Promise<void>>();
 
-  const connect = (onHello: () => void, onRefused: (error: Error) => void): void => {
+  const connect = (WebSocketClient: typeof WebSocket, onHello: () => void, onRefused: (error: Error) => void): void => {
     // The handshake is in the request log like any request: marked as the kit's own, as its HTTP calls are.
     const ws = new WebSocketClient(wsUrl, { headers: { authorization: basicAuthorization(options.secretKey), [KIT_HEADER]: '1' }, handshakeTimeout: CONNECT_TIMEOUT_MS });
     socket = ws;
@@ -80,7 +96,7 @@ export async function openListenSocket(options: ListenSocketOptions): Promise<Li
       if (closed) return;
       // Lost after hello (the sandbox restarted, a proxy cut it): connect again; pending attempts are offered again.
       const delay = Math.min(RECONNECT_FIRST_MS * 2 ** failures++, RECONNECT_MAX_MS);
-      retry = setTimeout(() => connect(() => undefined, () => undefined), delay);
+      retry = setTimeout(() => connect(WebSocketClient, () => undefined, () => undefined), delay);
       retry.unref();
     });
   };
@@ -96,31 +112,45 @@ export async function openListenSocket(options: ListenSocketOptions): Promise<Li
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
   };
 
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new ListenError(`the sandbox at ${options.url} did not greet the test kit's listener within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
-    let greeted = false;
-    const fail = (error: Error): void => {
-      // After hello a lost connection is not a failure: the close handler reconnects.
-      if (greeted) return;
-      clearTimeout(timer);
-      closed = true;
-      socket?.terminate();
-      reject(error);
-    };
-    connect(
-      () => {
+  let giveUp: ((error: Error) => void) | undefined;
+  const ready = (async () => {
+    // Loaded by the first sandbox that listens, not by every import of the test kit.
+    const { default: WebSocketClient } = await import('ws');
+    if (closed) throw new ListenError(`the test kit's listener at ${options.url} was closed before it connected`);
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => fail(new ListenError(`the sandbox at ${options.url} did not greet the test kit's listener within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
+      let greeted = false;
+      const fail = (error: Error): void => {
+        // After hello a lost connection is not a failure: the close handler reconnects.
+        if (greeted) return;
         greeted = true;
         clearTimeout(timer);
-        resolve();
-      },
-      fail,
-    );
-  });
+        closed = true;
+        socket?.terminate();
+        reject(error);
+      };
+      giveUp = fail;
+      connect(
+        WebSocketClient,
+        () => {
+          if (greeted) return;
+          greeted = true;
+          clearTimeout(timer);
+          resolve();
+        },
+        fail,
+      );
+    });
+  })();
+  // Whoever needs the outcome awaits `ready`; a listener nobody waits on must not end the process.
+  ready.catch(() => undefined);
 
   return {
+    ready,
     async close() {
       closed = true;
       if (retry) clearTimeout(retry);
+      giveUp?.(new ListenError(`the test kit's listener at ${options.url} was closed before it connected`));
       await finishThenClose(answering, socket, 'test kit stopped');
     },
   };

@@ -63,6 +63,13 @@ export interface Webhooks {
    * them; an event no route takes is answered 200 by the kit. `null` stops forwarding.
    */
   forwardTo(routes: string | readonly string[] | null): void;
+  /**
+   * Resolves once the kit's listener of the account is connected; rejects with why it could not
+   * (the sandbox refused it, a proxy on the way does not pass WebSockets). `account()` hands the
+   * account out while its listener connects: a webhook made meanwhile waits for it and is offered
+   * at its hello, so nothing needs this first; `waitFor` fails with the same error.
+   */
+  ready(): Promise<void>;
 }
 
 export const DEFAULT_WAIT_MS = 10_000;
@@ -74,10 +81,26 @@ const ANSWER_MARGIN_MS = 250;
 export class WebhookInbox implements Webhooks {
   private readonly list: ReceivedWebhook[] = [];
   private readonly taken = new WeakSet<ReceivedWebhook>();
-  private readonly waiters = new Set<{ test: (w: ReceivedWebhook) => boolean; resolve: (w: ReceivedWebhook) => void }>();
+  private readonly waiters = new Set<{ test: (w: ReceivedWebhook) => boolean; resolve: (w: ReceivedWebhook) => void; reject: (error: Error) => void }>();
   private routes: Route[] = [];
+  /** Why the listener could not connect: nothing will arrive, so a wait fails with it rather than at its timeout. */
+  private failure: Error | undefined;
+  private connected: Promise<void> = Promise.resolve();
 
   constructor(private readonly webhookSecret: string) {}
+
+  ready(): Promise<void> {
+    return this.connected;
+  }
+
+  /** Takes the outcome of the listener's first connection: when it fails, every wait fails with its error. */
+  listening(ready: Promise<void>): void {
+    this.connected = ready;
+    ready.catch((error: unknown) => {
+      this.failure = error instanceof Error ? error : new Error(String(error));
+      for (const waiter of this.waiters) waiter.reject(this.failure);
+    });
+  }
 
   forwardTo(routes: string | readonly string[] | null): void {
     this.routes = routes === null ? [] : (typeof routes === 'string' ? [routes] : routes).map(parseRoute);
@@ -125,6 +148,7 @@ export class WebhookInbox implements Webhooks {
       this.taken.add(found);
       return Promise.resolve(found);
     }
+    if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       const waiter = {
         test,
@@ -132,6 +156,11 @@ export class WebhookInbox implements Webhooks {
           clearTimeout(timer);
           this.waiters.delete(waiter);
           resolve(webhook);
+        },
+        reject: (error: Error) => {
+          clearTimeout(timer);
+          this.waiters.delete(waiter);
+          reject(error);
         },
       };
       const timer = setTimeout(() => {

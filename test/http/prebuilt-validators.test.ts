@@ -1,9 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { basename, join } from 'node:path';
 import type { Request as RoutedRequest } from 'openapi-backend';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Routes, type SandboxOperation } from '../../src/http/match.js';
-import { loadPrebuiltValidators, type PrebuiltValidators } from '../../src/http/prebuilt-validators.js';
+import { loadPrebuiltValidators, warmed, type PrebuiltValidators } from '../../src/http/prebuilt-validators.js';
 import { standaloneValidators } from '../../src/http/standalone-validators.js';
 import { createSpecValidator } from '../../src/http/validate.js';
 import { describeEveryProblem, describeValidationErrors } from '../../src/http/validator.js';
@@ -118,6 +119,22 @@ describe('the prebuilt request validators', () => {
     // The cases reach the errors they are for: most are refused, with every kind of rule.
     expect(cases).toBeGreaterThan(900);
     expect(refused / cases).toBeGreaterThan(0.8);
+  });
+
+  it('warmed() loads the named operations\' validators with the sandbox, the variant every request runs, and no others', () => {
+    // A folder of their own: the files of the other cases are in the process's require cache already.
+    const own = mkdtempSync(join(folder, 'warmed-validators-'));
+    try {
+      for (const [name, code] of files) writeFileSync(join(own, name), code);
+      writeFileSync(join(own, 'manifest.json'), JSON.stringify(manifest));
+      const loaded = (): string[] => Object.keys(createRequire(import.meta.url).cache).filter((path) => path.startsWith(own)).map((path) => basename(path)).sort();
+      const validators = warmed(loadPrebuiltValidators(OPENAPI_PATH, own), ['createAccount']);
+      expect(loaded()).toEqual([...manifest.operations.createAccount!.first].sort());
+      expect(validators?.forOperation('first', 'createAccount')).toHaveLength(manifest.operations.createAccount!.first.length);
+      expect(warmed(undefined, ['createAccount'])).toBeUndefined();
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
   });
 
   it('are not used for another spec, another Ajv or a cut manifest', () => {

@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
-import { createServer, request } from 'node:http';
+import { createServer, request, type IncomingMessage } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Duplex } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pixBody } from '../helpers/purchases.js';
 import { startReceiver, type Receiver } from '../helpers/webhooks.js';
 import { connectSandbox, SandboxRequestError, startSandbox, type SandboxAccount, type TestSandbox } from '../../src/testing/index.js';
@@ -29,6 +30,66 @@ async function createPurchase(account: SandboxAccount, externalId = 'cli-1'): Pr
   const body: unknown = await res.json();
   if (typeof body !== 'object' || body === null || !('id' in body) || !('status' in body)) throw new Error('no transaction in the 201');
   return { id: String(body.id), status: String(body.status) };
+}
+
+interface StandIn {
+  url: string;
+  close(): Promise<void>;
+}
+
+interface StandInOptions {
+  /** An answer to give instead of the sandbox's ({statusCode, message}, as a 400), or undefined to forward. */
+  refuse?: (req: IncomingMessage, body: Buffer) => { statusCode: number; message: string } | undefined;
+  /** Takes each WebSocket handshake: `forward` passes it on to the sandbox; the default forwards at once. */
+  upgrade?: (forward: () => void, socket: Duplex) => void;
+}
+
+/** A loopback stand-in in front of the test's sandbox: what an older version, a slow link or a proxy on the way does to the kit. */
+async function standIn(target: string, options: StandInOptions = {}): Promise<StandIn> {
+  const to = new URL(target);
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const refusal = options.refuse?.(req, body);
+      if (refusal) {
+        res.writeHead(refusal.statusCode, { 'content-type': 'application/json' }).end(JSON.stringify(refusal));
+        return;
+      }
+      const forward = request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      forward.end(body);
+    });
+  });
+  // Upgraded sockets are no longer the server's: close() cuts them itself.
+  const upgraded = new Set<Duplex>();
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgraded.add(socket);
+    socket.on('close', () => upgraded.delete(socket));
+    socket.on('error', () => socket.destroy());
+    const forward = (): void => {
+      const upstream = connect(Number(to.port), to.hostname, () => {
+        upstream.write(`${req.method} ${req.url} HTTP/1.1\r\n${Object.entries(req.headers).map(([k, v]) => `${k}: ${String(v)}`).join('\r\n')}\r\n\r\n`);
+        upstream.write(head);
+        socket.pipe(upstream).pipe(socket);
+      });
+      socket.on('error', () => upstream.destroy());
+      upstream.on('error', () => socket.destroy());
+    };
+    (options.upgrade ?? ((go: () => void) => go()))(forward, socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      for (const socket of upgraded) socket.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 describe('startSandbox', () => {
@@ -115,6 +176,7 @@ describe('startSandbox', () => {
 
   it('account() is made in listeners mode at its creation: its only other request is the listener handshake', async () => {
     const shop = await sandbox.account();
+    await shop.webhooks.ready();
     const kitCalls = (await shop.requests.list({ includeKit: true })).map((r) => `${r.method} ${r.path}`);
     expect(kitCalls).not.toContain('PUT /_sandbox/webhook-url');
     expect(kitCalls).not.toContain('GET /_sandbox/account');
@@ -167,35 +229,14 @@ describe('connectSandbox', () => {
   it('against a sandbox of an earlier version, which takes no webhookDelivery at creation: accounts switched after, as before', async () => {
     // A loopback stand-in for that sandbox: this one, but a creation naming webhookDelivery is refused as that version refused it.
     let refused = 0;
-    const target = new URL(sandbox.url);
-    const older = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks);
-        if (req.method === 'POST' && req.url === '/_sandbox/accounts' && body.includes('webhookDelivery')) {
-          refused++;
-          res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ statusCode: 400, message: 'webhookDelivery is not a field of an account; the body takes name, permissions and webhookUrl' }));
-          return;
-        }
-        const forward = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        });
-        forward.end(body);
-      });
+    const older = await standIn(sandbox.url, {
+      refuse: (req, body) => {
+        if (!(req.method === 'POST' && req.url === '/_sandbox/accounts' && body.includes('webhookDelivery'))) return undefined;
+        refused++;
+        return { statusCode: 400, message: 'webhookDelivery is not a field of an account; the body takes name, permissions and webhookUrl' };
+      },
     });
-    older.on('upgrade', (req, socket, head) => {
-      const upstream = connect(Number(target.port), target.hostname, () => {
-        upstream.write(`${req.method} ${req.url} HTTP/1.1\r\n${Object.entries(req.headers).map(([k, v]) => `${k}: ${String(v)}`).join('\r\n')}\r\n\r\n`);
-        upstream.write(head);
-        socket.pipe(upstream).pipe(socket);
-      });
-      socket.on('error', () => upstream.destroy());
-      upstream.on('error', () => socket.destroy());
-    });
-    await new Promise<void>((resolve) => older.listen(0, '127.0.0.1', resolve));
-    const kit = await connectSandbox({ url: `http://127.0.0.1:${(older.address() as AddressInfo).port}` });
+    const kit = await connectSandbox({ url: older.url });
     try {
       expect(refused).toBe(1);
       const shop = await kit.account({ name: 'on an older sandbox' });
@@ -208,8 +249,76 @@ describe('connectSandbox', () => {
       expect(await shop.webhooks.waitFor('cashin.paid', { timeout: 5000 })).toMatchObject({ event: 'cashin.paid', signatureValid: true });
     } finally {
       await kit.stop();
-      older.closeAllConnections();
-      await new Promise<void>((resolve) => older.close(() => resolve()));
+      await older.close();
+    }
+  });
+
+  it("hands an account out while its listener connects: a webhook made meanwhile waits for it and is offered at its hello", async () => {
+    // The stand-in holds each listener handshake until released: the account is out, its listener not yet connected.
+    const held: Array<() => void> = [];
+    const slow = await standIn(sandbox.url, { upgrade: (forward) => held.push(forward) });
+    const kit = await connectSandbox({ url: slow.url });
+    try {
+      await vi.waitFor(() => expect(held).toHaveLength(1), { timeout: 5000 });
+      const tx = await createPurchase(kit, 'held-1');
+      await kit.control.pay(tx.id);
+      const waiting = async (): Promise<unknown> => (await fetch(`${sandbox.url}/_sandbox/webhooks`, { headers: { authorization: kit.authorization } })).json();
+      await vi.waitFor(async () => expect(await waiting()).toMatchObject({ data: [{ event: 'cashin.paid', attempts: [], reason: expect.stringMatching(/^waiting for a listener/) }] }), { timeout: 5000 });
+      held.splice(0).forEach((forward) => forward());
+      await kit.webhooks.ready();
+      const hook = await kit.webhooks.waitFor('cashin.paid', { timeout: 5000 });
+      expect(hook).toMatchObject({ attempt: 1, signatureValid: true });
+      // The kit's answer is recorded once it reaches the sandbox, just after the wait resolved.
+      const log = async (): Promise<unknown> => (await fetch(`${sandbox.url}/_sandbox/webhooks/${hook.deliveryId}`, { headers: { authorization: kit.authorization } })).json();
+      await vi.waitFor(async () => expect(await log()).toMatchObject({ status: 'delivered', reason: null, attempts: [{ httpStatus: 200, via: expect.stringMatching(/^listener test-kit@/) }] }), { timeout: 5000 });
+    } finally {
+      await kit.stop();
+      await slow.close();
+    }
+  });
+
+  it('a listener the sandbox refuses: ready() and every waitFor fail at once with its answer, and stop() resolves', async () => {
+    const refusing = await standIn(sandbox.url, {
+      upgrade: (_forward, socket) => socket.end('HTTP/1.1 403 Forbidden\r\nx-sandbox-hint: listeners are not allowed here\r\ncontent-length: 0\r\nconnection: close\r\n\r\n'),
+    });
+    const kit = await connectSandbox({ url: refusing.url });
+    try {
+      const refusal = /^the sandbox at http:\/\/127\.0\.0\.1:\d+ refused the test kit's listener \(HTTP 403: listeners are not allowed here\)$/;
+      await expect(kit.webhooks.ready()).rejects.toThrow(refusal);
+      const started = performance.now();
+      await expect(kit.webhooks.waitFor('cashin.paid', { timeout: 60_000 })).rejects.toThrow(refusal);
+      // Failed with the listener's error, not at the wait's timeout.
+      expect(performance.now() - started).toBeLessThan(30_000);
+      // The account itself works: only its webhooks cannot reach the kit.
+      await expect(createPurchase(kit, 'refused-1')).resolves.toMatchObject({ id: expect.any(String) });
+    } finally {
+      await kit.stop();
+      await refusing.close();
+    }
+  });
+
+  it('stop() while a listener connects gives the connection up at once', async () => {
+    const sockets: Duplex[] = [];
+    let givenUp = false;
+    const silent = await standIn(sandbox.url, {
+      upgrade: (_forward, socket) => {
+        sockets.push(socket);
+        socket.once('end', () => (givenUp = true));
+        socket.resume();
+      },
+    });
+    const kit = await connectSandbox({ url: silent.url });
+    try {
+      await vi.waitFor(() => expect(sockets).toHaveLength(1), { timeout: 5000 });
+      const started = performance.now();
+      await kit.stop();
+      // Not the 10 s the handshake may take.
+      expect(performance.now() - started).toBeLessThan(5_000);
+      await expect(kit.webhooks.ready()).rejects.toThrow(/was closed before it connected/);
+      // The kit's end of the handshake's connection is closed.
+      await vi.waitFor(() => expect(givenUp).toBe(true), { timeout: 5000 });
+    } finally {
+      await silent.close();
     }
   });
 
