@@ -45,7 +45,7 @@ export async function prebuildValidators(root) {
   if (current(target, sha256, generator)) return false;
   const load = (file) => import(pathToFileURL(join(dist, file)).href);
   const [{ standaloneValidators }, { Routes }, { loadOpenApi }] = await Promise.all([load('http/standalone-validators.js'), load('http/match.js'), load('spec/openapi.js')]);
-  const document = await loadOpenApi(source, join(dist, 'openapi.json'));
+  const document = await loadOpenApi(source, join(dist, 'openapi.v8'));
   const { manifest, files } = standaloneValidators(new Routes(document), sha256);
   // Made in a folder of its own and renamed into place, the manifest last: a build killed midway leaves no manifest a start would trust.
   const scratch = `${target}.tmp-${process.pid}`;

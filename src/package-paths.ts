@@ -25,7 +25,7 @@ export const PACKAGE_ROOT = packageRootFrom(here);
 /** The directory the running code was compiled into or is read from: `src` (vitest) or `dist`. */
 const CODE_DIR = relative(PACKAGE_ROOT, here).split(sep)[0] === 'src' ? 'src' : 'dist';
 
-/** A file of the package, by its path from the package's root (`openapi.yaml`, `dist/openapi.json`). */
+/** A file of the package, by its path from the package's root (`openapi.yaml`, `dist/openapi.v8`). */
 export function packagePath(path: string): string {
   return join(PACKAGE_ROOT, path);
 }

@@ -137,6 +137,25 @@ describe('the prebuilt request validators', () => {
     }
   });
 
+  it('answer as validators made from the document as a tree, objects copied where the spec shares a $ref (the build\'s JSON copy until 2026-12-03)', () => {
+    // What a client can see of an answer: the verdict, the coercion, the 400's message and the hint's problems.
+    const visible = (validators: typeof compiled, operation: SandboxOperation, request: RoutedRequest): unknown => {
+      const { first, every, ...rest } = answer(validators, operation, request) as { first: unknown; every: unknown };
+      return rest;
+    };
+    const treeRoutes = new Routes(JSON.parse(JSON.stringify(document)) as OpenApiDocument);
+    const tree = { first: createSpecValidator(treeRoutes), every: createSpecValidator(treeRoutes, { allErrors: true }) };
+    let cases = 0;
+    for (const operation of routes.operations) {
+      const treeOperation = treeRoutes.operations.find((o) => o.operationId === operation.operationId)!;
+      for (const request of casesFor(operation)) {
+        expect(visible(fromBuild!, operation, request), `${operation.operationId} ${JSON.stringify(request.body ?? request.query ?? null)}`).toEqual(visible(tree, treeOperation, request));
+        cases++;
+      }
+    }
+    expect(cases).toBeGreaterThan(900);
+  });
+
   it('are not used for another spec, another Ajv or a cut manifest', () => {
     const other = join(dir, 'other.yaml');
     writeFileSync(other, 'openapi: 3.1.0\n');
