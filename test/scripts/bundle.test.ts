@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ENTRY_POINTS, EXTERNAL } from '../../scripts/bundle.mjs';
+import { compiledWithTheirChunk, ENTRY_POINTS, EXTERNAL } from '../../scripts/bundle.mjs';
 import { ROOT } from '../helpers/process.js';
 import { scriptUrl } from '../../src/package-paths.js';
 
@@ -52,7 +52,36 @@ describe('scripts/bundle.mjs, as built', () => {
     for (const lazy of ['json-schema-faker', 'file-type', 'express']) expect(packages.has(lazy), lazy).toBe(false);
   });
 
+  it("the modules esbuild wraps are parenthesized function expressions, compiled with their chunk (so Node's compile cache holds them)", () => {
+    expect(chunkText).not.toMatch(/= __(?:commonJS|esm)\(\{\n {2}"[^"\n]+"\(/);
+    expect(chunkText.match(/= __commonJS\(\{\n {2}"node_modules\/[^"\n]+": \(function\(/g)?.length ?? 0).toBeGreaterThan(100);
+  });
+
   it('the workers and forked scripts the bundle starts are where src/package-paths.ts looks for them', () => {
     for (const script of ['store/compact-worker.js', 'pages/qr-worker.js', 'contract/verify-worker.js']) expect(existsSync(scriptUrl(script)), script).toBe(true);
+  });
+});
+
+describe('compiledWithTheirChunk', () => {
+  const printed = ['var require_a = __commonJS({', '  "node_modules/a/index.js"(exports, module) {', '    module.exports = () => 1;', '  }', '});', 'var init_b = __esm({', '  "src/b.ts"() {', '    "use strict";', '  }', '});', 'export { require_a };', ''].join('\n');
+
+  it('makes each wrapper a function expression in parentheses, lines kept, and the code runs as before', () => {
+    const out = compiledWithTheirChunk(printed);
+    expect(out).toContain('  "node_modules/a/index.js": (function(exports, module) {\n    module.exports = () => 1;\n  })\n});');
+    expect(out).toContain('  "src/b.ts": (function() {\n');
+    expect(out.split('\n')).toHaveLength(printed.split('\n').length);
+    const __commonJS = (cb: Record<string, (exports: object, module: { exports: unknown }) => void>) => () => {
+      const module = { exports: {} };
+      Object.values(cb)[0]?.(module.exports, module);
+      return module.exports;
+    };
+    const __esm = (cb: Record<string, () => void>) => () => Object.values(cb)[0]?.();
+    const run = (code: string): unknown => new Function('__commonJS', '__esm', `${code.replace('export { require_a };', '')}\nreturn require_a()();`)(__commonJS, __esm);
+    expect(run(out)).toBe(run(printed));
+  });
+
+  it('fails the build on a wrapper printed another way, rather than leave it to compile at its first call', () => {
+    expect(() => compiledWithTheirChunk(printed.replace('  }\n});\nvar init_b', '}\n);\nvar init_b'))).toThrow(/no end where esbuild puts it|inside another|module wrappers/);
+    expect(() => compiledWithTheirChunk('var require_c = __commonJS({\n  "c.js": function(exports) {\n  }\n});\n')).toThrow(/1 module wrappers, 0 of them in the form expected/);
   });
 });
