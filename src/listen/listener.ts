@@ -315,6 +315,17 @@ export function startListener(options: ListenerOptions): RunningListener {
   };
 }
 
+/** `listener` once its first connection said hello; closed, and its error thrown, when it could not connect. */
+export async function connected<L extends { ready: Promise<unknown>; close(): Promise<void> }>(listener: L): Promise<L> {
+  try {
+    await listener.ready;
+  } catch (error) {
+    await listener.close();
+    throw error;
+  }
+  return listener;
+}
+
 /**
  * Lets the answers in flight settle, then closes the socket: resolves once it is closed, each
  * wait cut after CLOSE_WAIT_MS (then the socket is terminated), so a caller's exit is never held.

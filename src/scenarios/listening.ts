@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { startListener } from '../listen/listener.js';
+import { connected, startListener } from '../listen/listener.js';
 import { SANDBOX_CODE_HEADER, WEBHOOK_TARGET_REFUSED } from '../spec/sandbox-codes.js';
 import { StepFailure } from './failure.js';
 import { call, checkAnswer, errorText, type ScenarioState, type WebhookPath } from './steps/context.js';
@@ -57,8 +57,8 @@ export class RunWebhooks implements WebhookPath {
   }
 
   /** A listener for one account, forwarding each attempt to the delivery's own URL; resolves once the sandbox greeted it. */
-  async listen(secretKey: string): Promise<{ close(): Promise<void> }> {
-    const listener = startListener({
+  listen(secretKey: string): Promise<{ close(): Promise<void> }> {
+    return connected(startListener({
       baseUrl: this.baseUrl,
       key: secretKey,
       routes: [],
@@ -66,14 +66,7 @@ export class RunWebhooks implements WebhookPath {
       onDelivery: () => undefined,
       // The receiver's requests are the run's record of what arrived; a dropped connection is reconnected and loses nothing.
       onStatus: () => undefined,
-    });
-    try {
-      await listener.ready;
-    } catch (error) {
-      await listener.close();
-      throw error;
-    }
-    return listener;
+    }));
   }
 }
 

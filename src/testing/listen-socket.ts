@@ -1,6 +1,6 @@
 import type WebSocket from 'ws';
 import { onJsonMessage } from '../events/websockets.js';
-import { ListenError, finishThenClose } from '../listen/listener.js';
+import { ListenError, connected, finishThenClose } from '../listen/listener.js';
 import type { AnswerMessage, OfferMessage } from '../webhooks/listener-protocol.js';
 import { basicAuthorization } from '../basic-auth.js';
 import { KIT_HEADER } from './http.js';
@@ -46,15 +46,8 @@ const RECONNECT_FIRST_MS = 200;
 const RECONNECT_MAX_MS = 5_000;
 
 /** Connects and resolves once the sandbox said hello (so offers made from now on reach it); rejects in one line when it cannot. */
-export async function openListenSocket(options: ListenSocketOptions): Promise<ListenSocket> {
-  const listener = listenSocket(options);
-  try {
-    await listener.ready;
-  } catch (error) {
-    await listener.close();
-    throw error;
-  }
-  return listener;
+export function openListenSocket(options: ListenSocketOptions): Promise<ListenSocket> {
+  return connected(listenSocket(options));
 }
 
 /** Starts connecting now and returns at once: `ready` says when (and whether) the sandbox said hello. */
