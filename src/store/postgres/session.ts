@@ -19,6 +19,14 @@ export type Sent = { results: pg.QueryResult[] } | { error: unknown };
 const preparedOn = new WeakMap<pg.PoolClient, Set<string>>();
 
 /**
+ * What a new pooled connection failed with before a Held listened to it. pg handles each message
+ * of a chunk the server sent in one go: a server going down can send its FATAL right after a new
+ * connection's ReadyForQuery, so the error comes while pg-pool has taken its own listener off to
+ * hand the client out and before Held's is on. Without a listener then, the 'error' event throws.
+ */
+const failedUnheld = new WeakMap<pg.PoolClient, Error>();
+
+/**
  * A checked-out pooled client. `pg` emits a connection failure on the client, which must then have
  * a listener; a client that failed is destroyed on release instead of going back to the pool.
  */
@@ -27,6 +35,7 @@ export class Held implements Session {
   private readonly onError = (err: Error) => (this.lost ??= err);
 
   constructor(readonly client: pg.PoolClient) {
+    this.lost = failedUnheld.get(client);
     client.on('error', this.onError);
   }
 
@@ -124,8 +133,12 @@ export class Pools {
     const pooled = { ...this.config, max: options.poolSize, idleTimeoutMillis: 30_000 };
     this.units = new pg.Pool(pooled);
     this.reads = new pg.Pool(pooled);
-    // Idle clients whose server went away: the pool drops them and makes new ones on demand.
-    for (const pool of [this.units, this.reads]) pool.on('error', options.onIdleError);
+    for (const pool of [this.units, this.reads]) {
+      // Idle clients whose server went away: the pool drops them and makes new ones on demand.
+      pool.on('error', options.onIdleError);
+      // Every new client listens from the start: see failedUnheld.
+      pool.on('connect', (client) => client.on('error', (err) => failedUnheld.set(client, err)));
+    }
   }
 
   /** A connection of `pool` (default: the units'), checked out. */

@@ -1,5 +1,6 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTurnCounter } from '../../../bench/lib/pg-turns.mjs';
 import { StoreUnavailable } from '../../../src/store/ports.js';
 import { Pools, type Held, type Sent } from '../../../src/store/postgres/session.js';
@@ -80,8 +81,9 @@ describe('Held.send', () => {
       expect((sent.error as pg.DatabaseError).code).toBe('23505');
       // Every statement of the message was prepared on the connection before it: nothing is unknown.
       expect(held.lost).toBeUndefined();
-      // COMMIT was not reached: the transaction is aborted until rolled back.
-      expect(held.client.getTransactionStatus()).toBe('E');
+      // COMMIT was not reached: the transaction is aborted until rolled back. Asked of the server:
+      // the status pg keeps is the last ReadyForQuery's, which may come in a chunk after the error.
+      await expect(held.query('SELECT 1')).rejects.toMatchObject({ code: '25P02' });
       await held.query('ROLLBACK');
       expect(commands(await held.send([{ text: 'BEGIN' }, insert(201, {}), insert(202, {}), { text: 'COMMIT' }]))).toEqual(['BEGIN', 'INSERT', 'INSERT', 'COMMIT']);
     } finally {
@@ -94,6 +96,8 @@ describe('Held.send', () => {
     const held = await heldWithInsert(309);
     try {
       expect((failure(await held.send([insert(300, {}), insert(301, {}), insert(300, {})])).error as pg.DatabaseError).code).toBe('23505');
+      // No transaction is left open or aborted: the next statement runs, and its ReadyForQuery says idle.
+      expect((await held.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
       expect(held.client.getTransactionStatus()).toBe('I');
     } finally {
       held.release();
@@ -164,4 +168,48 @@ describe('Pools', () => {
       await unreachable.end();
     }
   });
+
+  it("a server going down that sends its FATAL with a new connection's ready, in one chunk: the held connection is lost, nothing is thrown", async () => {
+    // A loopback stand-in for PostgreSQL at that moment: it takes the startup message and answers it,
+    // in one write, with AuthenticationOk, ReadyForQuery and the FATAL of a shutdown, then closes.
+    const message = (type: string, body: Buffer): Buffer => {
+      const head = Buffer.alloc(5);
+      head.write(type, 0, 'latin1');
+      head.writeInt32BE(body.length + 4, 1);
+      return Buffer.concat([head, body]);
+    };
+    const fields = (entries: Record<string, string>): Buffer => Buffer.from(`${Object.entries(entries).map(([k, v]) => `${k}${v}\0`).join('')}\0`, 'latin1');
+    const answer = Buffer.concat([
+      message('R', Buffer.from([0, 0, 0, 0])),
+      message('Z', Buffer.from('I', 'latin1')),
+      message('E', fields({ S: 'FATAL', V: 'FATAL', C: '57P01', M: 'terminating connection due to administrator command' })),
+    ]);
+    const sockets = new Set<Socket>();
+    const server = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.once('data', () => socket.end(answer));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const thrown: unknown[] = [];
+    const record = (err: unknown): void => void thrown.push(err);
+    process.on('uncaughtException', record);
+    const down = new Pools({ connectionString: `postgres://u:p@127.0.0.1:${(server.address() as AddressInfo).port}/db`, poolSize: 1, onIdleError: () => undefined });
+    try {
+      const held = await down.hold();
+      // The FATAL was handled in the same turn as the ready: the Held knows its connection is gone.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(held.lost).toMatchObject({ code: '57P01' });
+      held.release();
+      expect(thrown).toEqual([]);
+      // Destroyed on release, not pooled: nothing of it is left to be handed out again.
+      await vi.waitFor(() => expect(down.units.totalCount).toBe(0));
+    } finally {
+      process.off('uncaughtException', record);
+      await down.end();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    // Without a listener then, the thrown FATAL leaves the connect hanging: a failure, not a wait.
+  }, 10_000);
 });
