@@ -19,14 +19,6 @@ export type Sent = { results: pg.QueryResult[] } | { error: unknown };
 const preparedOn = new WeakMap<pg.PoolClient, Set<string>>();
 
 /**
- * What a new pooled connection failed with before a Held listened to it. pg handles each message
- * of a chunk the server sent in one go: a server going down can send its FATAL right after a new
- * connection's ReadyForQuery, so the error comes while pg-pool has taken its own listener off to
- * hand the client out and before Held's is on. Without a listener then, the 'error' event throws.
- */
-const failedUnheld = new WeakMap<pg.PoolClient, Error>();
-
-/**
  * A checked-out pooled client. `pg` emits a connection failure on the client, which must then have
  * a listener; a client that failed is destroyed on release instead of going back to the pool.
  */
@@ -34,8 +26,12 @@ export class Held implements Session {
   lost: Error | undefined;
   private readonly onError = (err: Error) => (this.lost ??= err);
 
-  constructor(readonly client: pg.PoolClient) {
-    this.lost = failedUnheld.get(client);
+  /** `lost`: what the connection failed with before this Held listened to it (Pools' `failedUnheld`). */
+  constructor(
+    readonly client: pg.PoolClient,
+    lost?: Error,
+  ) {
+    this.lost = lost;
     client.on('error', this.onError);
   }
 
@@ -121,6 +117,13 @@ export class Pools {
   readonly reads: pg.Pool;
   /** What a connection of the store's own (the LISTEN connection, `dedicated`) is opened with. */
   readonly config: pg.ClientConfig;
+  /**
+   * What a new pooled connection failed with before a Held listened to it. pg handles each message
+   * of a chunk the server sent in one go: a server going down can send its FATAL right after a new
+   * connection's ReadyForQuery, so the error comes while pg-pool has taken its own listener off to
+   * hand the client out and before Held's is on. Without a listener then, the 'error' event throws.
+   */
+  private readonly failedUnheld = new WeakMap<pg.PoolClient, Error>();
 
   constructor(options: PoolsOptions) {
     this.config = {
@@ -137,14 +140,15 @@ export class Pools {
       // Idle clients whose server went away: the pool drops them and makes new ones on demand.
       pool.on('error', options.onIdleError);
       // Every new client listens from the start: see failedUnheld.
-      pool.on('connect', (client) => client.on('error', (err) => failedUnheld.set(client, err)));
+      pool.on('connect', (client) => client.on('error', (err) => this.failedUnheld.set(client, err)));
     }
   }
 
   /** A connection of `pool` (default: the units'), checked out. */
   async hold(pool: pg.Pool = this.units): Promise<Held> {
     try {
-      return new Held(await pool.connect());
+      const client = await pool.connect();
+      return new Held(client, this.failedUnheld.get(client));
     } catch (err) {
       throw mapError(err);
     }
