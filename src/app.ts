@@ -1,7 +1,6 @@
 import { Accounts } from './accounts/accounts.js';
 import { Usage, quotasOf, type Quotas } from './accounts/usage.js';
 import { Autopilot, transactionActionRunner, withdrawalActionRunner } from './autopilot/autopilot.js';
-import { loadRulesFile } from './autopilot/load-rules.js';
 import { ProductImages } from './catalog/images.js';
 import { Offers } from './catalog/offers.js';
 import { Products } from './catalog/products.js';
@@ -15,7 +14,6 @@ import { TransactionEvents } from './events/transaction-events.js';
 import { WithdrawalEvents, balanceEvents } from './events/withdrawal-events.js';
 import { Faults, operationIdsOf } from './faults/faults.js';
 import { HttpFaults } from './http/faults.js';
-import { loadFaultsFile } from './faults/load-faults.js';
 import { createEndpoints } from './http/endpoints.js';
 import { JsonTexts } from './http/json-text.js';
 import { TransactionPresenter } from './http/present-transaction.js';
@@ -267,6 +265,8 @@ async function createStatefulSandbox(config: Config, logger: Logger, options: Sa
   try {
     const { objects } = opened;
     const dispatcher = new Dispatcher(config.webhookTimeoutMs, { targets });
+    // The rules files' loader, like the seed's, brings YAML (~70 modules) a start without them does not run.
+    const autopilotRules = config.autopilotFile ? (await import('./autopilot/load-rules.js')).loadRulesFile(config.autopilotFile, document).rules : [];
     const domain = composeDomain({
       repository,
       clock,
@@ -278,7 +278,7 @@ async function createStatefulSandbox(config: Config, logger: Logger, options: Sa
       publicUrl: publicUrlNow,
       fees: loadFeeTable(config.feesFile),
       operationIds: operationIdsOf(document),
-      autopilotRules: config.autopilotFile ? loadRulesFile(config.autopilotFile, document).rules : [],
+      autopilotRules,
       sharedStore: opened.shared,
       settings: config,
       // Quotas (issue 42): on by default when the sandbox is shared (an admin token, or bound beyond loopback).
@@ -290,7 +290,7 @@ async function createStatefulSandbox(config: Config, logger: Logger, options: Sa
     const exposed = exposureWarning(config, defaultAccount.secretKey, DEFAULTS.secretKey);
     if (exposed) logger.warn({ host: config.host }, exposed);
     if (config.faultsFile) {
-      const rules = loadFaultsFile(config.faultsFile, document);
+      const rules = (await import('./faults/load-faults.js')).loadFaultsFile(config.faultsFile, document);
       await units.run((unit) => faults.set(unit, defaultAccount.id, rules));
     }
     const httpFaults = new HttpFaults(faults);
