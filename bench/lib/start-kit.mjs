@@ -13,9 +13,14 @@
  * threads, and its resident size at resolved), account1Ms and account2Ms (the first and second
  * `account()` after it), bootMs (the process's time before the import: not counted), stopMs,
  * processCpuSec (the process's CPU from its start to the end: what the bench subtracts from the
- * machine's to tell what other processes used).
+ * machine's to tell what other processes used), cycle1Ms and cycle2Ms (after those: a test's
+ * webhook cycle on the first account, then on the second: the app's purchase, the kit's pay, the
+ * `cashin.paid` taken by waitFor; an account's listener connects at its first such call, so the
+ * first cycle also holds the process's first listener connection).
  */
+import { request } from 'node:http';
 import { pathToFileURL } from 'node:url';
+import { PIX_BODY } from './pix-body.mjs';
 
 const entry = process.argv[2];
 if (!entry) throw new Error('usage: start-kit.mjs <dist/testing/index.js>');
@@ -23,22 +28,49 @@ if (!entry) throw new Error('usage: start-kit.mjs <dist/testing/index.js>');
 const bootMs = performance.now();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
-/** @type {{ startSandbox: () => Promise<{ account: () => Promise<unknown>, stop: () => Promise<void> }> }} the part of payments-sandbox/testing used here */
+/**
+ * @typedef {{ url: string, authorization: string, control: { pay: (id: string) => Promise<unknown> }, webhooks: { waitFor: (match: unknown) => Promise<unknown> } }} Account
+ * @type {{ startSandbox: () => Promise<{ account: () => Promise<Account>, stop: () => Promise<void> }> }} the part of payments-sandbox/testing used here
+ */
 const kit = await import(pathToFileURL(entry).href);
 const t1 = performance.now();
 const sandbox = await kit.startSandbox();
 const t2 = performance.now();
 const cpu = process.cpuUsage(cpu0);
 const rssMiB = process.memoryUsage.rss() / 2 ** 20;
-await sandbox.account();
+const first = await sandbox.account();
 const t3 = performance.now();
-await sandbox.account();
+const second = await sandbox.account();
 const t4 = performance.now();
+const cycle1Ms = await cycle(first);
+const cycle2Ms = await cycle(second);
 await sandbox.stop();
 const t5 = performance.now();
 
 process.stdout.write(
-  `${JSON.stringify({ bootMs, importMs: t1 - t0, startSandboxMs: t2 - t1, readyMs: t2 - t0, account1Ms: t3 - t2, account2Ms: t4 - t3, stopMs: t5 - t4, cpuSec: (cpu.user + cpu.system) / 1e6, rssMiB, processCpuSec: (process.cpuUsage().user + process.cpuUsage().system) / 1e6 })}\n`,
+  `${JSON.stringify({ bootMs, importMs: t1 - t0, startSandboxMs: t2 - t1, readyMs: t2 - t0, account1Ms: t3 - t2, account2Ms: t4 - t3, cycle1Ms, cycle2Ms, stopMs: t5 - t4 - cycle1Ms - cycle2Ms, cpuSec: (cpu.user + cpu.system) / 1e6, rssMiB, processCpuSec: (process.cpuUsage().user + process.cpuUsage().system) / 1e6 })}\n`,
 );
+
+/**
+ * The app under test's purchase (node:http, as an app's client would call), the kit's pay, the
+ * purchase's `cashin.paid` taken by the kit: ms from the purchase to the webhook.
+ * @param {Account} account
+ */
+async function cycle(account) {
+  const started = performance.now();
+  const created = await new Promise((resolve, reject) => {
+    const req = request(new URL('/transactions/v2/purchase', account.url), { method: 'POST', headers: { authorization: account.authorization, 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk) => (text += chunk));
+      res.on('end', () => (res.statusCode === 201 ? resolve(JSON.parse(text)) : reject(new Error(`purchase: ${res.statusCode} ${text}`))));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(PIX_BODY));
+  });
+  const id = /** @type {{ id: string }} */ (created).id;
+  await account.control.pay(id);
+  await account.webhooks.waitFor({ event: 'cashin.paid', payload: { transaction_id: id } });
+  return performance.now() - started;
+}
 // Whatever the stopped sandbox left scheduled must not keep this measurement's process alive.
 process.exit(0);

@@ -40,7 +40,8 @@ import {
   textTable,
   verdict,
 } from '../lib/harness.mjs';
-import { PIX_BODY, call, measurePay, newPurchaseId } from './transactions.mjs';
+import { PIX_BODY } from '../lib/pix-body.mjs';
+import { call, measurePay, newPurchaseId } from './transactions.mjs';
 import { startTurnCounter } from '../lib/pg-turns.mjs';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';

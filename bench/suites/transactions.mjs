@@ -6,6 +6,7 @@
  * servers answering fixed transaction JSON, in the same run; then where the sandbox's CPU
  * goes on both paths (a profiled sandbox, profile-summary.mjs).
  */
+import { PIX_BODY } from '../lib/pix-body.mjs';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
@@ -54,18 +55,6 @@ const TARGETS = { purchaseThroughputRatio: 1.5, purchaseP99Ratio: 1 };
 /** issue 14: the durable purchase and the GET ahead of a warm WireMock */
 const WIREMOCK_TARGETS = { purchaseThroughputRatio: 1, purchaseP99Ratio: 1, getThroughputRatio: 1 };
 
-/** A valid BRL Pix purchase: test/helpers/purchases.ts pixBody(). */
-export const PIX_BODY = {
-  name: 'Maria Silva',
-  email: 'maria@example.com',
-  description: 'Pedido 1001',
-  responsibleExternalId: 'cli-78',
-  amount: 15_000,
-  phone: '11987654321',
-  cpf: '52998224725',
-  responsibleDocument: '11222333000181',
-  paymentMethod: 'PIX',
-};
 
 const JSON_HEADERS = { authorization: AUTH, 'content-type': 'application/json' };
 

@@ -27,7 +27,7 @@ import {
   verdict,
   waitForQuiet,
 } from '../lib/harness.mjs';
-import { PIX_BODY } from './transactions.mjs';
+import { PIX_BODY } from '../lib/pix-body.mjs';
 
 const TARGETS = { p99Ms: 50, lost: 0 };
 

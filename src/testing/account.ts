@@ -4,7 +4,7 @@ import type { components } from '../spec/openapi-types.js';
 import { control, type Control } from './control.js';
 import { basicAuthorization } from '../basic-auth.js';
 import { KIT_HEADER, KitHttp, type Query } from './http.js';
-import { listenSocket, openListenSocket, type ListenSocket } from './listen-socket.js';
+import { deferredListenSocket, openListenSocket, type ListenSocket } from './listen-socket.js';
 import { WebhookInbox, type Webhooks } from './webhooks.js';
 
 export type RequestLogEntry = components['schemas']['RequestLogEntry'];
@@ -40,24 +40,40 @@ export interface BoundAccount {
   close(): Promise<void>;
 }
 
+export interface BindOptions {
+  /**
+   * The sandbox is known to keep an attempt made while no listener is connected until one is
+   * (contract v5: the kit's own in-process sandbox), so an account switched to `listeners` mode
+   * gets its listener at first use too. Otherwise (a sandbox of unknown version) the listener
+   * is connected before the account is handed out: a v4 sandbox spent retries with none.
+   */
+  keepsAttempts?: boolean;
+}
+
 /**
  * Binds the helpers to the account of `secretKey`: switches it to `listeners` delivery mode (unless
- * `created`, the kit's own creation's answer, is in it already) and connects a listener, so every
- * attempt of its webhooks is the kit's (none is posted by the sandbox, none waits for a retry
- * because nobody listened yet).
+ * `created`, the kit's own creation's answer, is in it already) and gives it a listener, so every
+ * attempt of its webhooks is the kit's (none is posted by the sandbox, none spent because nobody
+ * listened yet). The listener connects at first use where the sandbox keeps attempts for one,
+ * before the account is handed out elsewhere.
  */
-export async function bindAccount(url: string, secretKey: string, created?: Account): Promise<BoundAccount> {
+export async function bindAccount(url: string, secretKey: string, created?: Account, { keepsAttempts = false }: BindOptions = {}): Promise<BoundAccount> {
   const http = new KitHttp(url, basicAuthorization(secretKey));
   const name = `test-kit@${hostname()}:${process.pid}#${randomUUID().slice(0, 8)}`;
+  const deferred = (me: Pick<Account, 'id' | 'webhookSecret'>): BoundAccount => {
+    const inbox = new WebhookInbox(me.webhookSecret);
+    const socket = deferredListenSocket({ url, secretKey, name, onOffer: (offer) => inbox.take(offer) });
+    inbox.listening(socket.ready, () => socket.open());
+    return helpers(url, secretKey, http, me, inbox, socket);
+  };
   if (created?.webhookDelivery === 'listeners') {
-    // Made in listeners mode: the sandbox posts nothing itself, and an attempt made before a
-    // listener is connected waits for one and is offered at its hello (contract v5). So the
-    // account is handed out now, with its listener connecting meanwhile (half an account()'s
-    // wait); a wait for a webhook fails with the listener's error if it cannot connect.
-    const inbox = new WebhookInbox(created.webhookSecret);
-    const socket = listenSocket({ url, secretKey, name, onOffer: (offer) => inbox.take(offer) });
-    inbox.listening(socket.ready);
-    return helpers(url, secretKey, http, created, inbox, socket);
+    // Made in listeners mode: the sandbox posts nothing itself, and an attempt made while no
+    // listener is connected waits for one, unspent, and is offered at its hello (contract v5). So
+    // the account is handed out now, and its listener connects at the first call that may make
+    // or show a webhook (its `control`, its `webhooks`): a test that uses neither opens no
+    // connection, and the listener connects while the call that makes the webhook is answered.
+    // A wait for a webhook fails with the listener's error if it cannot connect.
+    return deferred(created);
   }
   // Through the kit's client rather than listen's takeOver/whoAmI: its calls carry the kit's header, so requests.list() leaves them out.
   // The three at once, not one after another (four round trips and a handshake were most of an
@@ -66,6 +82,11 @@ export async function bindAccount(url: string, secretKey: string, created?: Acco
   // is known (another client of a shared sandbox's account) waits for it.
   const modeSet = http.call('setWebhookUrl', 'PUT', '/_sandbox/webhook-url', { body: { delivery: 'listeners' } });
   const account = http.call('getSandboxAccount', 'GET', '/_sandbox/account');
+  if (keepsAttempts) {
+    // Once switched, this sandbox keeps each attempt for a listener: it may connect at first use, as a created account's does.
+    const [, me] = await Promise.all([modeSet, account]);
+    return deferred(me);
+  }
   const inbox = account.then((me) => new WebhookInbox(me.webhookSecret));
   const opening = openListenSocket({ url, secretKey, name, onOffer: (offer) => inbox.then((box) => box.take(offer)) });
   const [set, got, opened] = await Promise.allSettled([modeSet, inbox, opening]);
@@ -91,7 +112,7 @@ function helpers(url: string, secretKey: string, http: KitHttp, me: Pick<Account
       secretKey,
       webhookSecret: me.webhookSecret,
       authorization: basicAuthorization(secretKey),
-      control: control(http),
+      control: control(http, () => webhooks.used()),
       webhooks,
       requests,
     },

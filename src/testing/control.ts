@@ -38,7 +38,14 @@ export interface Control {
 const tx = (id: string, action: string): string => `/_sandbox/transactions/${encodeURIComponent(id)}/${action}`;
 const wd = (id: string, action: string): string => `/_sandbox/withdrawals/${encodeURIComponent(id)}/${action}`;
 
-export function control(http: KitHttp): Control {
+/** The account's control helpers; `used` runs before each call (the kit's listener connects at the first: src/testing/account.ts). */
+export function control(kitHttp: KitHttp, used: () => void = () => undefined): Control {
+  const http: Pick<KitHttp, 'call'> = {
+    call: (operation, method, path, options) => {
+      used();
+      return kitHttp.call(operation, method, path, options);
+    },
+  };
   return {
     pay: (id, options = {}) => http.call('payTransaction', 'POST', tx(id, 'pay'), { body: options }),
     fill: (id) => http.call('fillTransaction', 'POST', tx(id, 'fill')),

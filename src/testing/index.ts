@@ -11,7 +11,7 @@
  */
 import type { ConfigInput } from '../config.js';
 import type { components } from '../spec/openapi-types.js';
-import { bindAccount, type BoundAccount, type SandboxAccount } from './account.js';
+import { bindAccount, type BindOptions, type BoundAccount, type SandboxAccount } from './account.js';
 import { KitHttp, SandboxRequestError } from './http.js';
 import nodeModule from 'node:module';
 
@@ -92,7 +92,7 @@ export async function startSandbox(options: StartOptions = {}): Promise<TestSand
   // Its account() is a createAccount: validated from the first call as fast as from the later ones.
   const running = await startServer(config, createLogger(config.logLevel), { warmOperations: ['createAccount'] });
   try {
-    return await kit(running.url, options.adminToken, running.sandbox.defaultAccount.secretKey, () => running.stop());
+    return await kit(running.url, options.adminToken, running.sandbox.defaultAccount.secretKey, () => running.stop(), { keepsAttempts: true });
   } catch (error) {
     await running.stop();
     throw error;
@@ -104,11 +104,11 @@ export async function connectSandbox(options: ConnectOptions): Promise<TestSandb
   return kit(options.url.replace(/\/+$/, ''), options.adminToken, options.secretKey, async () => undefined);
 }
 
-async function kit(url: string, adminToken: string | undefined, secretKey: string | undefined, stopSandbox: () => Promise<void>): Promise<TestSandbox> {
+async function kit(url: string, adminToken: string | undefined, secretKey: string | undefined, stopSandbox: () => Promise<void>, binding: BindOptions = {}): Promise<TestSandbox> {
   const admin = new KitHttp(url, adminToken === undefined ? undefined : `Bearer ${adminToken}`);
   const bound: BoundAccount[] = [];
   const bind = async (key: string, created?: Account): Promise<SandboxAccount> => {
-    const b = await bindAccount(url, key, created);
+    const b = await bindAccount(url, key, created, binding);
     bound.push(b);
     return b.account;
   };

@@ -50,6 +50,41 @@ export function openListenSocket(options: ListenSocketOptions): Promise<ListenSo
   return connected(listenSocket(options));
 }
 
+/** A listener that connects at its first `open()`, not when it is made. */
+export interface DeferredListenSocket extends ListenSocket {
+  /** Starts connecting, the first time only and never after `close()`: `ready` then settles as `listenSocket`'s does. */
+  open(): void;
+}
+
+/**
+ * The listener of an account made in `listeners` mode, connected when the test first needs it
+ * (src/testing/account.ts): until then an attempt waits for a listener, unspent, and is offered
+ * at the hello (contract v5), so a test that never looks at its webhooks costs no connection.
+ * Closed before it was opened, `ready` rejects as a listener given up before its hello does.
+ */
+export function deferredListenSocket(options: ListenSocketOptions): DeferredListenSocket {
+  let socket: ListenSocket | undefined;
+  let closed = false;
+  let settle: (outcome: Promise<void>) => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (settle = resolve));
+  // As listenSocket's: whoever needs the outcome awaits `ready`; nobody waiting on it must not end the process.
+  ready.catch(() => undefined);
+  return {
+    ready,
+    open() {
+      if (closed || socket) return;
+      socket = listenSocket(options);
+      settle(socket.ready);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (socket) return socket.close();
+      settle(Promise.reject(new ListenError(`the test kit's listener at ${options.url} was closed before it connected`)));
+    },
+  };
+}
+
 /** Starts connecting now and returns at once: `ready` says when (and whether) the sandbox said hello. */
 export function listenSocket(options: ListenSocketOptions): ListenSocket {
   const wsUrl = new URL(`/_sandbox/listen?${new URLSearchParams({ name: options.name }).toString()}`, options.url);

@@ -64,10 +64,11 @@ export interface Webhooks {
    */
   forwardTo(routes: string | readonly string[] | null): void;
   /**
-   * Resolves once the kit's listener of the account is connected; rejects with why it could not
-   * (the sandbox refused it, a proxy on the way does not pass WebSockets). `account()` hands the
-   * account out while its listener connects: a webhook made meanwhile waits for it and is offered
-   * at its hello, so nothing needs this first; `waitFor` fails with the same error.
+   * Connects the kit's listener of the account if it is not yet, and resolves once it is; rejects
+   * with why it could not (the sandbox refused it, a proxy on the way does not pass WebSockets).
+   * The listener connects at the account's first `webhooks` or `control` call: a webhook made
+   * before waits for it and is offered at its hello, so nothing needs this first; `waitFor` fails
+   * with the same error.
    */
   ready(): Promise<void>;
 }
@@ -86,27 +87,40 @@ export class WebhookInbox implements Webhooks {
   /** Why the listener could not connect: nothing will arrive, so a wait fails with it rather than at its timeout. */
   private failure: Error | undefined;
   private connected: Promise<void> = Promise.resolve();
+  private open: () => void = () => undefined;
 
   constructor(private readonly webhookSecret: string) {}
 
   ready(): Promise<void> {
+    this.open();
     return this.connected;
   }
 
-  /** Takes the outcome of the listener's first connection: when it fails, every wait fails with its error. */
-  listening(ready: Promise<void>): void {
+  /**
+   * Takes the outcome of the listener's first connection: when it fails, every wait fails with its
+   * error. `open` connects a listener not yet connected: run at this inbox's first use, and by `used()`.
+   */
+  listening(ready: Promise<void>, open: () => void = () => undefined): void {
     this.connected = ready;
+    this.open = open;
     ready.catch((error: unknown) => {
       this.failure = error instanceof Error ? error : new Error(String(error));
       for (const waiter of this.waiters) waiter.reject(this.failure);
     });
   }
 
+  /** Something that may make or show the account's webhooks happened (a `control` call): the listener connects if it has not. */
+  used(): void {
+    this.open();
+  }
+
   forwardTo(routes: string | readonly string[] | null): void {
+    this.open();
     this.routes = routes === null ? [] : (typeof routes === 'string' ? [routes] : routes).map(parseRoute);
   }
 
   received(): readonly ReceivedWebhook[] {
+    this.open();
     return [...this.list];
   }
 
@@ -141,6 +155,7 @@ export class WebhookInbox implements Webhooks {
   };
 
   waitFor(match: WebhookMatch, options: WaitOptions = {}): Promise<ReceivedWebhook> {
+    this.open();
     const test = predicateOf(match);
     const timeout = options.timeout ?? DEFAULT_WAIT_MS;
     const found = this.list.find((w) => !this.taken.has(w) && test(w));

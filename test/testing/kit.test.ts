@@ -184,6 +184,39 @@ describe('startSandbox', () => {
     expect(await listeners.json()).toMatchObject({ delivery: 'listeners', listeners: [{}] });
   });
 
+  it("startSandbox()'s default account is switched to listeners mode; its listener too connects at first use, and misses nothing made before", async () => {
+    const own = await startSandbox();
+    try {
+      const get = async (path: string): Promise<unknown> => (await fetch(`${own.url}${path}`, { headers: { authorization: own.authorization } })).json();
+      expect(await get('/_sandbox/listeners')).toMatchObject({ delivery: 'listeners', listeners: [] });
+      const tx = await createPurchase(own, 'default-1');
+      const paid = await fetch(`${own.url}/_sandbox/transactions/${tx.id}/pay`, { method: 'POST', headers: { authorization: own.authorization, 'content-type': 'application/json' }, body: '{}' });
+      expect(paid.status).toBe(200);
+      await vi.waitFor(async () => expect(await get('/_sandbox/webhooks')).toMatchObject({ data: [{ event: 'cashin.paid', attempts: [], reason: expect.stringMatching(/^waiting for a listener/) }] }), { timeout: 5000 });
+      await expect(own.webhooks.waitFor('cashin.paid', { timeout: 5000 })).resolves.toMatchObject({ attempt: 1, signatureValid: true });
+      expect(await get('/_sandbox/listeners')).toMatchObject({ listeners: [{}] });
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it("an account's listener connects at its first webhooks or control call: a webhook made before waits, unspent, and is offered at the hello", async () => {
+    const shop = await sandbox.account();
+    const get = async (path: string): Promise<unknown> => (await fetch(`${shop.url}${path}`, { headers: { authorization: shop.authorization } })).json();
+    expect(await get('/_sandbox/listeners')).toMatchObject({ delivery: 'listeners', listeners: [] });
+    const tx = await createPurchase(shop, 'first-use-1');
+    // Paid by someone other than the kit (the app, a scenario): still no listener, so the delivery waits.
+    const paid = await fetch(`${shop.url}/_sandbox/transactions/${tx.id}/pay`, { method: 'POST', headers: { authorization: shop.authorization, 'content-type': 'application/json' }, body: '{}' });
+    expect(paid.status).toBe(200);
+    await vi.waitFor(async () => expect(await get('/_sandbox/webhooks')).toMatchObject({ data: [{ event: 'cashin.paid', attempts: [], reason: expect.stringMatching(/^waiting for a listener/) }] }), { timeout: 5000 });
+    expect(await get('/_sandbox/listeners')).toMatchObject({ listeners: [] });
+    // The wait connects the listener; the delivery is offered at its hello as its first attempt.
+    const hook = await shop.webhooks.waitFor('cashin.paid', { timeout: 5000 });
+    expect(hook).toMatchObject({ attempt: 1, signatureValid: true, payload: { payload: { transaction_id: tx.id } } });
+    expect(await get('/_sandbox/listeners')).toMatchObject({ listeners: [{}] });
+    expect(shop.webhooks.received()).toEqual([hook]);
+  });
+
   it('withdrawals: credit, the app cashes out, approveWithdrawal gives cashout.success', async () => {
     const shop = await sandbox.account();
     await shop.control.credit(100_000);
@@ -259,9 +292,12 @@ describe('connectSandbox', () => {
     const slow = await standIn(sandbox.url, { upgrade: (forward) => held.push(forward) });
     const kit = await connectSandbox({ url: slow.url });
     try {
-      await vi.waitFor(() => expect(held).toHaveLength(1), { timeout: 5000 });
       const tx = await createPurchase(kit, 'held-1');
+      // Nothing of the kit's used yet: no connection.
+      expect(held).toHaveLength(0);
+      // Its first control call starts the listener connecting, and is answered meanwhile.
       await kit.control.pay(tx.id);
+      await vi.waitFor(() => expect(held).toHaveLength(1), { timeout: 5000 });
       const waiting = async (): Promise<unknown> => (await fetch(`${sandbox.url}/_sandbox/webhooks`, { headers: { authorization: kit.authorization } })).json();
       await vi.waitFor(async () => expect(await waiting()).toMatchObject({ data: [{ event: 'cashin.paid', attempts: [], reason: expect.stringMatching(/^waiting for a listener/) }] }), { timeout: 5000 });
       held.splice(0).forEach((forward) => forward());
@@ -309,16 +345,37 @@ describe('connectSandbox', () => {
     });
     const kit = await connectSandbox({ url: silent.url });
     try {
+      const connecting = kit.webhooks.ready();
+      connecting.catch(() => undefined);
       await vi.waitFor(() => expect(sockets).toHaveLength(1), { timeout: 5000 });
       const started = performance.now();
       await kit.stop();
       // Not the 10 s the handshake may take.
       expect(performance.now() - started).toBeLessThan(5_000);
+      await expect(connecting).rejects.toThrow(/was closed before it connected/);
       await expect(kit.webhooks.ready()).rejects.toThrow(/was closed before it connected/);
       // The kit's end of the handshake's connection is closed.
       await vi.waitFor(() => expect(givenUp).toBe(true), { timeout: 5000 });
     } finally {
       await silent.close();
+    }
+  });
+
+  it('an account whose webhooks and control are never used opens no connection; stopped, its waits fail at once', async () => {
+    let handshakes = 0;
+    const counting = await standIn(sandbox.url, { upgrade: (forward) => (handshakes++, forward()) });
+    const kit = await connectSandbox({ url: counting.url });
+    try {
+      const shop = await kit.account({ name: 'never listened' });
+      await createPurchase(shop, 'unused-1');
+      expect(await shop.requests.list()).toHaveLength(1);
+      await kit.stop();
+      expect(handshakes).toBe(0);
+      await expect(shop.webhooks.ready()).rejects.toThrow(/was closed before it connected/);
+      await expect(shop.webhooks.waitFor('cashin.paid', { timeout: 60_000 })).rejects.toThrow(/was closed before it connected/);
+      expect(handshakes).toBe(0);
+    } finally {
+      await counting.close();
     }
   });
 
