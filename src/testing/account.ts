@@ -37,10 +37,18 @@ export interface SandboxAccount {
 /** An account helper and the listener behind its `webhooks`, which the kit closes when it stops. */
 export interface BoundAccount {
   account: SandboxAccount;
+  /** Settles as the listener's first connection does, without starting it. */
+  connected: Promise<void>;
   close(): Promise<void>;
 }
 
 export interface BindOptions {
+  /**
+   * Connect a listener deferred to first use at once, in the background, as the account is
+   * handed out: the kit's listeners are warm (one has connected), so the connection costs a
+   * fraction of a first one, and the account's first webhook then need not wait for a handshake.
+   */
+  connectNow?: boolean;
   /**
    * The sandbox is known to keep an attempt made while no listener is connected until one is
    * (contract v5: the kit's own in-process sandbox), so an account switched to `listeners` mode
@@ -57,13 +65,14 @@ export interface BindOptions {
  * listened yet). The listener connects at first use where the sandbox keeps attempts for one,
  * before the account is handed out elsewhere.
  */
-export async function bindAccount(url: string, secretKey: string, created?: Account, { keepsAttempts = false }: BindOptions = {}): Promise<BoundAccount> {
+export async function bindAccount(url: string, secretKey: string, created?: Account, { keepsAttempts = false, connectNow = false }: BindOptions = {}): Promise<BoundAccount> {
   const http = new KitHttp(url, basicAuthorization(secretKey));
   const name = `test-kit@${hostname()}:${process.pid}#${randomUUID().slice(0, 8)}`;
   const deferred = (me: Pick<Account, 'id' | 'webhookSecret'>): BoundAccount => {
     const inbox = new WebhookInbox(me.webhookSecret);
     const socket = deferredListenSocket({ url, secretKey, name, onOffer: (offer) => inbox.take(offer) });
     inbox.listening(socket.ready, () => socket.open());
+    if (connectNow) socket.open();
     return helpers(url, secretKey, http, me, inbox, socket);
   };
   if (created?.webhookDelivery === 'listeners') {
@@ -116,6 +125,7 @@ function helpers(url: string, secretKey: string, http: KitHttp, me: Pick<Account
       webhooks,
       requests,
     },
+    connected: socket.ready,
     close: () => socket.close(),
   };
 }

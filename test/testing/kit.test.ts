@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, request, type IncomingMessage } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { pixBody } from '../helpers/purchases.js';
 import { startReceiver, type Receiver } from '../helpers/webhooks.js';
 import { connectSandbox, SandboxRequestError, startSandbox, type SandboxAccount, type TestSandbox } from '../../src/testing/index.js';
@@ -201,7 +201,10 @@ describe('startSandbox', () => {
   });
 
   it("an account's listener connects at its first webhooks or control call: a webhook made before waits, unspent, and is offered at the hello", async () => {
-    const shop = await sandbox.account();
+    // A kit of its own: none of its listeners has connected yet.
+    const kit = await connectSandbox({ url: sandbox.url });
+    onTestFinished(() => kit.stop());
+    const shop = await kit.account();
     const get = async (path: string): Promise<unknown> => (await fetch(`${shop.url}${path}`, { headers: { authorization: shop.authorization } })).json();
     expect(await get('/_sandbox/listeners')).toMatchObject({ delivery: 'listeners', listeners: [] });
     const tx = await createPurchase(shop, 'first-use-1');
@@ -215,6 +218,9 @@ describe('startSandbox', () => {
     expect(hook).toMatchObject({ attempt: 1, signatureValid: true, payload: { payload: { transaction_id: tx.id } } });
     expect(await get('/_sandbox/listeners')).toMatchObject({ listeners: [{}] });
     expect(shop.webhooks.received()).toEqual([hook]);
+    // Once one has connected, the kit's listeners are warm: a new account's connects as it is made, unused.
+    const next = await kit.account();
+    await vi.waitFor(async () => expect(await (await fetch(`${next.url}/_sandbox/listeners`, { headers: { authorization: next.authorization } })).json()).toMatchObject({ listeners: [{}] }), { timeout: 5000 });
   });
 
   it('withdrawals: credit, the app cashes out, approveWithdrawal gives cashout.success', async () => {
