@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type WebSocket from 'ws';
 import { basicAuthorization } from '../basic-auth.js';
 import { onJsonMessage } from '../events/websockets.js';
-import { describe, excerpt } from '../webhooks/dispatcher.js';
+import { describe, excerpt } from '../webhooks/answer-text.js';
 import { EventFilter } from '../webhooks/event-filter.js';
 import type { AnswerMessage, OfferMessage } from '../webhooks/listener-protocol.js';
 

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { request as httpRequest } from '../node-http.js';
 import type { operations } from '../spec/openapi-types.js';
-import { describe } from '../webhooks/dispatcher.js';
+import { describe } from '../webhooks/answer-text.js';
 
 /**
  * The test kit's HTTP client: one typed call per operation of openapi.yaml, so a control wrapper

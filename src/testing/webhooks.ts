@@ -1,7 +1,7 @@
 import { parseRoute, targetOf, type Route } from '../listen/listener.js';
 import { signatureValid } from '../scenarios/signature.js';
 import type { components } from '../spec/openapi-types.js';
-import { describe, excerpt } from '../webhooks/dispatcher.js';
+import { describe, excerpt } from '../webhooks/answer-text.js';
 import { EventFilter } from '../webhooks/event-filter.js';
 import type { OfferMessage } from '../webhooks/listener-protocol.js';
 import type { OfferAnswer } from './listen-socket.js';

@@ -1,5 +1,6 @@
 import type { Agent } from 'undici';
 import { VERSION } from '../version.js';
+import { describe, excerpt } from './answer-text.js';
 import { TARGET_REFUSED, WebhookTargets, type Resolve } from './targets.js';
 
 export interface AttemptOutcome {
@@ -28,7 +29,6 @@ export interface DispatcherOptions {
   resolve?: Resolve;
 }
 
-const EXCERPT_BYTES = 1024;
 
 /**
  * Sends webhook requests over keep-alive connections. undici's per-origin connection
@@ -109,26 +109,4 @@ function policyRefusal(error: unknown): string | undefined {
     if ((e as { code?: string }).code === TARGET_REFUSED) return e.message;
   }
   return undefined;
-}
-
-/** The first KiB of an answer's body, for the delivery log (the listener reports the same). */
-export async function excerpt(body: AsyncIterable<Buffer> & { destroy?: () => void }): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size >= EXCERPT_BYTES) {
-      body.destroy?.();
-      break;
-    }
-  }
-  return Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
-}
-
-/** A connection error as the delivery log shows it: its code and message. */
-export function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const code = (error as { code?: string }).code ?? ((error as { cause?: { code?: string } }).cause?.code);
-  return code ? `${code}: ${error.message}` : error.message;
 }
