@@ -56,6 +56,8 @@ export interface BindOptions {
    * is connected before the account is handed out: a v4 sandbox spent retries with none.
    */
   keepsAttempts?: boolean;
+  /** The account's id and webhook secret, when the kit has them already (its own sandbox's default account): not asked for. */
+  known?: Pick<Account, 'id' | 'webhookSecret'>;
 }
 
 /**
@@ -65,7 +67,7 @@ export interface BindOptions {
  * listened yet). The listener connects at first use where the sandbox keeps attempts for one,
  * before the account is handed out elsewhere.
  */
-export async function bindAccount(url: string, secretKey: string, created?: Account, { keepsAttempts = false, connectNow = false }: BindOptions = {}): Promise<BoundAccount> {
+export async function bindAccount(url: string, secretKey: string, created?: Account, { keepsAttempts = false, connectNow = false, known }: BindOptions = {}): Promise<BoundAccount> {
   const http = new KitHttp(url, basicAuthorization(secretKey));
   const name = `test-kit@${hostname()}:${process.pid}#${randomUUID().slice(0, 8)}`;
   const deferred = (me: Pick<Account, 'id' | 'webhookSecret'>): BoundAccount => {
@@ -90,12 +92,12 @@ export async function bindAccount(url: string, secretKey: string, created?: Acco
   // mode until the switch is answered. An offer that comes before the account's webhook secret
   // is known (another client of a shared sandbox's account) waits for it.
   const modeSet = http.call('setWebhookUrl', 'PUT', '/_sandbox/webhook-url', { body: { delivery: 'listeners' } });
-  const account = http.call('getSandboxAccount', 'GET', '/_sandbox/account');
   if (keepsAttempts) {
     // Once switched, this sandbox keeps each attempt for a listener: it may connect at first use, as a created account's does.
-    const [, me] = await Promise.all([modeSet, account]);
+    const [, me] = await Promise.all([modeSet, known ?? http.call('getSandboxAccount', 'GET', '/_sandbox/account')]);
     return deferred(me);
   }
+  const account = http.call('getSandboxAccount', 'GET', '/_sandbox/account');
   const inbox = account.then((me) => new WebhookInbox(me.webhookSecret));
   const opening = openListenSocket({ url, secretKey, name, onOffer: (offer) => inbox.then((box) => box.take(offer)) });
   const [set, got, opened] = await Promise.allSettled([modeSet, inbox, opening]);

@@ -92,7 +92,7 @@ export async function startSandbox(options: StartOptions = {}): Promise<TestSand
   // Its account() is a createAccount: validated from the first call as fast as from the later ones.
   const running = await startServer(config, createLogger(config.logLevel), { warmOperations: ['createAccount'] });
   try {
-    return await kit(running.url, options.adminToken, running.sandbox.defaultAccount.secretKey, () => running.stop(), { keepsAttempts: true });
+    return await kit(running.url, options.adminToken, running.sandbox.defaultAccount.secretKey, () => running.stop(), { keepsAttempts: true, known: running.sandbox.defaultAccount });
   } catch (error) {
     await running.stop();
     throw error;
