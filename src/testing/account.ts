@@ -42,6 +42,13 @@ export interface BoundAccount {
   close(): Promise<void>;
 }
 
+/**
+ * How long an account's first `control` call waits for its listener's hello: the webhook the call
+ * makes then reaches this kit even when another listener of the account takes it at once. A
+ * handshake takes a few ms; a proxy that holds WebSockets does not hold the call for long.
+ */
+const FIRST_CALL_WAIT_MS = 2_000;
+
 export interface BindOptions {
   /**
    * Connect a listener deferred to first use at once, in the background, as the account is
@@ -123,7 +130,7 @@ function helpers(url: string, secretKey: string, http: KitHttp, me: Pick<Account
       secretKey,
       webhookSecret: me.webhookSecret,
       authorization: basicAuthorization(secretKey),
-      control: control(http, () => webhooks.used()),
+      control: control(http, () => webhooks.listenedFor(FIRST_CALL_WAIT_MS)),
       webhooks,
       requests,
     },

@@ -38,11 +38,11 @@ export interface Control {
 const tx = (id: string, action: string): string => `/_sandbox/transactions/${encodeURIComponent(id)}/${action}`;
 const wd = (id: string, action: string): string => `/_sandbox/withdrawals/${encodeURIComponent(id)}/${action}`;
 
-/** The account's control helpers; `used` runs before each call (the kit's listener connects at the first: src/testing/account.ts). */
-export function control(kitHttp: KitHttp, used: () => void = () => undefined): Control {
+/** The account's control helpers; each call awaits `before` first (the kit's listener connects at the first: src/testing/account.ts). */
+export function control(kitHttp: KitHttp, before: () => Promise<void> = async () => undefined): Control {
   const http: Pick<KitHttp, 'call'> = {
-    call: (operation, method, path, options) => {
-      used();
+    call: async (operation, method, path, options) => {
+      await before();
       return kitHttp.call(operation, method, path, options);
     },
   };

@@ -92,7 +92,13 @@ export async function startSandbox(options: StartOptions = {}): Promise<TestSand
   // Its account() is a createAccount: validated from the first call as fast as from the later ones.
   const running = await startServer(config, createLogger(config.logLevel), { warmOperations: ['createAccount'] });
   try {
-    return await kit(running.url, options.adminToken, running.sandbox.defaultAccount.secretKey, () => running.stop(), { keepsAttempts: true, known: running.sandbox.defaultAccount });
+    // In memory, nothing but this process reaches the default account: its listener may wait for
+    // first use, and its id and secret are the sandbox's here. On a store other processes share
+    // (two kits, `start` on the same database), another listener of it may take a webhook while
+    // this one is not connected: connected before it is handed out, as for any sandbox.
+    const alone = store.kind === 'embedded' && config.seedFile === undefined;
+    const main: BindOptions = alone ? { keepsAttempts: true, known: running.sandbox.defaultAccount } : {};
+    return await kit(running.url, options.adminToken, running.sandbox.defaultAccount.secretKey, () => running.stop(), main);
   } catch (error) {
     await running.stop();
     throw error;
@@ -104,7 +110,8 @@ export async function connectSandbox(options: ConnectOptions): Promise<TestSandb
   return kit(options.url.replace(/\/+$/, ''), options.adminToken, options.secretKey, async () => undefined);
 }
 
-async function kit(url: string, adminToken: string | undefined, secretKey: string | undefined, stopSandbox: () => Promise<void>, binding: BindOptions = {}): Promise<TestSandbox> {
+/** `mainBinding`: how the account of `secretKey` is bound (the kit's own sandbox's default account). */
+async function kit(url: string, adminToken: string | undefined, secretKey: string | undefined, stopSandbox: () => Promise<void>, mainBinding: BindOptions = {}): Promise<TestSandbox> {
   const admin = new KitHttp(url, adminToken === undefined ? undefined : `Bearer ${adminToken}`);
   const bound: BoundAccount[] = [];
   // Set once one of this kit's listeners has connected: a first connection is costly (~10 ms of
@@ -112,8 +119,14 @@ async function kit(url: string, adminToken: string | undefined, secretKey: strin
   // costs ~1-2 ms, and made in the background as the account is handed out, it spares that
   // account's first webhook a handshake's wait (a test file that used webhooks once uses them again).
   let listened = false;
-  const bind = async (key: string, created?: Account): Promise<SandboxAccount> => {
+  let stopping: Promise<void> | undefined;
+  const bind = async (key: string, created?: Account, binding: BindOptions = {}): Promise<SandboxAccount> => {
     const b = await bindAccount(url, key, created, { ...binding, connectNow: listened });
+    if (stopping) {
+      // stop() ran while this account was made: its listener would outlive the kit.
+      await b.close();
+      throw new Error('the test kit was stopped while an account was being made');
+    }
     b.connected.then(
       () => (listened = true),
       () => undefined,
@@ -137,14 +150,13 @@ async function kit(url: string, adminToken: string | undefined, secretKey: strin
     const created = await admin.call('createAccount', 'POST', '/_sandbox/accounts', { body: options });
     return bind(created.secretKey);
   };
-  let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       await Promise.all(bound.splice(0).map((b) => b.close()));
       await stopSandbox();
     })());
   try {
-    const main = secretKey === undefined ? await create({ name: 'test-kit' }) : await bind(secretKey);
+    const main = secretKey === undefined ? await create({ name: 'test-kit' }) : await bind(secretKey, undefined, mainBinding);
     return { ...main, account: create, stop };
   } catch (error) {
     await Promise.all(bound.splice(0).map((b) => b.close()));

@@ -98,7 +98,7 @@ export class WebhookInbox implements Webhooks {
 
   /**
    * Takes the outcome of the listener's first connection: when it fails, every wait fails with its
-   * error. `open` connects a listener not yet connected: run at this inbox's first use, and by `used()`.
+   * error. `open` connects a listener not yet connected: run at this inbox's first use, and by `listenedFor()`.
    */
   listening(ready: Promise<void>, open: () => void = () => undefined): void {
     this.connected = ready;
@@ -109,9 +109,21 @@ export class WebhookInbox implements Webhooks {
     });
   }
 
-  /** Something that may make or show the account's webhooks happened (a `control` call): the listener connects if it has not. */
-  used(): void {
+  /**
+   * Before a call that may make a webhook (a `control` call): connects the listener if it has not,
+   * and resolves once it said hello, failed, or `maxWaitMs` passed, so that the webhook is offered
+   * to it too when another listener of the account (a second kit given its key) is connected
+   * already. Never rejects: the call goes ahead whatever became of the listener.
+   */
+  async listenedFor(maxWaitMs: number): Promise<void> {
     this.open();
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)));
+    try {
+      await Promise.race([this.connected.catch(() => undefined), waited]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   forwardTo(routes: string | readonly string[] | null): void {

@@ -29,7 +29,6 @@ export interface DispatcherOptions {
   resolve?: Resolve;
 }
 
-
 /**
  * Sends webhook requests over keep-alive connections. undici's per-origin connection
  * limit bounds concurrency per host, so a slow receiver only queues its own deliveries.

@@ -22,6 +22,12 @@ afterAll(async () => {
   if (store) await dropTestDatabase(store);
 });
 
+it("on a shared store the default account's listener is connected when startSandbox() resolves: another kit's may take a webhook at once", async () => {
+  const listeners = await fetch(`${a.url}/_sandbox/listeners`, { headers: { authorization: a.authorization } });
+  // Kit A's listener of the default account at least (kit B's is connected to the other instance).
+  expect(((await listeners.json()) as { listeners: unknown[] }).listeners.length).toBeGreaterThanOrEqual(1);
+});
+
 it('an account made on one instance is taken as a listener on the other: a purchase paid on A reaches the kit on B', async () => {
   const shop = await a.account({ name: 'pg-kit' });
   const onB = await connectSandbox({ url: b.url, secretKey: shop.secretKey });

@@ -189,6 +189,10 @@ describe('startSandbox', () => {
     try {
       const get = async (path: string): Promise<unknown> => (await fetch(`${own.url}${path}`, { headers: { authorization: own.authorization } })).json();
       expect(await get('/_sandbox/listeners')).toMatchObject({ delivery: 'listeners', listeners: [] });
+      // Bound with one request of the kit's: the switch to listeners mode.
+      const sent = (await own.requests.list({ includeKit: true })).map((r) => `${r.method} ${r.path}`);
+      expect(sent).toContain('PUT /_sandbox/webhook-url');
+      expect(sent).not.toContain('GET /_sandbox/account');
       const tx = await createPurchase(own, 'default-1');
       const paid = await fetch(`${own.url}/_sandbox/transactions/${tx.id}/pay`, { method: 'POST', headers: { authorization: own.authorization, 'content-type': 'application/json' }, body: '{}' });
       expect(paid.status).toBe(200);
@@ -301,13 +305,15 @@ describe('connectSandbox', () => {
       const tx = await createPurchase(kit, 'held-1');
       // Nothing of the kit's used yet: no connection.
       expect(held).toHaveLength(0);
-      // Its first control call starts the listener connecting, and is answered meanwhile.
-      await kit.control.pay(tx.id);
+      const connecting = kit.webhooks.ready();
       await vi.waitFor(() => expect(held).toHaveLength(1), { timeout: 5000 });
+      // Paid by the app (not the kit) while the listener's handshake is held.
+      const paid = await fetch(`${sandbox.url}/_sandbox/transactions/${tx.id}/pay`, { method: 'POST', headers: { authorization: kit.authorization, 'content-type': 'application/json' }, body: '{}' });
+      expect(paid.status).toBe(200);
       const waiting = async (): Promise<unknown> => (await fetch(`${sandbox.url}/_sandbox/webhooks`, { headers: { authorization: kit.authorization } })).json();
       await vi.waitFor(async () => expect(await waiting()).toMatchObject({ data: [{ event: 'cashin.paid', attempts: [], reason: expect.stringMatching(/^waiting for a listener/) }] }), { timeout: 5000 });
       held.splice(0).forEach((forward) => forward());
-      await kit.webhooks.ready();
+      await connecting;
       const hook = await kit.webhooks.waitFor('cashin.paid', { timeout: 5000 });
       expect(hook).toMatchObject({ attempt: 1, signatureValid: true });
       // The kit's answer is recorded once it reaches the sandbox, just after the wait resolved.
@@ -364,6 +370,45 @@ describe('connectSandbox', () => {
       await vi.waitFor(() => expect(givenUp).toBe(true), { timeout: 5000 });
     } finally {
       await silent.close();
+    }
+  });
+
+  it('received() and forwardTo() connect the listener too; once one has connected, a new account connects as it is made', async () => {
+    let handshakes = 0;
+    const counting = await standIn(sandbox.url, { upgrade: (forward) => (handshakes++, forward()) });
+    const kit = await connectSandbox({ url: counting.url });
+    try {
+      expect(handshakes).toBe(0);
+      const one = await kit.account();
+      expect(one.webhooks.received()).toEqual([]);
+      await vi.waitFor(() => expect(handshakes).toBe(1), { timeout: 5000 });
+      await one.webhooks.ready();
+      const two = await kit.account();
+      await vi.waitFor(() => expect(handshakes).toBe(2), { timeout: 5000 });
+      two.webhooks.forwardTo(null);
+      await two.webhooks.ready();
+      expect(handshakes).toBe(2);
+    } finally {
+      await kit.stop();
+      await counting.close();
+    }
+  });
+
+  it("an account's first control call waits for its listener: a second listener of the account, connected already, does not take the webhook from it", async () => {
+    const kit = await connectSandbox({ url: sandbox.url });
+    const shop = await kit.account({ name: 'shared key' });
+    // Bound by key: connected before it is handed out, as the kit does not know that sandbox's version.
+    const other = await connectSandbox({ url: sandbox.url, secretKey: shop.secretKey });
+    try {
+      const listeners = async (): Promise<unknown> => (await fetch(`${shop.url}/_sandbox/listeners`, { headers: { authorization: shop.authorization } })).json();
+      expect(await listeners()).toMatchObject({ listeners: [{}] });
+      const tx = await createPurchase(shop, 'shared-1');
+      await shop.control.pay(tx.id);
+      const [mine, theirs] = await Promise.all([shop.webhooks.waitFor('cashin.paid', { timeout: 5000 }), other.webhooks.waitFor('cashin.paid', { timeout: 5000 })]);
+      expect(mine.body).toBe(theirs.body);
+      expect(mine.payload.payload.transaction_id).toBe(tx.id);
+    } finally {
+      await Promise.all([kit.stop(), other.stop()]);
     }
   });
 
