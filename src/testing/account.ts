@@ -89,8 +89,8 @@ export async function bindAccount(url: string, secretKey: string, created?: Acco
     // listener is connected waits for one, unspent, and is offered at its hello (contract v5). So
     // the account is handed out now, and its listener connects at the first call that may make
     // or show a webhook (its `control`, its `webhooks`): a test that uses neither opens no
-    // connection, and the listener connects while the call that makes the webhook is answered.
-    // A wait for a webhook fails with the listener's error if it cannot connect.
+    // connection. The first control call waits for the hello (FIRST_CALL_WAIT_MS) before it is
+    // sent. A wait for a webhook fails with the listener's error if it cannot connect.
     return deferred(created);
   }
   // Through the kit's client rather than listen's takeOver/whoAmI: its calls carry the kit's header, so requests.list() leaves them out.

@@ -88,6 +88,8 @@ export class WebhookInbox implements Webhooks {
   private failure: Error | undefined;
   private connected: Promise<void> = Promise.resolve();
   private open: () => void = () => undefined;
+  /** The first connection's outcome is known: a control call has nothing left to wait for. */
+  private settled = true;
 
   constructor(private readonly webhookSecret: string) {}
 
@@ -103,6 +105,11 @@ export class WebhookInbox implements Webhooks {
   listening(ready: Promise<void>, open: () => void = () => undefined): void {
     this.connected = ready;
     this.open = open;
+    this.settled = false;
+    ready.then(
+      () => (this.settled = true),
+      () => (this.settled = true),
+    );
     ready.catch((error: unknown) => {
       this.failure = error instanceof Error ? error : new Error(String(error));
       for (const waiter of this.waiters) waiter.reject(this.failure);
@@ -116,6 +123,7 @@ export class WebhookInbox implements Webhooks {
    * already. Never rejects: the call goes ahead whatever became of the listener.
    */
   async listenedFor(maxWaitMs: number): Promise<void> {
+    if (this.settled) return;
     this.open();
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)));
