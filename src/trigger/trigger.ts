@@ -278,8 +278,9 @@ export async function trigger(options: TriggerOptions): Promise<TriggerResult> {
   const object = isCashOut(event) ? await driveWithdrawal(session, options) : await driveTransaction(session, options);
   const ref = object.kind === 'transaction' ? `transactionId=${encodeURIComponent(object.id)}` : `withdrawalId=${encodeURIComponent(object.id)}`;
   const eventId = await lastOf(session, `/_sandbox/events?${ref}&type=${EVENT_TYPE[event]}`, () => true);
-  const delivery = await lastOf(session, `/_sandbox/webhooks?${ref}`, (d) => text(d, 'event') === event);
+  const listed = await lastOf(session, `/_sandbox/webhooks?${ref}`, (d) => text(d, 'event') === event);
   const listening = await listeningOf(session, mode);
+  const delivery = listed !== undefined && listening.mode === 'listeners' && listening.connected.length === 0 ? await afterFirstOffer(session, listed) : listed;
   const result: TriggerResult = {
     event,
     object,
@@ -397,6 +398,28 @@ async function lastOf(session: Session, path: string, keep: (item: Json) => bool
     if (res.hasMore !== true || after === undefined) break;
   }
   return found;
+}
+
+/** How long, at most, trigger waits for the sandbox's first offer of a delivery before it reports it. */
+const FIRST_OFFER_MS = 2_000;
+const FIRST_OFFER_STEP_MS = 25;
+
+/**
+ * The delivery once the sandbox has tried to offer it: that happens just after the change is
+ * committed, so a read right after the change may find it pending with no attempt and no
+ * reason yet (seen on PostgreSQL under load); read again, at most FIRST_OFFER_MS, so a delivery
+ * no listener can take says that it waits for one, as it does from then on.
+ */
+async function afterFirstOffer(session: Session, delivery: Json): Promise<Json> {
+  const id = text(delivery, 'id');
+  const deadline = Date.now() + FIRST_OFFER_MS;
+  let d = delivery;
+  const untried = (x: Json): boolean => text(x, 'status') === 'pending' && text(x, 'reason') === undefined && !(Array.isArray(x.attempts) && x.attempts.length > 0);
+  while (id !== undefined && untried(d) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, FIRST_OFFER_STEP_MS));
+    d = await session.expect(200, 'GET', `/_sandbox/webhooks/${encodeURIComponent(id)}`);
+  }
+  return d;
 }
 
 const deliveryOf = (d: Json): TriggerDelivery => ({ id: text(d, 'id') ?? '', status: text(d, 'status') ?? 'unknown', url: text(d, 'url') ?? null, reason: text(d, 'reason') ?? null });

@@ -1,4 +1,6 @@
 // trigger() as a library and the trigger command's argument parsing, without spawning processes.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trigger as fromPackage, TRIGGER_EVENTS as eventsFromPackage } from '../../src/index.js';
 import { summary, toTriggerOptions } from '../../src/trigger/cli.js';
@@ -159,5 +161,34 @@ describe('trigger() from the package entry', () => {
     // The same delivery with a listener connected, and in direct mode without a URL.
     expect(summary({ ...result, listening: { mode: 'listeners', connected: ['ana-laptop'] } })[1]).toMatch(/ via listeners mode \(connected: ana-laptop\)$/);
     expect(summary({ ...result, listening: { mode: 'direct' }, delivery: result.delivery && { ...result.delivery, url: null } })[1]).toMatch(/\(no webhook URL: set one with PUT \/_sandbox\/webhook-url or --set postbackUrl=…\)$/);
+  });
+
+  it('read before the sandbox first offered the delivery (no attempt, no reason yet), it reads again and says it waits for a listener', async () => {
+    const { account, client } = await createAccount(sb);
+    expect((await client.put('/_sandbox/webhook-url', { delivery: 'listeners' })).status).toBe(200);
+    // A loopback stand-in in front of the sandbox: its list of deliveries reads as it does just after the commit, before the first offer.
+    const stand = createServer((req, res) => {
+      void (async () => {
+        const body = await new Promise<Buffer>((resolve) => {
+          const chunks: Buffer[] = [];
+          req.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks)));
+        });
+        const answer = await fetch(`${sb.url}${req.url ?? '/'}`, { method: req.method, headers: { authorization: String(req.headers.authorization), 'content-type': 'application/json' }, ...(req.method === 'GET' ? {} : { body: body.toString('utf8') }) });
+        let text = await answer.text();
+        if (req.method === 'GET' && req.url?.startsWith('/_sandbox/webhooks?')) {
+          const page = JSON.parse(text) as { data: Array<Record<string, unknown>> };
+          text = JSON.stringify({ ...page, data: page.data.map((d) => ({ ...d, attempts: [], reason: null, waitingSince: null, waitUntil: null })) });
+        }
+        res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
+      })();
+    });
+    await new Promise<void>((resolve) => stand.listen(0, '127.0.0.1', resolve));
+    try {
+      const result = await trigger({ event: 'cashin.paid', baseUrl: `http://127.0.0.1:${(stand.address() as AddressInfo).port}`, key: account.secretKey });
+      expect(result.delivery).toMatchObject({ status: 'pending', reason: expect.stringMatching(/^waiting for a listener: no listener of the account that takes cashin\.paid is connected; /) });
+      expect(result.calls.map((c) => `${c.method} ${c.path.split('?')[0]}`)).toContain(`GET /_sandbox/webhooks/${result.delivery?.id}`);
+    } finally {
+      await new Promise<void>((resolve) => stand.close(() => resolve()));
+    }
   });
 });
